@@ -1,0 +1,151 @@
+package ir
+
+import "fmt"
+
+// DType is the element type of a dense tensor.
+type DType uint8
+
+// The dtypes of DESIGN.md. DTypeInvalid is the zero value, so a Type that
+// was never set is caught by the verifier instead of passing as bool.
+const (
+	DTypeInvalid DType = iota
+	Boolean
+	U8
+	I8
+	I16
+	I32
+	I64
+	F16
+	BF16
+	F32
+	F64
+	numDTypes
+)
+
+var dtypeNames = [numDTypes]string{"invalid", "bool", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"}
+
+// String returns the dtype's text-format spelling, such as "f32".
+func (d DType) String() string {
+	if d < numDTypes {
+		return dtypeNames[d]
+	}
+	return fmt.Sprintf("dtype(%d)", uint8(d))
+}
+
+// Valid reports whether d is one of the named dtypes.
+func (d DType) Valid() bool { return d > DTypeInvalid && d < numDTypes }
+
+// IsFloat reports whether d is a floating-point dtype.
+func (d DType) IsFloat() bool { return d == F16 || d == BF16 || d == F32 || d == F64 }
+
+// IsInteger reports whether d is an integer dtype (bool excluded).
+func (d DType) IsInteger() bool { return d >= U8 && d <= I64 }
+
+// Size is the width of one element in bytes.
+func (d DType) Size() int {
+	switch d {
+	case Boolean, U8, I8:
+		return 1
+	case I16, F16, BF16:
+		return 2
+	case I32, F32:
+		return 4
+	case I64, F64:
+		return 8
+	}
+	return 0
+}
+
+// ParseDType returns the dtype spelled s.
+func ParseDType(s string) (DType, bool) {
+	for d := Boolean; d < numDTypes; d++ {
+		if dtypeNames[d] == s {
+			return d, true
+		}
+	}
+	return DTypeInvalid, false
+}
+
+// TypeKind says whether a var is a dense tensor or one of the no-shape
+// kinds Paddle programs carry (readers, scopes, feed and fetch lists).
+type TypeKind uint8
+
+// The var type kinds. Only DenseTensor has a dtype and a shape.
+const (
+	DenseTensor TypeKind = iota
+	Reader
+	StepScopes
+	TensorArray
+	FeedList
+	FetchList
+	Raw
+	numTypeKinds
+)
+
+var typeKindNames = [numTypeKinds]string{"tensor", "reader", "step_scopes", "tensor_array", "feed_list", "fetch_list", "raw"}
+
+// String returns the kind's text-format spelling.
+func (k TypeKind) String() string {
+	if k < numTypeKinds {
+		return typeKindNames[k]
+	}
+	return fmt.Sprintf("typekind(%d)", uint8(k))
+}
+
+// parseNoShapeKind returns the no-shape kind spelled s.
+func parseNoShapeKind(s string) (TypeKind, bool) {
+	for k := Reader; k < numTypeKinds; k++ {
+		if typeKindNames[k] == s {
+			return k, true
+		}
+	}
+	return DenseTensor, false
+}
+
+// Type is a var's type: a dense tensor with dtype and shape (-1 is an
+// unknown dim, an empty shape a scalar), or a no-shape kind.
+type Type struct {
+	Kind  TypeKind
+	DType DType
+	Shape []int64
+}
+
+// Tensor returns a dense tensor type.
+func Tensor(d DType, shape ...int64) Type {
+	if shape == nil {
+		shape = []int64{}
+	}
+	return Type{Kind: DenseTensor, DType: d, Shape: shape}
+}
+
+// NoShape returns a type of a no-shape kind such as Reader.
+func NoShape(k TypeKind) Type { return Type{Kind: k} }
+
+// IsTensor reports whether t is a dense tensor type.
+func (t Type) IsTensor() bool { return t.Kind == DenseTensor }
+
+// Rank is the number of dims of a dense tensor, 0 for a scalar or no-shape kind.
+func (t Type) Rank() int { return len(t.Shape) }
+
+// Numel returns the element count and whether it is known: false when a
+// dim is -1 or the product overflows int64.
+func (t Type) Numel() (int64, bool) {
+	n := int64(1)
+	for _, d := range t.Shape {
+		if d < 0 {
+			return 0, false
+		}
+		if d != 0 && n > (1<<63-1)/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
+// String returns the type's text-format spelling, such as "f32[8, 16]".
+func (t Type) String() string {
+	var p printer
+	p.typ(t)
+	return string(p.buf)
+}

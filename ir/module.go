@@ -1,0 +1,383 @@
+package ir
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Module is the unit every pass works on: named meshes, a main and an
+// optional startup program, the params-grads list, and the process-group
+// table that partitioning fills.
+type Module struct {
+	Name       string
+	Meshes     []*ProcessMesh
+	Main       *Program
+	Startup    *Program
+	ParamGrads []ParamGrad
+	Groups     []Group
+
+	// gen hands out fresh op ids and names. It is state, not content:
+	// equality ignores it and Clone copies it, so a clone continues the
+	// same sequence as its original.
+	gen *generator
+}
+
+// NewModule returns an empty module with an empty main program of one block.
+func NewModule(name string) *Module {
+	return &Module{Name: name, Main: NewProgram("main")}
+}
+
+// Mesh returns the mesh named name, or nil.
+func (m *Module) Mesh(name string) *ProcessMesh {
+	for _, pm := range m.Meshes {
+		if pm.Name == name {
+			return pm
+		}
+	}
+	return nil
+}
+
+// Programs returns the module's programs in canonical order: main, then startup.
+func (m *Module) Programs() []*Program {
+	ps := make([]*Program, 0, 2)
+	if m.Main != nil {
+		ps = append(ps, m.Main)
+	}
+	if m.Startup != nil {
+		ps = append(ps, m.Startup)
+	}
+	return ps
+}
+
+// Group returns the process group with id id, or nil.
+func (m *Module) Group(id int) *Group {
+	for i := range m.Groups {
+		if m.Groups[i].ID == id {
+			return &m.Groups[i]
+		}
+	}
+	return nil
+}
+
+// ParamGrad pairs a parameter with its gradient var. Grad is empty when the
+// parameter has no gradient.
+type ParamGrad struct {
+	Param string
+	Grad  string
+}
+
+// Group is a process group: a stable ring id and its ranks in ascending order.
+type Group struct {
+	ID    int
+	Ranks []int
+}
+
+// ProcessMesh is a named N-D arrangement of process ids (row-major), with a
+// name for each dim.
+type ProcessMesh struct {
+	Name       string
+	Shape      []int
+	DimNames   []string
+	ProcessIDs []int
+}
+
+// Program is a list of blocks; block 0 is the global block. Rank is the
+// rank a partitioned program belongs to, or -1 for a serial program.
+type Program struct {
+	Name   string
+	Rank   int
+	Blocks []*Block
+}
+
+// NewProgram returns a serial program with one empty global block.
+func NewProgram(name string) *Program {
+	p := &Program{Name: name, Rank: -1}
+	p.AddBlock(-1)
+	return p
+}
+
+// Global returns block 0.
+func (p *Program) Global() *Block { return p.Blocks[0] }
+
+// Block returns block i, or nil when there is none.
+func (p *Program) Block(i int) *Block {
+	if i < 0 || i >= len(p.Blocks) {
+		return nil
+	}
+	return p.Blocks[i]
+}
+
+// AddBlock appends a new block whose parent is parent and returns it.
+func (p *Program) AddBlock(parent int) *Block {
+	b := &Block{Index: len(p.Blocks), Parent: parent, Forward: -1}
+	p.Blocks = append(p.Blocks, b)
+	return b
+}
+
+// NumOps counts the ops in all blocks.
+func (p *Program) NumOps() int {
+	n := 0
+	for _, b := range p.Blocks {
+		n += len(b.Ops)
+	}
+	return n
+}
+
+// LookupVar finds name in block b or, failing that, in its ancestors.
+func (p *Program) LookupVar(b *Block, name string) *Var {
+	for seen := 0; b != nil && seen <= len(p.Blocks); seen++ {
+		if v := b.Var(name); v != nil {
+			return v
+		}
+		b = p.Block(b.Parent)
+	}
+	return nil
+}
+
+// Block holds an ordered var table and an ordered op list. Parent is the
+// enclosing block's index (-1 for block 0); Forward is, for a grad block,
+// the index of the forward block it differentiates (-1 otherwise).
+//
+// Ops is a plain slice that passes rewrite freely. Vars are kept behind
+// methods because the block indexes them by name.
+type Block struct {
+	Index   int
+	Parent  int
+	Forward int
+	Ops     []*Op
+
+	vars  []*Var
+	index map[string]int32
+}
+
+// Vars returns the var table in order. The slice must not be modified;
+// use AddVar, RemoveVar and RenameVar.
+func (b *Block) Vars() []*Var { return b.vars }
+
+// NumVars returns the number of vars declared in b.
+func (b *Block) NumVars() int { return len(b.vars) }
+
+// Var returns the var named name declared in this block, or nil.
+func (b *Block) Var(name string) *Var {
+	if len(b.vars) < 8 {
+		for _, v := range b.vars {
+			if v.Name == name {
+				return v
+			}
+		}
+		return nil
+	}
+	b.ensureIndex()
+	if i, ok := b.index[name]; ok {
+		return b.vars[i]
+	}
+	return nil
+}
+
+func (b *Block) ensureIndex() {
+	if len(b.index) == len(b.vars) {
+		return
+	}
+	b.index = make(map[string]int32, len(b.vars))
+	for i, v := range b.vars {
+		b.index[v.Name] = int32(i)
+	}
+}
+
+// AddVar appends v to the var table. A var of the same name already in
+// this block is an error.
+func (b *Block) AddVar(v *Var) error {
+	if b.Var(v.Name) != nil {
+		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
+	}
+	b.vars = append(b.vars, v)
+	if b.index != nil {
+		b.index[v.Name] = int32(len(b.vars) - 1)
+	}
+	return nil
+}
+
+// addVarUnchecked appends v without the duplicate check; the parser and
+// Clone use it and detect duplicates themselves.
+func (b *Block) addVarUnchecked(v *Var) {
+	b.vars = append(b.vars, v)
+	b.index = nil
+}
+
+// RemoveVar deletes the var named name from this block and reports
+// whether it was there.
+func (b *Block) RemoveVar(name string) bool {
+	for i, v := range b.vars {
+		if v.Name == name {
+			b.vars = append(b.vars[:i], b.vars[i+1:]...)
+			b.index = nil
+			return true
+		}
+	}
+	return false
+}
+
+// RenameVar renames a var declared in this block. It does not touch ops.
+func (b *Block) RenameVar(old, new string) error {
+	v := b.Var(old)
+	if v == nil {
+		return fmt.Errorf("block %d: no var %s", b.Index, quoteName(old))
+	}
+	if b.Var(new) != nil {
+		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(new))
+	}
+	v.Name = new
+	b.index = nil
+	return nil
+}
+
+// VarKind says whether a var is a plain value, a persistable, or a parameter
+// (a persistable the optimizer trains).
+type VarKind uint8
+
+// The var kinds, spelled var, persist and param in text.
+const (
+	KindVar VarKind = iota
+	KindPersist
+	KindParam
+)
+
+func (k VarKind) String() string {
+	switch k {
+	case KindVar:
+		return "var"
+	case KindPersist:
+		return "persist"
+	case KindParam:
+		return "param"
+	}
+	return "varkind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// VarFlags are a var's boolean properties.
+type VarFlags uint16
+
+// The var flags, in printing (alphabetical) order.
+const (
+	FlagIsData VarFlags = 1 << iota
+	FlagNeedCheckFeed
+	FlagNeedClip
+	FlagStopGradient
+	FlagTrainable
+	numFlags = iota
+)
+
+var flagNames = [numFlags]string{"is_data", "need_check_feed", "need_clip", "stop_gradient", "trainable"}
+
+func flagByName(s string) (VarFlags, bool) {
+	for i, n := range flagNames {
+		if n == s {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+// Var is a named value: its kind, its type, its flags, further attributes
+// (from imported programs), and an optional distribution.
+type Var struct {
+	Name  string
+	Kind  VarKind
+	Type  Type
+	Flags VarFlags
+	Attrs Attrs
+	Dist  *TensorDist
+}
+
+// Persistable reports whether the var outlives one step (persist or param).
+func (v *Var) Persistable() bool { return v.Kind != KindVar }
+
+// Has reports whether all of f are set.
+func (v *Var) Has(f VarFlags) bool { return v.Flags&f == f }
+
+// Slot is a named argument list of an op, such as X: [a, b].
+type Slot struct {
+	Name string
+	Args []string
+}
+
+// Op is an operation. ID is stable across passes (Paddle's original_id)
+// and positive. Fwd is, for a grad op, the id of its forward op (0: none).
+type Op struct {
+	ID      int64
+	Type    string
+	Inputs  []Slot
+	Outputs []Slot
+	Attrs   Attrs
+	Role    Role
+	Fwd     int64
+	Dist    *OpDist
+}
+
+// Input returns the args of input slot name.
+func (o *Op) Input(name string) []string { return slotArgs(o.Inputs, name) }
+
+// Output returns the args of output slot name.
+func (o *Op) Output(name string) []string { return slotArgs(o.Outputs, name) }
+
+func slotArgs(ss []Slot, name string) []string {
+	for _, s := range ss {
+		if s.Name == name {
+			return s.Args
+		}
+	}
+	return nil
+}
+
+// InputNames calls yield for every input arg in slot order.
+func (o *Op) InputNames(yield func(string) bool) {
+	for _, s := range o.Inputs {
+		for _, a := range s.Args {
+			if !yield(a) {
+				return
+			}
+		}
+	}
+}
+
+// OutputNames calls yield for every output arg in slot order.
+func (o *Op) OutputNames(yield func(string) bool) {
+	for _, s := range o.Outputs {
+		for _, a := range s.Args {
+			if !yield(a) {
+				return
+			}
+		}
+	}
+}
+
+// Reads reports whether name is one of the op's input args.
+func (o *Op) Reads(name string) bool {
+	for a := range o.InputNames {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// SubBlocks calls yield for each block index the op's attrs refer to.
+func (o *Op) SubBlocks(yield func(int) bool) {
+	for _, a := range o.Attrs {
+		switch v := a.Value.(type) {
+		case BlockRef:
+			if !yield(int(v)) {
+				return
+			}
+		case BlockRefs:
+			for _, i := range v {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// String returns a short form for messages: "op 9 matmul_v2_grad".
+func (o *Op) String() string { return "op " + strconv.FormatInt(o.ID, 10) + " " + o.Type }
