@@ -255,7 +255,7 @@ func (p *printer) op(op *Op, cont int) {
 		}
 		p.str("dist @")
 		p.name(d.Mesh)
-		if d.ImplType != "" {
+		if d.ImplType != "" || d.ImplIndex != 0 {
 			p.str(" impl ")
 			p.name(d.ImplType)
 			p.byte(':')
@@ -426,8 +426,14 @@ func appendFloat(buf []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(buf, "-inf"...)
 	}
+	// Fixed notation in the range people write by hand, exponents outside
+	// it; both the shortest digits that re-parse to f.
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-4 || abs >= 1e21) {
+		format = 'e'
+	}
 	start := len(buf)
-	buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
+	buf = strconv.AppendFloat(buf, f, format, -1, 64)
 	for _, c := range buf[start:] {
 		if c == '.' || c == 'e' {
 			return buf

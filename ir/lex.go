@@ -1,0 +1,254 @@
+package ir
+
+import (
+	"fmt"
+	"strconv"
+)
+
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tName
+	tString
+	tInt
+	tFloat
+	tLParen
+	tRParen
+	tLBrack
+	tRBrack
+	tLBrace
+	tRBrace
+	tColon
+	tComma
+	tEquals
+	tAt
+	tCaret
+	tPipe
+	tArrow
+)
+
+var tokNames = [...]string{
+	tEOF: "end of file", tName: "name", tString: "string", tInt: "integer", tFloat: "float",
+	tLParen: `"("`, tRParen: `")"`, tLBrack: `"["`, tRBrack: `"]"`, tLBrace: `"{"`, tRBrace: `"}"`,
+	tColon: `":"`, tComma: `","`, tEquals: `"="`, tAt: `"@"`, tCaret: `"^"`, tPipe: `"|"`, tArrow: `"->"`,
+}
+
+// token is the current token: its kind, its bytes in the source and the
+// position of its first byte.
+type token struct {
+	kind       tokKind
+	start, end int
+	line, col  int
+	escaped    bool // a string token with a backslash: needs strconv.Unquote
+}
+
+// lexer splits the source into tokens. Newlines are white space: the
+// grammar is self-delimiting, and statements are one per line only by the
+// printer's convention.
+type lexer struct {
+	file      string
+	src       []byte
+	pos       int
+	line      int
+	lineStart int
+	tok       token
+	err       *ParseError
+}
+
+// ParseError is a syntax or semantic error in .dpir text, at a position.
+// Line and Col are 1-based; Col counts bytes.
+type ParseError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+func (lx *lexer) errorAt(line, col int, format string, args ...any) {
+	if lx.err == nil {
+		lx.err = &ParseError{File: lx.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	// Park on EOF so that the parser unwinds quickly.
+	lx.pos = len(lx.src)
+	lx.tok = token{kind: tEOF, start: lx.pos, end: lx.pos, line: line, col: col}
+}
+
+// next advances to the next token.
+func (lx *lexer) next() {
+	if lx.err != nil {
+		return
+	}
+	src := lx.src
+	i := lx.pos
+	for i < len(src) {
+		c := src[i]
+		if c == '\n' {
+			i++
+			lx.line++
+			lx.lineStart = i
+		} else if c == ' ' || c == '\t' || c == '\r' {
+			i++
+		} else if c == '#' {
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		} else {
+			break
+		}
+	}
+	t := token{start: i, line: lx.line, col: i - lx.lineStart + 1}
+	if i >= len(src) {
+		t.kind, t.end = tEOF, i
+		lx.tok, lx.pos = t, i
+		return
+	}
+	c := src[i]
+	j := i + 1
+	switch {
+	case isNameStart(c):
+		for j < len(src) && isNameChar(src[j]) {
+			j++
+		}
+		t.kind = tName
+	case c >= '0' && c <= '9':
+		j, t.kind = lx.scanNumber(i)
+	case c == '-':
+		switch {
+		case j < len(src) && src[j] == '>':
+			j++
+			t.kind = tArrow
+		case j < len(src) && src[j] >= '0' && src[j] <= '9':
+			j, t.kind = lx.scanNumber(j)
+		case hasWord(src, j, "inf"):
+			j += 3
+			t.kind = tFloat
+		default:
+			lx.errorAt(t.line, t.col, `unexpected "-"`)
+			return
+		}
+	case c == '"':
+		for {
+			if j >= len(src) || src[j] == '\n' {
+				lx.errorAt(t.line, t.col, "unterminated string")
+				return
+			}
+			if src[j] == '\\' {
+				if j+1 < len(src) && src[j+1] == '\n' {
+					lx.errorAt(t.line, t.col, "unterminated string")
+					return
+				}
+				t.escaped = true
+				j += 2
+				continue
+			}
+			j++
+			if src[j-1] == '"' {
+				break
+			}
+		}
+		t.kind = tString
+	default:
+		switch c {
+		case '(':
+			t.kind = tLParen
+		case ')':
+			t.kind = tRParen
+		case '[':
+			t.kind = tLBrack
+		case ']':
+			t.kind = tRBrack
+		case '{':
+			t.kind = tLBrace
+		case '}':
+			t.kind = tRBrace
+		case ':':
+			t.kind = tColon
+		case ',':
+			t.kind = tComma
+		case '=':
+			t.kind = tEquals
+		case '@':
+			t.kind = tAt
+		case '^':
+			t.kind = tCaret
+		case '|':
+			t.kind = tPipe
+		default:
+			if c < 0x20 || c >= 0x7f {
+				lx.errorAt(t.line, t.col, "unexpected byte %#02x", c)
+			} else {
+				lx.errorAt(t.line, t.col, "unexpected %q", rune(c))
+			}
+			return
+		}
+	}
+	if j > len(src) {
+		j = len(src)
+	}
+	t.end = j
+	lx.tok, lx.pos = t, j
+}
+
+// scanNumber scans the digits, fraction and exponent of a number starting
+// at i and says whether it is an integer or a float.
+func (lx *lexer) scanNumber(i int) (int, tokKind) {
+	src := lx.src
+	kind := tInt
+	for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+		i++
+	}
+	if i < len(src) && src[i] == '.' {
+		kind = tFloat
+		i++
+		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		k := i + 1
+		if k < len(src) && (src[k] == '+' || src[k] == '-') {
+			k++
+		}
+		if k < len(src) && src[k] >= '0' && src[k] <= '9' {
+			kind = tFloat
+			for k < len(src) && src[k] >= '0' && src[k] <= '9' {
+				k++
+			}
+			i = k
+		}
+	}
+	return i, kind
+}
+
+// hasWord reports whether src holds word at i, not followed by a name char.
+func hasWord(src []byte, i int, word string) bool {
+	if len(src)-i < len(word) || string(src[i:i+len(word)]) != word {
+		return false
+	}
+	return i+len(word) == len(src) || !isNameChar(src[i+len(word)])
+}
+
+// text returns the current token's bytes.
+func (lx *lexer) text() []byte { return lx.src[lx.tok.start:lx.tok.end] }
+
+// describe spells the current token for "found ..." in messages.
+func (lx *lexer) describe() string {
+	t := lx.tok
+	switch t.kind {
+	case tEOF:
+		return "end of file"
+	case tName, tInt, tFloat:
+		s := lx.src[t.start:t.end]
+		if len(s) > 40 {
+			s = append(s[:37:37], "..."...)
+		}
+		return tokNames[t.kind] + " " + strconv.Quote(string(s))
+	case tString:
+		return "string"
+	}
+	return tokNames[t.kind]
+}

@@ -1,0 +1,799 @@
+package ir
+
+import (
+	"math"
+	"strconv"
+)
+
+// Parse reads a module in the .dpir text format. name is used in error
+// positions ("model.dpir:3:14: expected ..."). Parse stops at the first
+// error and returns it as a *ParseError; it never panics. It checks only
+// what the grammar and the building of values need (duplicate names in one
+// block, block order); the rest is Verify's.
+func Parse(name string, src []byte) (*Module, error) {
+	p := &parser{
+		lexer: lexer{file: name, src: src, line: 1},
+		names: make(map[string]string, 64),
+	}
+	p.next()
+	m := p.module()
+	if p.err != nil {
+		return nil, p.err
+	}
+	return m, nil
+}
+
+type parser struct {
+	lexer
+	names map[string]string // interned names: one string per distinct name
+
+	// Slabs: ops, vars and arg lists are carved out of larger arrays, which
+	// keeps parsing a large program to few allocations. Sub-slices are
+	// capped so that a later append never writes into a neighbour.
+	opSlab  []Op
+	varSlab []Var
+	strSlab []string
+	intSlab []int
+}
+
+const slabSize = 256
+
+func (p *parser) newOp() *Op {
+	if len(p.opSlab) == 0 {
+		p.opSlab = make([]Op, slabSize)
+	}
+	op := &p.opSlab[0]
+	p.opSlab = p.opSlab[1:]
+	return op
+}
+
+func (p *parser) newVar() *Var {
+	if len(p.varSlab) == 0 {
+		p.varSlab = make([]Var, slabSize)
+	}
+	v := &p.varSlab[0]
+	p.varSlab = p.varSlab[1:]
+	return v
+}
+
+// strs copies xs into the string slab.
+func (p *parser) strs(xs []string) []string {
+	n := len(xs)
+	if n > len(p.strSlab) {
+		p.strSlab = make([]string, max(4*slabSize, n))
+	}
+	s := p.strSlab[:n:n]
+	copy(s, xs)
+	p.strSlab = p.strSlab[n:]
+	return s
+}
+
+func (p *parser) intsCopy(xs []int) []int {
+	n := len(xs)
+	if n > len(p.intSlab) {
+		p.intSlab = make([]int, max(4*slabSize, n))
+	}
+	s := p.intSlab[:n:n]
+	copy(s, xs)
+	p.intSlab = p.intSlab[n:]
+	return s
+}
+
+func (p *parser) fail(format string, args ...any) {
+	p.errorAt(p.tok.line, p.tok.col, format, args...)
+}
+
+func (p *parser) expected(what string) {
+	p.fail("expected %s, found %s", what, p.describe())
+}
+
+// is reports whether the current token is the bare name kw.
+func (p *parser) is(kw string) bool {
+	return p.tok.kind == tName && string(p.text()) == kw
+}
+
+func (p *parser) want(k tokKind) bool {
+	if p.tok.kind != k {
+		p.expected(tokNames[k])
+		return false
+	}
+	p.next()
+	return true
+}
+
+func (p *parser) keyword(kw string) bool {
+	if !p.is(kw) {
+		p.expected(strconv.Quote(kw))
+		return false
+	}
+	p.next()
+	return true
+}
+
+func (p *parser) intern(b []byte) string {
+	if s, ok := p.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	p.names[s] = s
+	return s
+}
+
+// name reads a bare or quoted name.
+func (p *parser) name(what string) string {
+	switch p.tok.kind {
+	case tName:
+		s := p.intern(p.text())
+		p.next()
+		return s
+	case tString:
+		s, ok := p.stringLit()
+		if !ok {
+			return ""
+		}
+		p.next()
+		return p.intern([]byte(s))
+	}
+	p.expected(what)
+	return ""
+}
+
+// stringLit decodes the current string token.
+func (p *parser) stringLit() (string, bool) {
+	t := p.tok
+	if !t.escaped {
+		return string(p.src[t.start+1 : t.end-1]), true
+	}
+	s, err := strconv.Unquote(string(p.src[t.start:t.end]))
+	if err != nil {
+		p.fail("invalid string literal %s", p.src[t.start:t.end])
+		return "", false
+	}
+	return s, true
+}
+
+// int64Lit reads an integer token.
+func (p *parser) int64Lit(what string) int64 {
+	if p.tok.kind != tInt {
+		p.expected(what)
+		return 0
+	}
+	v, err := strconv.ParseInt(string(p.text()), 10, 64)
+	if err != nil {
+		p.fail("integer %s out of range", p.text())
+		return 0
+	}
+	p.next()
+	return v
+}
+
+// intLit reads an integer that must fit in 32 bits (indices, mesh dims,
+// ranks): larger values are never meaningful and would only overflow later.
+func (p *parser) intLit(what string) int {
+	line, col := p.tok.line, p.tok.col
+	text := string(p.text())
+	v := p.int64Lit(what)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		p.errorAt(line, col, "integer %s out of range", text)
+		return 0
+	}
+	return int(v)
+}
+
+// intList reads [i, j, ...] into the int slab.
+func (p *parser) intList(what string) []int {
+	if !p.want(tLBrack) {
+		return nil
+	}
+	var buf [8]int
+	xs := buf[:0]
+	for p.tok.kind != tRBrack && p.err == nil {
+		if len(xs) > 0 && !p.want(tComma) {
+			return nil
+		}
+		xs = append(xs, p.intLit(what))
+	}
+	p.next()
+	return p.intsCopy(xs)
+}
+
+func (p *parser) int64List(what string) []int64 {
+	if !p.want(tLBrack) {
+		return nil
+	}
+	xs := make([]int64, 0, 4)
+	for p.tok.kind != tRBrack && p.err == nil {
+		if len(xs) > 0 && !p.want(tComma) {
+			return nil
+		}
+		xs = append(xs, p.int64Lit(what))
+	}
+	p.next()
+	return xs
+}
+
+func (p *parser) module() *Module {
+	m := &Module{}
+	if p.is("module") {
+		p.next()
+		m.Name = p.name("module name")
+	}
+	for p.err == nil && p.tok.kind != tEOF {
+		switch {
+		case p.is("mesh"):
+			p.mesh(m)
+		case p.is("group"):
+			p.group(m)
+		case p.is("program"):
+			p.program(m)
+		case p.is("grads"):
+			p.grads(m)
+		default:
+			p.expected(`"mesh", "group", "program" or "grads"`)
+		}
+	}
+	if p.err == nil && m.Main == nil {
+		p.fail("no main program")
+	}
+	return m
+}
+
+func (p *parser) mesh(m *Module) {
+	line, col := p.tok.line, p.tok.col
+	p.next()
+	pm := &ProcessMesh{Name: p.name("mesh name")}
+	if p.err == nil && m.Mesh(pm.Name) != nil {
+		p.errorAt(line, col, "mesh %s declared twice", quoteName(pm.Name))
+		return
+	}
+	p.keyword("shape")
+	pm.Shape = p.intList("mesh dim size")
+	p.keyword("dims")
+	if p.want(tLBrack) {
+		pm.DimNames = []string{}
+		for p.tok.kind != tRBrack && p.err == nil {
+			if len(pm.DimNames) > 0 && !p.want(tComma) {
+				return
+			}
+			pm.DimNames = append(pm.DimNames, p.name("dim name"))
+		}
+		p.next()
+	}
+	p.keyword("ranks")
+	pm.ProcessIDs = p.intList("rank")
+	m.Meshes = append(m.Meshes, pm)
+}
+
+func (p *parser) group(m *Module) {
+	p.next()
+	g := Group{ID: p.intLit("group id")}
+	p.keyword("ranks")
+	g.Ranks = p.intList("rank")
+	m.Groups = append(m.Groups, g)
+}
+
+func (p *parser) grads(m *Module) {
+	p.next()
+	pg := ParamGrad{Param: p.name("param name")}
+	p.want(tArrow)
+	if p.tok.kind == tLBrack {
+		p.next()
+		p.want(tRBrack)
+	} else {
+		pg.Grad = p.name(`grad name or "[]"`)
+	}
+	m.ParamGrads = append(m.ParamGrads, pg)
+}
+
+func (p *parser) program(m *Module) {
+	line, col := p.tok.line, p.tok.col
+	p.next()
+	name := p.name("program name")
+	if p.err != nil {
+		return
+	}
+	prog := &Program{Name: name, Rank: -1}
+	switch {
+	case name == "main" && m.Main == nil:
+		m.Main = prog
+	case name == "startup" && m.Startup == nil:
+		m.Startup = prog
+	case name == "main" || name == "startup":
+		p.errorAt(line, col, "program %s declared twice", name)
+		return
+	default:
+		p.errorAt(line, col, "unknown program %s (want main or startup)", quoteName(name))
+		return
+	}
+	if p.is("rank") {
+		p.next()
+		line, col := p.tok.line, p.tok.col
+		prog.Rank = p.intLit("rank")
+		if p.err == nil && prog.Rank < 0 {
+			p.errorAt(line, col, "rank %d is negative", prog.Rank)
+		}
+	}
+	p.want(tLBrace)
+	for p.err == nil && p.tok.kind != tRBrace {
+		if !p.is("block") {
+			p.expected(`"block" or "}"`)
+			return
+		}
+		p.block(prog)
+	}
+	p.want(tRBrace)
+	if p.err == nil && len(prog.Blocks) == 0 {
+		p.errorAt(line, col, "program %s has no blocks", name)
+	}
+}
+
+func (p *parser) block(prog *Program) {
+	p.next()
+	line, col := p.tok.line, p.tok.col
+	idx := p.intLit("block index")
+	if p.err == nil && idx != len(prog.Blocks) {
+		p.errorAt(line, col, "block %d out of order: expected block %d", idx, len(prog.Blocks))
+		return
+	}
+	b := &Block{Index: idx, Parent: -1, Forward: -1}
+	if p.is("parent") {
+		p.next()
+		b.Parent = p.intLit("parent block index")
+	}
+	if p.is("forward") {
+		p.next()
+		b.Forward = p.intLit("forward block index")
+	}
+	prog.Blocks = append(prog.Blocks, b)
+	p.want(tLBrace)
+	seen := make(map[string]struct{})
+	for p.err == nil && p.tok.kind != tRBrace {
+		switch {
+		case p.is("var"):
+			p.varDecl(b, KindVar, seen)
+		case p.is("persist"):
+			p.varDecl(b, KindPersist, seen)
+		case p.is("param"):
+			p.varDecl(b, KindParam, seen)
+		case p.is("op"):
+			p.op(b)
+		default:
+			p.expected(`"var", "persist", "param", "op" or "}"`)
+		}
+	}
+	p.want(tRBrace)
+}
+
+func (p *parser) varDecl(b *Block, kind VarKind, seen map[string]struct{}) {
+	p.next()
+	line, col := p.tok.line, p.tok.col
+	v := p.newVar()
+	v.Kind = kind
+	v.Name = p.name("var name")
+	if p.err != nil {
+		return
+	}
+	if _, dup := seen[v.Name]; dup {
+		p.errorAt(line, col, "var %s declared twice in block %d", quoteName(v.Name), b.Index)
+		return
+	}
+	seen[v.Name] = struct{}{}
+	p.want(tColon)
+	v.Type = p.typ()
+	if p.tok.kind == tAt {
+		v.Dist = p.tensorDist()
+	}
+	if p.tok.kind == tLBrace {
+		p.varAttrs(v)
+	}
+	b.addVarUnchecked(v)
+}
+
+func (p *parser) typ() Type {
+	if p.tok.kind != tName {
+		p.expected("type")
+		return Type{}
+	}
+	word := p.text()
+	if d, ok := ParseDType(string(word)); ok {
+		p.next()
+		return Type{Kind: DenseTensor, DType: d, Shape: p.int64List("dim")}
+	}
+	if k, ok := parseNoShapeKind(string(word)); ok {
+		p.next()
+		return Type{Kind: k}
+	}
+	p.fail("unknown type %q", word)
+	return Type{}
+}
+
+func (p *parser) tensorDist() *TensorDist {
+	p.next()
+	d := &TensorDist{Mesh: p.name("mesh name")}
+	d.DimsMapping = p.intList("mesh dim")
+	if p.is("partial") {
+		p.next()
+		if !p.want(tLBrack) {
+			return d
+		}
+		d.Partial = []Partial{}
+		for p.tok.kind != tRBrack && p.err == nil {
+			if len(d.Partial) > 0 && !p.want(tComma) {
+				return d
+			}
+			line, col := p.tok.line, p.tok.col
+			pd := Partial{Dim: p.intLit("mesh dim")}
+			if p.tok.kind == tColon {
+				p.next()
+				if p.tok.kind != tName {
+					p.expected("reduction")
+					return d
+				}
+				r, ok := parseReduce(string(p.text()))
+				if !ok {
+					p.fail("unknown reduction %q (want sum, avg, max or min)", p.text())
+					return d
+				}
+				pd.Reduce = r
+				p.next()
+			}
+			if n := len(d.Partial); n > 0 && d.Partial[n-1].Dim >= pd.Dim && p.err == nil {
+				p.errorAt(line, col, "partial dims must be ascending and unique")
+				return d
+			}
+			d.Partial = append(d.Partial, pd)
+		}
+		p.next()
+	}
+	return d
+}
+
+// varAttrs reads {flag, name = value, ...}.
+func (p *parser) varAttrs(v *Var) {
+	p.next()
+	first := true
+	for p.err == nil && p.tok.kind != tRBrace {
+		if !first && !p.want(tComma) {
+			return
+		}
+		first = false
+		line, col := p.tok.line, p.tok.col
+		key := p.name("flag or attribute")
+		if p.err != nil {
+			return
+		}
+		if p.tok.kind == tEquals {
+			if _, isFlag := flagByName(key); isFlag {
+				p.errorAt(line, col, "%s is a flag: write it bare, without a value", key)
+				return
+			}
+			p.next()
+			p.setAttr(&v.Attrs, key, line, col)
+			continue
+		}
+		f, ok := flagByName(key)
+		if !ok {
+			p.errorAt(line, col, "unknown var flag %s", quoteName(key))
+			return
+		}
+		if v.Flags&f != 0 {
+			p.errorAt(line, col, "flag %s given twice", key)
+			return
+		}
+		v.Flags |= f
+	}
+	p.next()
+}
+
+func (p *parser) setAttr(as *Attrs, key string, line, col int) {
+	val := p.value()
+	if p.err != nil {
+		return
+	}
+	if as.Has(key) {
+		p.errorAt(line, col, "attribute %s given twice", quoteName(key))
+		return
+	}
+	// Attributes are usually written sorted; appending keeps that O(1).
+	if n := len(*as); n == 0 || (*as)[n-1].Name < key {
+		*as = append(*as, Attr{Name: key, Value: val})
+		return
+	}
+	as.Set(key, val)
+}
+
+func (p *parser) op(b *Block) {
+	p.next()
+	op := p.newOp()
+	op.ID = p.int64Lit("op id")
+	op.Type = p.name("op type")
+	op.Inputs = p.slots()
+	p.want(tArrow)
+	op.Outputs = p.slots()
+	if p.tok.kind == tLBrace {
+		p.next()
+		for p.err == nil && p.tok.kind != tRBrace {
+			if len(op.Attrs) > 0 && !p.want(tComma) {
+				return
+			}
+			line, col := p.tok.line, p.tok.col
+			key := p.name("attribute name")
+			p.want(tEquals)
+			p.setAttr(&op.Attrs, key, line, col)
+		}
+		p.next()
+	}
+	if p.is("role") {
+		p.next()
+		op.Role = p.role()
+	}
+	if p.is("fwd") {
+		p.next()
+		op.Fwd = p.int64Lit("forward op id")
+	}
+	if p.is("dist") {
+		p.next()
+		op.Dist = p.opDist()
+	}
+	b.Ops = append(b.Ops, op)
+}
+
+func (p *parser) slots() []Slot {
+	if !p.want(tLParen) {
+		return nil
+	}
+	var buf [4]Slot
+	ss := buf[:0]
+	var args [8]string
+	for p.err == nil && p.tok.kind != tRParen {
+		if len(ss) > 0 && !p.want(tComma) {
+			return nil
+		}
+		s := Slot{Name: p.name("slot name")}
+		p.want(tColon)
+		if p.tok.kind == tLBrack {
+			p.next()
+			as := args[:0]
+			for p.err == nil && p.tok.kind != tRBrack {
+				if len(as) > 0 && !p.want(tComma) {
+					return nil
+				}
+				as = append(as, p.name("var name"))
+			}
+			p.next()
+			s.Args = p.strs(as)
+		} else {
+			args[0] = p.name(`var name or "["`)
+			s.Args = p.strs(args[:1])
+		}
+		ss = append(ss, s)
+	}
+	p.next()
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]Slot, len(ss))
+	copy(out, ss)
+	return out
+}
+
+func (p *parser) role() Role {
+	var r Role
+	for {
+		if p.tok.kind != tName {
+			p.expected("role")
+			return r
+		}
+		bit, ok := roleBit(string(p.text()))
+		if !ok {
+			p.fail("unknown role %q", p.text())
+			return r
+		}
+		r |= bit
+		p.next()
+		if p.tok.kind != tPipe {
+			return r
+		}
+		p.next()
+	}
+}
+
+func (p *parser) opDist() *OpDist {
+	if !p.want(tAt) {
+		return nil
+	}
+	d := &OpDist{Mesh: p.name("mesh name")}
+	if p.is("impl") {
+		p.next()
+		d.ImplType = p.name("impl type")
+		p.want(tColon)
+		d.ImplIndex = p.intLit("impl index")
+	}
+	if p.is("recompute") {
+		p.next()
+		d.Recompute = true
+	}
+	if !p.want(tLBrack) {
+		return d
+	}
+	d.Inputs = p.argDists(tArrow)
+	p.want(tArrow)
+	d.Outputs = p.argDists(tRBrack)
+	p.want(tRBrack)
+	return d
+}
+
+func (p *parser) argDists(end tokKind) []ArgDist {
+	var as []ArgDist
+	for p.err == nil && p.tok.kind != end {
+		if len(as) > 0 {
+			if p.tok.kind != tComma {
+				p.expected(`"," or ` + tokNames[end])
+				return as
+			}
+			p.next()
+		}
+		a := ArgDist{Name: p.name("var name")}
+		p.want(tColon)
+		a.DimsMapping = p.intList("mesh dim")
+		as = append(as, a)
+	}
+	return as
+}
+
+// value reads an attribute value.
+func (p *parser) value() Value {
+	switch p.tok.kind {
+	case tInt:
+		v := p.int64Lit("integer")
+		return Int(v)
+	case tFloat:
+		f, ok := p.floatLit()
+		if ok {
+			p.next()
+		}
+		return Float(f)
+	case tString:
+		s, ok := p.stringLit()
+		if ok {
+			p.next()
+		}
+		return String(s)
+	case tCaret:
+		p.next()
+		return BlockRef(p.intLit("block index"))
+	case tLBrack:
+		return p.list()
+	case tName:
+		switch string(p.text()) {
+		case "true":
+			p.next()
+			return Bool(true)
+		case "false":
+			p.next()
+			return Bool(false)
+		case "nan", "inf":
+			f, _ := p.floatLit()
+			p.next()
+			return Float(f)
+		case "ints", "floats", "bools", "strings", "blocks":
+			return p.typedEmpty()
+		}
+	}
+	p.expected("attribute value")
+	return nil
+}
+
+func (p *parser) floatLit() (float64, bool) {
+	text := string(p.text())
+	switch text {
+	case "nan":
+		return math.NaN(), true
+	case "inf":
+		return math.Inf(1), true
+	case "-inf":
+		return math.Inf(-1), true
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		p.fail("float %s out of range", text)
+		return 0, false
+	}
+	return f, true
+}
+
+func (p *parser) typedEmpty() Value {
+	word := string(p.text())
+	p.next()
+	if !p.want(tLBrack) || !p.want(tRBrack) {
+		return nil
+	}
+	switch word {
+	case "ints":
+		return Ints{}
+	case "floats":
+		return Floats{}
+	case "bools":
+		return Bools{}
+	case "strings":
+		return Strings{}
+	}
+	return BlockRefs{}
+}
+
+// list reads a homogeneous list; its first element decides the kind, and
+// [] is an empty Ints.
+func (p *parser) list() Value {
+	p.next()
+	if p.tok.kind == tRBrack {
+		p.next()
+		return Ints{}
+	}
+	if p.tok.kind == tLBrack {
+		p.fail("lists of lists are not attribute values")
+		return nil
+	}
+	first := p.value()
+	if p.err != nil {
+		return nil
+	}
+	var out Value
+	switch v := first.(type) {
+	case Int:
+		out = Ints{int64(v)}
+	case Float:
+		out = Floats{float64(v)}
+	case Bool:
+		out = Bools{bool(v)}
+	case String:
+		out = Strings{string(v)}
+	case BlockRef:
+		out = BlockRefs{int(v)}
+	default:
+		p.fail("unexpected list element")
+		return nil
+	}
+	for p.err == nil && p.tok.kind != tRBrack {
+		if !p.want(tComma) {
+			return nil
+		}
+		line, col := p.tok.line, p.tok.col
+		if p.tok.kind == tLBrack {
+			p.fail("lists of lists are not attribute values")
+			return nil
+		}
+		v := p.value()
+		if p.err != nil {
+			return nil
+		}
+		ok := true
+		switch l := out.(type) {
+		case Ints:
+			var x Int
+			x, ok = v.(Int)
+			out = append(l, int64(x))
+		case Floats:
+			var x Float
+			x, ok = v.(Float)
+			out = append(l, float64(x))
+		case Bools:
+			var x Bool
+			x, ok = v.(Bool)
+			out = append(l, bool(x))
+		case Strings:
+			var x String
+			x, ok = v.(String)
+			out = append(l, string(x))
+		case BlockRefs:
+			var x BlockRef
+			x, ok = v.(BlockRef)
+			out = append(l, int(x))
+		}
+		if !ok {
+			p.errorAt(line, col, "list element of kind %s in a list of %s", v.Kind(), out.Kind())
+			return nil
+		}
+	}
+	p.next()
+	return out
+}

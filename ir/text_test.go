@@ -1,0 +1,208 @@
+package ir_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/internal/irgen"
+	"github.com/distpass/distpass/ir"
+)
+
+// TestRoundTripRandom is the property test of the text format: random
+// modules that use every kind of content re-parse to equal modules, and
+// printing is a fixed point.
+func TestRoundTripRandom(t *testing.T) {
+	for seed := range uint64(500) {
+		m := irgen.Random(seed)
+		text := ir.Print(m)
+		m2, err := ir.Parse("random.dpir", text)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, text)
+		}
+		if d := ir.Diff(m, m2); d != "" {
+			t.Fatalf("seed %d: Parse(Print(m)) differs from m (-m +parsed):\n%s\n%s", seed, d, text)
+		}
+		if text2 := ir.Print(m2); !bytes.Equal(text, text2) {
+			t.Fatalf("seed %d: printing the parsed module gives other bytes:\n%s\n---\n%s", seed, text, text2)
+		}
+	}
+}
+
+// TestRoundTripCoversEveryKind guards the property test against a generator
+// that silently stops producing some kind of content.
+func TestRoundTripCoversEveryKind(t *testing.T) {
+	var all strings.Builder
+	for seed := range uint64(500) {
+		all.Write(ir.Print(irgen.Random(seed)))
+	}
+	text := all.String()
+	for _, want := range []string{
+		"= true", "= false", "= nan", "= inf", "= -inf", "= -0.0", "= 1e+21", `= ""`, `= "with \"quotes\""`,
+		"bools[]", "floats[]", "strings[]", "blocks[]", "= []", "= ^", "= [^", "= [true", "= [\"",
+		" partial [", ":avg", ":max", ":min", "recompute", " impl ", "dist @mesh", " parent ", " forward ",
+		"program main rank ", "program startup", "group ", "grads ", " -> []\n", "persist ", "param ",
+		": reader", ": step_scopes", ": tensor_array", ": feed_list", ": fetch_list", ": raw",
+		"bf16[", "f16[", "{is_data", "need_check_feed", "need_clip", "stop_gradient", "trainable",
+		"role backward|loss", "role forward|loss", "role optimize|lrsched", "role rpc|dist", " fwd ",
+		`var "with space`, `"\xff\xfe`, `"new\nline`, `"" :`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no random module contains %q", want)
+		}
+	}
+}
+
+func TestExamplesAreCanonical(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.dpir")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ir.Parse(f, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := ir.Parse(f, ir.Print(m))
+		if err != nil {
+			t.Fatalf("%s: printed text does not parse: %v", f, err)
+		}
+		if d := ir.Diff(m, m2); d != "" {
+			t.Errorf("%s: round trip differs:\n%s", f, d)
+		}
+	}
+}
+
+func TestPrintFloats(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{
+		{1, "1.0"}, {0.1, "0.1"}, {-0.1, "-0.1"}, {1e-05, "1e-05"}, {1e21, "1e+21"}, {100, "100.0"},
+		{123456789.125, "123456789.125"}, {2.5e-300, "2.5e-300"},
+	} {
+		m := ir.NewModule("")
+		b := ir.NewBuilder(m)
+		b.Op("f", nil, nil, ir.A("v", ir.Float(tc.f)))
+		text := string(ir.Print(m))
+		if !strings.Contains(text, "{v = "+tc.want+"}") {
+			t.Errorf("Float(%v) prints as %q, want %s", tc.f, text, tc.want)
+		}
+		m2, err := ir.Parse("f.dpir", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := m2.Main.Global().Ops[0].Attrs.Float("v"); got != tc.f {
+			t.Errorf("Float(%v) re-parses as %v", tc.f, got)
+		}
+	}
+}
+
+// TestParseAcceptsWrapping checks that newlines are white space: an op may
+// be split anywhere, and comments are ignored.
+func TestParseAcceptsWrapping(t *testing.T) {
+	oneLine := "program main { block 0 { var x : f32[2] op 1 relu(X: x) -> (Out: x) {a = [1, 2]} role backward|loss } }"
+	wrapped := `# a comment
+program main {
+  block 0 {
+    var x : f32[
+      2]       # trailing comment
+    op 1 relu(
+      X: x) ->
+      (Out: x)
+      {a = [1,
+            2]}
+      role backward
+        | loss
+  }
+}
+`
+	m1, err := ir.Parse("a", []byte(oneLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := ir.Parse("b", []byte(wrapped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ir.Diff(m1, m2); d != "" {
+		t.Fatal(d)
+	}
+	if got := m2.Main.Global().Ops[0].Role; got != ir.RoleBackward|ir.RoleLoss {
+		t.Fatalf("role = %v", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const head = "program main {\n  block 0 {\n"
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"empty", "", "t.dpir:1:1: no main program"},
+		{"junk top", "foo", `t.dpir:1:1: expected "mesh", "group", "program" or "grads", found name "foo"`},
+		{"bad byte", "program main {\x01", "t.dpir:1:15: unexpected byte 0x01"},
+		{"bad char", "program main ! {", `t.dpir:1:14: unexpected '!'`},
+		{"lone minus", "group - 1", `t.dpir:1:7: unexpected "-"`},
+		{"unknown program", "program train { block 0 { } }", "t.dpir:1:1: unknown program train (want main or startup)"},
+		{"two mains", "program main { block 0 {} }\nprogram main { block 0 {} }", "t.dpir:2:1: program main declared twice"},
+		{"no blocks", "program main { }", "t.dpir:1:1: program main has no blocks"},
+		{"block order", "program main { block 1 { } }", "t.dpir:1:22: block 1 out of order: expected block 0"},
+		{"unclosed program", "program main { block 0 { }", `t.dpir:1:27: expected "block" or "}", found end of file`},
+		{"unclosed block", head, `t.dpir:3:1: expected "var", "persist", "param", "op" or "}", found end of file`},
+		{"negative rank", "program main rank -2 { block 0 {} }", "t.dpir:1:19: rank -2 is negative"},
+		{"dtype", head + "    var x : f33[2]\n  }\n}", `t.dpir:3:13: unknown type "f33"`},
+		{"missing colon", head + "    var x f32[2]\n  }\n}", `t.dpir:3:11: expected ":", found name "f32"`},
+		{"dup var", head + "    var x : f32[2]\n    var x : f32[3]\n  }\n}", "t.dpir:4:9: var x declared twice in block 0"},
+		{"dim not int", head + "    var x : f32[2.5]\n  }\n}", `t.dpir:3:17: expected dim, found float "2.5"`},
+		{"dim overflow", head + "    var x : f32[99999999999999999999]\n  }\n}", "t.dpir:3:17: integer 99999999999999999999 out of range"},
+		{"unknown flag", head + "    var x : f32[2] {is_dat}\n  }\n}", "t.dpir:3:21: unknown var flag is_dat"},
+		{"flag with value", head + "    var x : f32[2] {stop_gradient = true}\n  }\n}", "t.dpir:3:21: stop_gradient is a flag: write it bare, without a value"},
+		{"flag twice", head + "    var x : f32[2] {is_data, is_data}\n  }\n}", "t.dpir:3:30: flag is_data given twice"},
+		{"partial reduce", head + "    var x : f32[2] @w[-1] partial [0:prod]\n  }\n}", `t.dpir:3:38: unknown reduction "prod" (want sum, avg, max or min)`},
+		{"partial order", head + "    var x : f32[2] @w[-1] partial [1, 0]\n  }\n}", "t.dpir:3:39: partial dims must be ascending and unique"},
+		{"unterminated string", head + "    var \"x : f32[2]\n  }\n}", "t.dpir:3:9: unterminated string"},
+		{"bad escape", head + `    var "\q" : f32[2]` + "\n  }\n}", `t.dpir:3:9: invalid string literal "\q"`},
+		{"op no arrow", head + "    op 1 relu(X: x) (Out: y)\n  }\n}", `t.dpir:3:21: expected "->", found "("`},
+		{"op id", head + "    op x relu() -> ()\n  }\n}", `t.dpir:3:8: expected op id, found name "x"`},
+		{"slot no colon", head + "    op 1 relu(X x) -> ()\n  }\n}", `t.dpir:3:17: expected ":", found name "x"`},
+		{"slot comma", head + "    op 1 relu(X: [a b]) -> ()\n  }\n}", `t.dpir:3:21: expected ",", found name "b"`},
+		{"attr no value", head + "    op 1 relu() -> () {a = }\n  }\n}", `t.dpir:3:28: expected attribute value, found "}"`},
+		{"attr twice", head + "    op 1 relu() -> () {a = 1, a = 2}\n  }\n}", "t.dpir:3:31: attribute a given twice"},
+		{"mixed list", head + "    op 1 relu() -> () {a = [1, 2.0]}\n  }\n}", "t.dpir:3:32: list element of kind float in a list of ints"},
+		{"nested list", head + "    op 1 relu() -> () {a = [[1]]}\n  }\n}", "t.dpir:3:29: lists of lists are not attribute values"},
+		{"typed empty", head + "    op 1 relu() -> () {a = floats[1]}\n  }\n}", `t.dpir:3:35: expected "]", found integer "1"`},
+		{"float range", head + "    op 1 relu() -> () {a = 1e999}\n  }\n}", "t.dpir:3:28: float 1e999 out of range"},
+		{"int range", head + "    op 1 relu() -> () {a = 9223372036854775808}\n  }\n}", "t.dpir:3:28: integer 9223372036854775808 out of range"},
+		{"role", head + "    op 1 relu() -> () role backwards\n  }\n}", `t.dpir:3:28: unknown role "backwards"`},
+		{"role pipe", head + "    op 1 relu() -> () role backward|\n  }\n}", `t.dpir:4:3: expected role, found "}"`},
+		{"fwd", head + "    op 1 relu() -> () fwd x\n  }\n}", `t.dpir:3:27: expected forward op id, found name "x"`},
+		{"dist no mesh", head + "    op 1 relu() -> () dist [-> ]\n  }\n}", `t.dpir:3:28: expected "@", found "["`},
+		{"dist impl", head + "    op 1 relu() -> () dist @w impl relu [-> ]\n  }\n}", `t.dpir:3:41: expected ":", found "["`},
+		{"dist arrow", head + "    op 1 relu() -> () dist @w [x: [0]]\n  }\n}", `t.dpir:3:38: expected "," or "->", found "]"`},
+		{"mesh", "mesh w shape [2] dims [a] rank [0, 1]", `t.dpir:1:27: expected "ranks", found name "rank"`},
+		{"mesh twice", "mesh w shape [1] dims [a] ranks [0]\nmesh w shape [1] dims [a] ranks [0]", "t.dpir:2:1: mesh w declared twice"},
+		{"mesh dim overflow", "mesh w shape [4294967296] dims [a] ranks [0]", "t.dpir:1:15: integer 4294967296 out of range"},
+		{"grads", "grads w -> ", "t.dpir:1:12: expected grad name or \"[]\", found end of file"},
+		{"module name", "module 3", `t.dpir:1:8: expected module name, found integer "3"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ir.Parse("t.dpir", []byte(tc.src))
+			if err == nil {
+				t.Fatalf("no error; want %s", tc.want)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("got  %s\nwant %s", err, tc.want)
+			}
+			var pe *ir.ParseError
+			if !errorsAs(err, &pe) {
+				t.Errorf("error is %T, want *ir.ParseError", err)
+			}
+		})
+	}
+}
