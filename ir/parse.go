@@ -3,6 +3,7 @@ package ir
 import (
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // Parse reads a module in the .dpir text format. name is used in error
@@ -11,9 +12,12 @@ import (
 // what the grammar and the building of values need (duplicate names in one
 // block, block order); the rest is Verify's.
 func Parse(name string, src []byte) (*Module, error) {
+	// One copy of the source, so that names need no allocation of their
+	// own and the caller may reuse src. The module keeps it alive.
+	text := string(src)
 	p := &parser{
-		lexer: lexer{file: name, src: src, line: 1},
-		names: make(map[string]string, 64),
+		lexer:  lexer{file: name, src: unsafe.Slice(unsafe.StringData(text), len(text)), line: 1},
+		source: text,
 	}
 	p.next()
 	m := p.module()
@@ -25,58 +29,45 @@ func Parse(name string, src []byte) (*Module, error) {
 
 type parser struct {
 	lexer
-	names map[string]string // interned names: one string per distinct name
+	source string // the source as one string: bare names are substrings of it
 
-	// Slabs: ops, vars and arg lists are carved out of larger arrays, which
-	// keeps parsing a large program to few allocations. Sub-slices are
-	// capped so that a later append never writes into a neighbour.
-	opSlab  []Op
-	varSlab []Var
-	strSlab []string
-	intSlab []int
+	// Ops, vars, dists and small lists are carved out of larger arrays,
+	// which keeps parsing a large program to few allocations.
+	ops      slab[Op]
+	vars     slab[Var]
+	tdists   slab[TensorDist]
+	odists   slab[OpDist]
+	strSlab  slab[string]
+	intSlab  slab[int]
+	i64Slab  slab[int64]
+	slotSlab slab[Slot]
+	argSlab  slab[ArgDist]
 }
+
+// slab hands out elements and capped sub-slices of shared arrays. A capped
+// sub-slice cannot be appended into its neighbour: append reallocates.
+type slab[T any] struct{ buf []T }
 
 const slabSize = 256
 
-func (p *parser) newOp() *Op {
-	if len(p.opSlab) == 0 {
-		p.opSlab = make([]Op, slabSize)
+func (s *slab[T]) one() *T {
+	if len(s.buf) == 0 {
+		s.buf = make([]T, slabSize)
 	}
-	op := &p.opSlab[0]
-	p.opSlab = p.opSlab[1:]
-	return op
+	x := &s.buf[0]
+	s.buf = s.buf[1:]
+	return x
 }
 
-func (p *parser) newVar() *Var {
-	if len(p.varSlab) == 0 {
-		p.varSlab = make([]Var, slabSize)
-	}
-	v := &p.varSlab[0]
-	p.varSlab = p.varSlab[1:]
-	return v
-}
-
-// strs copies xs into the string slab.
-func (p *parser) strs(xs []string) []string {
+func (s *slab[T]) copyOf(xs []T) []T {
 	n := len(xs)
-	if n > len(p.strSlab) {
-		p.strSlab = make([]string, max(4*slabSize, n))
+	if n > len(s.buf) {
+		s.buf = make([]T, max(4*slabSize, n))
 	}
-	s := p.strSlab[:n:n]
-	copy(s, xs)
-	p.strSlab = p.strSlab[n:]
-	return s
-}
-
-func (p *parser) intsCopy(xs []int) []int {
-	n := len(xs)
-	if n > len(p.intSlab) {
-		p.intSlab = make([]int, max(4*slabSize, n))
-	}
-	s := p.intSlab[:n:n]
-	copy(s, xs)
-	p.intSlab = p.intSlab[n:]
-	return s
+	out := s.buf[:n:n]
+	copy(out, xs)
+	s.buf = s.buf[n:]
+	return out
 }
 
 func (p *parser) fail(format string, args ...any) {
@@ -110,20 +101,14 @@ func (p *parser) keyword(kw string) bool {
 	return true
 }
 
-func (p *parser) intern(b []byte) string {
-	if s, ok := p.names[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	p.names[s] = s
-	return s
-}
+// tokString returns the current token's text as a substring of the source.
+func (p *parser) tokString() string { return p.source[p.tok.start:p.tok.end] }
 
 // name reads a bare or quoted name.
 func (p *parser) name(what string) string {
 	switch p.tok.kind {
 	case tName:
-		s := p.intern(p.text())
+		s := p.tokString()
 		p.next()
 		return s
 	case tString:
@@ -132,7 +117,7 @@ func (p *parser) name(what string) string {
 			return ""
 		}
 		p.next()
-		return p.intern([]byte(s))
+		return s
 	}
 	p.expected(what)
 	return ""
@@ -142,7 +127,7 @@ func (p *parser) name(what string) string {
 func (p *parser) stringLit() (string, bool) {
 	t := p.tok
 	if !t.escaped {
-		return string(p.src[t.start+1 : t.end-1]), true
+		return p.source[t.start+1 : t.end-1], true
 	}
 	s, err := strconv.Unquote(string(p.src[t.start:t.end]))
 	if err != nil {
@@ -194,14 +179,15 @@ func (p *parser) intList(what string) []int {
 		xs = append(xs, p.intLit(what))
 	}
 	p.next()
-	return p.intsCopy(xs)
+	return p.intSlab.copyOf(xs)
 }
 
 func (p *parser) int64List(what string) []int64 {
 	if !p.want(tLBrack) {
 		return nil
 	}
-	xs := make([]int64, 0, 4)
+	var buf [8]int64
+	xs := buf[:0]
 	for p.tok.kind != tRBrack && p.err == nil {
 		if len(xs) > 0 && !p.want(tComma) {
 			return nil
@@ -209,7 +195,7 @@ func (p *parser) int64List(what string) []int64 {
 		xs = append(xs, p.int64Lit(what))
 	}
 	p.next()
-	return xs
+	return p.i64Slab.copyOf(xs)
 }
 
 func (p *parser) module() *Module {
@@ -346,15 +332,16 @@ func (p *parser) block(prog *Program) {
 	}
 	prog.Blocks = append(prog.Blocks, b)
 	p.want(tLBrace)
-	seen := make(map[string]struct{})
+	// The block's name index doubles as the duplicate check.
+	b.index = make(map[string]int32)
 	for p.err == nil && p.tok.kind != tRBrace {
 		switch {
 		case p.is("var"):
-			p.varDecl(b, KindVar, seen)
+			p.varDecl(b, KindVar)
 		case p.is("persist"):
-			p.varDecl(b, KindPersist, seen)
+			p.varDecl(b, KindPersist)
 		case p.is("param"):
-			p.varDecl(b, KindParam, seen)
+			p.varDecl(b, KindParam)
 		case p.is("op"):
 			p.op(b)
 		default:
@@ -364,20 +351,20 @@ func (p *parser) block(prog *Program) {
 	p.want(tRBrace)
 }
 
-func (p *parser) varDecl(b *Block, kind VarKind, seen map[string]struct{}) {
+func (p *parser) varDecl(b *Block, kind VarKind) {
 	p.next()
 	line, col := p.tok.line, p.tok.col
-	v := p.newVar()
+	v := p.vars.one()
 	v.Kind = kind
 	v.Name = p.name("var name")
 	if p.err != nil {
 		return
 	}
-	if _, dup := seen[v.Name]; dup {
+	if _, dup := b.index[v.Name]; dup {
 		p.errorAt(line, col, "var %s declared twice in block %d", quoteName(v.Name), b.Index)
 		return
 	}
-	seen[v.Name] = struct{}{}
+	b.index[v.Name] = int32(len(b.vars))
 	p.want(tColon)
 	v.Type = p.typ()
 	if p.tok.kind == tAt {
@@ -386,7 +373,7 @@ func (p *parser) varDecl(b *Block, kind VarKind, seen map[string]struct{}) {
 	if p.tok.kind == tLBrace {
 		p.varAttrs(v)
 	}
-	b.addVarUnchecked(v)
+	b.vars = append(b.vars, v)
 }
 
 func (p *parser) typ() Type {
@@ -409,7 +396,8 @@ func (p *parser) typ() Type {
 
 func (p *parser) tensorDist() *TensorDist {
 	p.next()
-	d := &TensorDist{Mesh: p.name("mesh name")}
+	d := p.tdists.one()
+	d.Mesh = p.name("mesh name")
 	d.DimsMapping = p.intList("mesh dim")
 	if p.is("partial") {
 		p.next()
@@ -504,7 +492,7 @@ func (p *parser) setAttr(as *Attrs, key string, line, col int) {
 
 func (p *parser) op(b *Block) {
 	p.next()
-	op := p.newOp()
+	op := p.ops.one()
 	op.ID = p.int64Lit("op id")
 	op.Type = p.name("op type")
 	op.Inputs = p.slots()
@@ -561,10 +549,10 @@ func (p *parser) slots() []Slot {
 				as = append(as, p.name("var name"))
 			}
 			p.next()
-			s.Args = p.strs(as)
+			s.Args = p.strSlab.copyOf(as)
 		} else {
 			args[0] = p.name(`var name or "["`)
-			s.Args = p.strs(args[:1])
+			s.Args = p.strSlab.copyOf(args[:1])
 		}
 		ss = append(ss, s)
 	}
@@ -572,9 +560,7 @@ func (p *parser) slots() []Slot {
 	if len(ss) == 0 {
 		return nil
 	}
-	out := make([]Slot, len(ss))
-	copy(out, ss)
-	return out
+	return p.slotSlab.copyOf(ss)
 }
 
 func (p *parser) role() Role {
@@ -602,7 +588,8 @@ func (p *parser) opDist() *OpDist {
 	if !p.want(tAt) {
 		return nil
 	}
-	d := &OpDist{Mesh: p.name("mesh name")}
+	d := p.odists.one()
+	d.Mesh = p.name("mesh name")
 	if p.is("impl") {
 		p.next()
 		d.ImplType = p.name("impl type")
@@ -624,12 +611,13 @@ func (p *parser) opDist() *OpDist {
 }
 
 func (p *parser) argDists(end tokKind) []ArgDist {
-	var as []ArgDist
+	var buf [8]ArgDist
+	as := buf[:0]
 	for p.err == nil && p.tok.kind != end {
 		if len(as) > 0 {
 			if p.tok.kind != tComma {
 				p.expected(`"," or ` + tokNames[end])
-				return as
+				return nil
 			}
 			p.next()
 		}
@@ -638,7 +626,10 @@ func (p *parser) argDists(end tokKind) []ArgDist {
 		a.DimsMapping = p.intList("mesh dim")
 		as = append(as, a)
 	}
-	return as
+	if len(as) == 0 {
+		return nil
+	}
+	return p.argSlab.copyOf(as)
 }
 
 // value reads an attribute value.

@@ -10,7 +10,9 @@ import (
 // structure: Parse(Print(m)) is Equal to m, and printing that gives the
 // same bytes.
 func Print(m *Module) []byte {
-	p := printer{buf: make([]byte, 0, 256+120*numOps(m))}
+	// About 300 bytes an op (with its vars) in typical programs; one
+	// allocation up front beats a chain of doublings on large modules.
+	p := printer{buf: make([]byte, 0, 1024+320*numOps(m))}
 	p.module(m)
 	return p.buf
 }

@@ -1,0 +1,50 @@
+package ir_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/distpass/distpass/internal/irgen"
+	"github.com/distpass/distpass/ir"
+)
+
+// FuzzParse feeds arbitrary bytes to the parser. It must never panic, and
+// whatever it accepts must print to text that re-parses to an equal module
+// and prints to the same bytes again.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.dpir")
+	for _, file := range files {
+		if src, err := os.ReadFile(file); err == nil {
+			f.Add(src)
+		}
+	}
+	for seed := range uint64(20) {
+		f.Add(ir.Print(irgen.Random(seed)))
+	}
+	f.Add(ir.Print(irgen.Synthetic(20)))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		m, err := ir.Parse("fuzz.dpir", src)
+		if err != nil {
+			if _, ok := err.(*ir.ParseError); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		text := ir.Print(m)
+		m2, err := ir.Parse("printed.dpir", text)
+		if err != nil {
+			t.Fatalf("printed text does not parse: %v\n%s", err, text)
+		}
+		if d := ir.Diff(m, m2); d != "" {
+			t.Fatalf("round trip differs:\n%s", d)
+		}
+		if text2 := ir.Print(m2); !bytes.Equal(text, text2) {
+			t.Fatalf("printing is not a fixed point:\n%s\n---\n%s", text, text2)
+		}
+		if d := ir.Diff(m, m.Clone()); d != "" {
+			t.Fatalf("clone differs:\n%s", d)
+		}
+	})
+}
