@@ -16,6 +16,8 @@ func CmpOptions() cmp.Options {
 		}),
 		cmpopts.EquateEmpty(),
 		cmpopts.EquateNaNs(),
+		// EquateNaNs sees only float32 and float64, not Float.
+		cmp.Comparer(func(a, b Float) bool { return a == b || a != a && b != b }),
 	}
 }
 
