@@ -1,0 +1,1176 @@
+package ir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// jsonVersion is the schema version EncodeJSON writes and DecodeJSON accepts.
+const jsonVersion = 1
+
+// EncodeJSON returns m as JSON, for tools outside Go; DecodeJSON reads it
+// back, and DecodeJSON(EncodeJSON(m)) is Equal to m. The output depends only
+// on m's structure: it is indented by two spaces, puts each array or object
+// below the top level that contains no object on one line, and ends with a
+// newline.
+//
+// The schema (version 1) mirrors the IR, with enums spelled as in the text
+// format. A module with one parameter and one op:
+//
+//	{
+//	  "version": 1,
+//	  "name": "tiny",
+//	  "meshes": [
+//	    {"name": "m", "shape": [2], "dims": ["x"], "ranks": [0, 1]}
+//	  ],
+//	  "groups": [],
+//	  "main": {
+//	    "name": "main",
+//	    "rank": -1,
+//	    "blocks": [
+//	      {
+//	        "index": 0,
+//	        "parent": -1,
+//	        "forward": -1,
+//	        "vars": [
+//	          {
+//	            "name": "w",
+//	            "kind": "param",
+//	            "type": {"kind": "tensor", "dtype": "f32", "shape": [8, -1]},
+//	            "flags": ["trainable"],
+//	            "dist": {"mesh": "m", "dims_mapping": [0, -1]}
+//	          }
+//	        ],
+//	        "ops": [
+//	          {
+//	            "id": 1,
+//	            "type": "scale",
+//	            "inputs": [
+//	              {"name": "X", "args": ["w"]}
+//	            ],
+//	            "outputs": [
+//	              {"name": "Out", "args": ["w"]}
+//	            ],
+//	            "attrs": [
+//	              {"name": "scale", "kind": "float", "value": "inf"}
+//	            ],
+//	            "role": "backward|loss",
+//	            "fwd": 7
+//	          }
+//	        ]
+//	      }
+//	    ]
+//	  },
+//	  "param_grads": [
+//	    {"param": "w", "grad": "w@GRAD"}
+//	  ]
+//	}
+//
+// Details:
+//
+//   - "version" is required and must be 1. "startup", like "main", is
+//     absent when the module has no such program; a program's "rank" is -1
+//     for a serial program.
+//   - A var's "kind" is var, persist or param. A type's "kind" is tensor,
+//     with a "dtype" (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64) and
+//     a "shape" (-1 an unknown dim, [] a scalar), or one of the no-shape
+//     kinds reader, step_scopes, tensor_array, feed_list, fetch_list and raw,
+//     with neither.
+//   - A var's "flags" are names: is_data, need_check_feed, need_clip,
+//     stop_gradient, trainable, written in that order. Its "dist" is
+//     {"mesh", "dims_mapping", "partial"}, each partial {"dim", "reduce"}
+//     with reduce sum, avg, max or min.
+//   - An op's "role" is a single string, the names of its role bits joined
+//     by "|" as in the text format: "forward", "backward", "forward|loss",
+//     "backward|loss", "optimize|lrsched". "fwd" is a grad op's forward op
+//     id. An op's "dist" is {"mesh", "impl_type", "impl_index", "recompute",
+//     "inputs", "outputs"}, the last two lists of {"name", "dims_mapping"}.
+//   - An attribute is {"name", "kind", "value"} with kind bool, int, float,
+//     string, bools, ints, floats, strings, block or blocks (block refs are
+//     block indexes). Integers are exact 64-bit values. A float is a JSON
+//     number (-0 included) or one of the strings "nan", "inf" and "-inf".
+//     Attributes are written sorted by name.
+//   - A params-grads entry's "grad" is absent when the parameter has no
+//     gradient.
+//   - A var's "flags", "attrs" and "dist", an op's "attrs", "fwd" and
+//     "dist", and a dist's "partial" are absent when empty or zero.
+//
+// When decoding, every member but "version" may be left out and then takes
+// its zero value, except that "rank", "parent" and "forward" default to -1,
+// "index" to the block's position, var and type "kind" to var and tensor,
+// "role" to forward, and "reduce" to sum. A null member counts as left out;
+// null is never a valid array element. Unknown members are errors, so that
+// a misspelt member is not silently dropped. Attributes may come in any
+// order.
+//
+// EncodeJSON fails on what the schema cannot express or DecodeJSON would
+// reject: nil meshes, blocks, vars, ops or attribute values, a block whose
+// Index is not its position, a var declared twice in a block, attributes
+// not sorted by unique name, out-of-range enums, unknown role or flag bits,
+// a tensor without a valid dtype, a no-shape type with a dtype or shape,
+// and strings that are not valid UTF-8.
+func EncodeJSON(m *Module) ([]byte, error) {
+	if m == nil {
+		return nil, errors.New("nil module")
+	}
+	jm, err := encodeModule(m)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(jm); err != nil {
+		return nil, err
+	}
+	return indentJSON(buf.Bytes()), nil
+}
+
+// DecodeJSON reads a module written by EncodeJSON, in the schema documented
+// there. Errors name the location of the fault, as in
+// `main block 0 var "x": unknown dtype "f33"`. DecodeJSON checks only what it
+// needs to build the module (the verifier checks the rest): it rejects
+// duplicate var names in a block and duplicate attribute names, requires
+// each block's index to be its position, and never panics.
+func DecodeJSON(data []byte) (*Module, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var jm jsonModule
+	if err := dec.Decode(&jm); err != nil {
+		return nil, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("json: data after the module")
+	}
+	return decodeModule(&jm)
+}
+
+// The DTOs. Lists of objects hold pointers so that a null element is seen.
+
+type jsonModule struct {
+	Version    *int             `json:"version"`
+	Name       string           `json:"name"`
+	Meshes     []*jsonMesh      `json:"meshes"`
+	Groups     []*jsonGroup     `json:"groups"`
+	Main       *jsonProgram     `json:"main,omitempty"`
+	Startup    *jsonProgram     `json:"startup,omitempty"`
+	ParamGrads []*jsonParamGrad `json:"param_grads"`
+}
+
+type jsonMesh struct {
+	Name  string       `json:"name"`
+	Shape list[int]    `json:"shape"`
+	Dims  list[string] `json:"dims"`
+	Ranks list[int]    `json:"ranks"`
+}
+
+type jsonGroup struct {
+	ID    int       `json:"id"`
+	Ranks list[int] `json:"ranks"`
+}
+
+type jsonParamGrad struct {
+	Param string `json:"param"`
+	Grad  string `json:"grad,omitempty"`
+}
+
+type jsonProgram struct {
+	Name   string       `json:"name"`
+	Rank   *int         `json:"rank"`
+	Blocks []*jsonBlock `json:"blocks"`
+}
+
+type jsonBlock struct {
+	Index   *int       `json:"index"`
+	Parent  *int       `json:"parent"`
+	Forward *int       `json:"forward"`
+	Vars    []*jsonVar `json:"vars"`
+	Ops     []*jsonOp  `json:"ops"`
+}
+
+type jsonVar struct {
+	Name  string          `json:"name"`
+	Kind  *string         `json:"kind"`
+	Type  *jsonType       `json:"type"`
+	Flags list[string]    `json:"flags,omitempty"`
+	Attrs []*jsonAttr     `json:"attrs,omitempty"`
+	Dist  *jsonTensorDist `json:"dist,omitempty"`
+}
+
+type jsonType struct {
+	Kind  *string      `json:"kind"`
+	DType *string      `json:"dtype,omitempty"`
+	Shape *list[int64] `json:"shape,omitempty"`
+}
+
+type jsonTensorDist struct {
+	Mesh        string         `json:"mesh"`
+	DimsMapping list[int]      `json:"dims_mapping"`
+	Partial     []*jsonPartial `json:"partial,omitempty"`
+}
+
+type jsonPartial struct {
+	Dim    int     `json:"dim"`
+	Reduce *string `json:"reduce"`
+}
+
+type jsonOp struct {
+	ID      int64       `json:"id"`
+	Type    string      `json:"type"`
+	Inputs  []*jsonSlot `json:"inputs"`
+	Outputs []*jsonSlot `json:"outputs"`
+	Attrs   []*jsonAttr `json:"attrs,omitempty"`
+	Role    *string     `json:"role"`
+	Fwd     int64       `json:"fwd,omitempty"`
+	Dist    *jsonOpDist `json:"dist,omitempty"`
+}
+
+type jsonSlot struct {
+	Name string       `json:"name"`
+	Args list[string] `json:"args"`
+}
+
+type jsonOpDist struct {
+	Mesh      string         `json:"mesh"`
+	ImplType  string         `json:"impl_type"`
+	ImplIndex int            `json:"impl_index"`
+	Recompute bool           `json:"recompute"`
+	Inputs    []*jsonArgDist `json:"inputs"`
+	Outputs   []*jsonArgDist `json:"outputs"`
+}
+
+type jsonArgDist struct {
+	Name        string    `json:"name"`
+	DimsMapping list[int] `json:"dims_mapping"`
+}
+
+// jsonAttr's Value is built from Go values when encoding and decoded
+// (with UseNumber) into nil, bool, json.Number, string, []any or
+// map[string]any, which decodeValue checks against Kind.
+type jsonAttr struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Value any    `json:"value"`
+}
+
+// list is a JSON list of scalars that rejects null elements when decoded
+// (encoding/json would silently turn them into zeros).
+type list[T any] []T
+
+func (l *list[T]) UnmarshalJSON(b []byte) error {
+	var ps []*T
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	if ps == nil {
+		*l = nil
+		return nil
+	}
+	out := make(list[T], len(ps))
+	for i, p := range ps {
+		if p == nil {
+			// Reported like a type error, so that the decoder adds
+			// the member's path.
+			return &json.UnmarshalTypeError{Value: "null", Type: reflect.TypeFor[T]()}
+		}
+		out[i] = *p
+	}
+	*l = out
+	return nil
+}
+
+// mk returns s as a list that encodes as [] rather than null when empty.
+func mk[T any](s []T) list[T] {
+	if s == nil {
+		return list[T]{}
+	}
+	return list[T](s)
+}
+
+// jsonError rewrites encoding/json's errors in the schema's terms.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		where := te.Field
+		if where == "" {
+			where = "module"
+		}
+		got := te.Value
+		if got == "bool" {
+			got = "boolean"
+		}
+		return fmt.Errorf("json: %s: want %s, got %s", where, jsonTypeName(te.Type), got)
+	case err == io.EOF:
+		return errors.New("json: empty input")
+	case err == io.ErrUnexpectedEOF:
+		return errors.New("json: unexpected end of input")
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("json: offset %d: %v", se.Offset, se)
+	}
+	if strings.HasPrefix(err.Error(), "json: ") {
+		return err
+	}
+	return fmt.Errorf("json: %w", err)
+}
+
+func jsonTypeName(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "object"
+	}
+	return "value"
+}
+
+// Encoding.
+
+func encodeModule(m *Module) (*jsonModule, error) {
+	jm := &jsonModule{
+		Version:    new(jsonVersion),
+		Name:       m.Name,
+		Meshes:     make([]*jsonMesh, 0, len(m.Meshes)),
+		Groups:     make([]*jsonGroup, 0, len(m.Groups)),
+		ParamGrads: make([]*jsonParamGrad, 0, len(m.ParamGrads)),
+	}
+	if !utf8.ValidString(m.Name) {
+		return nil, errUTF8("module name")
+	}
+	for i, pm := range m.Meshes {
+		if pm == nil {
+			return nil, fmt.Errorf("mesh at position %d is nil", i)
+		}
+		if !validUTF8(pm.Name) || !validUTF8(pm.DimNames...) {
+			return nil, errUTF8(fmt.Sprintf("mesh %q", pm.Name))
+		}
+		jm.Meshes = append(jm.Meshes, &jsonMesh{Name: pm.Name, Shape: mk(pm.Shape), Dims: mk(pm.DimNames), Ranks: mk(pm.ProcessIDs)})
+	}
+	for _, g := range m.Groups {
+		jm.Groups = append(jm.Groups, &jsonGroup{ID: g.ID, Ranks: mk(g.Ranks)})
+	}
+	var err error
+	if m.Main != nil {
+		if jm.Main, err = encodeProgram("main", m.Main); err != nil {
+			return nil, err
+		}
+	}
+	if m.Startup != nil {
+		if jm.Startup, err = encodeProgram("startup", m.Startup); err != nil {
+			return nil, err
+		}
+	}
+	for _, pg := range m.ParamGrads {
+		if !validUTF8(pg.Param, pg.Grad) {
+			return nil, errUTF8(fmt.Sprintf("param_grads %q", pg.Param))
+		}
+		jm.ParamGrads = append(jm.ParamGrads, &jsonParamGrad{Param: pg.Param, Grad: pg.Grad})
+	}
+	return jm, nil
+}
+
+func validUTF8(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func errUTF8(where string) error {
+	return fmt.Errorf("%s: string is not valid UTF-8", where)
+}
+
+func encodeProgram(where string, p *Program) (*jsonProgram, error) {
+	if !utf8.ValidString(p.Name) {
+		return nil, errUTF8(where)
+	}
+	jp := &jsonProgram{Name: p.Name, Rank: new(p.Rank), Blocks: make([]*jsonBlock, 0, len(p.Blocks))}
+	for i, b := range p.Blocks {
+		if b == nil {
+			return nil, fmt.Errorf("%s: block at position %d is nil", where, i)
+		}
+		if b.Index != i {
+			return nil, fmt.Errorf("%s: block at position %d has index %d", where, i, b.Index)
+		}
+		jb, err := encodeBlock(fmt.Sprintf("%s block %d", where, i), b)
+		if err != nil {
+			return nil, err
+		}
+		jp.Blocks = append(jp.Blocks, jb)
+	}
+	return jp, nil
+}
+
+func encodeBlock(where string, b *Block) (*jsonBlock, error) {
+	jb := &jsonBlock{
+		Index:   new(b.Index),
+		Parent:  new(b.Parent),
+		Forward: new(b.Forward),
+		Vars:    make([]*jsonVar, 0, len(b.vars)),
+		Ops:     make([]*jsonOp, 0, len(b.Ops)),
+	}
+	seen := make(map[string]bool, len(b.vars))
+	for i, v := range b.vars {
+		if v == nil {
+			return nil, fmt.Errorf("%s: var at position %d is nil", where, i)
+		}
+		vwhere := fmt.Sprintf("%s var %q", where, v.Name)
+		if seen[v.Name] {
+			return nil, fmt.Errorf("%s: declared twice", vwhere)
+		}
+		seen[v.Name] = true
+		jv, err := encodeVar(vwhere, v)
+		if err != nil {
+			return nil, err
+		}
+		jb.Vars = append(jb.Vars, jv)
+	}
+	for i, op := range b.Ops {
+		if op == nil {
+			return nil, fmt.Errorf("%s: op at position %d is nil", where, i)
+		}
+		jo, err := encodeOp(fmt.Sprintf("%s op %d", where, op.ID), op)
+		if err != nil {
+			return nil, err
+		}
+		jb.Ops = append(jb.Ops, jo)
+	}
+	return jb, nil
+}
+
+func encodeVar(where string, v *Var) (*jsonVar, error) {
+	if v.Kind > KindParam {
+		return nil, fmt.Errorf("%s: unknown var kind %d", where, v.Kind)
+	}
+	if !utf8.ValidString(v.Name) {
+		return nil, errUTF8(where)
+	}
+	jv := &jsonVar{Name: v.Name, Kind: new(v.Kind.String())}
+	jt := &jsonType{Kind: new(v.Type.Kind.String())}
+	switch {
+	case v.Type.Kind == DenseTensor:
+		if !v.Type.DType.Valid() {
+			return nil, fmt.Errorf("%s: tensor has dtype %v", where, v.Type.DType)
+		}
+		jt.DType = new(v.Type.DType.String())
+		jt.Shape = new(mk(v.Type.Shape))
+	case v.Type.Kind >= numTypeKinds:
+		return nil, fmt.Errorf("%s: unknown type kind %d", where, v.Type.Kind)
+	case v.Type.DType != DTypeInvalid:
+		return nil, fmt.Errorf("%s: type %v has a dtype", where, v.Type.Kind)
+	case len(v.Type.Shape) > 0:
+		return nil, fmt.Errorf("%s: type %v has a shape", where, v.Type.Kind)
+	}
+	jv.Type = jt
+	if unknown := v.Flags &^ (1<<numFlags - 1); unknown != 0 {
+		return nil, fmt.Errorf("%s: unknown flags %#x", where, uint16(unknown))
+	}
+	for i, n := range flagNames {
+		if v.Flags&(1<<i) != 0 {
+			jv.Flags = append(jv.Flags, n)
+		}
+	}
+	var err error
+	if jv.Attrs, err = encodeAttrs(where, v.Attrs); err != nil {
+		return nil, err
+	}
+	if d := v.Dist; d != nil {
+		if !utf8.ValidString(d.Mesh) {
+			return nil, errUTF8(where)
+		}
+		jd := &jsonTensorDist{Mesh: d.Mesh, DimsMapping: mk(d.DimsMapping)}
+		for _, p := range d.Partial {
+			if p.Reduce >= numReduces {
+				return nil, fmt.Errorf("%s: unknown reduce %d", where, p.Reduce)
+			}
+			jd.Partial = append(jd.Partial, &jsonPartial{Dim: p.Dim, Reduce: new(p.Reduce.String())})
+		}
+		jv.Dist = jd
+	}
+	return jv, nil
+}
+
+func encodeOp(where string, op *Op) (*jsonOp, error) {
+	if !op.Role.Valid() {
+		return nil, fmt.Errorf("%s: role %v has unknown bits", where, op.Role)
+	}
+	if !utf8.ValidString(op.Type) {
+		return nil, errUTF8(where)
+	}
+	jo := &jsonOp{ID: op.ID, Type: op.Type, Role: new(op.Role.String()), Fwd: op.Fwd}
+	var err error
+	if jo.Inputs, err = encodeSlots(where, op.Inputs); err != nil {
+		return nil, err
+	}
+	if jo.Outputs, err = encodeSlots(where, op.Outputs); err != nil {
+		return nil, err
+	}
+	if jo.Attrs, err = encodeAttrs(where, op.Attrs); err != nil {
+		return nil, err
+	}
+	if d := op.Dist; d != nil {
+		if !validUTF8(d.Mesh, d.ImplType) {
+			return nil, errUTF8(where)
+		}
+		jd := &jsonOpDist{Mesh: d.Mesh, ImplType: d.ImplType, ImplIndex: d.ImplIndex, Recompute: d.Recompute}
+		if jd.Inputs, err = encodeArgDists(where, d.Inputs); err != nil {
+			return nil, err
+		}
+		if jd.Outputs, err = encodeArgDists(where, d.Outputs); err != nil {
+			return nil, err
+		}
+		jo.Dist = jd
+	}
+	return jo, nil
+}
+
+func encodeSlots(where string, ss []Slot) ([]*jsonSlot, error) {
+	out := make([]*jsonSlot, len(ss))
+	for i, s := range ss {
+		if !validUTF8(s.Name) || !validUTF8(s.Args...) {
+			return nil, errUTF8(where)
+		}
+		out[i] = &jsonSlot{Name: s.Name, Args: mk(s.Args)}
+	}
+	return out, nil
+}
+
+func encodeArgDists(where string, as []ArgDist) ([]*jsonArgDist, error) {
+	out := make([]*jsonArgDist, len(as))
+	for i, a := range as {
+		if !utf8.ValidString(a.Name) {
+			return nil, errUTF8(where)
+		}
+		out[i] = &jsonArgDist{Name: a.Name, DimsMapping: mk(a.DimsMapping)}
+	}
+	return out, nil
+}
+
+func encodeAttrs(where string, as Attrs) ([]*jsonAttr, error) {
+	if len(as) == 0 {
+		return nil, nil
+	}
+	out := make([]*jsonAttr, len(as))
+	for i, a := range as {
+		awhere := fmt.Sprintf("%s attr %q", where, a.Name)
+		if i > 0 && as[i-1].Name >= a.Name {
+			return nil, fmt.Errorf("%s: attrs not sorted by unique name", awhere)
+		}
+		if !utf8.ValidString(a.Name) {
+			return nil, errUTF8(awhere)
+		}
+		v, err := encodeValue(a.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", awhere, err)
+		}
+		out[i] = &jsonAttr{Name: a.Name, Kind: a.Value.Kind().String(), Value: v}
+	}
+	return out, nil
+}
+
+// encodeValue returns the Go value encoding/json writes for v.
+func encodeValue(v Value) (any, error) {
+	switch v := v.(type) {
+	case Bool:
+		return bool(v), nil
+	case Int:
+		return int64(v), nil
+	case Float:
+		return jsonFloat(float64(v)), nil
+	case String:
+		if !utf8.ValidString(string(v)) {
+			return nil, errors.New("string is not valid UTF-8")
+		}
+		return string(v), nil
+	case BlockRef:
+		return int(v), nil
+	case Bools:
+		return mk([]bool(v)), nil
+	case Ints:
+		return mk([]int64(v)), nil
+	case Floats:
+		out := make([]any, len(v))
+		for i, f := range v {
+			out[i] = jsonFloat(f)
+		}
+		return out, nil
+	case Strings:
+		if !validUTF8(v...) {
+			return nil, errors.New("string is not valid UTF-8")
+		}
+		return mk([]string(v)), nil
+	case BlockRefs:
+		return mk([]int(v)), nil
+	case nil:
+		return nil, errors.New("nil value")
+	}
+	return nil, fmt.Errorf("unknown value type %T", v)
+}
+
+// jsonFloat returns f as a JSON number, or as "nan", "inf" or "-inf".
+func jsonFloat(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return f
+}
+
+// Decoding.
+
+func decodeModule(jm *jsonModule) (*Module, error) {
+	if jm.Version == nil {
+		return nil, errors.New("missing version")
+	}
+	if *jm.Version != jsonVersion {
+		return nil, fmt.Errorf("unsupported version %d (want %d)", *jm.Version, jsonVersion)
+	}
+	m := &Module{Name: jm.Name}
+	for i, jpm := range jm.Meshes {
+		if jpm == nil {
+			return nil, fmt.Errorf("mesh at position %d is null", i)
+		}
+		m.Meshes = append(m.Meshes, &ProcessMesh{Name: jpm.Name, Shape: jpm.Shape, DimNames: jpm.Dims, ProcessIDs: jpm.Ranks})
+	}
+	for i, jg := range jm.Groups {
+		if jg == nil {
+			return nil, fmt.Errorf("group at position %d is null", i)
+		}
+		m.Groups = append(m.Groups, Group{ID: jg.ID, Ranks: jg.Ranks})
+	}
+	var err error
+	if jm.Main != nil {
+		if m.Main, err = decodeProgram("main", jm.Main); err != nil {
+			return nil, err
+		}
+	}
+	if jm.Startup != nil {
+		if m.Startup, err = decodeProgram("startup", jm.Startup); err != nil {
+			return nil, err
+		}
+	}
+	for i, jpg := range jm.ParamGrads {
+		if jpg == nil {
+			return nil, fmt.Errorf("param_grad at position %d is null", i)
+		}
+		m.ParamGrads = append(m.ParamGrads, ParamGrad{Param: jpg.Param, Grad: jpg.Grad})
+	}
+	return m, nil
+}
+
+func orDefault(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func decodeProgram(where string, jp *jsonProgram) (*Program, error) {
+	p := &Program{Name: jp.Name, Rank: orDefault(jp.Rank, -1), Blocks: make([]*Block, 0, len(jp.Blocks))}
+	for i, jb := range jp.Blocks {
+		if jb == nil {
+			return nil, fmt.Errorf("%s: block at position %d is null", where, i)
+		}
+		if idx := orDefault(jb.Index, i); idx != i {
+			return nil, fmt.Errorf("%s: block at position %d has index %d", where, i, idx)
+		}
+		b, err := decodeBlock(fmt.Sprintf("%s block %d", where, i), i, jb)
+		if err != nil {
+			return nil, err
+		}
+		p.Blocks = append(p.Blocks, b)
+	}
+	return p, nil
+}
+
+func decodeBlock(where string, index int, jb *jsonBlock) (*Block, error) {
+	b := &Block{Index: index, Parent: orDefault(jb.Parent, -1), Forward: orDefault(jb.Forward, -1)}
+	for i, jv := range jb.Vars {
+		if jv == nil {
+			return nil, fmt.Errorf("%s: var at position %d is null", where, i)
+		}
+		vwhere := fmt.Sprintf("%s var %q", where, jv.Name)
+		v, err := decodeVar(vwhere, jv)
+		if err != nil {
+			return nil, err
+		}
+		if b.AddVar(v) != nil {
+			return nil, fmt.Errorf("%s: declared twice", vwhere)
+		}
+	}
+	if jb.Ops != nil {
+		b.Ops = make([]*Op, 0, len(jb.Ops))
+	}
+	for i, jo := range jb.Ops {
+		if jo == nil {
+			return nil, fmt.Errorf("%s: op at position %d is null", where, i)
+		}
+		op, err := decodeOp(fmt.Sprintf("%s op %d", where, jo.ID), jo)
+		if err != nil {
+			return nil, err
+		}
+		b.Ops = append(b.Ops, op)
+	}
+	return b, nil
+}
+
+func decodeVar(where string, jv *jsonVar) (*Var, error) {
+	v := &Var{Name: jv.Name}
+	if jv.Kind != nil {
+		switch *jv.Kind {
+		case "var":
+			v.Kind = KindVar
+		case "persist":
+			v.Kind = KindPersist
+		case "param":
+			v.Kind = KindParam
+		default:
+			return nil, fmt.Errorf("%s: unknown var kind %q", where, *jv.Kind)
+		}
+	}
+	jt := jv.Type
+	if jt == nil {
+		return nil, fmt.Errorf("%s: missing type", where)
+	}
+	if jt.Kind == nil || *jt.Kind == "tensor" {
+		if jt.DType == nil {
+			return nil, fmt.Errorf("%s: missing dtype", where)
+		}
+		d, ok := ParseDType(*jt.DType)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown dtype %q", where, *jt.DType)
+		}
+		v.Type = Type{Kind: DenseTensor, DType: d, Shape: []int64{}}
+		if jt.Shape != nil && *jt.Shape != nil {
+			v.Type.Shape = *jt.Shape
+		}
+	} else {
+		k, ok := parseNoShapeKind(*jt.Kind)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown type kind %q", where, *jt.Kind)
+		}
+		if jt.DType != nil {
+			return nil, fmt.Errorf("%s: type %v has a dtype", where, k)
+		}
+		if jt.Shape != nil && len(*jt.Shape) > 0 {
+			return nil, fmt.Errorf("%s: type %v has a shape", where, k)
+		}
+		v.Type = NoShape(k)
+	}
+	for _, f := range jv.Flags {
+		bit, ok := flagByName(f)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown flag %q", where, f)
+		}
+		v.Flags |= bit
+	}
+	var err error
+	if v.Attrs, err = decodeAttrs(where, jv.Attrs); err != nil {
+		return nil, err
+	}
+	if jd := jv.Dist; jd != nil {
+		d := &TensorDist{Mesh: jd.Mesh, DimsMapping: jd.DimsMapping}
+		if d.DimsMapping == nil {
+			d.DimsMapping = []int{}
+		}
+		for i, jp := range jd.Partial {
+			if jp == nil {
+				return nil, fmt.Errorf("%s: partial at position %d is null", where, i)
+			}
+			r := ReduceSum
+			if jp.Reduce != nil {
+				var ok bool
+				if r, ok = parseReduce(*jp.Reduce); !ok {
+					return nil, fmt.Errorf("%s: unknown reduce %q", where, *jp.Reduce)
+				}
+			}
+			d.Partial = append(d.Partial, Partial{Dim: jp.Dim, Reduce: r})
+		}
+		v.Dist = d
+	}
+	return v, nil
+}
+
+func decodeOp(where string, jo *jsonOp) (*Op, error) {
+	op := &Op{ID: jo.ID, Type: jo.Type, Fwd: jo.Fwd}
+	if jo.Role != nil {
+		for _, part := range strings.Split(*jo.Role, "|") {
+			bit, ok := roleBit(part)
+			if !ok {
+				return nil, fmt.Errorf("%s: unknown role %q", where, *jo.Role)
+			}
+			op.Role |= bit
+		}
+	}
+	var err error
+	if op.Inputs, err = decodeSlots(where, "input", jo.Inputs); err != nil {
+		return nil, err
+	}
+	if op.Outputs, err = decodeSlots(where, "output", jo.Outputs); err != nil {
+		return nil, err
+	}
+	if op.Attrs, err = decodeAttrs(where, jo.Attrs); err != nil {
+		return nil, err
+	}
+	if jd := jo.Dist; jd != nil {
+		d := &OpDist{Mesh: jd.Mesh, ImplType: jd.ImplType, ImplIndex: jd.ImplIndex, Recompute: jd.Recompute}
+		if d.Inputs, err = decodeArgDists(where, "input", jd.Inputs); err != nil {
+			return nil, err
+		}
+		if d.Outputs, err = decodeArgDists(where, "output", jd.Outputs); err != nil {
+			return nil, err
+		}
+		op.Dist = d
+	}
+	return op, nil
+}
+
+func decodeSlots(where, what string, js []*jsonSlot) ([]Slot, error) {
+	if js == nil {
+		return nil, nil
+	}
+	out := make([]Slot, len(js))
+	for i, s := range js {
+		if s == nil {
+			return nil, fmt.Errorf("%s: %s slot at position %d is null", where, what, i)
+		}
+		out[i] = Slot{Name: s.Name, Args: s.Args}
+		if out[i].Args == nil {
+			out[i].Args = []string{}
+		}
+	}
+	return out, nil
+}
+
+func decodeArgDists(where, what string, js []*jsonArgDist) ([]ArgDist, error) {
+	if js == nil {
+		return nil, nil
+	}
+	out := make([]ArgDist, len(js))
+	for i, a := range js {
+		if a == nil {
+			return nil, fmt.Errorf("%s: %s dist at position %d is null", where, what, i)
+		}
+		out[i] = ArgDist{Name: a.Name, DimsMapping: a.DimsMapping}
+		if out[i].DimsMapping == nil {
+			out[i].DimsMapping = []int{}
+		}
+	}
+	return out, nil
+}
+
+func decodeAttrs(where string, js []*jsonAttr) (Attrs, error) {
+	var as Attrs
+	for i, ja := range js {
+		if ja == nil {
+			return nil, fmt.Errorf("%s: attr at position %d is null", where, i)
+		}
+		awhere := fmt.Sprintf("%s attr %q", where, ja.Name)
+		if as.Has(ja.Name) {
+			return nil, fmt.Errorf("%s: given twice", awhere)
+		}
+		v, err := decodeValue(ja.Kind, ja.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", awhere, err)
+		}
+		as.Set(ja.Name, v)
+	}
+	return as, nil
+}
+
+// decodeValue converts a decoded JSON value to a Value of the named kind.
+func decodeValue(kind string, x any) (Value, error) {
+	if kind == "" {
+		return nil, errors.New("missing kind")
+	}
+	var k AttrKind
+	for k = 0; int(k) < len(attrKindNames); k++ {
+		if attrKindNames[k] == kind {
+			break
+		}
+	}
+	if int(k) == len(attrKindNames) {
+		return nil, fmt.Errorf("unknown kind %q", kind)
+	}
+	if x == nil {
+		return nil, errors.New("missing value")
+	}
+	switch k {
+	case KindBool:
+		b, err := jsonBool(x)
+		return Bool(b), err
+	case KindInt:
+		i, err := jsonInt(x, 64)
+		return Int(i), err
+	case KindFloat:
+		f, err := jsonNumber(x)
+		return Float(f), err
+	case KindString:
+		s, err := jsonString(x)
+		return String(s), err
+	case KindBlock:
+		i, err := jsonInt(x, strconv.IntSize)
+		return BlockRef(i), err
+	}
+	xs, ok := x.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want array, got %s", jsonKind(x))
+	}
+	var err error
+	elem := func(i int, e error) error {
+		if e != nil && err == nil {
+			err = fmt.Errorf("element %d: %v", i, e)
+		}
+		return err
+	}
+	switch k {
+	case KindBools:
+		out := make(Bools, len(xs))
+		for i, e := range xs {
+			b, e2 := jsonBool(e)
+			out[i] = b
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindInts:
+		out := make(Ints, len(xs))
+		for i, e := range xs {
+			n, e2 := jsonInt(e, 64)
+			out[i] = n
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindFloats:
+		out := make(Floats, len(xs))
+		for i, e := range xs {
+			f, e2 := jsonNumber(e)
+			out[i] = f
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindStrings:
+		out := make(Strings, len(xs))
+		for i, e := range xs {
+			s, e2 := jsonString(e)
+			out[i] = s
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	default: // KindBlocks
+		out := make(BlockRefs, len(xs))
+		for i, e := range xs {
+			n, e2 := jsonInt(e, strconv.IntSize)
+			out[i] = int(n)
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+}
+
+// jsonKind names the JSON type of a decoded value, for messages.
+func jsonKind(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number " + string(x)
+	case string:
+		return "string " + strconv.Quote(x)
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+func jsonBool(x any) (bool, error) {
+	b, ok := x.(bool)
+	if !ok {
+		return false, fmt.Errorf("want boolean, got %s", jsonKind(x))
+	}
+	return b, nil
+}
+
+func jsonString(x any) (string, error) {
+	s, ok := x.(string)
+	if !ok {
+		return "", fmt.Errorf("want string, got %s", jsonKind(x))
+	}
+	return s, nil
+}
+
+func jsonInt(x any, bits int) (int64, error) {
+	n, ok := x.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("want integer, got %s", jsonKind(x))
+	}
+	i, err := strconv.ParseInt(string(n), 10, bits)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("integer %s out of range", n)
+		}
+		return 0, fmt.Errorf("want integer, got %s", jsonKind(x))
+	}
+	return i, nil
+}
+
+func jsonNumber(x any) (float64, error) {
+	switch x := x.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("number %s out of range", x)
+		}
+		return f, nil
+	case string:
+		switch x {
+		case "nan":
+			return math.NaN(), nil
+		case "inf":
+			return math.Inf(1), nil
+		case "-inf":
+			return math.Inf(-1), nil
+		}
+	}
+	return 0, fmt.Errorf(`want number, "nan", "inf" or "-inf", got %s`, jsonKind(x))
+}
+
+// indentJSON lays out the compact JSON src (as encoding/json writes it,
+// ending in a newline) with two-space indentation, keeping every array or
+// object below the top level that contains no object on one line.
+func indentJSON(src []byte) []byte {
+	src = bytes.TrimRight(src, "\n")
+	out := make([]byte, 0, len(src)+len(src)/2)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '"':
+			j := stringEnd(src, i)
+			out = append(out, src[i:j]...)
+			i = j - 1
+		case '{', '[':
+			if end, flat := flatEnd(src, i); flat && depth > 0 {
+				out = appendInline(out, src[i:end])
+				i = end - 1
+				continue
+			}
+			out = append(out, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '\n')
+}
+
+// stringEnd returns the index just past the string literal starting at i.
+func stringEnd(src []byte, i int) int {
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(src)
+}
+
+// flatEnd returns the index just past the list or object starting at i,
+// and whether it contains no object.
+func flatEnd(src []byte, i int) (int, bool) {
+	depth := 0
+	for j := i; j < len(src); j++ {
+		switch src[j] {
+		case '"':
+			j = stringEnd(src, j) - 1
+		case '{':
+			if j > i {
+				return 0, false
+			}
+			depth++
+		case '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// appendInline appends the compact JSON s with a space after each comma
+// and colon.
+func appendInline(out, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			j := stringEnd(s, i)
+			out = append(out, s[i:j]...)
+			i = j - 1
+		case ',', ':':
+			out = append(out, c, ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
