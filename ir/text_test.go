@@ -31,6 +31,29 @@ func TestRoundTripRandom(t *testing.T) {
 	}
 }
 
+// TestJSONRoundTripRandom is the same property for JSON, over random
+// modules whose strings are UTF-8 (JSON cannot carry other bytes).
+func TestJSONRoundTripRandom(t *testing.T) {
+	for seed := range uint64(500) {
+		m := irgen.RandomUTF8(seed)
+		data, err := ir.EncodeJSON(m)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		m2, err := ir.DecodeJSON(data)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, data)
+		}
+		if d := ir.Diff(m, m2); d != "" {
+			t.Fatalf("seed %d: DecodeJSON(EncodeJSON(m)) differs from m:\n%s", seed, d)
+		}
+		data2, err := ir.EncodeJSON(m2)
+		if err != nil || !bytes.Equal(data, data2) {
+			t.Fatalf("seed %d: re-encoding gives other bytes (err %v)", seed, err)
+		}
+	}
+}
+
 // TestRoundTripCoversEveryKind guards the property test against a generator
 // that silently stops producing some kind of content.
 func TestRoundTripCoversEveryKind(t *testing.T) {

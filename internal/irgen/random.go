@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -19,8 +20,25 @@ func Random(seed uint64) *ir.Module {
 	return g.module()
 }
 
+// RandomUTF8 is Random without the names and strings that are not valid
+// UTF-8, which JSON cannot carry.
+func RandomUTF8(seed uint64) *ir.Module {
+	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), utf8: true}
+	return g.module()
+}
+
 type gen struct {
-	r *rand.Rand
+	r    *rand.Rand
+	utf8 bool
+}
+
+func (g *gen) pick(xs []string) string {
+	for {
+		s := xs[g.r.IntN(len(xs))]
+		if !g.utf8 || utf8.ValidString(s) {
+			return s
+		}
+	}
 }
 
 var plainNames = []string{"x", "w1", "h", "h@GRAD", "w1@GRAD", "tmp.0", "layer_3.w", "_b", "Out", "op", "var", "role", "true", "nan"}
@@ -28,7 +46,7 @@ var oddNames = []string{"", "with space", "quote\"d", "back\\slash", "tab\there"
 
 func (g *gen) name() string {
 	if g.r.IntN(6) == 0 {
-		return oddNames[g.r.IntN(len(oddNames))]
+		return g.pick(oddNames)
 	}
 	return plainNames[g.r.IntN(len(plainNames))] + strconv.Itoa(g.r.IntN(50))
 }
@@ -196,7 +214,7 @@ func (g *gen) value(p *ir.Program) ir.Value {
 	case 2:
 		return ir.Float(g.float())
 	case 3:
-		return ir.String(strs[g.r.IntN(len(strs))])
+		return ir.String(g.pick(strs))
 	case 4:
 		l := make(ir.Bools, n)
 		for i := range l {
@@ -218,7 +236,7 @@ func (g *gen) value(p *ir.Program) ir.Value {
 	case 7:
 		l := make(ir.Strings, n)
 		for i := range l {
-			l[i] = strs[g.r.IntN(len(strs))]
+			l[i] = g.pick(strs)
 		}
 		return l
 	case 8:
