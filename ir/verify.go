@@ -246,7 +246,7 @@ func checkMesh(pm *ProcessMesh) []string {
 		errs = append(errs, fmt.Sprintf("process count of shape %s overflows int", fmtInts(pm.Shape)))
 	}
 	if len(pm.DimNames) != len(pm.Shape) {
-		errs = append(errs, fmt.Sprintf("%d dim names for %d dims", len(pm.DimNames), len(pm.Shape)))
+		errs = append(errs, fmt.Sprintf("%d dim names for shape %s", len(pm.DimNames), fmtInts(pm.Shape)))
 	}
 	for i, d := range pm.DimNames {
 		if countOf(pm.DimNames[:i], d) == 1 {
@@ -531,13 +531,19 @@ func (bs *blockState) find(name string) int32 {
 }
 
 // nameTable maps the names of a block's vars to their positions: an
-// open-addressing hash table of one word per slot, (32 hash bits << 32 |
-// position+1), 0 for an empty slot, at most half full. On a large block
-// it is several times smaller than a map[string]int32, and a lookup reads
-// one slot, usually, before it compares the name of the var it found.
+// open-addressing hash table, at most half full, of 32-bit slots holding
+// position+1 in the low posBits bits (0: empty) and high hash bits above.
+// On a large block it is several times smaller than a map[string]int32,
+// and a lookup usually reads one slot before comparing the name of the
+// var it names.
 type nameTable struct {
-	slots []uint64
-	seed  maphash.Seed
+	slots   []uint32
+	seed    maphash.Seed
+	posBits uint
+}
+
+func (t *nameTable) tag(h uint64) uint32 {
+	return uint32(h>>32) << t.posBits
 }
 
 // build fills the table with vars and appends to dups the positions of
@@ -547,21 +553,21 @@ func (t *nameTable) build(vars []*Var, seed maphash.Seed, dups []int32) []int32 
 	for size < 2*len(vars) {
 		size <<= 1
 	}
-	t.slots, t.seed = make([]uint64, size), seed
-	mask := uint64(size - 1)
+	t.slots, t.seed, t.posBits = make([]uint32, size), seed, uint(bits.Len(uint(len(vars))))
+	mask, posMask := uint64(size-1), uint32(1)<<t.posBits-1
 	for pos, v := range vars {
 		if v == nil {
 			continue
 		}
 		h := maphash.String(seed, v.Name)
-		tag := h >> 32
+		tag := t.tag(h)
 		for i := h & mask; ; i = (i + 1) & mask {
 			s := t.slots[i]
 			if s == 0 {
-				t.slots[i] = tag<<32 | uint64(pos+1)
+				t.slots[i] = tag | uint32(pos+1)
 				break
 			}
-			if s>>32 == tag && vars[uint32(s)-1].Name == v.Name {
+			if s&^posMask == tag && vars[s&posMask-1].Name == v.Name {
 				dups = append(dups, int32(pos))
 				break
 			}
@@ -573,14 +579,14 @@ func (t *nameTable) build(vars []*Var, seed maphash.Seed, dups []int32) []int32 
 // find returns the position of the var named name, or -1.
 func (t *nameTable) find(vars []*Var, name string) int32 {
 	h := maphash.String(t.seed, name)
-	tag, mask := h>>32, uint64(len(t.slots)-1)
+	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return -1
 		}
-		if s>>32 == tag {
-			if pos := uint32(s) - 1; vars[pos].Name == name {
+		if s&^posMask == tag {
+			if pos := s&posMask - 1; vars[pos].Name == name {
 				return int32(pos)
 			}
 		}

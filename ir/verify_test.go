@@ -179,7 +179,7 @@ func TestVerifyRules(t *testing.T) {
 			pm.Shape, pm.DimNames = []int{-2, 1}, []string{"x", "y"}
 		}, []string{"mesh aux: shape [-2, 1]: dim 0 has size -2"}},
 		{"mesh/dim-names-count", func(m *Module) { m.Mesh("aux").DimNames = []string{"x", "y"} },
-			[]string{"mesh aux: 2 dim names for 1 dims"}},
+			[]string{"mesh aux: 2 dim names for shape [2]"}},
 		{"mesh/dim-name-twice", func(m *Module) {
 			pm := m.Mesh("aux")
 			pm.Shape, pm.DimNames = []int{2, 1}, []string{"x", "x"}
@@ -397,6 +397,13 @@ func TestVerifyRules(t *testing.T) {
 			b2 := m.Main.Blocks[2]
 			b2.Ops = b2.Ops[:1]
 		}, []string{"main block 0: var s: defined by op 21 while and op 13 assign_value"}},
+		{"ssa/many-inputs", func(m *Module) {
+			xs := make([]string, 17)
+			for i := range xs {
+				xs[i] = "x"
+			}
+			NewBuilder(m).Op("concat", []Slot{S("X", xs...)}, Slots("Out", "h"))
+		}, []string{"main block 0: var h: defined by op 30 concat and op 2 matmul_v2"}},
 		{"ssa/in-sub-block", func(m *Module) { opIn(m.Main, 2, "cast").Outputs[0].Args[0] = "s" },
 			[]string{"main block 2: var s: defined by op 20 assign and op 19 cast"}},
 
@@ -408,6 +415,11 @@ func TestVerifyRules(t *testing.T) {
 		}, []string{"main block 0: op 10 matmul_v2_grad: writes persistable w1 but has role backward, not optimize or lrsched"}},
 		{"persist/forward-without-read", func(m *Module) { mainOp(m, "batch_norm").Inputs = Slots("X", "h") },
 			[]string{"main block 0: op 3 batch_norm: writes persistable rm but has role forward, not optimize or lrsched"}},
+		{"persist/written-twice-reported-once", func(m *Module) {
+			op := mainOp(m, "batch_norm")
+			op.Inputs = Slots("X", "h")
+			op.Outputs = append(op.Outputs, S("VarianceOut", "rm"))
+		}, []string{"main block 0: op 3 batch_norm: writes persistable rm but has role forward, not optimize or lrsched"}},
 		{"persist/forward-in-sub-block", func(m *Module) { opIn(m.Main, 2, "assign").Outputs[0].Args[0] = "lr" },
 			[]string{"main block 2: op 20 assign: writes persistable lr but has role forward, not optimize or lrsched"}},
 
@@ -486,6 +498,11 @@ func TestVerifyAllowed(t *testing.T) {
 		{"nested-write-is-loop-carried", func(m *Module) {
 			// The while still owns the write of s through block 2.
 			opIn(m.Main, 1, "conditional_block").Outputs[0].Args = []string{}
+		}},
+		{"owner-with-block-refs", func(m *Module) {
+			op := mainOp(m, "while")
+			op.Attrs.Delete("sub_block")
+			op.Attrs.Set("sub_blocks", BlockRefs{1})
 		}},
 		{"owner-listing-output-twice", func(m *Module) {
 			op := mainOp(m, "fill_constant")
