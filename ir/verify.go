@@ -1,0 +1,1248 @@
+package ir
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Violation is one broken rule, located by program, block, op and var.
+//
+// Program is "main" or "startup" (the slot of the module, whatever the
+// program's Name says), or "" for a module-level rule (meshes, groups, the
+// params-grads list). Block is -1 when the rule is not about one block.
+// OpID and OpType locate an op (both zero when the rule is not about an
+// op; an op with a bad id keeps its bad id here). Var names the var the
+// rule is about, also for op rules that mention a var in Msg.
+type Violation struct {
+	Program string // "main", "startup", or "" for module-level
+	Block   int    // -1 when not in a block
+	OpID    int64  // 0 when not about an op
+	OpType  string
+	Var     string // "" when not about a var
+	Msg     string
+}
+
+// Error returns the location followed by the message:
+//
+//	main block 0: op 9 matmul_v2_grad: input X names undeclared var x2
+//	main block 0: var h: dims_mapping [0, 0] uses mesh dim 0 twice
+//	main: no blocks
+//	mesh world: empty shape
+//
+// The op prefix is written when OpID or OpType is set; otherwise the var
+// prefix when Var is set (an op rule about a var names it in Msg).
+func (v Violation) Error() string {
+	b := make([]byte, 0, 48+len(v.Msg))
+	switch {
+	case v.Program != "":
+		b = append(b, v.Program...)
+		if v.Block >= 0 {
+			b = append(b, " block "...)
+			b = strconv.AppendInt(b, int64(v.Block), 10)
+		}
+		b = append(b, ": "...)
+	case v.Block >= 0:
+		b = append(b, "block "...)
+		b = strconv.AppendInt(b, int64(v.Block), 10)
+		b = append(b, ": "...)
+	}
+	switch {
+	case v.OpID != 0 || v.OpType != "":
+		b = append(b, "op "...)
+		b = strconv.AppendInt(b, v.OpID, 10)
+		if v.OpType != "" {
+			b = append(b, ' ')
+			b = appendName(b, v.OpType)
+		}
+		b = append(b, ": "...)
+	case v.Var != "":
+		b = append(b, "var "...)
+		b = appendName(b, v.Var)
+		b = append(b, ": "...)
+	}
+	b = append(b, v.Msg...)
+	return string(b)
+}
+
+// VerifyError lists every violation Verify found, in a deterministic
+// order: module-level rules first, then the main program, then startup,
+// each in block order and, within a block, the block's own rules, its
+// vars in order, then its ops in order.
+type VerifyError struct {
+	Violations []Violation
+}
+
+// Error returns one line per violation.
+func (e *VerifyError) Error() string {
+	var sb strings.Builder
+	for i, v := range e.Violations {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(v.Error())
+	}
+	return sb.String()
+}
+
+// Verify checks m against the structural rules of the IR and returns nil,
+// or a *VerifyError listing every violation. It does not modify m (not
+// even the blocks' lazily built name indexes), so it may run on a module
+// that other goroutines only read.
+//
+// The rules:
+//
+//   - meshes: a non-empty shape of positive sizes, one unique dim name per
+//     dim, unique non-negative process ids as many as the shape holds;
+//     unique non-empty mesh names.
+//   - groups: unique non-negative ids; non-empty, non-negative, unique,
+//     ascending ranks.
+//   - programs: main present; Name is the slot's name; Rank ≥ -1; blocks
+//     present and non-nil; Index is the block's position; block 0 has
+//     parent -1, every other block a parent that is another block, with no
+//     cycle in the parent chain; Forward is -1 or another block.
+//   - vars: non-empty names, unique per block; a known kind and known
+//     flags; attrs sorted, unique and non-nil; a dense tensor has a valid
+//     dtype, dims ≥ -1 and an element count that fits int64 (unknown dims
+//     skipped); a no-shape kind has no dtype, no shape and no dist; a dist
+//     names a mesh, maps each tensor dim to -1 or a mesh dim, no mesh dim
+//     twice, and its partial dims are mesh dims, sorted, unique, not
+//     mapped, with a known reduction.
+//   - ops: id ≥ 1 and unique in the program; a type; a valid role; attrs
+//     sorted, unique and non-nil; block refs name a block of the program
+//     other than block 0 and the op's own; every arg names a var declared
+//     in the op's block or an ancestor; fwd, when set, is on a non-forward
+//     op and names a forward op of the same program.
+//   - op dists: a known mesh; impl index ≥ 0; each arg dist names an arg
+//     of the op on the same side, with a mapping as long as the var's rank,
+//     of -1 or mesh dims, no mesh dim twice.
+//   - SSA: in each block a non-persistable var has at most one defining
+//     op. An op does not define a var it also reads (in-place update), nor
+//     a var that a block it refers to (transitively) writes (loop-carried).
+//   - persistables (main only): an op writing a persistable dense tensor
+//     has the optimize or lrsched bit, or is a forward op that also reads
+//     it, or refers to a block that (transitively) writes it.
+//   - params-grads: each param is a persistable var of some block of
+//     main, listed once; each non-empty grad a var of some block of main.
+func Verify(m *Module) error {
+	if m == nil {
+		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
+	}
+	v := &verifier{m: m, seed: maphash.MakeSeed()}
+	v.checkMeshes()
+	v.checkGroups()
+	var progs [2]*progState
+	if m.Main == nil {
+		v.moduleErr("no main program")
+	} else {
+		progs[0] = v.checkProgram(m.Main, "main", true)
+		v.checkParamGrads(progs[0])
+	}
+	if m.Startup != nil {
+		progs[1] = v.checkProgram(m.Startup, "startup", false)
+	}
+	out := v.mod
+	for _, ps := range progs {
+		if ps != nil {
+			out = append(out, ps.out...)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &VerifyError{Violations: out}
+}
+
+type verifier struct {
+	m      *Module
+	seed   maphash.Seed   // for the name tables
+	meshes []meshEntry    // first mesh of each name, in order
+	meshIx map[string]int // index into meshes, when there are many
+	mod    []Violation    // module-level violations
+}
+
+type meshEntry struct {
+	name string
+	rank int
+}
+
+func (v *verifier) moduleErr(msg string) {
+	v.mod = append(v.mod, Violation{Block: -1, Msg: msg})
+}
+
+// meshRank returns the number of dims of the mesh named name, or -1 when
+// the module has no such mesh.
+func (v *verifier) meshRank(name string) int {
+	if v.meshIx != nil {
+		if i, ok := v.meshIx[name]; ok {
+			return v.meshes[i].rank
+		}
+		return -1
+	}
+	for i := range v.meshes {
+		if v.meshes[i].name == name {
+			return v.meshes[i].rank
+		}
+	}
+	return -1
+}
+
+func (v *verifier) checkMeshes() {
+	for i, pm := range v.m.Meshes {
+		if pm == nil {
+			v.moduleErr(fmt.Sprintf("meshes[%d] is nil", i))
+			continue
+		}
+		subject := "mesh " + quoteName(pm.Name) + ": "
+		if pm.Name == "" {
+			subject = fmt.Sprintf("meshes[%d]: ", i)
+			v.moduleErr(subject + "empty name")
+		}
+		if v.meshRank(pm.Name) >= 0 {
+			v.moduleErr(subject + "declared twice")
+		} else {
+			v.meshes = append(v.meshes, meshEntry{pm.Name, len(pm.Shape)})
+			if len(v.meshes) == 9 {
+				v.meshIx = make(map[string]int, 2*len(v.m.Meshes))
+				for j, e := range v.meshes {
+					v.meshIx[e.name] = j
+				}
+			} else if v.meshIx != nil {
+				v.meshIx[pm.Name] = len(v.meshes) - 1
+			}
+		}
+		for _, msg := range checkMesh(pm) {
+			v.moduleErr(subject + msg)
+		}
+	}
+}
+
+// checkMesh returns what is wrong with one mesh, each problem a phrase
+// without the mesh's name.
+func checkMesh(pm *ProcessMesh) []string {
+	var errs []string
+	if len(pm.Shape) == 0 {
+		errs = append(errs, "empty shape")
+	}
+	count, countOK, overflow := 1, len(pm.Shape) > 0, false
+	for i, s := range pm.Shape {
+		if s <= 0 {
+			errs = append(errs, fmt.Sprintf("shape %s: dim %d has size %d", fmtInts(pm.Shape), i, s))
+			countOK = false
+			continue
+		}
+		if countOK {
+			if count > math.MaxInt/s {
+				countOK, overflow = false, true
+			} else {
+				count *= s
+			}
+		}
+	}
+	if overflow {
+		errs = append(errs, fmt.Sprintf("process count of shape %s overflows int", fmtInts(pm.Shape)))
+	}
+	if len(pm.DimNames) != len(pm.Shape) {
+		errs = append(errs, fmt.Sprintf("%d dim names for shape %s", len(pm.DimNames), fmtInts(pm.Shape)))
+	}
+	for i, d := range pm.DimNames {
+		if countOf(pm.DimNames[:i], d) == 1 {
+			errs = append(errs, "dim name "+quoteName(d)+" used twice")
+		}
+	}
+	seen := make(map[int]int, len(pm.ProcessIDs))
+	for _, id := range pm.ProcessIDs {
+		if id < 0 {
+			errs = append(errs, fmt.Sprintf("negative process id %d", id))
+		}
+		seen[id]++
+		if seen[id] == 2 {
+			errs = append(errs, fmt.Sprintf("process id %d listed twice", id))
+		}
+	}
+	if countOK && len(pm.ProcessIDs) != count {
+		errs = append(errs, fmt.Sprintf("%d process ids for shape %s, want %d", len(pm.ProcessIDs), fmtInts(pm.Shape), count))
+	}
+	return errs
+}
+
+// countOf returns how many times x occurs in xs.
+func countOf[T comparable](xs []T, x T) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
+
+func (v *verifier) checkGroups() {
+	ids := make(map[int]bool, len(v.m.Groups))
+	for _, g := range v.m.Groups {
+		subject := "group " + strconv.Itoa(g.ID) + ": "
+		if g.ID < 0 {
+			v.moduleErr(subject + "negative id")
+		}
+		if ids[g.ID] {
+			v.moduleErr(subject + "declared twice")
+		}
+		ids[g.ID] = true
+		if len(g.Ranks) == 0 {
+			v.moduleErr(subject + "no ranks")
+			continue
+		}
+		ascending := true
+		seen := make(map[int]int, len(g.Ranks))
+		for i, r := range g.Ranks {
+			if r < 0 {
+				v.moduleErr(fmt.Sprintf("%snegative rank %d", subject, r))
+			}
+			if i > 0 && r < g.Ranks[i-1] {
+				ascending = false
+			}
+			seen[r]++
+			if seen[r] == 2 {
+				v.moduleErr(fmt.Sprintf("%srank %d listed twice", subject, r))
+			}
+		}
+		if !ascending {
+			v.moduleErr(fmt.Sprintf("%sranks %s not ascending", subject, fmtInts(g.Ranks)))
+		}
+	}
+}
+
+func (v *verifier) checkParamGrads(mainPS *progState) {
+	if len(v.m.ParamGrads) == 0 || len(mainPS.blocks) == 0 {
+		return
+	}
+	var params map[string]bool
+	if len(v.m.ParamGrads) > 1 {
+		params = make(map[string]bool, len(v.m.ParamGrads))
+	}
+	for i, pg := range v.m.ParamGrads {
+		if pg.Param == "" {
+			v.moduleErr(fmt.Sprintf("grads: entry %d has no param", i))
+		} else {
+			found, persist := mainPS.anyBlockVar(pg.Param)
+			switch {
+			case !found:
+				v.moduleErr("grads: param " + quoteName(pg.Param) + " is not declared")
+			case !persist:
+				v.moduleErr("grads: param " + quoteName(pg.Param) + " is not persistable")
+			}
+			if params != nil {
+				if params[pg.Param] {
+					v.moduleErr("grads: param " + quoteName(pg.Param) + " listed twice")
+				}
+				params[pg.Param] = true
+			}
+		}
+		if pg.Grad != "" {
+			if found, _ := mainPS.anyBlockVar(pg.Grad); !found {
+				v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is not declared")
+			}
+		}
+	}
+}
+
+// progState is the verifier's state for one program. Everything here is
+// allocated once per program or per block, never per op.
+type progState struct {
+	v      *verifier
+	p      *Program
+	label  string
+	main   bool
+	blocks []blockState
+	ids    idTable
+	first  map[int64]opRef // first op of each id, built on the first need
+	defs   []definer       // by global var id: the defining op in the current block
+	out    []Violation
+
+	// Per-op scratch, reused.
+	ins, outs []argRef
+	readSet   map[int32]struct{}
+	readSetOK bool
+}
+
+type blockState struct {
+	b      *Block
+	parent int32 // the parent when it is another block of the program, else -1
+	off    int32 // global id of the block's first var
+	names  nameTable
+	dups   []int32 // positions of vars whose name an earlier var of the block has
+	cyclic bool    // on a cycle of the parent chain
+	cstate uint8   // cycle search state
+	wstate uint8   // writes: 0 not computed, 1 computing, 2 done
+	writes map[int32]struct{}
+}
+
+type opRef struct{ block, pos int32 }
+
+// definer records the op (by position) that defines a var in the block
+// whose stamp (index+1) is recorded; other stamps mean "none yet".
+type definer struct{ stamp, pos int32 }
+
+// argRef is an op argument resolved to its var: gid is the global var id
+// (-1 and v nil when the name is undeclared).
+type argRef struct {
+	name string
+	gid  int32
+	v    *Var
+}
+
+// Id table bits.
+const (
+	idPresent uint8 = 1 << iota // some op has this id
+	idForward                   // the first op with this id is a forward op
+	idVisited                   // the op check has passed an op with this id
+)
+
+// idTable maps op ids to bits: a dense byte slice when ids are dense, as
+// FreshOpID makes them, and a map otherwise.
+type idTable struct {
+	dense  []uint8
+	sparse map[int64]uint8
+}
+
+func newIDTable(maxID int64, numOps int) idTable {
+	if maxID <= 4*int64(numOps)+1024 {
+		return idTable{dense: make([]uint8, maxID+1)}
+	}
+	return idTable{sparse: make(map[int64]uint8, numOps)}
+}
+
+func (t *idTable) get(id int64) uint8 {
+	if t.sparse == nil {
+		if id >= 0 && id < int64(len(t.dense)) {
+			return t.dense[id]
+		}
+		return 0
+	}
+	return t.sparse[id]
+}
+
+// set ORs bits into the entry of id, which must be between 1 and the
+// table's max id.
+func (t *idTable) set(id int64, b uint8) {
+	if t.sparse == nil {
+		t.dense[id] |= b
+		return
+	}
+	t.sparse[id] |= b
+}
+
+func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progState {
+	ps := &progState{v: v, p: p, label: label, main: isMain}
+	if p.Name != label {
+		ps.blockErr(-1, "program is named "+quoteName(p.Name))
+	}
+	if p.Rank < -1 {
+		ps.blockErr(-1, fmt.Sprintf("invalid rank %d", p.Rank))
+	}
+	n := len(p.Blocks)
+	if n == 0 {
+		ps.blockErr(-1, "no blocks")
+		return ps
+	}
+	ps.blocks = make([]blockState, n)
+	total, numOps, maxID := 0, 0, int64(0)
+	for i, b := range p.Blocks {
+		bs := &ps.blocks[i]
+		bs.parent = -1
+		if b == nil {
+			continue
+		}
+		bs.b = b
+		if i > 0 && b.Parent >= 0 && b.Parent < n && b.Parent != i {
+			bs.parent = int32(b.Parent)
+		}
+		bs.off = int32(total)
+		total += len(b.vars)
+		bs.index(v.seed)
+		numOps += len(b.Ops)
+		for _, op := range b.Ops {
+			if op != nil && op.ID > maxID {
+				maxID = op.ID
+			}
+		}
+	}
+	ps.findCycles()
+	ps.ids = newIDTable(maxID, numOps)
+	for _, b := range p.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, op := range b.Ops {
+			if op == nil || op.ID < 1 || ps.ids.get(op.ID)&idPresent != 0 {
+				continue
+			}
+			bits := idPresent
+			if op.Role.IsForward() {
+				bits |= idForward
+			}
+			ps.ids.set(op.ID, bits)
+		}
+	}
+	ps.defs = make([]definer, total)
+	for i := range n {
+		ps.checkBlock(i)
+	}
+	return ps
+}
+
+// index sets up name lookup for the block and finds duplicate names.
+// Small blocks are scanned; larger ones get a nameTable. The block's own
+// lazily built index is neither used nor built: it is stale when a pass
+// renames a var by assigning Name, and building it would be a write.
+func (bs *blockState) index(seed maphash.Seed) {
+	vars := bs.b.vars
+	if len(vars) < 8 {
+		for i, v := range vars {
+			if v == nil {
+				continue
+			}
+			for _, w := range vars[:i] {
+				if w != nil && w.Name == v.Name {
+					bs.dups = append(bs.dups, int32(i))
+					break
+				}
+			}
+		}
+		return
+	}
+	bs.dups = bs.names.build(vars, seed, bs.dups)
+}
+
+// find returns the position of the first var named name in the block, or -1.
+func (bs *blockState) find(name string) int32 {
+	if bs.names.slots != nil {
+		return bs.names.find(bs.b.vars, name)
+	}
+	for i, v := range bs.b.vars {
+		if v != nil && v.Name == name {
+			return int32(i)
+		}
+	}
+	return -1
+}
+
+// nameTable maps the names of a block's vars to their positions: an
+// open-addressing hash table, at most half full, of 32-bit slots holding
+// position+1 in the low posBits bits (0: empty) and high hash bits above.
+// On a large block it is several times smaller than a map[string]int32,
+// and a lookup usually reads one slot before comparing the name of the
+// var it names.
+type nameTable struct {
+	slots   []uint32
+	seed    maphash.Seed
+	posBits uint
+}
+
+func (t *nameTable) tag(h uint64) uint32 {
+	return uint32(h>>32) << t.posBits
+}
+
+// build fills the table with vars and appends to dups the positions of
+// vars whose name an earlier var has.
+func (t *nameTable) build(vars []*Var, seed maphash.Seed, dups []int32) []int32 {
+	size := 16
+	for size < 2*len(vars) {
+		size <<= 1
+	}
+	t.slots, t.seed, t.posBits = make([]uint32, size), seed, uint(bits.Len(uint(len(vars))))
+	mask, posMask := uint64(size-1), uint32(1)<<t.posBits-1
+	for pos, v := range vars {
+		if v == nil {
+			continue
+		}
+		h := maphash.String(seed, v.Name)
+		tag := t.tag(h)
+		for i := h & mask; ; i = (i + 1) & mask {
+			s := t.slots[i]
+			if s == 0 {
+				t.slots[i] = tag | uint32(pos+1)
+				break
+			}
+			if s&^posMask == tag && vars[s&posMask-1].Name == v.Name {
+				dups = append(dups, int32(pos))
+				break
+			}
+		}
+	}
+	return dups
+}
+
+// find returns the position of the var named name, or -1.
+func (t *nameTable) find(vars []*Var, name string) int32 {
+	h := maphash.String(t.seed, name)
+	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if s&^posMask == tag {
+			if pos := s&posMask - 1; vars[pos].Name == name {
+				return int32(pos)
+			}
+		}
+	}
+}
+
+// findCycles marks the blocks that lie on a cycle of parent links.
+func (ps *progState) findCycles() {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	var path []int32
+	for i := range ps.blocks {
+		if ps.blocks[i].cstate != unseen {
+			continue
+		}
+		path = path[:0]
+		j := int32(i)
+		for j >= 0 && ps.blocks[j].cstate == unseen {
+			ps.blocks[j].cstate = onPath
+			path = append(path, j)
+			j = ps.blocks[j].parent
+		}
+		if j >= 0 && ps.blocks[j].cstate == onPath {
+			for k := len(path) - 1; k >= 0; k-- {
+				ps.blocks[path[k]].cyclic = true
+				if path[k] == j {
+					break
+				}
+			}
+		}
+		for _, k := range path {
+			ps.blocks[k].cstate = done
+		}
+	}
+}
+
+// lookup resolves name from block bi through its ancestors, like
+// Program.LookupVar but without touching the blocks' indexes.
+func (ps *progState) lookup(bi int, name string) (int32, *Var) {
+	for steps := 0; bi >= 0 && steps <= len(ps.blocks); steps++ {
+		bs := &ps.blocks[bi]
+		if bs.b != nil {
+			if i := bs.find(name); i >= 0 {
+				return bs.off + i, bs.b.vars[i]
+			}
+		}
+		bi = int(bs.parent)
+	}
+	return -1, nil
+}
+
+// anyBlockVar reports whether some block declares name, and whether one
+// such declaration is persistable.
+func (ps *progState) anyBlockVar(name string) (found, persist bool) {
+	for i := range ps.blocks {
+		bs := &ps.blocks[i]
+		if bs.b == nil {
+			continue
+		}
+		if j := bs.find(name); j >= 0 {
+			found = true
+			if bs.b.vars[j].Persistable() {
+				return true, true
+			}
+		}
+	}
+	return found, false
+}
+
+func (ps *progState) blockErr(bi int, msg string) {
+	ps.out = append(ps.out, Violation{Program: ps.label, Block: bi, Msg: msg})
+}
+
+func (ps *progState) varErr(bi int, name, msg string) {
+	ps.out = append(ps.out, Violation{Program: ps.label, Block: bi, Var: name, Msg: msg})
+}
+
+func (ps *progState) opErr(bi int, op *Op, name, msg string) {
+	ps.out = append(ps.out, Violation{Program: ps.label, Block: bi, OpID: op.ID, OpType: op.Type, Var: name, Msg: msg})
+}
+
+func (ps *progState) checkBlock(bi int) {
+	bs := &ps.blocks[bi]
+	b := bs.b
+	n := len(ps.blocks)
+	if b == nil {
+		ps.blockErr(bi, "nil block")
+		return
+	}
+	if b.Index != bi {
+		ps.blockErr(bi, fmt.Sprintf("index %d does not match its position", b.Index))
+	}
+	switch {
+	case bi == 0:
+		if b.Parent != -1 {
+			ps.blockErr(bi, fmt.Sprintf("global block has parent %d, want -1", b.Parent))
+		}
+	case b.Parent < 0 || b.Parent >= n:
+		ps.blockErr(bi, fmt.Sprintf("parent %d is not a block", b.Parent))
+	case b.Parent == bi:
+		ps.blockErr(bi, "parent is itself")
+	case bs.cyclic:
+		ps.blockErr(bi, "parent chain is cyclic")
+	}
+	if b.Forward != -1 {
+		if b.Forward < 0 || b.Forward >= n {
+			ps.blockErr(bi, fmt.Sprintf("forward %d is not a block", b.Forward))
+		} else if b.Forward == bi {
+			ps.blockErr(bi, "forward is itself")
+		}
+	}
+
+	d := 0
+	for j, v := range b.vars {
+		dup := d < len(bs.dups) && bs.dups[d] == int32(j)
+		if dup {
+			d++
+		}
+		ps.checkVar(bi, j, v, dup)
+	}
+
+	stamp := int32(bi + 1)
+	for j, op := range b.Ops {
+		if op == nil {
+			ps.blockErr(bi, fmt.Sprintf("op at position %d is nil", j))
+			continue
+		}
+		ps.checkOp(bi, j, op, stamp)
+	}
+}
+
+func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
+	if v == nil {
+		ps.blockErr(bi, fmt.Sprintf("var at position %d is nil", pos))
+		return
+	}
+	if v.Name == "" {
+		ps.blockErr(bi, fmt.Sprintf("var at position %d has no name", pos))
+	}
+	if dup {
+		ps.varErr(bi, v.Name, "declared twice")
+	}
+	if v.Kind > KindParam {
+		ps.varErr(bi, v.Name, "unknown kind "+v.Kind.String())
+	}
+	if unknown := v.Flags &^ (1<<numFlags - 1); unknown != 0 {
+		ps.varErr(bi, v.Name, fmt.Sprintf("unknown flag bits %#x", uint16(unknown)))
+	}
+	if len(v.Attrs) > 0 {
+		if msgs := attrProblems(v.Attrs); msgs != nil {
+			for _, msg := range msgs {
+				ps.varErr(bi, v.Name, msg)
+			}
+		}
+	}
+	t := &v.Type
+	switch {
+	case t.Kind == DenseTensor:
+		if !t.DType.Valid() {
+			if t.DType == DTypeInvalid {
+				ps.varErr(bi, v.Name, "no dtype")
+			} else {
+				ps.varErr(bi, v.Name, "unknown dtype "+t.DType.String())
+			}
+		}
+		if !shapeOK(t.Shape) {
+			for _, msg := range shapeProblems(t.Shape) {
+				ps.varErr(bi, v.Name, msg)
+			}
+		}
+		if v.Dist != nil {
+			ps.checkTensorDist(bi, v)
+		}
+	case t.Kind >= numTypeKinds:
+		ps.varErr(bi, v.Name, "unknown type kind "+t.Kind.String())
+	default:
+		if t.DType != DTypeInvalid {
+			ps.varErr(bi, v.Name, t.Kind.String()+" has dtype "+t.DType.String())
+		}
+		if len(t.Shape) > 0 {
+			ps.varErr(bi, v.Name, t.Kind.String()+" has shape "+fmtInts64(t.Shape))
+		}
+		if v.Dist != nil {
+			ps.varErr(bi, v.Name, t.Kind.String()+" has a dist")
+		}
+	}
+}
+
+// shapeOK is the fast check of a dense shape: dims ≥ -1 and an element
+// count (unknown dims skipped) that fits int64.
+func shapeOK(shape []int64) bool {
+	n := uint64(1)
+	for _, d := range shape {
+		if d < 0 {
+			if d == -1 {
+				continue
+			}
+			return false
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return false
+		}
+		n = lo
+	}
+	return true
+}
+
+func shapeProblems(shape []int64) []string {
+	var msgs []string
+	for i, d := range shape {
+		if d < -1 {
+			msgs = append(msgs, fmt.Sprintf("shape %s: dim %d is %d, below -1", fmtInts64(shape), i, d))
+		}
+	}
+	if msgs == nil {
+		msgs = append(msgs, fmt.Sprintf("shape %s: element count overflows int64", fmtInts64(shape)))
+	}
+	return msgs
+}
+
+func (ps *progState) checkTensorDist(bi int, v *Var) {
+	d := v.Dist
+	rank := ps.v.meshRank(d.Mesh)
+	if rank < 0 {
+		ps.varErr(bi, v.Name, "dist on unknown mesh "+quoteName(d.Mesh))
+	}
+	if len(d.DimsMapping) != len(v.Type.Shape) {
+		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", fmtInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
+	}
+	if !mappingOK(d.DimsMapping, rank) {
+		for _, msg := range mappingProblems(d.DimsMapping, rank, d.Mesh) {
+			ps.varErr(bi, v.Name, msg)
+		}
+	}
+	if len(d.Partial) > 0 && !partialOK(d.Partial, d.DimsMapping, rank) {
+		for _, msg := range partialProblems(d.Partial, d.DimsMapping, rank, d.Mesh) {
+			ps.varErr(bi, v.Name, msg)
+		}
+	}
+}
+
+// mappingOK is the fast check of a dims_mapping against a mesh of rank
+// dims (-1: unknown mesh, range not checked). False means "look closer":
+// mappingProblems says what, if anything, is wrong.
+func mappingOK(dm []int, rank int) bool {
+	var seen uint64
+	for _, d := range dm {
+		if d == -1 {
+			continue
+		}
+		if d < -1 || d >= 64 || rank >= 0 && d >= rank {
+			return false
+		}
+		if seen&(1<<d) != 0 {
+			return false
+		}
+		seen |= 1 << d
+	}
+	return true
+}
+
+func mappingProblems(dm []int, rank int, mesh string) []string {
+	var msgs []string
+	for i, d := range dm {
+		switch {
+		case rank >= 0 && (d < -1 || d >= rank):
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", fmtInts(dm), d, rank, quoteName(mesh)))
+		case d < -1:
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", fmtInts(dm), d))
+		}
+		if d >= 0 && countOf(dm[:i], d) == 1 {
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", fmtInts(dm), d))
+		}
+	}
+	return msgs
+}
+
+func partialOK(ps []Partial, dm []int, rank int) bool {
+	var mapped uint64
+	for _, d := range dm {
+		if d >= 0 && d < 64 {
+			mapped |= 1 << d
+		}
+	}
+	prev := -1
+	for _, p := range ps {
+		if p.Dim <= prev || p.Dim >= 64 || rank >= 0 && p.Dim >= rank || p.Reduce >= numReduces || mapped&(1<<p.Dim) != 0 {
+			return false
+		}
+		prev = p.Dim
+	}
+	return true
+}
+
+func partialProblems(ps []Partial, dm []int, rank int, mesh string) []string {
+	var msgs []string
+	for i, p := range ps {
+		switch {
+		case p.Dim < 0 || rank >= 0 && p.Dim >= rank:
+			if rank >= 0 {
+				msgs = append(msgs, fmt.Sprintf("partial dim %d outside [0, %d) of mesh %s", p.Dim, rank, quoteName(mesh)))
+			} else {
+				msgs = append(msgs, fmt.Sprintf("partial dim %d is negative", p.Dim))
+			}
+		case countOf(dm, p.Dim) > 0:
+			msgs = append(msgs, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, fmtInts(dm)))
+		}
+		if p.Reduce >= numReduces {
+			msgs = append(msgs, fmt.Sprintf("partial dim %d has unknown reduction %s", p.Dim, p.Reduce))
+		}
+		if i > 0 {
+			prev := ps[i-1].Dim
+			if p.Dim == prev {
+				msgs = append(msgs, fmt.Sprintf("partial dim %d listed twice", p.Dim))
+			} else if p.Dim < prev {
+				msgs = append(msgs, fmt.Sprintf("partial dims not sorted: %d before %d", prev, p.Dim))
+			}
+		}
+	}
+	return msgs
+}
+
+// attrProblems checks that attrs are sorted by name, unique, and have
+// values. It returns nil when all is well.
+func attrProblems(as Attrs) []string {
+	var msgs []string
+	for i, a := range as {
+		if i > 0 {
+			prev := as[i-1].Name
+			if prev == a.Name {
+				msgs = append(msgs, "attr "+quoteName(a.Name)+" set twice")
+			} else if prev > a.Name {
+				msgs = append(msgs, "attrs out of order: "+quoteName(prev)+" before "+quoteName(a.Name))
+			}
+		}
+		if a.Value == nil {
+			msgs = append(msgs, "attr "+quoteName(a.Name)+" has no value")
+		}
+	}
+	return msgs
+}
+
+func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
+	if op.ID < 1 {
+		ps.opErr(bi, op, "", fmt.Sprintf("id %d is not positive (position %d in block)", op.ID, pos))
+	} else if ps.ids.get(op.ID)&idVisited != 0 {
+		first, fb := ps.firstOp(op.ID)
+		ps.opErr(bi, op, "", fmt.Sprintf("id already used by %s in block %d", opName(first), fb))
+	} else {
+		ps.ids.set(op.ID, idVisited)
+	}
+	if op.Type == "" {
+		ps.opErr(bi, op, "", fmt.Sprintf("empty type (position %d in block)", pos))
+	}
+	if !op.Role.Valid() {
+		ps.opErr(bi, op, "", "invalid role "+op.Role.String())
+	}
+
+	// Attrs: order, values, block refs.
+	ownsSub, attrsBad := false, false
+	for i := range op.Attrs {
+		a := &op.Attrs[i]
+		if i > 0 && op.Attrs[i-1].Name >= a.Name || a.Value == nil {
+			attrsBad = true
+		}
+		switch a.Value.(type) {
+		case BlockRef, BlockRefs:
+			ownsSub = true
+		}
+	}
+	if attrsBad {
+		for _, msg := range attrProblems(op.Attrs) {
+			ps.opErr(bi, op, "", msg)
+		}
+	}
+	if ownsSub {
+		for _, a := range op.Attrs {
+			switch r := a.Value.(type) {
+			case BlockRef:
+				ps.checkRef(bi, op, a.Name, int(r))
+			case BlockRefs:
+				for _, x := range r {
+					ps.checkRef(bi, op, a.Name, x)
+				}
+			}
+		}
+	}
+
+	// Args resolve.
+	ps.ins = ps.resolve(ps.ins[:0], bi, op, op.Inputs, "input ")
+	ps.outs = ps.resolve(ps.outs[:0], bi, op, op.Outputs, "output ")
+	ps.readSetOK = false
+
+	if op.Fwd != 0 {
+		if op.Role.IsForward() {
+			ps.opErr(bi, op, "", fmt.Sprintf("forward op has fwd %d", op.Fwd))
+		} else if bits := ps.ids.get(op.Fwd); op.Fwd < 1 || bits&idPresent == 0 {
+			ps.opErr(bi, op, "", fmt.Sprintf("fwd %d names no op", op.Fwd))
+		} else if bits&idForward == 0 {
+			f, _ := ps.firstOp(op.Fwd)
+			ps.opErr(bi, op, "", fmt.Sprintf("fwd %d names %s, whose role %s is not forward", op.Fwd, opName(f), f.Role))
+		}
+	}
+
+	if op.Dist != nil {
+		ps.checkOpDist(bi, op)
+	}
+
+	// SSA and persistable writes.
+	b := ps.blocks[bi].b
+	for k := range ps.outs {
+		o := &ps.outs[k]
+		v := o.v
+		if v == nil {
+			continue
+		}
+		if v.Kind == KindVar {
+			d := &ps.defs[o.gid]
+			if d.stamp == stamp && d.pos == int32(pos) {
+				continue // the op lists the var twice
+			}
+			if ps.reads(o.gid) || ownsSub && ps.subWrites(bi, op, o.gid) {
+				continue
+			}
+			if d.stamp != stamp {
+				d.stamp, d.pos = stamp, int32(pos)
+				continue
+			}
+			ps.varErr(bi, v.Name, "defined by "+opName(op)+" and "+opName(b.Ops[d.pos]))
+			continue
+		}
+		if !ps.main || v.Type.Kind != DenseTensor || op.Role&(RoleOptimize|RoleLRSched) != 0 {
+			continue
+		}
+		if op.Role.IsForward() && ps.reads(o.gid) || ownsSub && ps.subWrites(bi, op, o.gid) {
+			continue
+		}
+		if ps.writtenBefore(k) {
+			continue
+		}
+		ps.opErr(bi, op, v.Name, "writes persistable "+quoteName(v.Name)+" but has role "+op.Role.String()+", not optimize or lrsched")
+	}
+}
+
+// writtenBefore reports whether outs[k]'s var is also an earlier output of the op.
+func (ps *progState) writtenBefore(k int) bool {
+	for _, o := range ps.outs[:k] {
+		if o.gid == ps.outs[k].gid {
+			return true
+		}
+	}
+	return false
+}
+
+func opName(op *Op) string {
+	return "op " + strconv.FormatInt(op.ID, 10) + " " + quoteName(op.Type)
+}
+
+// firstOp returns the first op of the program with id, and its block.
+func (ps *progState) firstOp(id int64) (*Op, int) {
+	if ps.first == nil {
+		ps.first = make(map[int64]opRef)
+		for bi, b := range ps.p.Blocks {
+			if b == nil {
+				continue
+			}
+			for pos, op := range b.Ops {
+				if op == nil || op.ID < 1 {
+					continue
+				}
+				if _, ok := ps.first[op.ID]; !ok {
+					ps.first[op.ID] = opRef{int32(bi), int32(pos)}
+				}
+			}
+		}
+	}
+	r := ps.first[id]
+	return ps.p.Blocks[r.block].Ops[r.pos], int(r.block)
+}
+
+func (ps *progState) checkRef(bi int, op *Op, attr string, r int) {
+	switch {
+	case r < 0 || r >= len(ps.blocks):
+		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: block %d does not exist", quoteName(attr), r))
+	case r == 0:
+		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to the global block", quoteName(attr)))
+	case r == bi:
+		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to its own block %d", quoteName(attr), r))
+	}
+}
+
+// validRef reports whether an op of block bi may own block r.
+func (ps *progState) validRef(bi, r int) bool {
+	return r > 0 && r < len(ps.blocks) && r != bi && ps.blocks[r].b != nil
+}
+
+func (ps *progState) resolve(refs []argRef, bi int, op *Op, slots []Slot, side string) []argRef {
+	for si := range slots {
+		s := &slots[si]
+		for _, a := range s.Args {
+			gid, v := ps.lookup(bi, a)
+			if v == nil {
+				ps.opErr(bi, op, a, side+quoteName(s.Name)+" names undeclared var "+quoteName(a))
+			}
+			refs = append(refs, argRef{a, gid, v})
+		}
+	}
+	return refs
+}
+
+// reads reports whether the current op reads the var gid.
+func (ps *progState) reads(gid int32) bool {
+	if len(ps.ins) <= 16 {
+		for i := range ps.ins {
+			if ps.ins[i].gid == gid {
+				return true
+			}
+		}
+		return false
+	}
+	if !ps.readSetOK {
+		if ps.readSet == nil {
+			ps.readSet = make(map[int32]struct{}, len(ps.ins))
+		} else {
+			clear(ps.readSet)
+		}
+		for i := range ps.ins {
+			if ps.ins[i].gid >= 0 {
+				ps.readSet[ps.ins[i].gid] = struct{}{}
+			}
+		}
+		ps.readSetOK = true
+	}
+	_, ok := ps.readSet[gid]
+	return ok
+}
+
+// subWrites reports whether a block that op (in block bi) refers to
+// writes the var gid, directly or through blocks its ops refer to.
+func (ps *progState) subWrites(bi int, op *Op, gid int32) bool {
+	for _, a := range op.Attrs {
+		switch r := a.Value.(type) {
+		case BlockRef:
+			if ps.validRef(bi, int(r)) {
+				if _, ok := ps.writesOf(int(r))[gid]; ok {
+					return true
+				}
+			}
+		case BlockRefs:
+			for _, x := range r {
+				if ps.validRef(bi, x) {
+					if _, ok := ps.writesOf(x)[gid]; ok {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// writesOf returns the vars the ops of block bi write, with those of the
+// blocks they refer to, transitively. A block reached again while its own
+// set is being computed (refs that form a cycle) contributes nothing.
+func (ps *progState) writesOf(bi int) map[int32]struct{} {
+	bs := &ps.blocks[bi]
+	if bs.wstate != 0 {
+		return bs.writes
+	}
+	bs.wstate = 1
+	w := make(map[int32]struct{})
+	for _, op := range bs.b.Ops {
+		if op == nil {
+			continue
+		}
+		for _, s := range op.Outputs {
+			for _, a := range s.Args {
+				if gid, _ := ps.lookup(bi, a); gid >= 0 {
+					w[gid] = struct{}{}
+				}
+			}
+		}
+		for r := range op.SubBlocks {
+			if ps.validRef(bi, r) {
+				for g := range ps.writesOf(r) {
+					w[g] = struct{}{}
+				}
+			}
+		}
+	}
+	bs.writes, bs.wstate = w, 2
+	return w
+}
+
+func (ps *progState) checkOpDist(bi int, op *Op) {
+	d := op.Dist
+	rank := ps.v.meshRank(d.Mesh)
+	if rank < 0 {
+		ps.opErr(bi, op, "", "dist: unknown mesh "+quoteName(d.Mesh))
+	}
+	if d.ImplIndex < 0 {
+		ps.opErr(bi, op, "", fmt.Sprintf("dist: negative impl index %d", d.ImplIndex))
+	}
+	ps.checkArgDists(bi, op, d.Inputs, ps.ins, "input", rank, d.Mesh)
+	ps.checkArgDists(bi, op, d.Outputs, ps.outs, "output", rank, d.Mesh)
+}
+
+func (ps *progState) checkArgDists(bi int, op *Op, ads []ArgDist, refs []argRef, side string, rank int, mesh string) {
+	next := 0 // arg dists usually follow the args' order
+	for i := range ads {
+		ad := &ads[i]
+		k := -1
+		for t := next; t < len(refs); t++ {
+			if refs[t].name == ad.Name {
+				k = t
+				break
+			}
+		}
+		if k >= 0 {
+			next = k + 1
+		} else {
+			for t := 0; t < next && t < len(refs); t++ {
+				if refs[t].name == ad.Name {
+					k = t
+					break
+				}
+			}
+		}
+		if k < 0 {
+			ps.opErr(bi, op, ad.Name, "dist "+side+" "+quoteName(ad.Name)+": not an "+side+" of the op")
+			continue
+		}
+		if v := refs[k].v; v != nil && len(ad.DimsMapping) != len(v.Type.Shape) {
+			ps.opErr(bi, op, ad.Name, fmt.Sprintf("dist %s %s: dims_mapping %s has length %d, tensor rank is %d",
+				side, quoteName(ad.Name), fmtInts(ad.DimsMapping), len(ad.DimsMapping), len(v.Type.Shape)))
+		}
+		if !mappingOK(ad.DimsMapping, rank) {
+			for _, msg := range mappingProblems(ad.DimsMapping, rank, mesh) {
+				ps.opErr(bi, op, ad.Name, "dist "+side+" "+quoteName(ad.Name)+": "+msg)
+			}
+		}
+	}
+}
+
+func fmtInts(xs []int) string {
+	var p printer
+	p.ints(xs)
+	return string(p.buf)
+}
+
+func fmtInts64(xs []int64) string {
+	var p printer
+	p.ints64(xs)
+	return string(p.buf)
+}
