@@ -43,6 +43,15 @@ func FuzzParse(f *testing.F) {
 		if text2 := ir.Print(m2); !bytes.Equal(text, text2) {
 			t.Fatalf("printing is not a fixed point:\n%s\n---\n%s", text, text2)
 		}
+		before := ir.Print(m)
+		if err := ir.Verify(m); err != nil {
+			if _, ok := err.(*ir.VerifyError); !ok {
+				t.Fatalf("Verify returned %T: %v", err, err)
+			}
+		}
+		if !bytes.Equal(before, ir.Print(m)) {
+			t.Fatal("Verify changed the module")
+		}
 		if d := ir.Diff(m, m.Clone()); d != "" {
 			t.Fatalf("clone differs:\n%s", d)
 		}

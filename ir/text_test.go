@@ -102,6 +102,27 @@ func TestExamplesAreCanonical(t *testing.T) {
 	}
 }
 
+// TestExamplesVerify parses and verifies the programs in examples/.
+func TestExamplesVerify(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.dpir")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("want at least 2 examples, got %d (%v)", len(files), err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ir.Parse(f, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.Verify(m); err != nil {
+			t.Errorf("%s:\n%v", f, err)
+		}
+	}
+}
+
 func TestPrintFloats(t *testing.T) {
 	for _, tc := range []struct {
 		f    float64

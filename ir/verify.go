@@ -214,59 +214,18 @@ func (v *verifier) checkMeshes() {
 				v.meshIx[pm.Name] = len(v.meshes) - 1
 			}
 		}
-		for _, msg := range checkMesh(pm) {
-			v.moduleErr(subject + msg)
-		}
-	}
-}
-
-// checkMesh returns what is wrong with one mesh, each problem a phrase
-// without the mesh's name.
-func checkMesh(pm *ProcessMesh) []string {
-	var errs []string
-	if len(pm.Shape) == 0 {
-		errs = append(errs, "empty shape")
-	}
-	count, countOK, overflow := 1, len(pm.Shape) > 0, false
-	for i, s := range pm.Shape {
-		if s <= 0 {
-			errs = append(errs, fmt.Sprintf("shape %s: dim %d has size %d", fmtInts(pm.Shape), i, s))
-			countOK = false
-			continue
-		}
-		if countOK {
-			if count > math.MaxInt/s {
-				countOK, overflow = false, true
-			} else {
-				count *= s
+		// Validate is the one definition of a well-formed mesh; its
+		// messages already start with "mesh NAME: ".
+		if err := pm.Validate(); err != nil {
+			for _, e := range unjoin(err) {
+				msg := e.Error()
+				if pm.Name == "" {
+					msg = subject + strings.TrimPrefix(msg, `mesh "": `)
+				}
+				v.moduleErr(msg)
 			}
 		}
 	}
-	if overflow {
-		errs = append(errs, fmt.Sprintf("process count of shape %s overflows int", fmtInts(pm.Shape)))
-	}
-	if len(pm.DimNames) != len(pm.Shape) {
-		errs = append(errs, fmt.Sprintf("%d dim names for shape %s", len(pm.DimNames), fmtInts(pm.Shape)))
-	}
-	for i, d := range pm.DimNames {
-		if countOf(pm.DimNames[:i], d) == 1 {
-			errs = append(errs, "dim name "+quoteName(d)+" used twice")
-		}
-	}
-	seen := make(map[int]int, len(pm.ProcessIDs))
-	for _, id := range pm.ProcessIDs {
-		if id < 0 {
-			errs = append(errs, fmt.Sprintf("negative process id %d", id))
-		}
-		seen[id]++
-		if seen[id] == 2 {
-			errs = append(errs, fmt.Sprintf("process id %d listed twice", id))
-		}
-	}
-	if countOK && len(pm.ProcessIDs) != count {
-		errs = append(errs, fmt.Sprintf("%d process ids for shape %s, want %d", len(pm.ProcessIDs), fmtInts(pm.Shape), count))
-	}
-	return errs
 }
 
 // countOf returns how many times x occurs in xs.
@@ -310,7 +269,7 @@ func (v *verifier) checkGroups() {
 			}
 		}
 		if !ascending {
-			v.moduleErr(fmt.Sprintf("%sranks %s not ascending", subject, fmtInts(g.Ranks)))
+			v.moduleErr(fmt.Sprintf("%sranks %s not ascending", subject, formatInts(g.Ranks)))
 		}
 	}
 }
@@ -818,7 +777,7 @@ func (ps *progState) checkTensorDist(bi int, v *Var) {
 		ps.varErr(bi, v.Name, "dist on unknown mesh "+quoteName(d.Mesh))
 	}
 	if len(d.DimsMapping) != len(v.Type.Shape) {
-		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", fmtInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
+		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", formatInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
 	}
 	if !mappingOK(d.DimsMapping, rank) {
 		for _, msg := range mappingProblems(d.DimsMapping, rank, d.Mesh) {
@@ -857,12 +816,12 @@ func mappingProblems(dm []int, rank int, mesh string) []string {
 	for i, d := range dm {
 		switch {
 		case rank >= 0 && (d < -1 || d >= rank):
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", fmtInts(dm), d, rank, quoteName(mesh)))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", formatInts(dm), d, rank, quoteName(mesh)))
 		case d < -1:
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", fmtInts(dm), d))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", formatInts(dm), d))
 		}
 		if d >= 0 && countOf(dm[:i], d) == 1 {
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", fmtInts(dm), d))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", formatInts(dm), d))
 		}
 	}
 	return msgs
@@ -896,7 +855,7 @@ func partialProblems(ps []Partial, dm []int, rank int, mesh string) []string {
 				msgs = append(msgs, fmt.Sprintf("partial dim %d is negative", p.Dim))
 			}
 		case countOf(dm, p.Dim) > 0:
-			msgs = append(msgs, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, fmtInts(dm)))
+			msgs = append(msgs, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, formatInts(dm)))
 		}
 		if p.Reduce >= numReduces {
 			msgs = append(msgs, fmt.Sprintf("partial dim %d has unknown reduction %s", p.Dim, p.Reduce))
@@ -1225,7 +1184,7 @@ func (ps *progState) checkArgDists(bi int, op *Op, ads []ArgDist, refs []argRef,
 		}
 		if v := refs[k].v; v != nil && len(ad.DimsMapping) != len(v.Type.Shape) {
 			ps.opErr(bi, op, ad.Name, fmt.Sprintf("dist %s %s: dims_mapping %s has length %d, tensor rank is %d",
-				side, quoteName(ad.Name), fmtInts(ad.DimsMapping), len(ad.DimsMapping), len(v.Type.Shape)))
+				side, quoteName(ad.Name), formatInts(ad.DimsMapping), len(ad.DimsMapping), len(v.Type.Shape)))
 		}
 		if !mappingOK(ad.DimsMapping, rank) {
 			for _, msg := range mappingProblems(ad.DimsMapping, rank, mesh) {
@@ -1235,14 +1194,16 @@ func (ps *progState) checkArgDists(bi int, op *Op, ads []ArgDist, refs []argRef,
 	}
 }
 
-func fmtInts(xs []int) string {
-	var p printer
-	p.ints(xs)
-	return string(p.buf)
-}
-
 func fmtInts64(xs []int64) string {
 	var p printer
 	p.ints64(xs)
 	return string(p.buf)
+}
+
+// unjoin splits an errors.Join result into its errors.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

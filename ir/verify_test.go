@@ -173,27 +173,27 @@ func TestVerifyRules(t *testing.T) {
 		{"mesh/zero-size", func(m *Module) {
 			pm := m.Mesh("aux")
 			pm.Shape, pm.DimNames = []int{2, 0}, []string{"x", "y"}
-		}, []string{"mesh aux: shape [2, 0]: dim 1 has size 0"}},
+		}, []string{"mesh aux: dim 1 has size 0; sizes must be positive"}},
 		{"mesh/negative-size", func(m *Module) {
 			pm := m.Mesh("aux")
 			pm.Shape, pm.DimNames = []int{-2, 1}, []string{"x", "y"}
-		}, []string{"mesh aux: shape [-2, 1]: dim 0 has size -2"}},
+		}, []string{"mesh aux: dim 0 has size -2; sizes must be positive"}},
 		{"mesh/dim-names-count", func(m *Module) { m.Mesh("aux").DimNames = []string{"x", "y"} },
-			[]string{"mesh aux: 2 dim names for shape [2]"}},
+			[]string{"mesh aux: 2 dim names for 1 dims"}},
 		{"mesh/dim-name-twice", func(m *Module) {
 			pm := m.Mesh("aux")
 			pm.Shape, pm.DimNames = []int{2, 1}, []string{"x", "x"}
-		}, []string{"mesh aux: dim name x used twice"}},
+		}, []string{"mesh aux: dims 0 and 1 are both named x"}},
 		{"mesh/negative-process-id", func(m *Module) { m.Mesh("aux").ProcessIDs = []int{4, -1} },
-			[]string{"mesh aux: negative process id -1"}},
+			[]string{"mesh aux: rank -1 is negative"}},
 		{"mesh/process-id-twice", func(m *Module) { m.Mesh("aux").ProcessIDs = []int{4, 4} },
-			[]string{"mesh aux: process id 4 listed twice"}},
+			[]string{"mesh aux: rank 4 appears 2 times"}},
 		{"mesh/process-count", func(m *Module) { m.Mesh("aux").ProcessIDs = []int{4} },
-			[]string{"mesh aux: 1 process ids for shape [2], want 2"}},
+			[]string{"mesh aux: shape [2] holds 2 processes but 1 ranks are given"}},
 		{"mesh/count-overflow", func(m *Module) {
 			pm := m.Mesh("aux")
 			pm.Shape, pm.DimNames = []int{1 << 62, 4}, []string{"x", "y"}
-		}, []string{"mesh aux: process count of shape [4611686018427387904, 4] overflows int"}},
+		}, []string{"mesh aux: shape [4611686018427387904, 4] holds more processes than an int can count"}},
 		{"mesh/declared-twice", func(m *Module) { m.Mesh("aux").Name = "world" },
 			[]string{"mesh world: declared twice"}},
 		{"mesh/empty-name", func(m *Module) { m.Mesh("aux").Name = "" },
@@ -586,7 +586,7 @@ func TestVerifyOrder(t *testing.T) {
 	m.Groups[2].Ranks = nil
 	m.Mesh("aux").ProcessIDs = []int{4}
 	want := []string{
-		"mesh aux: 1 process ids for shape [2], want 2",
+		"mesh aux: shape [2] holds 2 processes but 1 ranks are given",
 		"group 2: no ranks",
 		"grads: param w9 is not declared",
 		"main block 0: var h: dims_mapping [0, 0] uses mesh dim 0 twice",

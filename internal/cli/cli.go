@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// Env is what a command sees of the world.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+type command struct {
+	name, args, short string
+	run               func(env *Env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"fmt", "[-w] [FILE|-]...", "print .dpir files canonically", runFmt},
+		{"verify", "[FILE|-]...", "parse and verify .dpir files; list every violation", runVerify},
+	}
+}
+
+// Main runs distpass with args (without the program name) and returns the
+// exit code.
+func Main(args []string, env *Env) int {
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			for _, c := range commands() {
+				if c.name == args[1] {
+					c.run(env, []string{"-h"})
+					return ExitOK
+				}
+			}
+			fmt.Fprintf(env.Stderr, "distpass help: unknown command %q\n", args[1])
+			return ExitUsage
+		}
+		usage(env.Stdout)
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "distpass: unknown command %q\n", name)
+	usage(env.Stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "distpass partitions annotated serial ML programs into per-rank SPMD programs.\n\nUsage:\n\n  distpass <command> [arguments]\n\nCommands:\n\n")
+	cs := commands()
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'distpass help <command>' for a command's flags.\n")
+}
+
+// newFlagSet returns a FlagSet whose usage names the command; -h prints it
+// to stdout and is not an error.
+func newFlagSet(env *Env, c string, args string, doc string) *flag.FlagSet {
+	fs := flag.NewFlagSet(c, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: distpass %s %s\n\n%s\n", c, args, doc)
+		var hasFlags bool
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintf(fs.Output(), "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns an exit code and false when the
+// command should stop (-h or a bad flag).
+func parseFlags(env *Env, fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(env.Stdout)
+		fs.Usage()
+		return ExitOK, false
+	}
+	if err != nil {
+		return ExitUsage, false
+	}
+	return 0, true
+}
+
+// input is one FILE argument, read whole.
+type input struct {
+	name string // as it appears in messages
+	path string // "" for stdin
+	data []byte
+}
+
+// readInputs reads each FILE argument; "-" (or no argument at all) is stdin.
+func readInputs(env *Env, args []string) ([]input, error) {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	var ins []input
+	stdinUsed := false
+	for _, a := range args {
+		if a == "-" {
+			if stdinUsed {
+				return nil, errors.New("stdin (-) given twice")
+			}
+			stdinUsed = true
+			data, err := io.ReadAll(env.Stdin)
+			if err != nil {
+				return nil, fmt.Errorf("reading stdin: %w", err)
+			}
+			ins = append(ins, input{name: "<stdin>", data: data})
+			continue
+		}
+		data, err := os.ReadFile(a)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, input{name: a, path: a, data: data})
+	}
+	return ins, nil
+}
+
+func runFmt(env *Env, args []string) int {
+	fs := newFlagSet(env, "fmt", "[-w] [FILE|-]...",
+		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin.")
+	write := fs.Bool("w", false, "write the result to each FILE instead of stdout")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	ins, err := readInputs(env, fs.Args())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
+		return ExitFail
+	}
+	code := ExitOK
+	for _, in := range ins {
+		m, err := ir.Parse(in.name, in.data)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			code = ExitFail
+			continue
+		}
+		out := ir.Print(m)
+		if *write && in.path != "" {
+			if bytes.Equal(out, in.data) {
+				continue
+			}
+			if err := writeFileAtomic(in.path, out); err != nil {
+				fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
+				code = ExitFail
+			}
+			continue
+		}
+		env.Stdout.Write(out)
+	}
+	return code
+}
+
+func runVerify(env *Env, args []string) int {
+	fs := newFlagSet(env, "verify", "[FILE|-]...",
+		"Verify parses each file and checks every structural rule of the IR,\nprinting one line per violation. No FILE, or -, reads stdin.")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	ins, err := readInputs(env, fs.Args())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass verify: %v\n", err)
+		return ExitFail
+	}
+	code := ExitOK
+	for _, in := range ins {
+		m, err := ir.Parse(in.name, in.data)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			code = ExitFail
+			continue
+		}
+		if err := ir.Verify(m); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(env.Stderr, "%s: %s\n", in.name, line)
+			}
+			code = ExitFail
+		}
+	}
+	return code
+}
+
+// writeFileAtomic replaces path with data, keeping its permissions, so that
+// an interrupted rewrite never leaves half a file.
+func writeFileAtomic(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".distpass-fmt-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
