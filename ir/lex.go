@@ -86,11 +86,13 @@ func (lx *lexer) next() {
 	i := lx.pos
 	for i < len(src) {
 		c := src[i]
-		if c == '\n' {
+		if c == ' ' {
+			i++
+		} else if c == '\n' {
 			i++
 			lx.line++
 			lx.lineStart = i
-		} else if c == ' ' || c == '\t' || c == '\r' {
+		} else if c == '\t' || c == '\r' {
 			i++
 		} else if c == '#' {
 			for i < len(src) && src[i] != '\n' {
@@ -109,8 +111,8 @@ func (lx *lexer) next() {
 	c := src[i]
 	j := i + 1
 	switch {
-	case isNameStart(c):
-		for j < len(src) && isNameChar(src[j]) {
+	case charClass[c]&classNameStart != 0:
+		for j < len(src) && charClass[src[j]]&className != 0 {
 			j++
 		}
 		t.kind = tName
@@ -252,3 +254,21 @@ func (lx *lexer) describe() string {
 	}
 	return tokNames[t.kind]
 }
+
+// charClass classifies bytes for the lexer's hot loops.
+var charClass = func() (t [256]uint8) {
+	for c := range 256 {
+		if isNameStart(byte(c)) {
+			t[c] |= classNameStart
+		}
+		if isNameChar(byte(c)) {
+			t[c] |= className
+		}
+	}
+	return t
+}()
+
+const (
+	classNameStart = 1 << iota
+	className
+)

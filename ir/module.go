@@ -147,7 +147,7 @@ type Block struct {
 	Ops     []*Op
 
 	vars  []*Var
-	index map[string]int32
+	index nameTable // of vars, when index.n == len(vars); rebuilt on demand
 }
 
 // Vars returns the var table in order. The slice must not be modified;
@@ -161,56 +161,56 @@ func (b *Block) NumVars() int { return len(b.vars) }
 func (b *Block) Var(name string) *Var {
 	if len(b.vars) < 8 {
 		for _, v := range b.vars {
-			if v.Name == name {
+			if v != nil && v.Name == name {
 				return v
 			}
 		}
 		return nil
 	}
-	b.ensureIndex()
-	if i, ok := b.index[name]; ok {
+	if b.index.n != len(b.vars) {
+		b.index.build(b.vars, nil)
+	}
+	if i := b.index.find(b.vars, name); i >= 0 {
 		return b.vars[i]
 	}
 	return nil
 }
 
-func (b *Block) ensureIndex() {
-	if len(b.index) == len(b.vars) {
-		return
-	}
-	b.index = make(map[string]int32, len(b.vars))
-	for i, v := range b.vars {
-		b.index[v.Name] = int32(i)
-	}
-}
-
 // AddVar appends v to the var table. A var of the same name already in
 // this block is an error.
 func (b *Block) AddVar(v *Var) error {
-	if b.Var(v.Name) != nil {
-		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
+	if len(b.vars) < 8 && b.index.slots == nil {
+		if b.Var(v.Name) != nil {
+			return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
+		}
+		b.vars = append(b.vars, v)
+		return nil
+	}
+	if b.index.n != len(b.vars) {
+		b.index.build(b.vars, nil)
 	}
 	b.vars = append(b.vars, v)
-	if b.index != nil {
-		b.index[v.Name] = int32(len(b.vars) - 1)
+	if b.index.insert(b.vars, len(b.vars)-1) >= 0 {
+		b.vars = b.vars[:len(b.vars)-1]
+		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
 	}
 	return nil
 }
 
-// addVarUnchecked appends v without the duplicate check; the parser and
-// Clone use it and detect duplicates themselves.
+// addVarUnchecked appends v without the duplicate check: tests use it to
+// build the broken blocks the verifier and encoders must reject.
 func (b *Block) addVarUnchecked(v *Var) {
 	b.vars = append(b.vars, v)
-	b.index = nil
+	b.index = nameTable{}
 }
 
 // RemoveVar deletes the var named name from this block and reports
 // whether it was there.
 func (b *Block) RemoveVar(name string) bool {
 	for i, v := range b.vars {
-		if v.Name == name {
+		if v != nil && v.Name == name {
 			b.vars = append(b.vars[:i], b.vars[i+1:]...)
-			b.index = nil
+			b.index = nameTable{}
 			return true
 		}
 	}
@@ -227,7 +227,7 @@ func (b *Block) RenameVar(old, new string) error {
 		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(new))
 	}
 	v.Name = new
-	b.index = nil
+	b.index = nameTable{}
 	return nil
 }
 

@@ -250,3 +250,31 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestParseIntegerBounds(t *testing.T) {
+	for _, tc := range []struct {
+		lit  string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"-0", 0, true}, {"007", 7, true},
+		{"9223372036854775807", 1<<63 - 1, true}, {"-9223372036854775808", -1 << 63, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"9999999999999999999", 0, false}, {"12345678901234567890", 0, false},
+	} {
+		m, err := ir.Parse("i.dpir", []byte("program main { block 0 { op 1 f() -> () {v = "+tc.lit+"} } }"))
+		if !tc.ok {
+			if err == nil || !strings.Contains(err.Error(), "out of range") {
+				t.Errorf("%s: err = %v, want out of range", tc.lit, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.lit, err)
+			continue
+		}
+		if got, _ := m.Main.Global().Ops[0].Attrs.Int("v"); got != tc.want {
+			t.Errorf("%s parses as %d, want %d", tc.lit, got, tc.want)
+		}
+	}
+}

@@ -473,7 +473,7 @@ func (bs *blockState) index(seed maphash.Seed) {
 		}
 		return
 	}
-	bs.dups = bs.names.build(vars, seed, bs.dups)
+	bs.dups = bs.names.build(vars, bs.dups)
 }
 
 // find returns the position of the first var named name in the block, or -1.
@@ -487,69 +487,6 @@ func (bs *blockState) find(name string) int32 {
 		}
 	}
 	return -1
-}
-
-// nameTable maps the names of a block's vars to their positions: an
-// open-addressing hash table, at most half full, of 32-bit slots holding
-// position+1 in the low posBits bits (0: empty) and high hash bits above.
-// On a large block it is several times smaller than a map[string]int32,
-// and a lookup usually reads one slot before comparing the name of the
-// var it names.
-type nameTable struct {
-	slots   []uint32
-	seed    maphash.Seed
-	posBits uint
-}
-
-func (t *nameTable) tag(h uint64) uint32 {
-	return uint32(h>>32) << t.posBits
-}
-
-// build fills the table with vars and appends to dups the positions of
-// vars whose name an earlier var has.
-func (t *nameTable) build(vars []*Var, seed maphash.Seed, dups []int32) []int32 {
-	size := 16
-	for size < 2*len(vars) {
-		size <<= 1
-	}
-	t.slots, t.seed, t.posBits = make([]uint32, size), seed, uint(bits.Len(uint(len(vars))))
-	mask, posMask := uint64(size-1), uint32(1)<<t.posBits-1
-	for pos, v := range vars {
-		if v == nil {
-			continue
-		}
-		h := maphash.String(seed, v.Name)
-		tag := t.tag(h)
-		for i := h & mask; ; i = (i + 1) & mask {
-			s := t.slots[i]
-			if s == 0 {
-				t.slots[i] = tag | uint32(pos+1)
-				break
-			}
-			if s&^posMask == tag && vars[s&posMask-1].Name == v.Name {
-				dups = append(dups, int32(pos))
-				break
-			}
-		}
-	}
-	return dups
-}
-
-// find returns the position of the var named name, or -1.
-func (t *nameTable) find(vars []*Var, name string) int32 {
-	h := maphash.String(t.seed, name)
-	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			return -1
-		}
-		if s&^posMask == tag {
-			if pos := s&posMask - 1; vars[pos].Name == name {
-				return int32(pos)
-			}
-		}
-	}
 }
 
 // findCycles marks the blocks that lie on a cycle of parent links.

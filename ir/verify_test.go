@@ -613,14 +613,14 @@ func TestVerifyDoesNotMutate(t *testing.T) {
 	m := verifyBase()
 	addDupVar(m.Main.Global(), "h") // leaves the index inconsistent
 	before := Print(m)
-	idx := len(m.Main.Global().index)
+	idx := m.Main.Global().index.n
 	if Verify(m) == nil {
 		t.Fatal("Verify = nil, want a duplicate var")
 	}
 	if after := Print(m); string(after) != string(before) {
 		t.Errorf("Verify changed the module:\n%s", after)
 	}
-	if got := len(m.Main.Global().index); got != idx {
+	if got := m.Main.Global().index.n; got != idx {
 		t.Errorf("Verify rebuilt block 0's index: %d entries, had %d", got, idx)
 	}
 
@@ -628,7 +628,7 @@ func TestVerifyDoesNotMutate(t *testing.T) {
 	if err := Verify(c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Main.Global().index != nil {
+	if c.Main.Global().index.slots != nil {
 		t.Error("Verify built block 0's index")
 	}
 }

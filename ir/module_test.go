@@ -1,0 +1,95 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBlockVarIndex exercises the block's name index through its growth,
+// duplicate detection, renames and removals.
+func TestBlockVarIndex(t *testing.T) {
+	b := &Block{Parent: -1, Forward: -1}
+	const n = 5000
+	for i := range n {
+		if err := b.AddVar(&Var{Name: "v" + strconv.Itoa(i), Type: Tensor(F32)}); err != nil {
+			t.Fatal(err)
+		}
+		if i%997 == 0 {
+			if err := b.AddVar(&Var{Name: "v0", Type: Tensor(F32)}); err == nil || err.Error() != "block 0: var v0 declared twice" {
+				t.Fatalf("duplicate v0 after %d vars: err = %v", i+1, err)
+			}
+		}
+	}
+	if b.NumVars() != n {
+		t.Fatalf("NumVars = %d, want %d", b.NumVars(), n)
+	}
+	for i := range n {
+		name := "v" + strconv.Itoa(i)
+		if v := b.Var(name); v == nil || v.Name != name {
+			t.Fatalf("Var(%s) = %v", name, v)
+		}
+	}
+	if b.Var("v5000") != nil || b.Var("") != nil {
+		t.Fatal("found a var that is not there")
+	}
+	if err := b.RenameVar("v7", "seven"); err != nil {
+		t.Fatal(err)
+	}
+	if b.Var("v7") != nil || b.Var("seven") == nil {
+		t.Fatal("rename not seen by Var")
+	}
+	if err := b.RenameVar("v8", "seven"); err == nil {
+		t.Fatal("rename onto an existing name succeeded")
+	}
+	if !b.RemoveVar("v9") || b.RemoveVar("v9") || b.Var("v9") != nil || b.Var("v10") == nil {
+		t.Fatal("RemoveVar not seen by Var")
+	}
+	if err := b.AddVar(&Var{Name: "v9", Type: Tensor(F32)}); err != nil {
+		t.Fatalf("re-adding a removed name: %v", err)
+	}
+	c := b.Clone()
+	if c.Var("v4999") == nil || c.Var("seven") == nil {
+		t.Fatal("clone lookups fail")
+	}
+}
+
+func TestFreshNamesAndIDs(t *testing.T) {
+	// The generator starts from the module's contents when first used.
+	m := NewModule("m")
+	g := m.Main.Global()
+	for _, n := range []string{"tmp_0", "tmp_2"} {
+		if err := g.AddVar(&Var{Name: n, Type: Tensor(F32)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Ops = append(g.Ops, &Op{ID: 1, Type: "a"}, &Op{ID: 41, Type: "b"})
+	m.FreshName("warm") // creates the generator before the clone
+	c := m.Clone()
+	var got []string
+	for range 3 {
+		got = append(got, m.FreshName("tmp"))
+	}
+	if want := "tmp_1 tmp_3 tmp_4"; strings.Join(got, " ") != want {
+		t.Errorf("FreshName = %s, want %s", strings.Join(got, " "), want)
+	}
+	if id := m.FreshOpID(); id != 42 {
+		t.Errorf("FreshOpID = %d, want 42", id)
+	}
+	// The clone was taken after the generator existed: it continues the
+	// same sequence independently.
+	if n := c.FreshName("tmp"); n != "tmp_1" {
+		t.Errorf("clone FreshName = %s, want tmp_1", n)
+	}
+	if id := c.FreshOpID(); id != 42 {
+		t.Errorf("clone FreshOpID = %d, want 42", id)
+	}
+	// A parsed copy gives the same names, having the same contents.
+	p, err := Parse("m.dpir", Print(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.FreshName("other"); n != "other_0" {
+		t.Errorf("parsed FreshName = %s", n)
+	}
+}

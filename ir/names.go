@@ -1,0 +1,97 @@
+package ir
+
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+// nameSeed seeds the hash of every nameTable. Lookups never reach output,
+// so a per-process seed keeps results deterministic.
+var nameSeed = maphash.MakeSeed()
+
+// nameTable maps the names of a var list to their positions: an
+// open-addressing hash table, at most half full, of 32-bit slots holding
+// position+1 in the low posBits bits (0: empty) and high hash bits above.
+// On a large block it is several times smaller than a map[string]int32,
+// and faster to fill, since the names themselves stay in the vars.
+type nameTable struct {
+	slots   []uint32
+	posBits uint
+	n       int // names in the table
+}
+
+func (t *nameTable) tag(h uint64) uint32 { return uint32(h>>32) << t.posBits }
+
+// reset empties the table and sizes it for capacity names.
+func (t *nameTable) reset(capacity int) {
+	size := 16
+	for size < 2*capacity {
+		size <<= 1
+	}
+	t.slots, t.posBits, t.n = make([]uint32, size), uint(bits.Len(uint(size/2))), 0
+}
+
+// insert adds the name of vars[pos] and returns -1, or, when an earlier var
+// of that name is in the table, that var's position (and adds nothing). The
+// table grows as needed; vars[:pos] must be the vars inserted so far.
+func (t *nameTable) insert(vars []*Var, pos int) int32 {
+	if t.slots == nil || 2*(t.n+1) > len(t.slots) || pos+1 >= 1<<t.posBits {
+		t.grow(vars, pos)
+	}
+	name := vars[pos].Name
+	h := maphash.String(nameSeed, name)
+	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			t.slots[i] = tag | uint32(pos+1)
+			t.n++
+			return -1
+		}
+		if s&^posMask == tag && vars[s&posMask-1].Name == name {
+			return int32(s&posMask - 1)
+		}
+	}
+}
+
+// grow re-inserts vars[:pos] into a table twice the size.
+func (t *nameTable) grow(vars []*Var, pos int) {
+	t.reset(max(2*t.n, pos+1, 8))
+	for i, v := range vars[:pos] {
+		if v != nil {
+			t.insert(vars, i)
+		}
+	}
+}
+
+// build fills the table with vars, sized once, and appends to dups the
+// positions of vars whose name an earlier var has. Nil vars are skipped.
+func (t *nameTable) build(vars []*Var, dups []int32) []int32 {
+	t.reset(len(vars))
+	for pos, v := range vars {
+		if v != nil && t.insert(vars, pos) >= 0 {
+			dups = append(dups, int32(pos))
+		}
+	}
+	return dups
+}
+
+// find returns the position of the var named name, or -1.
+func (t *nameTable) find(vars []*Var, name string) int32 {
+	if t.slots == nil {
+		return -1
+	}
+	h := maphash.String(nameSeed, name)
+	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if s&^posMask == tag {
+			if pos := s&posMask - 1; vars[pos].Name == name {
+				return int32(pos)
+			}
+		}
+	}
+}
