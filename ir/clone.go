@@ -47,68 +47,143 @@ func (p *Program) Clone() *Program {
 	if p == nil {
 		return nil
 	}
+	var cl cloner
 	c := &Program{Name: p.Name, Rank: p.Rank, Blocks: make([]*Block, len(p.Blocks))}
 	for i, b := range p.Blocks {
-		c.Blocks[i] = b.Clone()
+		c.Blocks[i] = cl.block(b)
 	}
 	return c
 }
 
 // Clone returns a deep copy of the block.
 func (b *Block) Clone() *Block {
-	c := &Block{Index: b.Index, Parent: b.Parent, Forward: b.Forward}
-	// One backing array for all vars and one for all ops keeps a clone
-	// of a large program to a handful of allocations per block.
-	vars := make([]Var, len(b.vars))
-	c.vars = make([]*Var, len(b.vars))
-	for i, v := range b.vars {
-		vars[i] = *v
-		v2 := &vars[i]
-		v2.Type.Shape = slices.Clone(v.Type.Shape)
-		v2.Attrs = v.Attrs.Clone()
-		v2.Dist = v.Dist.Clone()
-		c.vars[i] = v2
-	}
-	ops := make([]Op, len(b.Ops))
-	c.Ops = make([]*Op, len(b.Ops))
-	for i, op := range b.Ops {
-		ops[i] = *op
-		o := &ops[i]
-		o.Inputs = cloneSlots(op.Inputs)
-		o.Outputs = cloneSlots(op.Outputs)
-		o.Attrs = op.Attrs.Clone()
-		o.Dist = op.Dist.Clone()
-		c.Ops[i] = o
-	}
-	return c
+	var cl cloner
+	return cl.block(b)
 }
 
 // Clone returns a deep copy of the op.
 func (o *Op) Clone() *Op {
+	var cl cloner
 	c := *o
-	c.Inputs = cloneSlots(o.Inputs)
-	c.Outputs = cloneSlots(o.Outputs)
-	c.Attrs = o.Attrs.Clone()
-	c.Dist = o.Dist.Clone()
+	cl.op(&c)
 	return &c
 }
 
 // Clone returns a deep copy of the var.
 func (v *Var) Clone() *Var {
+	var cl cloner
 	c := *v
-	c.Type.Shape = slices.Clone(v.Type.Shape)
-	c.Attrs = v.Attrs.Clone()
-	c.Dist = v.Dist.Clone()
+	cl.var_(&c)
 	return &c
 }
 
-func cloneSlots(ss []Slot) []Slot {
+// cloner copies blocks into a few large arrays (slabs) rather than one
+// allocation per slice: cloning is what every rank's partition starts
+// with. Sub-slices are capped, so appending to one reallocates it.
+type cloner struct {
+	vars   slab[Var]
+	ops    slab[Op]
+	strs   slab[string]
+	slots  slab[Slot]
+	attrs  slab[Attr]
+	args   slab[ArgDist]
+	ints   slab[int]
+	i64s   slab[int64]
+	parts  slab[Partial]
+	tdists slab[TensorDist]
+	odists slab[OpDist]
+}
+
+func (cl *cloner) block(b *Block) *Block {
+	if b == nil {
+		return nil
+	}
+	c := &Block{Index: b.Index, Parent: b.Parent, Forward: b.Forward}
+	c.vars = make([]*Var, len(b.vars))
+	for i, v := range b.vars {
+		if v == nil {
+			continue
+		}
+		v2 := cl.vars.one()
+		*v2 = *v
+		cl.var_(v2)
+		c.vars[i] = v2
+	}
+	c.Ops = make([]*Op, len(b.Ops))
+	for i, op := range b.Ops {
+		if op == nil {
+			continue
+		}
+		o := cl.ops.one()
+		*o = *op
+		cl.op(o)
+		c.Ops[i] = o
+	}
+	return c
+}
+
+// var_ replaces v's slices and pointers with copies.
+func (cl *cloner) var_(v *Var) {
+	v.Type.Shape = cloneOrNil(&cl.i64s, v.Type.Shape)
+	v.Attrs = cl.attrList(v.Attrs)
+	if d := v.Dist; d != nil {
+		d2 := cl.tdists.one()
+		*d2 = TensorDist{Mesh: d.Mesh, DimsMapping: cloneOrNil(&cl.ints, d.DimsMapping), Partial: cloneOrNil(&cl.parts, d.Partial)}
+		v.Dist = d2
+	}
+}
+
+// op replaces o's slices and pointers with copies.
+func (cl *cloner) op(o *Op) {
+	o.Inputs = cl.slotList(o.Inputs)
+	o.Outputs = cl.slotList(o.Outputs)
+	o.Attrs = cl.attrList(o.Attrs)
+	if d := o.Dist; d != nil {
+		d2 := cl.odists.one()
+		*d2 = *d
+		d2.Inputs = cl.argList(d.Inputs)
+		d2.Outputs = cl.argList(d.Outputs)
+		o.Dist = d2
+	}
+}
+
+func (cl *cloner) slotList(ss []Slot) []Slot {
 	if ss == nil {
 		return nil
 	}
-	out := make([]Slot, len(ss))
-	for i, s := range ss {
-		out[i] = Slot{Name: s.Name, Args: slices.Clone(s.Args)}
+	out := cl.slots.copyOf(ss)
+	for i := range out {
+		out[i].Args = cloneOrNil(&cl.strs, out[i].Args)
 	}
 	return out
+}
+
+func (cl *cloner) attrList(as Attrs) Attrs {
+	if as == nil {
+		return nil
+	}
+	out := cl.attrs.copyOf(as)
+	for i := range out {
+		out[i].Value = cloneValue(out[i].Value)
+	}
+	return out
+}
+
+func (cl *cloner) argList(as []ArgDist) []ArgDist {
+	if as == nil {
+		return nil
+	}
+	out := cl.args.copyOf(as)
+	for i := range out {
+		out[i].DimsMapping = cloneOrNil(&cl.ints, out[i].DimsMapping)
+	}
+	return out
+}
+
+// cloneOrNil copies xs into the slab, keeping nil nil and empty empty.
+func cloneOrNil[T any](s *slab[T], xs []T) []T {
+	if xs == nil {
+		return nil
+	}
+	return s.copyOf(xs)
 }
