@@ -40,10 +40,10 @@ func (h *hasher) u64(x uint64) {
 	h.h.Write(h.buf[:])
 }
 
-func (h *hasher) int(x int)     { h.u64(uint64(x)) }
-func (h *hasher) i64(x int64)   { h.u64(uint64(x)) }
-func (h *hasher) byte(b byte)   { h.h.WriteByte(b) }
-func (h *hasher) str(s string)  { h.int(len(s)); h.h.WriteString(s) }
+func (h *hasher) int(x int)    { h.u64(uint64(x)) }
+func (h *hasher) i64(x int64)  { h.u64(uint64(x)) }
+func (h *hasher) byte(b byte)  { h.h.WriteByte(b) }
+func (h *hasher) str(s string) { h.int(len(s)); h.h.WriteString(s) }
 
 func (h *hasher) ints(xs []int) {
 	h.int(len(xs))
