@@ -2,53 +2,72 @@ package ir
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"math"
+	"math/bits"
+	"unsafe"
 )
-
-// hashSeed is fixed for the process: hashes compare within one run (the
-// pass manager's change detection, the HTML explorer's column merging),
-// never across runs, and never reach output.
-var hashSeed = maphash.MakeSeed()
 
 // Hash returns a structural hash of m: modules that print the same bytes
 // hash the same, and any change the printer would show changes the hash
 // with overwhelming probability. It walks the structure without printing,
-// at a fraction of Print's cost. Values are stable within one process only.
+// at a fraction of Print's cost, and allocates nothing. It is meant for
+// change detection, not for security: the mixing is wyhash's multiply-fold,
+// with fixed constants, so values are stable across runs and machines.
 func Hash(m *Module) uint64 {
-	var h hasher
-	h.h.SetSeed(hashSeed)
+	h := hasher{s: hashInit}
 	h.module(m)
-	return h.h.Sum64()
+	return h.sum()
 }
 
 // HashOp returns a structural hash of one op, for per-op change counts.
 func HashOp(op *Op) uint64 {
-	var h hasher
-	h.h.SetSeed(hashSeed)
+	h := hasher{s: hashInit}
 	h.op(op)
-	return h.h.Sum64()
+	return h.sum()
 }
+
+const (
+	hashInit = 0x243f6a8885a308d3 // digits of pi: any odd constant will do
+	hashK1   = 0xa0761d6478bd642f
+	hashK2   = 0xe7037ed1a0b428db
+)
 
 type hasher struct {
-	h   maphash.Hash
-	buf [8]byte
+	s uint64
+	n uint64 // words mixed, folded in at the end
 }
 
+// u64 mixes one word into the state: a 64x64->128 multiply folded to 64
+// bits, as wyhash does, which spreads every input bit over the state.
 func (h *hasher) u64(x uint64) {
-	binary.LittleEndian.PutUint64(h.buf[:], x)
-	h.h.Write(h.buf[:])
+	hi, lo := bits.Mul64(h.s^hashK1, x^hashK2)
+	h.s = hi ^ lo
+	h.n++
 }
 
-func (h *hasher) int(x int)    { h.u64(uint64(x)) }
-func (h *hasher) i64(x int64)  { h.u64(uint64(x)) }
-func (h *hasher) byte(b byte)  { h.h.WriteByte(b) }
-func (h *hasher) str(s string) { h.int(len(s)); h.h.WriteString(s) }
+func (h *hasher) sum() uint64 {
+	hi, lo := bits.Mul64(h.s^hashK2, h.n^hashK1)
+	return hi ^ lo
+}
 
-func (h *hasher) ints(xs []int) {
-	h.int(len(xs))
-	for _, x := range xs {
-		h.int(x)
+func (h *hasher) int(x int)   { h.u64(uint64(x)) }
+func (h *hasher) i64(x int64) { h.u64(uint64(x)) }
+func (h *hasher) byte(b byte) { h.u64(uint64(b) | 0xb7e1<<48) }
+
+// str mixes the length, then the bytes eight at a time.
+func (h *hasher) str(s string) {
+	h.u64(uint64(len(s)))
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(b) >= 8 {
+		h.u64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var w uint64
+		for i, c := range b {
+			w |= uint64(c) << (8 * i)
+		}
+		h.u64(w)
 	}
 }
 
@@ -246,12 +265,18 @@ func (h *hasher) value(v Value) {
 	}
 }
 
-// float hashes the bits, with every NaN alike, since Equal treats NaNs as
-// equal.
+// float hashes the bits, with every NaN alike: they all print as nan.
 func (h *hasher) float(f float64) {
 	if f != f {
 		h.u64(0x7ff8000000000001)
 		return
 	}
 	h.u64(math.Float64bits(f))
+}
+
+func (h *hasher) ints(xs []int) {
+	h.int(len(xs))
+	for _, x := range xs {
+		h.int(x)
+	}
 }

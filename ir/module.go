@@ -381,3 +381,57 @@ func (o *Op) SubBlocks(yield func(int) bool) {
 
 // String returns a short form for messages: "op 9 matmul_v2_grad".
 func (o *Op) String() string { return "op " + strconv.FormatInt(o.ID, 10) + " " + o.Type }
+
+// RenameVars renames vars everywhere in the module: declarations in every
+// block of every program, op arguments, op dist arguments and the
+// params-grads list. rename maps a name to its new name (return it
+// unchanged to keep it); all renames happen at once, so a permutation of
+// names is fine. Two vars of one block ending with the same name is an
+// error, and leaves the module unchanged.
+func (m *Module) RenameVars(rename func(string) string) error {
+	progs := m.Programs()
+	for _, p := range progs {
+		for _, b := range p.Blocks {
+			seen := make(map[string]bool, len(b.vars))
+			for _, v := range b.vars {
+				n := rename(v.Name)
+				if seen[n] {
+					return fmt.Errorf("%s block %d: renaming makes two vars named %s", p.Name, b.Index, quoteName(n))
+				}
+				seen[n] = true
+			}
+		}
+	}
+	for _, p := range progs {
+		for _, b := range p.Blocks {
+			for _, v := range b.vars {
+				v.Name = rename(v.Name)
+			}
+			b.index = nameTable{}
+			for _, op := range b.Ops {
+				for _, ss := range [2][]Slot{op.Inputs, op.Outputs} {
+					for i := range ss {
+						for j, a := range ss[i].Args {
+							ss[i].Args[j] = rename(a)
+						}
+					}
+				}
+				if d := op.Dist; d != nil {
+					for _, as := range [2][]ArgDist{d.Inputs, d.Outputs} {
+						for i := range as {
+							as[i].Name = rename(as[i].Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	for i := range m.ParamGrads {
+		m.ParamGrads[i].Param = rename(m.ParamGrads[i].Param)
+		if m.ParamGrads[i].Grad != "" {
+			m.ParamGrads[i].Grad = rename(m.ParamGrads[i].Grad)
+		}
+	}
+	m.gen = nil // the names it handed out are stale
+	return nil
+}
