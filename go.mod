@@ -3,6 +3,7 @@ module github.com/distpass/distpass
 go 1.26
 
 require (
+	github.com/emicklei/dot v1.11.0
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
 )
