@@ -33,19 +33,30 @@ const (
 )
 
 type hasher struct {
-	s uint64
-	n uint64 // words mixed, folded in at the end
+	s    uint64
+	pend uint64 // a word waiting for its pair: each multiply takes two
+	has  bool
+	n    uint64 // pairs mixed, folded in at the end
 }
 
-// u64 mixes one word into the state: a 64x64->128 multiply folded to 64
-// bits, as wyhash does, which spreads every input bit over the state.
+// u64 feeds one word. Words are mixed in pairs by a 64x64->128 multiply
+// folded to 64 bits, as wyhash does, which spreads every input bit over
+// the state.
 func (h *hasher) u64(x uint64) {
-	hi, lo := bits.Mul64(h.s^hashK1, x^hashK2)
+	if !h.has {
+		h.pend, h.has = x, true
+		return
+	}
+	hi, lo := bits.Mul64(h.s^h.pend^hashK1, x^hashK2)
 	h.s = hi ^ lo
+	h.has = false
 	h.n++
 }
 
 func (h *hasher) sum() uint64 {
+	if h.has {
+		h.u64(0x5bd1e9955bd1e995)
+	}
 	hi, lo := bits.Mul64(h.s^hashK2, h.n^hashK1)
 	return hi ^ lo
 }

@@ -266,7 +266,7 @@ func styleNode(n dot.Node, nd node) {
 	case nodeOp:
 		n.Attr("shape", "box")
 		n.Attr("fillcolor", roleFill[roleClassOf(nd.op.Role)])
-		if isCollective(nd.op.Type) {
+		if ir.IsCollective(nd.op.Type) {
 			n.Attr("style", "filled,bold")
 			n.Attr("color", collectiveColor)
 			n.Attr("penwidth", "3")
