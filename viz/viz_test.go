@@ -132,11 +132,15 @@ var (
 )
 
 // render runs dot -Tsvg on src and fails unless dot exits 0 and writes
-// nothing to stderr: a warning is a failure. Without dot it skips.
+// nothing to stderr: a warning is a failure. Without dot it skips, unless
+// DISTPASS_REQUIRE_DOT is set (CI sets it, having installed Graphviz).
 func render(t *testing.T, src []byte) {
 	t.Helper()
 	dotOnce.Do(func() { dotPath, _ = exec.LookPath("dot") })
 	if dotPath == "" {
+		if os.Getenv("DISTPASS_REQUIRE_DOT") != "" {
+			t.Fatal("Graphviz dot not found in $PATH, and DISTPASS_REQUIRE_DOT is set")
+		}
 		t.Skip("Graphviz dot not found in $PATH; not rendering")
 	}
 	var stdout, stderr bytes.Buffer
