@@ -1,0 +1,347 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Annotations checks that the main program is completely and soundly
+// annotated, as check-annotations and the partitioner need it.
+var Annotations = &Analyzer{
+	Name: "annotations",
+	Doc: "Annotations lists every missing or unusable dist annotation of the main program: " +
+		"ops without an op dist, shaped vars without a tensor dist, mappings that do not fit " +
+		"the tensor or the mesh, mesh dims used twice, uneven splits.",
+	Requires: []*Analyzer{Index},
+	Run: func(p *Pass) (any, error) {
+		return checkAnnotations(p.Module, p.Result(Index).(*IndexInfo)), nil
+	},
+}
+
+// AnnotationReport is the result of Annotations: every problem found, or
+// none when the annotations are complete. It is a result rather than an
+// error so that the pass that asks decides what a problem costs.
+//
+// The rules, over every block of the main program (the startup program
+// takes its vars' dists from main, as Paddle's partitioner does):
+//
+//   - the meshes pass ProcessMesh.Validate;
+//   - every dense-tensor var has a tensor dist, on a declared mesh, whose
+//     dims_mapping has one entry per tensor dim, each -1 or a mesh dim,
+//     no mesh dim twice, and whose partial dims are mesh dims that the
+//     mapping does not use;
+//   - every op has an op dist on a declared mesh, with a dims_mapping for
+//     each of its args that names a dense tensor, each fitting the var as
+//     above, and none for a name that is not an arg on that side (nor two
+//     for one);
+//   - every sharded tensor dim of known size divides evenly by the size
+//     of its mesh dim.
+//
+// Problems come in a deterministic order: the meshes', then block by
+// block, the block's vars in order, then its ops in order. Args that
+// name no declared var are left to Verify.
+type AnnotationReport struct {
+	Problems []ir.Violation
+}
+
+// Complete reports whether no problem was found.
+func (r *AnnotationReport) Complete() bool { return len(r.Problems) == 0 }
+
+// Err returns nil when the annotations are complete, or an error listing
+// every problem, one a line.
+func (r *AnnotationReport) Err() error {
+	if r.Complete() {
+		return nil
+	}
+	var sb strings.Builder
+	for i, p := range r.Problems {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(p.Error())
+	}
+	return errors.New(sb.String())
+}
+
+type annChecker struct {
+	meshes meshes
+	pi     *progIndex
+	out    []ir.Violation
+	used   []bool // scratch: which arg dists matched an arg
+}
+
+func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
+	r := &AnnotationReport{}
+	if m == nil || m.Main == nil {
+		return r
+	}
+	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main)}
+	for i, pm := range m.Meshes {
+		if pm == nil {
+			c.out = append(c.out, ir.Violation{Block: -1, Msg: fmt.Sprintf("meshes[%d] is nil", i)})
+			continue
+		}
+		if err := pm.Validate(); err != nil {
+			for _, e := range unjoin(err) {
+				c.out = append(c.out, ir.Violation{Block: -1, Msg: e.Error()})
+			}
+		}
+	}
+	for bi, b := range m.Main.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, v := range b.Vars() {
+			if v != nil && v.Type.Kind == ir.DenseTensor {
+				c.checkVar(bi, v)
+			}
+		}
+		for pos, op := range b.Ops {
+			if op != nil {
+				c.checkOp(bi, pos, op)
+			}
+		}
+	}
+	r.Problems = c.out
+	return r
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (c *annChecker) varErr(bi int, v *ir.Var, msg string) {
+	c.out = append(c.out, ir.Violation{Program: "main", Block: bi, Var: v.Name, Msg: msg})
+}
+
+func (c *annChecker) opErr(bi int, op *ir.Op, arg, msg string) {
+	c.out = append(c.out, ir.Violation{Program: "main", Block: bi, OpID: op.ID, OpType: op.Type, Var: arg, Msg: msg})
+}
+
+func (c *annChecker) checkVar(bi int, v *ir.Var) {
+	d := v.Dist
+	if d == nil {
+		c.varErr(bi, v, "no dist")
+		return
+	}
+	pm := c.meshes.get(d.Mesh)
+	if pm == nil {
+		c.varErr(bi, v, "dist on unknown mesh "+quoteName(d.Mesh))
+	}
+	if !mappingFits(d.DimsMapping, v.Type.Shape, pm) {
+		for _, msg := range mappingProblems(d.DimsMapping, v.Type.Shape, pm) {
+			c.varErr(bi, v, msg)
+		}
+	}
+	if pm == nil {
+		return
+	}
+	for _, p := range d.Partial {
+		switch {
+		case p.Dim < 0 || p.Dim >= len(pm.Shape):
+			c.varErr(bi, v, fmt.Sprintf("partial dim %d outside [0, %d) of mesh %s", p.Dim, len(pm.Shape), quoteName(pm.Name)))
+		case contains(d.DimsMapping, p.Dim):
+			c.varErr(bi, v, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, fmtInts(d.DimsMapping)))
+		}
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
+	d := op.Dist
+	if d == nil {
+		c.opErr(bi, op, "", "no dist")
+		return
+	}
+	pm := c.meshes.get(d.Mesh)
+	if pm == nil {
+		c.opErr(bi, op, "", "dist on unknown mesh "+quoteName(d.Mesh))
+	}
+	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
+	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
+	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
+}
+
+// checkArgs checks the arg dists of one side of op against its args,
+// whose gids are gids.
+func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32, ads []ir.ArgDist, side string, pm *ir.ProcessMesh) {
+	if cap(c.used) < len(ads) {
+		c.used = make([]bool, len(ads))
+	}
+	used := c.used[:len(ads)]
+	clear(used)
+	next, j := 0, 0 // arg dists usually follow the args' order
+	for si := range slots {
+		for ai, name := range slots[si].Args {
+			k := findArgDist(ads, name, next)
+			if k >= 0 {
+				used[k] = true
+				next = k + 1
+			}
+			g := gids[j]
+			j++
+			if g < 0 {
+				continue
+			}
+			v := c.pi.v(g)
+			if v.Type.Kind != ir.DenseTensor {
+				continue
+			}
+			if k < 0 {
+				if !seenArg(slots, si, ai, name) {
+					c.opErr(bi, op, name, "dist: no dims_mapping for "+side+" "+quoteName(name))
+				}
+				continue
+			}
+			dm := ads[k].DimsMapping
+			if !mappingFits(dm, v.Type.Shape, pm) && !seenArg(slots, si, ai, name) {
+				for _, msg := range mappingProblems(dm, v.Type.Shape, pm) {
+					c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": "+msg)
+				}
+			}
+		}
+	}
+	for k, u := range used {
+		if u {
+			continue
+		}
+		name := ads[k].Name
+		if isArg(slots, name) {
+			c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": dims_mapping given twice")
+		} else {
+			c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": not an "+side+" of the op")
+		}
+	}
+}
+
+// findArgDist returns the index of the arg dist of name, looking from
+// next first, or -1.
+func findArgDist(ads []ir.ArgDist, name string, next int) int {
+	for k := next; k < len(ads); k++ {
+		if ads[k].Name == name {
+			return k
+		}
+	}
+	for k := 0; k < next && k < len(ads); k++ {
+		if ads[k].Name == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// seenArg reports whether name is an arg before slots[si].Args[ai].
+func seenArg(slots []ir.Slot, si, ai int, name string) bool {
+	for s := 0; s <= si; s++ {
+		args := slots[s].Args
+		if s == si {
+			args = args[:ai]
+		}
+		for _, a := range args {
+			if a == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isArg(slots []ir.Slot, name string) bool {
+	for _, s := range slots {
+		for _, a := range s.Args {
+			if a == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mappingFits is the fast check of a dims_mapping for a tensor of shape
+// on mesh pm (nil: unknown, so ranges and sizes are not checked). False
+// means that mappingProblems has something to say.
+func mappingFits(dm []int, shape []int64, pm *ir.ProcessMesh) bool {
+	if len(dm) != len(shape) {
+		return false
+	}
+	var seen uint64
+	for i, e := range dm {
+		if e == -1 {
+			continue
+		}
+		if e < -1 || e >= 64 || pm != nil && e >= len(pm.Shape) || seen&(1<<e) != 0 {
+			return false
+		}
+		seen |= 1 << e
+		if pm != nil {
+			if n := pm.Shape[e]; n > 0 && shape[i] > 0 && shape[i]%int64(n) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mappingProblems says what is wrong with a dims_mapping for a tensor of
+// shape on mesh pm (nil: unknown).
+func mappingProblems(dm []int, shape []int64, pm *ir.ProcessMesh) []string {
+	var msgs []string
+	if len(dm) != len(shape) {
+		msgs = append(msgs, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", fmtInts(dm), len(dm), len(shape)))
+	}
+	for i, e := range dm {
+		switch {
+		case pm != nil && (e < -1 || e >= len(pm.Shape)):
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", fmtInts(dm), e, len(pm.Shape), quoteName(pm.Name)))
+			continue
+		case e < -1:
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", fmtInts(dm), e))
+			continue
+		case e == -1:
+			continue
+		}
+		if countOf(dm[:i], e) == 1 {
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", fmtInts(dm), e))
+		}
+		if pm == nil || i >= len(shape) {
+			continue
+		}
+		if n := pm.Shape[e]; n > 0 && shape[i] > 0 && shape[i]%int64(n) != 0 {
+			msgs = append(msgs, unevenMsg(dm, i, shape[i], pm, e))
+		}
+	}
+	return msgs
+}
+
+func unevenMsg(dm []int, i int, size int64, pm *ir.ProcessMesh, e int) string {
+	dim := fmt.Sprint(e)
+	if e < len(pm.DimNames) {
+		dim += " (" + quoteName(pm.DimNames[e]) + ")"
+	}
+	return fmt.Sprintf("dims_mapping %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
+		fmtInts(dm), i, size, dim, pm.Shape[e])
+}
+
+func countOf(xs []int, x int) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,373 @@
+package analysis
+
+import (
+	"hash/maphash"
+	"sort"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Index resolves names, once for the other analyses: for each program
+// of the module, it numbers the vars of every block in order and indexes
+// them by name, resolves every op arg to the var it names through the
+// block parent chain, and indexes the ops by id. The other analyses
+// require it and work on its numbers rather than on names.
+var Index = &Analyzer{
+	Name: "index",
+	Doc: "Index numbers the vars of each program, indexes them by name per block, " +
+		"resolves every op arg through the block parent chain, and indexes the ops by id.",
+	Run: func(p *Pass) (any, error) { return buildIndex(p.Module), nil },
+}
+
+// IndexInfo is the result of Index.
+type IndexInfo struct {
+	progs []*progIndex
+}
+
+// progIndex indexes one program. Vars are numbered by a global id (gid):
+// block b's vars are gids blocks[b].varOff, ... in declaration order.
+// Ops are numbered likewise (nil ops included): block b's op at position
+// pos is op number blocks[b].opOff+pos. Op k's args, inputs then outputs
+// in slot order, resolve to the gids args[argStart[k]:argStart[k+1]]
+// (-1: no var of that name); its outputs start at outStart[k].
+type progIndex struct {
+	p        *ir.Program
+	label    string // "main" or "startup"
+	blocks   []blockIndex
+	names    []string // by gid; "" for a nil var
+	nvars    int32
+	nops     int32
+	argStart []int32
+	outStart []int32
+	args     []int32
+	dense    []int32         // by op id: 1 + the number of the first op with it (0: none), for dense ids
+	sparse   map[int64]int32 // the same, when ids are not dense
+}
+
+type blockIndex struct {
+	b      *ir.Block // nil for a nil block
+	parent int32     // the parent when it is another block of the program, else -1
+	varOff int32
+	nvars  int32
+	opOff  int32
+	names  nameTable
+}
+
+func buildIndex(m *ir.Module) *IndexInfo {
+	x := &IndexInfo{}
+	if m == nil {
+		return x
+	}
+	// Op ids are unique in the module, not just in a program, so they
+	// are dense with respect to the module's op count.
+	total := 0
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			if b != nil {
+				total += len(b.Ops)
+			}
+		}
+	}
+	if m.Main != nil {
+		x.progs = append(x.progs, indexProgram(m.Main, "main", total))
+	}
+	if m.Startup != nil {
+		x.progs = append(x.progs, indexProgram(m.Startup, "startup", total))
+	}
+	return x
+}
+
+func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
+	pi := &progIndex{p: p, label: label, blocks: make([]blockIndex, len(p.Blocks))}
+	n := len(p.Blocks)
+	var nvars, nops, slots int
+	for i, b := range p.Blocks {
+		bi := &pi.blocks[i]
+		bi.parent = -1
+		bi.varOff, bi.opOff = int32(nvars), int32(nops)
+		if b == nil {
+			continue
+		}
+		bi.b = b
+		bi.nvars = int32(b.NumVars())
+		if i > 0 && b.Parent >= 0 && b.Parent < n && b.Parent != i {
+			bi.parent = int32(b.Parent)
+		}
+		nvars += b.NumVars()
+		nops += len(b.Ops)
+		slots += tableSize(b.NumVars())
+	}
+	pi.nvars, pi.nops = int32(nvars), int32(nops)
+
+	// The names by gid, and one slot array for all the blocks' tables.
+	pi.names = make([]string, nvars)
+	all := make([]uint32, slots)
+	for i := range pi.blocks {
+		bi := &pi.blocks[i]
+		if bi.b == nil {
+			continue
+		}
+		vars := bi.b.Vars()
+		names := pi.names[bi.varOff : int(bi.varOff)+len(vars)]
+		for j, v := range vars {
+			if v != nil {
+				names[j] = v.Name
+			}
+		}
+		size := tableSize(len(vars))
+		bi.names.build(all[:size:size], names, vars)
+		all = all[size:]
+	}
+
+	// Size the arg and id tables exactly: a walk over the ops costs less
+	// than growing them. Ids are dense when ir.Module.FreshOpID hands them
+	// out; beyond twice the module's op count they go into a map.
+	nargs, maxID := 0, int64(0)
+	for _, b := range p.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, op := range b.Ops {
+			if op == nil {
+				continue
+			}
+			maxID = max(maxID, op.ID)
+			for _, s := range op.Inputs {
+				nargs += len(s.Args)
+			}
+			for _, s := range op.Outputs {
+				nargs += len(s.Args)
+			}
+		}
+	}
+	if maxID <= 2*int64(moduleOps)+1024 {
+		pi.dense = make([]int32, maxID+1)
+	} else {
+		pi.sparse = make(map[int64]int32, nops)
+	}
+	pi.argStart = make([]int32, nops+1)
+	pi.outStart = make([]int32, nops)
+	pi.args = make([]int32, nargs)
+	a, k := int32(0), int32(0)
+	for bi, b := range p.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, op := range b.Ops {
+			pi.argStart[k], pi.outStart[k] = a, a
+			k++
+			if op == nil {
+				continue
+			}
+			pi.addID(op.ID, k)
+			for _, s := range op.Inputs {
+				for _, name := range s.Args {
+					pi.args[a] = pi.resolve(bi, name)
+					a++
+				}
+			}
+			pi.outStart[k-1] = a
+			for _, s := range op.Outputs {
+				for _, name := range s.Args {
+					pi.args[a] = pi.resolve(bi, name)
+					a++
+				}
+			}
+		}
+	}
+	pi.argStart[k] = a
+	return pi
+}
+
+// addID records op number k-1 under id unless an op has it already.
+func (pi *progIndex) addID(id int64, k int32) {
+	if id < 1 {
+		return
+	}
+	if pi.sparse == nil {
+		if pi.dense[id] == 0 {
+			pi.dense[id] = k
+		}
+	} else if _, ok := pi.sparse[id]; !ok {
+		pi.sparse[id] = k
+	}
+}
+
+// ref returns the block and position of op number k.
+func (pi *progIndex) ref(k int32) OpRef {
+	b := sort.Search(len(pi.blocks), func(i int) bool { return pi.blocks[i].opOff > k }) - 1
+	return OpRef{int32(b), k - pi.blocks[b].opOff}
+}
+
+// opNum returns the number of the op at r, or -1 when there is none.
+func (pi *progIndex) opNum(r OpRef) int32 {
+	if r.Block < 0 || int(r.Block) >= len(pi.blocks) || pi.blocks[r.Block].b == nil ||
+		r.Pos < 0 || int(r.Pos) >= len(pi.blocks[r.Block].b.Ops) {
+		return -1
+	}
+	return pi.blocks[r.Block].opOff + r.Pos
+}
+
+// opArgs returns the gids of the inputs and of the outputs of the op at r.
+func (pi *progIndex) opArgs(r OpRef) (ins, outs []int32) {
+	k := pi.blocks[r.Block].opOff + r.Pos
+	return pi.args[pi.argStart[k]:pi.outStart[k]], pi.args[pi.outStart[k]:pi.argStart[k+1]]
+}
+
+// prog returns the index of p, or nil when p is not one of the module's
+// programs.
+func (x *IndexInfo) prog(p *ir.Program) *progIndex {
+	for _, pi := range x.progs {
+		if pi.p == p {
+			return pi
+		}
+	}
+	return nil
+}
+
+// progNum returns the position of p in x.progs, or -1.
+func (x *IndexInfo) progNum(p *ir.Program) int {
+	for i, pi := range x.progs {
+		if pi.p == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// Lookup resolves name as an op of block would: in block, then in its
+// ancestors. It reports false when no block of the chain declares it.
+func (x *IndexInfo) Lookup(prog *ir.Program, block int, name string) (VarID, bool) {
+	pi := x.prog(prog)
+	if pi == nil {
+		return VarID{}, false
+	}
+	gid := pi.resolve(block, name)
+	if gid < 0 {
+		return VarID{}, false
+	}
+	return pi.id(gid), true
+}
+
+// Var returns the var id names, or nil.
+func (x *IndexInfo) Var(id VarID) *ir.Var {
+	pi := x.prog(id.Prog)
+	if pi == nil {
+		return nil
+	}
+	gid := pi.exact(id.Block, id.Name)
+	if gid < 0 {
+		return nil
+	}
+	return pi.v(gid)
+}
+
+// Op returns the ref of the op of prog with id (the first, if ids repeat).
+func (x *IndexInfo) Op(prog *ir.Program, id int64) (OpRef, bool) {
+	pi := x.prog(prog)
+	if pi == nil {
+		return OpRef{}, false
+	}
+	return pi.op(id)
+}
+
+// Locate returns the program of op and where op is in it.
+func (x *IndexInfo) Locate(op *ir.Op) (*ir.Program, OpRef, bool) {
+	if op == nil {
+		return nil, OpRef{}, false
+	}
+	for _, pi := range x.progs {
+		if r, ok := pi.op(op.ID); ok && r.Op(pi.p) == op {
+			return pi.p, r, true
+		}
+	}
+	return nil, OpRef{}, false
+}
+
+// NumVars returns the number of vars declared in all blocks of prog.
+func (x *IndexInfo) NumVars(prog *ir.Program) int {
+	if pi := x.prog(prog); pi != nil {
+		return int(pi.nvars)
+	}
+	return 0
+}
+
+func (pi *progIndex) op(id int64) (OpRef, bool) {
+	var k int32
+	if pi.sparse == nil {
+		if id >= 1 && id < int64(len(pi.dense)) {
+			k = pi.dense[id]
+		}
+	} else {
+		k = pi.sparse[id]
+	}
+	if k == 0 {
+		return OpRef{}, false
+	}
+	return pi.ref(k - 1), true
+}
+
+// resolve returns the gid of the var name resolves to from block bi
+// through the parent chain, or -1.
+func (pi *progIndex) resolve(bi int, name string) int32 {
+	h := maphash.String(nameSeed, name)
+	for steps := 0; bi >= 0 && bi < len(pi.blocks) && steps <= len(pi.blocks); steps++ {
+		b := &pi.blocks[bi]
+		if b.b != nil {
+			if i := b.names.find(pi.blockNames(b), b.b.Vars(), name, h); i >= 0 {
+				return b.varOff + i
+			}
+		}
+		bi = int(b.parent)
+	}
+	return -1
+}
+
+// exact returns the gid of the var name declared in block bi itself, or -1.
+func (pi *progIndex) exact(bi int, name string) int32 {
+	if bi < 0 || bi >= len(pi.blocks) || pi.blocks[bi].b == nil {
+		return -1
+	}
+	b := &pi.blocks[bi]
+	if i := b.names.find(pi.blockNames(b), b.b.Vars(), name, maphash.String(nameSeed, name)); i >= 0 {
+		return b.varOff + i
+	}
+	return -1
+}
+
+// anyBlock returns the gid of the first var called name in block 0, 1, ...
+func (pi *progIndex) anyBlock(name string) int32 {
+	h := maphash.String(nameSeed, name)
+	for i := range pi.blocks {
+		b := &pi.blocks[i]
+		if b.b != nil {
+			if j := b.names.find(pi.blockNames(b), b.b.Vars(), name, h); j >= 0 {
+				return b.varOff + j
+			}
+		}
+	}
+	return -1
+}
+
+// blockNames returns the names of b's vars, by position.
+func (pi *progIndex) blockNames(b *blockIndex) []string {
+	return pi.names[b.varOff : b.varOff+b.nvars]
+}
+
+// blockOf returns the block that declares gid.
+func (pi *progIndex) blockOf(gid int32) int {
+	return sort.Search(len(pi.blocks), func(i int) bool { return pi.blocks[i].varOff > gid }) - 1
+}
+
+// v returns the var gid, or nil when the block has changed since.
+func (pi *progIndex) v(gid int32) *ir.Var {
+	b := &pi.blocks[pi.blockOf(gid)]
+	if vars := b.b.Vars(); int(gid-b.varOff) < len(vars) {
+		return vars[gid-b.varOff]
+	}
+	return nil
+}
+
+func (pi *progIndex) id(gid int32) VarID {
+	return VarID{Prog: pi.p, Block: pi.blockOf(gid), Name: pi.names[gid]}
+}
