@@ -18,10 +18,17 @@ func Print(m *Module) []byte {
 }
 
 // Fprint writes the canonical text of m to w.
+// It streams through a small buffer, so that printing a large module
+// costs no memory in proportion to its size.
 func Fprint(w io.Writer, m *Module) error {
-	_, err := w.Write(Print(m))
-	return err
+	p := printer{buf: make([]byte, 0, 2*flushSize), w: w}
+	p.module(m)
+	p.flush()
+	return p.err
 }
+
+// flushSize is how much text a streaming printer gathers before writing.
+const flushSize = 64 << 10
 
 // PrintOp returns the text of one op, on one line, as it appears in a
 // block (without indentation): for messages and dumps.
@@ -48,6 +55,32 @@ func numOps(m *Module) int {
 
 type printer struct {
 	buf []byte
+	w   io.Writer // when set, buf is flushed to w after each statement
+	err error     // the first write error
+	out int       // bytes flushed to w
+}
+
+// written reports whether anything has been printed.
+func (p *printer) written() bool { return p.out+len(p.buf) > 0 }
+
+// flush writes the buffer to w, if any, and empties it.
+func (p *printer) flush() {
+	if p.w == nil {
+		return
+	}
+	if p.err == nil && len(p.buf) > 0 {
+		_, p.err = p.w.Write(p.buf)
+		p.out += len(p.buf)
+	}
+	p.buf = p.buf[:0]
+}
+
+// line ends a statement: a streaming printer writes out a full buffer.
+func (p *printer) line() {
+	p.buf = append(p.buf, '\n')
+	if p.w != nil && len(p.buf) >= flushSize {
+		p.flush()
+	}
 }
 
 func (p *printer) str(s string)  { p.buf = append(p.buf, s...) }
@@ -91,12 +124,12 @@ func (p *printer) module(m *Module) {
 		p.byte('\n')
 	}
 	for _, prog := range m.Programs() {
-		if len(p.buf) > 0 {
+		if p.written() {
 			p.byte('\n')
 		}
 		p.program(prog)
 	}
-	if len(m.ParamGrads) > 0 && len(p.buf) > 0 {
+	if len(m.ParamGrads) > 0 && p.written() {
 		p.byte('\n')
 	}
 	for _, pg := range m.ParamGrads {
@@ -141,12 +174,12 @@ func (p *printer) block(b *Block) {
 	for _, v := range b.vars {
 		p.str("    ")
 		p.varDecl(v)
-		p.byte('\n')
+		p.line()
 	}
 	for _, op := range b.Ops {
 		p.str("    ")
 		p.op(op, 4)
-		p.byte('\n')
+		p.line()
 	}
 	p.str("  }\n")
 }

@@ -278,3 +278,45 @@ func TestParseIntegerBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFprintStreamsTheSameBytes: the streaming printer writes what Print
+// returns, in pieces no larger than a few flushes.
+func TestFprintStreamsTheSameBytes(t *testing.T) {
+	for _, m := range []*ir.Module{irgen.Synthetic(3000), irgen.Random(7), ir.NewModule("")} {
+		var w chunkWriter
+		if err := ir.Fprint(&w, m); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.buf.Bytes(), ir.Print(m)) {
+			t.Fatal("Fprint and Print differ")
+		}
+		if len(ir.Print(m)) > 200<<10 && w.writes < 3 {
+			t.Errorf("%d writes for %d bytes: not streaming", w.writes, w.buf.Len())
+		}
+		if w.max > 200<<10 {
+			t.Errorf("a write of %d bytes", w.max)
+		}
+	}
+	if err := ir.Fprint(failWriter{}, irgen.Synthetic(10)); err == nil || err.Error() != "disk full" {
+		t.Errorf("write error: %v", err)
+	}
+}
+
+type chunkWriter struct {
+	buf         bytes.Buffer
+	writes, max int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.max = max(w.max, len(p))
+	return w.buf.Write(p)
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errorString("disk full") }
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

@@ -36,6 +36,9 @@ func commands() []command {
 	return []command{
 		{"fmt", "[-w] [FILE|-]...", "print .dpir files canonically", runFmt},
 		{"verify", "[FILE|-]...", "parse and verify .dpir files; list every violation", runVerify},
+		{"passes", "", "list the passes, their options and order rules", runPasses},
+		{"run", "-pipeline P [flags] [FILE|-]", "run a pass pipeline over a module, with instruments", runRun},
+		{"dot", "[-block N] [-program NAME] [FILE|-]", "draw a program as Graphviz DOT", runDot},
 	}
 }
 

@@ -1,0 +1,61 @@
+package passes
+
+import (
+	"github.com/distpass/distpass/ir"
+)
+
+// DefaultRegistry returns the built-in passes and their order rules. It is
+// the one list of what distpass ships; nothing registers itself.
+func DefaultRegistry() *Registry {
+	r, err := NewRegistry(
+		[]*Pass{
+			VerifyPass(),
+			DCEPass(),
+			CanonicalizeNamesPass(),
+			RepeatPass(),
+		},
+		[]OrderRule{
+			{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
+		},
+	)
+	if err != nil {
+		panic("passes.DefaultRegistry: " + err.Error())
+	}
+	return r
+}
+
+// VerifyPass checks the module with ir.Verify and fails listing every
+// violation.
+func VerifyPass() *Pass {
+	return &Pass{
+		Name: "verify",
+		Doc: `check every structural rule of the IR
+Runs ir.Verify and fails with every violation, each naming its program,
+block, op id or var. It changes nothing.`,
+		PreservesAll: true,
+		Required:     true,
+		Run: func(_ *Context, m *ir.Module) error {
+			return ir.Verify(m)
+		},
+	}
+}
+
+// RepeatPass runs its sub-pipeline count times: repeat{count=2}(dce,verify).
+func RepeatPass() *Pass {
+	return &Pass{
+		Name: "repeat",
+		Doc: `run a sub-pipeline several times
+repeat{count=N}(p1,p2) runs the nested pipeline N times in a row, for
+passes that reach a fixed point in steps.`,
+		Options: []Option{{Name: "count", Kind: OptInt, Default: "1", Doc: "how many times to run the sub-pipeline"}},
+		Nested:  true,
+		Run: func(ctx *Context, m *ir.Module) error {
+			for range ctx.Int("count") {
+				if err := ctx.RunNested(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

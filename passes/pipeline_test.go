@@ -1,0 +1,139 @@
+package passes_test
+
+import (
+	"testing"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+)
+
+// testRegistry is the default registry plus passes made for tests.
+func testRegistry(t testing.TB, extra ...*passes.Pass) *passes.Registry {
+	t.Helper()
+	ps := passes.DefaultRegistry().Passes()
+	ps = append(ps, extra...)
+	r, err := passes.NewRegistry(ps, passes.DefaultRegistry().OrderRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func noop(name string) *passes.Pass {
+	return &passes.Pass{
+		Name: name, Doc: "does nothing, for tests",
+		Options: []passes.Option{
+			{Name: "n", Kind: passes.OptInt, Default: "0", Doc: "a number"},
+			{Name: "flag", Kind: passes.OptBool, Default: "false", Doc: "a flag"},
+			{Name: "ratio", Kind: passes.OptFloat, Default: "0.5", Doc: "a ratio"},
+			{Name: "name", Kind: passes.OptString, Default: "", Doc: "a name"},
+		},
+		Run: func(*passes.Context, *ir.Module) error { return nil },
+	}
+}
+
+func TestPipelineRoundTrip(t *testing.T) {
+	r := testRegistry(t, noop("nop"))
+	for _, text := range []string{
+		"verify",
+		"verify,dce,verify",
+		"dce{keep=loss},canonicalize-names",
+		`nop{n=3,flag=true,ratio=1e-3,name="a, b}"}`,
+		"nop{name=x.tmp_0@GRAD}",
+		"repeat{count=2}(dce,verify)",
+		"repeat(repeat{count=3}(nop{n=-1}),verify),verify",
+	} {
+		pl, err := r.Parse(text)
+		if err != nil {
+			t.Errorf("%s: %v", text, err)
+			continue
+		}
+		if got := pl.String(); got != text {
+			t.Errorf("Parse(%q).String() = %q", text, got)
+		}
+	}
+	// Empty options and white space are not kept, and options keep the
+	// order they were given.
+	if pl, err := r.Parse("nop{}"); err != nil || pl.String() != "nop" {
+		t.Errorf("nop{}: %v, %v", pl, err)
+	}
+	// White space is not kept, and options keep the order they were given.
+	pl, err := r.Parse(" dce { keep = a } , nop{ name=z, n=2 } ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pl.String(), "dce{keep=a},nop{name=z,n=2}"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPipelineErrors(t *testing.T) {
+	r := testRegistry(t, noop("nop"))
+	for _, tc := range []struct{ text, want string }{
+		{"", `pipeline:1:1: expected pass name, found end of pipeline`},
+		{"verify,", `pipeline:1:8: expected pass name, found end of pipeline`},
+		{"verfy", `pipeline:1:1: unknown pass "verfy" (did you mean verify?)`},
+		{"verify,frobnicate", `pipeline:1:8: unknown pass "frobnicate"`},
+		{"dce{kep=x}", `pipeline:1:5: pass dce has no option "kep" (options: keep)`},
+		{"verify{x=1}", `pipeline:1:8: pass verify has no option "x" (it has none)`},
+		{"nop{n=x}", `pipeline:1:7: option n wants an integer, not "x"`},
+		{"nop{flag=yes}", `pipeline:1:10: option flag wants true or false, not "yes"`},
+		{"nop{ratio=}", `pipeline:1:11: option ratio wants a number, not ""`},
+		{"nop{n=1,n=2}", `pipeline:1:9: option n given twice`},
+		{"nop{n 1}", `pipeline:1:7: expected "=" after option n`},
+		{"nop{n=1", `pipeline:1:4: unbalanced "{"`},
+		{"nop{n=1 flag=true}", `pipeline:1:9: expected "," or "}" in options of nop, found 'f'`},
+		{"nop}", `pipeline:1:4: unbalanced "}"`},
+		{"repeat(dce", `pipeline:1:7: unbalanced "("`},
+		{"verify)", `pipeline:1:7: unbalanced ")"`},
+		{"repeat", `pipeline:1:7: pass repeat needs a sub-pipeline: repeat(…)`},
+		{"dce(verify)", `pipeline:1:4: pass dce takes no sub-pipeline`},
+		{`nop{name="abc}`, `pipeline:1:10: unterminated string`},
+		{"verify;dce", `pipeline:1:7: unexpected ';'`},
+		{"canonicalize-names,dce", `pipeline:1:1: dce must run before canonicalize-names: canonical names number the vars that survive; renaming first would leave gaps`},
+		{"repeat(canonicalize-names,verify,dce)", `pipeline:1:8: dce must run before canonicalize-names: canonical names number the vars that survive; renaming first would leave gaps`},
+	} {
+		_, err := r.Parse(tc.text)
+		if err == nil {
+			t.Errorf("%q: no error, want %s", tc.text, tc.want)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("%q:\n got  %s\n want %s", tc.text, err, tc.want)
+		}
+	}
+	// Order rules see through nesting: the steps count in written order.
+	_, err := r.Parse("repeat(canonicalize-names),repeat(dce)")
+	if err == nil || err.Error() != `pipeline:1:8: dce must run before canonicalize-names: canonical names number the vars that survive; renaming first would leave gaps` {
+		t.Errorf("order across sub-pipelines: err = %v", err)
+	}
+	if _, err := r.Parse("dce,repeat(verify),canonicalize-names"); err != nil {
+		t.Errorf("a pipeline that keeps the order: %v", err)
+	}
+}
+
+func TestRegistryValidation(t *testing.T) {
+	run := func(*passes.Context, *ir.Module) error { return nil }
+	for _, tc := range []struct {
+		name   string
+		passes []*passes.Pass
+		order  []passes.OrderRule
+		want   string
+	}{
+		{"not kebab", []*passes.Pass{{Name: "Bad_Name", Doc: "x", Run: run}}, nil, `pass name "Bad_Name" is not kebab-case`},
+		{"no doc", []*passes.Pass{{Name: "a", Run: run}}, nil, `pass a has no doc`},
+		{"no run", []*passes.Pass{{Name: "a", Doc: "x"}}, nil, `pass a has no Run`},
+		{"twice", []*passes.Pass{{Name: "a", Doc: "x", Run: run}, {Name: "a", Doc: "y", Run: run}}, nil, `pass a registered twice`},
+		{"bad default", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "x", Doc: "d"}}}}, nil,
+			`pass a: default of option n wants an integer, not "x"`},
+		{"option doc", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "1"}}}}, nil,
+			`pass a: option n has no doc`},
+		{"rule unknown", []*passes.Pass{{Name: "a", Doc: "x", Run: run}}, []passes.OrderRule{{"a", "b", "why"}}, `order rule a before b: no pass b`},
+		{"rule why", []*passes.Pass{{Name: "a", Doc: "x", Run: run}, {Name: "b", Doc: "x", Run: run}}, []passes.OrderRule{{"a", "b", ""}}, `order rule a before b: no reason given`},
+	} {
+		_, err := passes.NewRegistry(tc.passes, tc.order)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// VerifyEach runs the IR verifier on the input and after every pass; a
+// pass that leaves an invalid module fails, named, with every violation.
+type VerifyEach struct{ NopInstrument }
+
+func (VerifyEach) BeforePipeline(_ *RunInfo, m *ir.Module) error {
+	if err := ir.Verify(m); err != nil {
+		return fmt.Errorf("input module does not verify:\n%w", err)
+	}
+	return nil
+}
+
+func (VerifyEach) AfterPass(e *Execution, m *ir.Module, err error) error {
+	if err != nil {
+		return nil
+	}
+	if verr := ir.Verify(m); verr != nil {
+		return e.fail(fmt.Errorf("broke the IR:\n%w", verr))
+	}
+	return nil
+}
