@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -117,6 +118,26 @@ func parseFlags(env *Env, fs *flag.FlagSet, args []string) (int, bool) {
 	return 0, true
 }
 
+// readFile maps the file when it can, and reads it otherwise. The bytes
+// must not be modified: parse keeps names that point into them.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if data, ok := mapFile(f); ok {
+		return data, nil
+	}
+	return io.ReadAll(f)
+}
+
+// parse parses an input without copying it: the CLI owns the bytes and
+// never changes them, so the module's names may point into them.
+func parse(in input) (*ir.Module, error) {
+	return ir.ParseString(in.name, unsafe.String(unsafe.SliceData(in.data), len(in.data)))
+}
+
 // input is one FILE argument, read whole.
 type input struct {
 	name string // as it appears in messages
@@ -144,7 +165,7 @@ func readInputs(env *Env, args []string) ([]input, error) {
 			ins = append(ins, input{name: "<stdin>", data: data})
 			continue
 		}
-		data, err := os.ReadFile(a)
+		data, err := readFile(a)
 		if err != nil {
 			return nil, err
 		}
@@ -167,24 +188,27 @@ func runFmt(env *Env, args []string) int {
 	}
 	code := ExitOK
 	for _, in := range ins {
-		m, err := ir.Parse(in.name, in.data)
+		m, err := parse(in)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			code = ExitFail
 			continue
 		}
-		out := ir.Print(m)
-		if *write && in.path != "" {
-			if bytes.Equal(out, in.data) {
-				continue
-			}
-			if err := writeFileAtomic(in.path, out); err != nil {
+		if !*write || in.path == "" {
+			if err := ir.Fprint(env.Stdout, m); err != nil {
 				fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
-				code = ExitFail
+				return ExitFail
 			}
 			continue
 		}
-		env.Stdout.Write(out)
+		out := ir.Print(m)
+		if bytes.Equal(out, in.data) {
+			continue
+		}
+		if err := writeFileAtomic(in.path, out); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
+			code = ExitFail
+		}
 	}
 	return code
 }
@@ -202,7 +226,7 @@ func runVerify(env *Env, args []string) int {
 	}
 	code := ExitOK
 	for _, in := range ins {
-		m, err := ir.Parse(in.name, in.data)
+		m, err := parse(in)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			code = ExitFail

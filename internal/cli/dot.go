@@ -56,7 +56,7 @@ with dtype, shape and dims_mapping. Render it with: dot -Tsvg -o out.svg`)
 		fmt.Fprintf(env.Stderr, "distpass dot: %v\n", err)
 		return ExitFail
 	}
-	m, err := ir.Parse(ins[0].name, ins[0].data)
+	m, err := parse(ins[0])
 	if err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		return ExitFail

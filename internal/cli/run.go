@@ -126,7 +126,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
-		m, err = ir.Parse(ins[0].name, ins[0].data)
+		m, err = parse(ins[0])
 		if err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
@@ -170,13 +170,23 @@ run replays a reproducer file: its module through its pipeline.`)
 		}
 		return ExitFail
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, ir.Print(m), 0o644); err != nil {
+	if *out == "" {
+		if err := ir.Fprint(env.Stdout, m); err != nil {
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
 		return ExitOK
 	}
-	env.Stdout.Write(ir.Print(m))
+	f, err := os.Create(*out)
+	if err == nil {
+		err = ir.Fprint(f, m)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+		return ExitFail
+	}
 	return ExitOK
 }
