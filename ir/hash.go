@@ -21,66 +21,97 @@ func Hash(m *Module) uint64 {
 
 // HashOp returns a structural hash of one op, for per-op change counts.
 func HashOp(op *Op) uint64 {
-	h := hasher{s: hashInit}
-	h.op(op)
-	return h.sum()
+	return mix(mixOp(hashInit, op), hashFinal)
 }
 
 const (
-	hashInit = 0x243f6a8885a308d3 // digits of pi: any odd constant will do
-	hashK1   = 0xa0761d6478bd642f
-	hashK2   = 0xe7037ed1a0b428db
+	hashInit  = 0x243f6a8885a308d3 // digits of pi: any odd constant will do
+	hashK1    = 0xa0761d6478bd642f
+	hashK2    = 0xe7037ed1a0b428db
+	hashFinal = 0x8ebc6af09c88c6e3
 )
 
 type hasher struct {
-	s    uint64
-	pend uint64 // a word waiting for its pair: each multiply takes two
-	has  bool
-	n    uint64 // pairs mixed, folded in at the end
+	s uint64
 }
 
-// u64 feeds one word. Words are mixed in pairs by a 64x64->128 multiply
-// folded to 64 bits, as wyhash does, which spreads every input bit over
-// the state.
-func (h *hasher) u64(x uint64) {
-	if !h.has {
-		h.pend, h.has = x, true
-		return
-	}
-	hi, lo := bits.Mul64(h.s^h.pend^hashK1, x^hashK2)
-	h.s = hi ^ lo
-	h.has = false
-	h.n++
+// mix folds one word into the state: a 64x64->128 multiply folded to 64
+// bits, as wyhash does, which spreads every input bit over the state.
+// The functions take and return the state so that it stays in a register.
+func mix(s, x uint64) uint64 {
+	hi, lo := bits.Mul64(s^hashK1, x^hashK2)
+	return hi ^ lo ^ s // feed-forward: a zero product cannot wipe the state
 }
 
-func (h *hasher) sum() uint64 {
-	if h.has {
-		h.u64(0x5bd1e9955bd1e995)
-	}
-	hi, lo := bits.Mul64(h.s^hashK2, h.n^hashK1)
-	return hi ^ lo
+// mix2 folds two words with one multiply.
+func mix2(s, a, b uint64) uint64 {
+	hi, lo := bits.Mul64(s^a^hashK1, b^hashK2)
+	return hi ^ lo ^ s
 }
 
-func (h *hasher) int(x int)   { h.u64(uint64(x)) }
-func (h *hasher) i64(x int64) { h.u64(uint64(x)) }
-func (h *hasher) byte(b byte) { h.u64(uint64(b) | 0xb7e1<<48) }
-
-// str mixes the length, then the bytes eight at a time.
-func (h *hasher) str(s string) {
-	h.u64(uint64(len(s)))
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	for len(b) >= 8 {
-		h.u64(binary.LittleEndian.Uint64(b))
-		b = b[8:]
+// mixStr folds a string: its length and its bytes, sixteen at a time.
+func mixStr(s uint64, str string) uint64 {
+	n := len(str)
+	b := unsafe.Slice(unsafe.StringData(str), n)
+	for len(b) > 16 {
+		s = mix2(s, binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]))
+		b = b[16:]
 	}
-	if len(b) > 0 {
-		var w uint64
-		for i, c := range b {
-			w |= uint64(c) << (8 * i)
+	var a, c uint64
+	switch {
+	case len(b) > 8:
+		a, c = binary.LittleEndian.Uint64(b), tail8(b[8:])
+	default:
+		a = tail8(b)
+	}
+	return mix2(s, a, c^uint64(n)*hashK1)
+}
+
+// tail8 packs up to eight bytes into a word, with overlapping reads as
+// wyhash does; the length, mixed in separately, disambiguates.
+func tail8(b []byte) uint64 {
+	switch n := len(b); {
+	case n == 8:
+		return binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32
+	case n > 0:
+		return uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return 0
+}
+
+// mixInts folds a small-int list: up to seven entries in [-128, 127] (every
+// dims_mapping and mesh shape in practice) pack into one word with the
+// length; others take a word each.
+func mixInts(s uint64, xs []int) uint64 {
+	if len(xs) <= 7 {
+		w, ok := uint64(len(xs))<<56, true
+		for i, x := range xs {
+			if x < -128 || x > 127 {
+				ok = false
+				break
+			}
+			w |= uint64(uint8(int8(x))) << (8 * i)
 		}
-		h.u64(w)
+		if ok {
+			return mix(s, w)
+		}
 	}
+	s = mix(s, uint64(len(xs))|1<<63)
+	for _, x := range xs {
+		s = mix(s, uint64(x))
+	}
+	return s
 }
+
+func (h *hasher) u64(x uint64)  { h.s = mix(h.s, x) }
+func (h *hasher) int(x int)     { h.u64(uint64(x)) }
+func (h *hasher) byte(b byte)   { h.u64(uint64(b) | 0xb7e1<<48) }
+func (h *hasher) str(s string)  { h.s = mixStr(h.s, s) }
+func (h *hasher) ints(xs []int) { h.s = mixInts(h.s, xs) }
+
+func (h *hasher) sum() uint64 { return mix(h.s, hashFinal) }
 
 func (h *hasher) module(m *Module) {
 	if m == nil {
@@ -144,150 +175,128 @@ func (h *hasher) program(p *Program) {
 	}
 }
 
-func (h *hasher) var_(v *Var) {
-	if v == nil {
-		h.byte(0)
-		return
+func (h *hasher) var_(v *Var) { h.s = mixVar(h.s, v) }
+
+func (h *hasher) op(op *Op) { h.s = mixOp(h.s, op) }
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
 	}
-	h.str(v.Name)
-	h.byte(byte(v.Kind))
-	h.byte(byte(v.Type.Kind))
-	h.byte(byte(v.Type.DType))
-	h.int(len(v.Type.Shape))
+	return 0
+}
+
+func mixVar(s uint64, v *Var) uint64 {
+	if v == nil {
+		return mix(s, 0xdead)
+	}
+	s = mixStr(s, v.Name)
+	s = mix(s, uint64(v.Kind)|uint64(v.Type.Kind)<<8|uint64(v.Type.DType)<<16|uint64(v.Flags)<<24|
+		uint64(len(v.Type.Shape))<<40|b2u(v.Dist != nil)<<56|uint64(len(v.Attrs))<<57)
 	for _, d := range v.Type.Shape {
-		h.i64(d)
+		s = mix(s, uint64(d))
 	}
-	h.int(int(v.Flags))
-	h.attrs(v.Attrs)
+	s = mixAttrs(s, v.Attrs)
 	if d := v.Dist; d != nil {
-		h.byte(1)
-		h.str(d.Mesh)
-		h.ints(d.DimsMapping)
-		h.int(len(d.Partial))
+		s = mixStr(s, d.Mesh)
+		s = mixInts(s, d.DimsMapping)
+		s = mix(s, uint64(len(d.Partial)))
 		for _, pd := range d.Partial {
-			h.int(pd.Dim)
-			h.byte(byte(pd.Reduce))
+			s = mix(s, uint64(pd.Dim)|uint64(pd.Reduce)<<56)
 		}
-	} else {
-		h.byte(0)
 	}
+	return s
 }
 
-func (h *hasher) op(op *Op) {
+func mixOp(s uint64, op *Op) uint64 {
 	if op == nil {
-		h.byte(0)
-		return
+		return mix(s, 0xdead)
 	}
-	h.i64(op.ID)
-	h.str(op.Type)
-	h.slots(op.Inputs)
-	h.slots(op.Outputs)
-	h.attrs(op.Attrs)
-	h.u64(uint64(op.Role))
-	h.i64(op.Fwd)
+	s = mix2(s, uint64(op.ID), uint64(op.Role)|uint64(len(op.Inputs))<<32|uint64(len(op.Outputs))<<42|
+		uint64(len(op.Attrs))<<52|b2u(op.Dist != nil)<<62)
+	s = mixStr(s, op.Type)
+	s = mix(s, uint64(op.Fwd))
+	s = mixSlots(s, op.Inputs)
+	s = mixSlots(s, op.Outputs)
+	s = mixAttrs(s, op.Attrs)
 	if d := op.Dist; d != nil {
-		h.byte(1)
-		h.str(d.Mesh)
-		h.str(d.ImplType)
-		h.int(d.ImplIndex)
-		if d.Recompute {
-			h.byte(1)
-		} else {
-			h.byte(0)
+		s = mixStr(s, d.Mesh)
+		s = mixStr(s, d.ImplType)
+		s = mix(s, uint64(d.ImplIndex)^b2u(d.Recompute)<<63^uint64(len(d.Inputs))<<40^uint64(len(d.Outputs))<<50)
+		for _, a := range d.Inputs {
+			s = mixInts(mixStr(s, a.Name), a.DimsMapping)
 		}
-		for _, as := range [2][]ArgDist{d.Inputs, d.Outputs} {
-			h.int(len(as))
-			for _, a := range as {
-				h.str(a.Name)
-				h.ints(a.DimsMapping)
-			}
-		}
-	} else {
-		h.byte(0)
-	}
-}
-
-func (h *hasher) slots(ss []Slot) {
-	h.int(len(ss))
-	for _, s := range ss {
-		h.str(s.Name)
-		h.int(len(s.Args))
-		for _, a := range s.Args {
-			h.str(a)
+		for _, a := range d.Outputs {
+			s = mixInts(mixStr(s, a.Name), a.DimsMapping)
 		}
 	}
+	return s
 }
 
-func (h *hasher) attrs(as Attrs) {
-	h.int(len(as))
+func mixSlots(s uint64, ss []Slot) uint64 {
+	for _, sl := range ss {
+		s = mix(mixStr(s, sl.Name), uint64(len(sl.Args)))
+		for _, a := range sl.Args {
+			s = mixStr(s, a)
+		}
+	}
+	return s
+}
+
+func mixAttrs(s uint64, as Attrs) uint64 {
 	for _, a := range as {
-		h.str(a.Name)
-		h.value(a.Value)
+		s = mixValue(mixStr(s, a.Name), a.Value)
 	}
+	return s
 }
 
-func (h *hasher) value(v Value) {
+func mixValue(s uint64, v Value) uint64 {
 	if v == nil {
-		h.byte(0xff)
-		return
+		return mix(s, 0xff)
 	}
-	h.byte(byte(v.Kind()))
+	k := uint64(v.Kind()) << 56
 	switch v := v.(type) {
 	case Bool:
-		if v {
-			h.byte(1)
-		} else {
-			h.byte(0)
-		}
+		return mix(s, k|b2u(bool(v)))
 	case Int:
-		h.i64(int64(v))
+		return mix2(s, k, uint64(v))
 	case Float:
-		h.float(float64(v))
+		return mix2(s, k, floatBits(float64(v)))
 	case String:
-		h.str(string(v))
+		return mixStr(mix(s, k), string(v))
 	case BlockRef:
-		h.int(int(v))
+		return mix2(s, k, uint64(v))
 	case Bools:
-		h.int(len(v))
+		s = mix(s, k|uint64(len(v)))
 		for _, x := range v {
-			if x {
-				h.byte(1)
-			} else {
-				h.byte(0)
-			}
+			s = mix(s, b2u(x))
 		}
 	case Ints:
-		h.int(len(v))
+		s = mix(s, k|uint64(len(v)))
 		for _, x := range v {
-			h.i64(x)
+			s = mix(s, uint64(x))
 		}
 	case Floats:
-		h.int(len(v))
+		s = mix(s, k|uint64(len(v)))
 		for _, x := range v {
-			h.float(x)
+			s = mix(s, floatBits(x))
 		}
 	case Strings:
-		h.int(len(v))
+		s = mix(s, k|uint64(len(v)))
 		for _, x := range v {
-			h.str(x)
+			s = mixStr(s, x)
 		}
 	case BlockRefs:
-		h.ints(v)
+		s = mixInts(mix(s, k), v)
 	}
+	return s
 }
 
-// float hashes the bits, with every NaN alike: they all print as nan.
-func (h *hasher) float(f float64) {
+// floatBits returns the bits of f, with every NaN alike: they all print
+// as nan.
+func floatBits(f float64) uint64 {
 	if f != f {
-		h.u64(0x7ff8000000000001)
-		return
+		return 0x7ff8000000000001
 	}
-	h.u64(math.Float64bits(f))
-}
-
-func (h *hasher) ints(xs []int) {
-	h.int(len(xs))
-	for _, x := range xs {
-		h.int(x)
-	}
+	return math.Float64bits(f)
 }
