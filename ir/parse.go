@@ -173,36 +173,25 @@ func (p *parser) intLit(what string) int {
 }
 
 // intList reads [i, j, ...] into the int slab.
-func (p *parser) intList(what string) []int {
-	if !p.want(tLBrack) {
-		return nil
-	}
-	var buf [8]int
-	xs := buf[:0]
-	for p.tok.kind != tRBrack && p.err == nil {
-		if len(xs) > 0 && !p.want(tComma) {
-			return nil
-		}
-		xs = append(xs, p.intLit(what))
-	}
-	p.next()
-	return p.intSlab.copyOf(xs)
-}
+func (p *parser) intList(what string) []int { return numList(p, what, p.intLit, &p.intSlab) }
 
-func (p *parser) int64List(what string) []int64 {
+func (p *parser) int64List(what string) []int64 { return numList(p, what, p.int64Lit, &p.i64Slab) }
+
+// numList reads a bracketed list of integers with lit, into a slab.
+func numList[T int | int64](p *parser, what string, lit func(string) T, s *slab[T]) []T {
 	if !p.want(tLBrack) {
 		return nil
 	}
-	var buf [8]int64
+	var buf [8]T
 	xs := buf[:0]
 	for p.tok.kind != tRBrack && p.err == nil {
 		if len(xs) > 0 && !p.want(tComma) {
 			return nil
 		}
-		xs = append(xs, p.int64Lit(what))
+		xs = append(xs, lit(what))
 	}
 	p.next()
-	return p.i64Slab.copyOf(xs)
+	return s.copyOf(xs)
 }
 
 func (p *parser) module() *Module {

@@ -368,60 +368,18 @@ func (p *printer) value(v Value) {
 		p.byte('^')
 		p.int(int64(v))
 	case Bools:
-		if len(v) == 0 {
-			p.str("bools[]")
-			return
-		}
-		p.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				p.str(", ")
-			}
-			p.buf = strconv.AppendBool(p.buf, x)
-		}
-		p.byte(']')
+		printList(p, v, "bools[]", func(x bool) { p.buf = strconv.AppendBool(p.buf, x) })
 	case Ints:
 		p.ints64(v)
 	case Floats:
-		if len(v) == 0 {
-			p.str("floats[]")
-			return
-		}
-		p.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				p.str(", ")
-			}
-			p.buf = appendFloat(p.buf, x)
-		}
-		p.byte(']')
+		printList(p, v, "floats[]", func(x float64) { p.buf = appendFloat(p.buf, x) })
 	case Strings:
-		if len(v) == 0 {
-			p.str("strings[]")
-			return
-		}
-		p.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				p.str(", ")
-			}
-			p.buf = strconv.AppendQuote(p.buf, x)
-		}
-		p.byte(']')
+		printList(p, v, "strings[]", func(x string) { p.buf = strconv.AppendQuote(p.buf, x) })
 	case BlockRefs:
-		if len(v) == 0 {
-			p.str("blocks[]")
-			return
-		}
-		p.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				p.str(", ")
-			}
+		printList(p, v, "blocks[]", func(x int) {
 			p.byte('^')
 			p.int(int64(x))
-		}
-		p.byte(']')
+		})
 	default:
 		// A nil Value: not expressible; print something the parser rejects.
 		p.str("?nil")
@@ -507,3 +465,20 @@ func appendName(buf []byte, s string) []byte {
 
 // quoteName returns name as the text format writes it, for messages.
 func quoteName(s string) string { return string(appendName(nil, s)) }
+
+// printList prints [a, b, c], or empty, the typed spelling of an empty list:
+// an empty list has no element to tell its kind.
+func printList[T any](p *printer, xs []T, empty string, elem func(T)) {
+	if len(xs) == 0 {
+		p.str(empty)
+		return
+	}
+	p.byte('[')
+	for i, x := range xs {
+		if i > 0 {
+			p.str(", ")
+		}
+		elem(x)
+	}
+	p.byte(']')
+}

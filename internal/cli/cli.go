@@ -174,16 +174,13 @@ func readInputs(env *Env, args []string) ([]input, error) {
 	return ins, nil
 }
 
-func runFmt(env *Env, args []string) int {
-	fs := newFlagSet(env, "fmt", "[-w] [FILE|-]...",
-		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin.")
-	write := fs.Bool("w", false, "write the result to each FILE instead of stdout")
-	if code, ok := parseFlags(env, fs, args); !ok {
-		return code
-	}
-	ins, err := readInputs(env, fs.Args())
+// eachModule reads and parses every FILE argument and calls do on each
+// module that parses; a file that does not parse is reported and skipped.
+// The result is ExitFail if any file failed or do did.
+func eachModule(env *Env, cmd string, args []string, do func(in input, m *ir.Module) int) int {
+	ins, err := readInputs(env, args)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
+		fmt.Fprintf(env.Stderr, "distpass %s: %v\n", cmd, err)
 		return ExitFail
 	}
 	code := ExitOK
@@ -194,23 +191,33 @@ func runFmt(env *Env, args []string) int {
 			code = ExitFail
 			continue
 		}
-		if !*write || in.path == "" {
-			if err := ir.Fprint(env.Stdout, m); err != nil {
-				fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
-				return ExitFail
-			}
-			continue
-		}
-		out := ir.Print(m)
-		if bytes.Equal(out, in.data) {
-			continue
-		}
-		if err := writeFileAtomic(in.path, out); err != nil {
-			fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
-			code = ExitFail
+		if c := do(in, m); c != ExitOK {
+			code = c
 		}
 	}
 	return code
+}
+
+func runFmt(env *Env, args []string) int {
+	fs := newFlagSet(env, "fmt", "[-w] [FILE|-]...",
+		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin.")
+	write := fs.Bool("w", false, "write the result to each FILE instead of stdout")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	return eachModule(env, "fmt", fs.Args(), func(in input, m *ir.Module) int {
+		var err error
+		if !*write || in.path == "" {
+			err = ir.Fprint(env.Stdout, m)
+		} else if out := ir.Print(m); !bytes.Equal(out, in.data) {
+			err = writeFileAtomic(in.path, out)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
+			return ExitFail
+		}
+		return ExitOK
+	})
 }
 
 func runVerify(env *Env, args []string) int {
@@ -219,27 +226,16 @@ func runVerify(env *Env, args []string) int {
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
 	}
-	ins, err := readInputs(env, fs.Args())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass verify: %v\n", err)
+	return eachModule(env, "verify", fs.Args(), func(in input, m *ir.Module) int {
+		err := ir.Verify(m)
+		if err == nil {
+			return ExitOK
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", in.name, line)
+		}
 		return ExitFail
-	}
-	code := ExitOK
-	for _, in := range ins {
-		m, err := parse(in)
-		if err != nil {
-			fmt.Fprintln(env.Stderr, err)
-			code = ExitFail
-			continue
-		}
-		if err := ir.Verify(m); err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				fmt.Fprintf(env.Stderr, "%s: %s\n", in.name, line)
-			}
-			code = ExitFail
-		}
-	}
-	return code
+	})
 }
 
 // writeFileAtomic replaces path with data, keeping its permissions, so that
