@@ -1,0 +1,189 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// State is what the lowering of one rank remembers from op to op.
+type State struct {
+	// Synced lists the parameters whose startup broadcast is emitted.
+	Synced map[string]bool
+	// LossGradSeen is set once the loss-grad op (backward|loss) has been
+	// lowered: data-parallel gradient sync starts there.
+	LossGradSeen bool
+}
+
+// NewState returns the state of a fresh lowering.
+func NewState() *State { return &State{Synced: map[string]bool{}} }
+
+// Ctx is what an impl sees while it lowers one op on one rank: where it
+// is, the op's mesh and groups, and how to emit ops and vars.
+type Ctx struct {
+	Rank   int
+	Module *ir.Module // partitioned in place (a clone of the serial module)
+	Prog   *ir.Program
+	Block  *ir.Block
+	// Mesh is the op's mesh; the rank is in it.
+	Mesh *ir.ProcessMesh
+	// Op is the op being lowered, ImplType and ImplIndex its impl.
+	Op        *ir.Op
+	ImplType  string
+	ImplIndex int
+	State     *State
+
+	out []*ir.Op // the block's new op list
+}
+
+// NewCtx returns a context for lowering ops of block b of the module's
+// main program on rank, appending the lowered ops to *out.
+func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Ctx {
+	return &Ctx{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st}
+}
+
+// Begin points the context at op, whose impl is (implType, implIndex) on
+// mesh.
+func (c *Ctx) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
+	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
+}
+
+// Ops returns the ops emitted so far.
+func (c *Ctx) Ops() []*ir.Op { return c.out }
+
+// Keep emits op unchanged: the serial op's copy.
+func (c *Ctx) Keep(op *ir.Op) { c.out = append(c.out, op) }
+
+// Emit appends a new op with a fresh id, the role of the op being lowered
+// and an origin attr: "<impl type>:<index> <reason>". Its dist names the
+// op's mesh, with each arg's mapping taken from the var's dist.
+func (c *Ctx) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
+	op := c.newOp(typ, ins, outs, reason, attrs)
+	op.Role = c.Op.Role
+	c.out = append(c.out, op)
+	return op
+}
+
+func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.Attr) *ir.Op {
+	op := &ir.Op{ID: c.Module.FreshOpID(), Type: typ, Inputs: ins, Outputs: outs}
+	for _, a := range attrs {
+		op.Attrs.Set(a.Name, a.Value)
+	}
+	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
+	d := &ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex}
+	for _, s := range ins {
+		for _, a := range s.Args {
+			d.Inputs = append(d.Inputs, ir.ArgDist{Name: a, DimsMapping: c.mappingOf(a)})
+		}
+	}
+	for _, s := range outs {
+		for _, a := range s.Args {
+			d.Outputs = append(d.Outputs, ir.ArgDist{Name: a, DimsMapping: c.mappingOf(a)})
+		}
+	}
+	op.Dist = d
+	return op
+}
+
+// Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".
+func (c *Ctx) Origin(reason string) string {
+	return fmt.Sprintf("%s:%d %s", c.ImplType, c.ImplIndex, reason)
+}
+
+func (c *Ctx) mappingOf(name string) []int {
+	if v := c.Var(name); v != nil && v.Dist != nil {
+		return slices.Clone(v.Dist.DimsMapping)
+	}
+	return []int{}
+}
+
+// Var returns the var name as this block sees it, or nil.
+func (c *Ctx) Var(name string) *ir.Var { return c.Prog.LookupVar(c.Block, name) }
+
+// IsParam reports whether name is a parameter.
+func (c *Ctx) IsParam(name string) bool {
+	v := c.Var(name)
+	return v != nil && v.Kind == ir.KindParam
+}
+
+// NewVar declares a temp var in the block, named prefix_N with a name
+// fresh in the module (so every rank picks the same), typed like like
+// (its local shape) and distributed as dist.
+func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
+	v := &ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Dist: dist.Clone()}
+	v.Type.Shape = slices.Clone(like.Type.Shape)
+	v.Flags = like.Flags & ir.FlagStopGradient
+	if err := c.Block.AddVar(v); err != nil {
+		panic(err) // FreshName never repeats a name of the module
+	}
+	return v
+}
+
+// Mapping returns the dims_mapping the op being lowered expects for its
+// input or output arg name, or nil.
+func (c *Ctx) Mapping(name string) []int {
+	if d := c.Op.Dist; d != nil {
+		if m, ok := d.InputMapping(name); ok {
+			return m
+		}
+		if m, ok := d.OutputMapping(name); ok {
+			return m
+		}
+	}
+	return nil
+}
+
+// Group returns the id and ranks of the process group along mesh axis of
+// this rank. The group table was built from the meshes before lowering,
+// so every rank finds the same id for the same ranks.
+func (c *Ctx) Group(axis int) (int, []int, error) {
+	ranks, err := c.Mesh.Group(axis, c.Rank)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, g := range c.Module.Groups {
+		if slices.Equal(g.Ranks, ranks) {
+			return g.ID, ranks, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("no process group %v in the group table", ranks)
+}
+
+// Coord returns this rank's coordinate along mesh axis.
+func (c *Ctx) Coord(axis int) (int, error) {
+	coord, err := c.Mesh.Coord(c.Rank)
+	if err != nil {
+		return 0, err
+	}
+	return coord[axis], nil
+}
+
+// ForwardVar returns the var a grad var is the gradient of: x for x@GRAD
+// and x@GRAD@RENAME@k, or "" for a name of another form.
+func ForwardVar(grad string) string {
+	i := strings.Index(grad, "@GRAD")
+	if i <= 0 {
+		return ""
+	}
+	return grad[:i]
+}
+
+// Startup returns block 0 of the startup program, creating the program
+// when the module has none: parameter broadcasts go there.
+func (c *Ctx) Startup() *ir.Block {
+	if c.Module.Startup == nil {
+		c.Module.Startup = ir.NewProgram("startup")
+		c.Module.Startup.Rank = c.Rank
+	}
+	return c.Module.Startup.Global()
+}
+
+// EmitStartup appends an op to the startup program, with role forward.
+func (c *Ctx) EmitStartup(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
+	b := c.Startup()
+	op := c.newOp(typ, ins, outs, reason, attrs)
+	b.Ops = append(b.Ops, op)
+	return op
+}

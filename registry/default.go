@@ -1,0 +1,200 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// DefaultImpl copies the op: the impl of every op without a special one.
+// Forward: the shape attr of fill_constant-like ops follows the output's
+// sharding (floor division, as Python's //), and the first forward use of
+// a parameter broadcasts it at startup. Backward: parameter grads are
+// summed and averaged over the data-parallel group once the loss-grad op
+// has been seen (the batch-dim rule).
+func DefaultImpl() *Impl {
+	return &Impl{
+		Name:       "replicate_parallel",
+		Compatible: defaultCompatible,
+		Forward: func(ctx *Ctx, op *ir.Op) error {
+			ctx.Keep(op)
+			if shapeFollowsOutput[op.Type] {
+				if err := divideShapeAttr(ctx, op, "Out"); err != nil {
+					return err
+				}
+			}
+			if op.Type != "while" && op.Type != "conditional_block" {
+				return SyncParams(ctx, op)
+			}
+			return nil
+		},
+		Backward: func(ctx *Ctx, op *ir.Op) error {
+			ctx.Keep(op)
+			return SyncGrads(ctx, op)
+		},
+	}
+}
+
+// shapeFollowsOutput lists the ops whose shape attr is the shape of Out.
+var shapeFollowsOutput = map[string]bool{
+	"fill_constant": true, "fill_constant_batch_size_like": true,
+	"uniform_random": true, "gaussian_random": true,
+}
+
+// floorDiv divides as Python's // does: -1 // 2 is -1, not 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// divideShapeAttr divides the op's shape attr on the dims where its
+// output slot's arg is sharded.
+func divideShapeAttr(ctx *Ctx, op *ir.Op, slot string) error {
+	shape, ok := op.Attrs.Ints("shape")
+	outs := op.Output(slot)
+	if !ok || len(shape) == 0 || len(outs) == 0 {
+		return nil
+	}
+	mapping := ctx.Mapping(outs[0])
+	local := slices.Clone(shape)
+	for i, axis := range mapping {
+		if axis >= 0 && i < len(local) {
+			local[i] = floorDiv(local[i], int64(ctx.Mesh.Shape[axis]))
+		}
+	}
+	op.Attrs.Set("shape", ir.Ints(local))
+	return nil
+}
+
+// SyncParams emits, for each parameter input of a forward op seen for the
+// first time, a startup c_broadcast from root 0 over the group of every
+// mesh axis of size > 1 that the parameter's mapping does not use, so that
+// replicas start equal. Recompute ops do not sync.
+func SyncParams(ctx *Ctx, op *ir.Op) error {
+	if op.Dist != nil && op.Dist.Recompute {
+		return nil
+	}
+	for name := range op.InputNames {
+		if !ctx.IsParam(name) || ctx.State.Synced[name] {
+			continue
+		}
+		ctx.State.Synced[name] = true
+		v := ctx.Var(name)
+		used := map[int]bool{}
+		if v.Dist != nil {
+			for _, a := range v.Dist.DimsMapping {
+				used[a] = true
+			}
+		}
+		for axis, size := range ctx.Mesh.Shape {
+			if size <= 1 || used[axis] {
+				continue
+			}
+			id, _, err := ctx.Group(axis)
+			if err != nil {
+				return err
+			}
+			ctx.EmitStartup("c_broadcast", ir.Slots("X", name), ir.Slots("Out", name),
+				fmt.Sprintf("init sync: broadcast %s from root 0 over %s", name, ctx.Mesh.DimNames[axis]),
+				ir.A("ring_id", ir.Int(int64(id))), ir.A("root", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)))
+		}
+	}
+	return nil
+}
+
+// SyncGrads is the data-parallel gradient sync of a grad op (Paddle's
+// batch-dim rule): once the loss-grad op has been seen, if an activation
+// input (not a grad, not a parameter) has its batch dim (dim 0) on a mesh
+// axis of size > 1, each parameter grad the op writes is summed over that
+// axis's group and scaled by 1/|group|, in place.
+func SyncGrads(ctx *Ctx, op *ir.Op) error {
+	if op.Role.IsLossGrad() {
+		ctx.State.LossGradSeen = true
+	}
+	if !ctx.State.LossGradSeen || op.Role.IsOptimize() {
+		return nil
+	}
+	axis := -1
+	for s := range op.InputNames {
+		if ForwardVar(s) != "" || ctx.IsParam(s) {
+			continue
+		}
+		m := ctx.Mapping(s)
+		if m == nil {
+			if v := ctx.Var(s); v != nil && v.Dist != nil {
+				m = v.Dist.DimsMapping
+			}
+		}
+		if len(m) > 0 && m[0] >= 0 && ctx.Mesh.Shape[m[0]] > 1 {
+			axis = m[0]
+			break
+		}
+	}
+	if axis < 0 {
+		return nil
+	}
+	for g := range op.OutputNames {
+		if !ctx.IsParam(ForwardVar(g)) {
+			continue
+		}
+		id, ranks, err := ctx.Group(axis)
+		if err != nil {
+			return err
+		}
+		dim := ctx.Mesh.DimNames[axis]
+		ctx.Emit("c_allreduce_sum", ir.Slots("X", g), ir.Slots("Out", g),
+			fmt.Sprintf("data-parallel: %s summed over %s", g, dim),
+			ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
+		ctx.Emit("scale", ir.Slots("X", g), ir.Slots("Out", g),
+			fmt.Sprintf("data-parallel: %s averaged over %s", g, dim),
+			ir.A("scale", ir.Float(1/float64(len(ranks)))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+	}
+	return nil
+}
+
+// defaultCompatible is Paddle's default-impl check: parameters fully
+// replicated; other args sharded at most on their batch dim (dim 1 for
+// an XShape), and all batch dims on the same mesh axis. An op with no
+// batch-dim candidate (all scalars) is compatible.
+func defaultCompatible(ctx *Ctx, op *ir.Op) error {
+	batch := -1
+	check := func(slots []ir.Slot) error {
+		for _, s := range slots {
+			for _, a := range s.Args {
+				m := ctx.Mapping(a)
+				if ctx.IsParam(a) {
+					for _, x := range m {
+						if x != -1 {
+							return fmt.Errorf("parameter %s has dims_mapping %v: the default impl needs it replicated", a, m)
+						}
+					}
+					continue
+				}
+				first := 0
+				if s.Name == "XShape" {
+					first = 1
+				}
+				for i, x := range m {
+					if i != first && x != -1 {
+						return fmt.Errorf("%s has dims_mapping %v: the default impl shards only the batch dim %d", a, m, first)
+					}
+				}
+				if first < len(m) && m[first] != -1 {
+					if batch != -1 && batch != m[first] {
+						return fmt.Errorf("%s has its batch dim on mesh dim %d, another arg on %d", a, m[first], batch)
+					}
+					batch = m[first]
+				}
+			}
+		}
+		return nil
+	}
+	if err := check(op.Inputs); err != nil {
+		return err
+	}
+	return check(op.Outputs)
+}

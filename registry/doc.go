@@ -1,0 +1,14 @@
+// Package registry holds distpass's distributed-op implementations: how
+// each annotated serial op becomes the ops of one rank.
+//
+// An Impl is a value: a name, a compatibility check that says why an op's
+// mappings do not fit, and Forward and Backward lowerings that emit ops
+// through a Ctx. A Container groups the impls of one impl type by index;
+// a Registry holds the containers, filled by explicit Register calls
+// (DefaultRegistry lists every built-in impl; nothing registers itself).
+//
+// The emitted sequences follow Paddle's older ("G1") partitioner, which is
+// Megatron-LM's f/g scheme, without its c_identity markers in row-parallel
+// and embedding backward. Every op a lowering inserts carries an "origin"
+// attr naming the impl and the reason.
+package registry

@@ -1,0 +1,79 @@
+package registry
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Impl is one way to lower an op: a dist-op implementation.
+type Impl struct {
+	// Name says what the impl does: "column_parallel".
+	Name string
+	// Compatible returns why the op's dist does not fit this impl, or nil.
+	// A nil Compatible accepts every op.
+	Compatible func(ctx *Ctx, op *ir.Op) error
+	// Forward lowers a forward (or recompute) op.
+	Forward func(ctx *Ctx, op *ir.Op) error
+	// Backward lowers a backward op (and optimize ops, and backward-only
+	// ops such as check_finite_and_unscale); op is the grad op.
+	Backward func(ctx *Ctx, op *ir.Op) error
+}
+
+// Container holds the impls of one impl type, by index.
+type Container struct {
+	Type  string
+	Impls []*Impl
+}
+
+// Registry maps impl types to containers.
+type Registry struct {
+	containers map[string]*Container
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{containers: map[string]*Container{}} }
+
+// Register appends impl to the container of implType and returns its
+// index, as Paddle numbers impls in registration order.
+func (r *Registry) Register(implType string, impl *Impl) int {
+	c := r.containers[implType]
+	if c == nil {
+		c = &Container{Type: implType}
+		r.containers[implType] = c
+	}
+	c.Impls = append(c.Impls, impl)
+	return len(c.Impls) - 1
+}
+
+// Lookup returns the impl of implType at index, or an error that says
+// which part does not exist.
+func (r *Registry) Lookup(implType string, index int) (*Impl, error) {
+	c := r.containers[implType]
+	if c == nil {
+		return nil, fmt.Errorf("no impl type %q", implType)
+	}
+	if index < 0 || index >= len(c.Impls) {
+		return nil, fmt.Errorf("impl type %s has no impl %d (it has %d)", implType, index, len(c.Impls))
+	}
+	return c.Impls[index], nil
+}
+
+// Containers returns the containers sorted by type.
+func (r *Registry) Containers() []*Container {
+	cs := make([]*Container, 0, len(r.containers))
+	for _, c := range r.containers {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Type < cs[j].Type })
+	return cs
+}
+
+// DefaultRegistry returns every built-in impl, registered in Paddle's
+// order so that impl indices match Paddle's.
+func DefaultRegistry() *Registry {
+	r := NewRegistry()
+	r.Register("default", DefaultImpl())
+	return r
+}
