@@ -1,14 +1,12 @@
 module github.com/distpass/distpass
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/emicklei/dot v1.11.0
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
+	golang.org/x/tools v0.52.0
 )
 
-require (
-	golang.org/x/sys v0.26.0 // indirect
-	golang.org/x/tools v0.26.0 // indirect
-)
+require golang.org/x/sys v0.49.0 // indirect

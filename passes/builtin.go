@@ -2,22 +2,24 @@ package passes
 
 import (
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
 )
 
 // DefaultRegistry returns the built-in passes and their order rules. It is
 // the one list of what distpass ships; nothing registers itself.
 func DefaultRegistry() *Registry {
-	r, err := NewRegistry(
-		[]*Pass{
-			VerifyPass(),
-			DCEPass(),
-			CanonicalizeNamesPass(),
-			RepeatPass(),
-		},
-		[]OrderRule{
-			{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
-		},
-	)
+	ps := []*Pass{
+		VerifyPass(),
+		DCEPass(),
+		CanonicalizeNamesPass(),
+		RepeatPass(),
+		CollectiveDialectPass(),
+	}
+	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
+	order := []OrderRule{
+		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
+	}
+	r, err := NewRegistry(ps, append(order, partitionOrder...))
 	if err != nil {
 		panic("passes.DefaultRegistry: " + err.Error())
 	}

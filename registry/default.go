@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -169,7 +171,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 				if ctx.IsParam(a) {
 					for _, x := range m {
 						if x != -1 {
-							return fmt.Errorf("parameter %s has dims_mapping %v: the default impl needs it replicated", a, m)
+							return fmt.Errorf("parameter %s has dims_mapping %s: the default impl needs it replicated", a, FormatMapping(m))
 						}
 					}
 					continue
@@ -180,7 +182,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 				}
 				for i, x := range m {
 					if i != first && x != -1 {
-						return fmt.Errorf("%s has dims_mapping %v: the default impl shards only the batch dim %d", a, m, first)
+						return fmt.Errorf("%s has dims_mapping %s: the default impl shards only the batch dim %d", a, FormatMapping(m), first)
 					}
 				}
 				if first < len(m) && m[first] != -1 {
@@ -197,4 +199,18 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	return check(op.Outputs)
+}
+
+// FormatMapping spells a dims_mapping as the text format does: [0, -1].
+func FormatMapping(m []int) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, x := range m {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.Itoa(x))
+	}
+	sb.WriteByte(']')
+	return sb.String()
 }

@@ -1,0 +1,408 @@
+package passes
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+)
+
+// The partition passes turn an annotated serial module into the program
+// of one rank, in place (the pass manager's caller clones first; Partition
+// and PartitionAll do). Names stay the serial names, as Paddle's do.
+
+// partitionOrder is the order the partition passes must keep, with why.
+var partitionOrder = []OrderRule{
+	{"check-annotations", "partition-vars", "local shapes need complete, even annotations"},
+	{"partition-vars", "lower-forward", "lowering reads local shapes and the rank that partition-vars sets"},
+	{"lower-forward", "lower-backward", "backward ops find their impl through their lowered forward op"},
+	{"lower-backward", "lower-optimizer", "optimizer ops update the grads that backward lowering synchronised"},
+	{"lower-optimizer", "relink-block-attrs", "block refs are checked once every block is lowered"},
+	{"lower-optimizer", "remap-params-grads", "the params-grads list names vars of the lowered program"},
+}
+
+// PartitionPasses returns the seven partition passes and partition, which
+// composes them, lowering with the impls of reg.
+func PartitionPasses(reg *registry.Registry) []*Pass {
+	rankOpt := Option{Name: "rank", Kind: OptInt, Default: "0", Doc: "the rank whose program to produce"}
+	return []*Pass{
+		{
+			Name: "check-annotations",
+			Doc: `check that every op and shaped var is soundly annotated
+Every op of main has an op dist and every dense-tensor var a tensor dist;
+mappings fit the tensor and the mesh; no mesh dim is used twice; every
+sharded dim divides evenly. Fails listing every problem.`,
+			PreservesAll: true,
+			Run: func(ctx *Context, m *ir.Module) error {
+				rep, err := analysis.Get[*analysis.AnnotationReport](ctx.Analyses, analysis.Annotations)
+				if err != nil {
+					return err
+				}
+				return rep.Err()
+			},
+		},
+		{
+			Name: "partition-vars",
+			Doc: `give every var its local shape on a rank
+Each mapped dim of every var of main and startup is divided by its mesh
+dim's size (startup vars follow main's block-0 var of the same name);
+startup initialisers' shape attrs follow; the programs are marked with
+the rank, and the module gets its process-group table.`,
+			Options: []Option{rankOpt},
+			Run: func(ctx *Context, m *ir.Module) error {
+				return PartitionVars(m, int(ctx.Int("rank")))
+			},
+		},
+		{
+			Name: "lower-forward",
+			Doc: `lower forward and recompute ops with their impls
+Each op whose role is forward (or forward|loss), or whose dist says
+recompute, is checked against its impl and replaced by what the impl's
+Forward emits. Needs partition-vars.`,
+			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerForward) },
+		},
+		{
+			Name: "lower-backward",
+			Doc: `lower backward ops with their forward op's impl
+Each backward op is replaced by what the impl of its forward op (found
+through fwd) emits; backward-only ops (check_finite_and_unscale,
+update_loss_scaling) use their own impl; others the default impl.`,
+			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerBackward) },
+		},
+		{
+			Name: "lower-optimizer",
+			Doc: `lower optimizer ops, and reject unknown roles
+Optimize ops are lowered by their impl's Backward (shards update
+elementwise, so no compatibility check); an op whose role is neither
+forward, backward nor optimize is an error.`,
+			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerOptimizer) },
+		},
+		{
+			Name: "relink-block-attrs",
+			Doc: `check that every block ref points at a block of the new program
+Lowering works in place, so blocks keep their indices and refs stay
+right; this pass checks every ref, single or in a list, and fails on one
+that points nowhere.`,
+			PreservesAll: true,
+			Run:          func(_ *Context, m *ir.Module) error { return RelinkBlockAttrs(m) },
+		},
+		{
+			Name: "remap-params-grads",
+			Doc: `check that the params-grads list names vars of the partitioned program
+Partitioned vars keep their serial names, so the list stays as it is;
+a pair naming a var the program lacks is an error.`,
+			PreservesAll: true,
+			Run:          func(_ *Context, m *ir.Module) error { return RemapParamsGrads(m) },
+		},
+		{
+			Name: "partition",
+			Doc: `produce the program of one rank
+The composition check-annotations, partition-vars, lower-forward,
+lower-backward, lower-optimizer, relink-block-attrs, remap-params-grads.`,
+			Options: []Option{rankOpt},
+			Run: func(ctx *Context, m *ir.Module) error {
+				return Partition(m, reg, int(ctx.Int("rank")))
+			},
+		},
+	}
+}
+
+// Partition runs the seven partition steps on m in place for rank.
+func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
+	cache := analysis.NewCache(m)
+	rep, err := analysis.Get[*analysis.AnnotationReport](cache, analysis.Annotations)
+	if err != nil {
+		return err
+	}
+	if err := rep.Err(); err != nil {
+		return fmt.Errorf("check-annotations: %w", err)
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"partition-vars", func() error { return PartitionVars(m, rank) }},
+		{"lower-forward", func() error { return Lower(m, reg, LowerForward) }},
+		{"lower-backward", func() error { return Lower(m, reg, LowerBackward) }},
+		{"lower-optimizer", func() error { return Lower(m, reg, LowerOptimizer) }},
+		{"relink-block-attrs", func() error { return RelinkBlockAttrs(m) }},
+		{"remap-params-grads", func() error { return RemapParamsGrads(m) }},
+	}
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// Ranks returns every rank of the module's meshes, ascending.
+func Ranks(m *ir.Module) []int {
+	var rs []int
+	for _, pm := range m.Meshes {
+		rs = append(rs, pm.ProcessIDs...)
+	}
+	slices.Sort(rs)
+	return slices.Compact(rs)
+}
+
+// PartitionAll partitions a clone of m for every rank of its meshes,
+// concurrently (at most GOMAXPROCS at once), and returns the modules in
+// rank order. The result does not depend on scheduling: each rank's
+// lowering reads only the serial module and its own clone. m is not
+// changed.
+func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]*ir.Module, error) {
+	ranks := Ranks(m)
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("partition-all: the module has no mesh")
+	}
+	out := make([]*ir.Module, len(ranks))
+	errs := make([]error, len(ranks))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range ranks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
+			c := m.Clone() // reads m only
+			if err := Partition(c, reg, r); err != nil {
+				errs[i] = fmt.Errorf("partition rank %d: %w", r, err)
+				return
+			}
+			out[i] = c
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PartitionVars sets every var's local shape for rank, the startup
+// initialisers' shape attrs, the programs' rank and the group table.
+func PartitionVars(m *ir.Module, rank int) error {
+	if !slices.Contains(Ranks(m), rank) {
+		return fmt.Errorf("rank %d is in no mesh of the module (ranks %v)", rank, Ranks(m))
+	}
+	cache := analysis.NewCache(m)
+	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
+	if err != nil {
+		return err
+	}
+	type change struct {
+		v     *ir.Var
+		shape []int64
+	}
+	var changes []change
+	for _, p := range m.Programs() {
+		if p.Rank >= 0 {
+			return fmt.Errorf("program %s is already partitioned for rank %d", p.Name, p.Rank)
+		}
+		for _, b := range p.Blocks {
+			for _, v := range b.Vars() {
+				if !v.Type.IsTensor() {
+					continue
+				}
+				l, ok := ls.Of(p, b.Index, v.Name)
+				if ok && l.Shape != nil {
+					changes = append(changes, change{v, slices.Clone(l.Shape)})
+				}
+			}
+		}
+	}
+	for _, c := range changes {
+		c.v.Type.Shape = c.shape
+	}
+	if s := m.Startup; s != nil {
+		// Paddle's startup partition: an initialiser's shape attr is its
+		// output's local shape.
+		for _, op := range s.Global().Ops {
+			outs := op.Output("Out")
+			if len(outs) != 1 || !op.Attrs.Has("shape") {
+				continue
+			}
+			if v := s.LookupVar(s.Global(), outs[0]); v != nil && v.Type.IsTensor() {
+				op.Attrs.Set("shape", ir.Ints(slices.Clone(v.Type.Shape)))
+			}
+		}
+	}
+	for _, p := range m.Programs() {
+		p.Rank = rank
+	}
+	if len(m.Groups) == 0 {
+		m.Groups = registry.BuildGroups(m.Meshes)
+	}
+	return nil
+}
+
+// LowerPhase selects the ops a lowering pass replaces.
+type LowerPhase int
+
+// The three lowering phases.
+const (
+	LowerForward LowerPhase = iota
+	LowerBackward
+	LowerOptimizer
+)
+
+// backwardOnly lists op types lowered by their own impl's Backward.
+var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
+
+// Lower replaces, in every block of main, the ops of one phase by what
+// their impls emit.
+func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
+	p := m.Main
+	if p == nil || p.Rank < 0 {
+		return fmt.Errorf("main program is not partitioned: run partition-vars first")
+	}
+	byID := map[int64]*ir.Op{}
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			byID[op.ID] = op
+		}
+	}
+	st := registry.NewState()
+	var errs []string
+	for _, b := range p.Blocks {
+		ctx := registry.NewCtx(m, p.Rank, b, st)
+		for _, op := range b.Ops {
+			if err := lowerOp(ctx, m, reg, phase, op, byID); err != nil {
+				errs = append(errs, fmt.Sprintf("block %d: %s: %v", b.Index, op, err))
+			}
+		}
+		b.Ops = ctx.Ops()
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID map[int64]*ir.Op) error {
+	recompute := op.Dist != nil && op.Dist.Recompute
+	var mine bool
+	switch phase {
+	case LowerForward:
+		mine = op.Role.IsForward() || recompute
+	case LowerBackward:
+		mine = op.Role.IsBackward() && !recompute
+	case LowerOptimizer:
+		mine = op.Role.IsOptimize() && !op.Role.IsBackward() && !recompute
+		if !mine && !op.Role.IsForward() && !op.Role.IsBackward() && !recompute {
+			return fmt.Errorf("role %s is neither forward, backward nor optimize", op.Role)
+		}
+	}
+	if !mine {
+		ctx.Keep(op)
+		return nil
+	}
+	// The impl: the op's own, or for a backward op its forward op's.
+	implOf := op
+	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
+		f := byID[op.Fwd]
+		if f == nil {
+			return fmt.Errorf("fwd op %d is missing", op.Fwd)
+		}
+		if !f.Role.IsForward() && !(f.Dist != nil && f.Dist.Recompute) {
+			return fmt.Errorf("fwd op %d %s is not a forward op (role %s)", f.ID, f.Type, f.Role)
+		}
+		implOf = f
+	}
+	implType, implIndex := "default", 0
+	if d := implOf.Dist; d != nil && d.ImplType != "" {
+		implType, implIndex = d.ImplType, d.ImplIndex
+	}
+	if phase == LowerBackward && implOf == op && !backwardOnly[op.Type] {
+		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
+	}
+	if op.Dist == nil {
+		return fmt.Errorf("no dist annotation")
+	}
+	mesh := m.Mesh(op.Dist.Mesh)
+	if mesh == nil {
+		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
+	}
+	if !mesh.Contains(ctx.Rank) {
+		return fmt.Errorf("rank %d is not in mesh %s", ctx.Rank, mesh.Name)
+	}
+	impl, err := reg.Lookup(implType, implIndex)
+	if err != nil {
+		return err
+	}
+	ctx.Begin(op, mesh, implType, implIndex)
+	if phase == LowerForward {
+		if impl.Compatible != nil {
+			if err := impl.Compatible(ctx, op); err != nil {
+				return fmt.Errorf("impl %s:%d (%s) does not fit: %v", implType, implIndex, impl.Name, err)
+			}
+		}
+		if impl.Forward == nil {
+			return fmt.Errorf("impl %s:%d (%s) has no forward lowering", implType, implIndex, impl.Name)
+		}
+		return impl.Forward(ctx, op)
+	}
+	if impl.Backward == nil {
+		return fmt.Errorf("impl %s:%d (%s) has no backward lowering", implType, implIndex, impl.Name)
+	}
+	return impl.Backward(ctx, op)
+}
+
+// RelinkBlockAttrs checks every block ref of every op of main.
+func RelinkBlockAttrs(m *ir.Module) error {
+	var errs []string
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			for _, op := range b.Ops {
+				for i := range op.SubBlocks {
+					if p.Block(i) == nil {
+						errs = append(errs, fmt.Sprintf("%s block %d: %s: block ref ^%d points at no block", p.Name, b.Index, op, i))
+					}
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// RemapParamsGrads checks that every pair names vars of main.
+func RemapParamsGrads(m *ir.Module) error {
+	has := func(name string) bool {
+		for _, b := range m.Main.Blocks {
+			if b.Var(name) != nil {
+				return true
+			}
+		}
+		return false
+	}
+	var errs []string
+	for _, pg := range m.ParamGrads {
+		if !has(pg.Param) {
+			errs = append(errs, fmt.Sprintf("grads: param %s is not in the partitioned program", pg.Param))
+		}
+		if pg.Grad != "" && !has(pg.Grad) {
+			errs = append(errs, fmt.Sprintf("grads: grad %s of %s is not in the partitioned program", pg.Grad, pg.Param))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
