@@ -197,7 +197,7 @@ func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]
 // initialisers' shape attrs, the programs' rank and the group table.
 func PartitionVars(m *ir.Module, rank int) error {
 	if !slices.Contains(Ranks(m), rank) {
-		return fmt.Errorf("rank %d is in no mesh of the module (ranks %v)", rank, Ranks(m))
+		return fmt.Errorf("rank %d is in no mesh of the module (ranks %s)", rank, registry.FormatMapping(Ranks(m)))
 	}
 	cache := analysis.NewCache(m)
 	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))

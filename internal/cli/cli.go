@@ -40,6 +40,7 @@ func commands() []command {
 		{"passes", "", "list the passes, their options and order rules", runPasses},
 		{"run", "-pipeline P [flags] [FILE|-]", "run a pass pipeline over a module, with instruments", runRun},
 		{"dot", "[-block N] [-program NAME] [FILE|-]", "draw a program as Graphviz DOT", runDot},
+		{"partition", "-rank R | -all [-o DIR] [FILE|-]", "produce the SPMD program of one rank, or of every rank", runPartition},
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -73,6 +74,58 @@ func runPasses(env *Env, args []string) int {
 	return ExitOK
 }
 
+// instrumentFlags are the pass manager's instruments as flags, shared by
+// run and partition.
+type instrumentFlags struct {
+	verifyEach, changed, timePasses, counters *bool
+	before, after                             listFlag
+	bisect                                    *int
+	dumpDir, repro                            *string
+}
+
+func addInstrumentFlags(fs *flag.FlagSet) *instrumentFlags {
+	f := &instrumentFlags{}
+	f.verifyEach = fs.Bool("verify-each", false, "verify the IR before the pipeline and after every pass")
+	fs.Var(&f.before, "print-before", "print the module before the passes `NAMES` (comma-separated, or all)")
+	fs.Var(&f.after, "print-after", "print the module after the passes `NAMES` (comma-separated, or all)")
+	f.changed = fs.Bool("print-changed", false, "print a diff after every pass that changed the module")
+	f.timePasses = fs.Bool("time-passes", false, "print the wall time of every pass")
+	f.counters = fs.Bool("counters", false, "print ops added, removed and changed, and each pass's own counters")
+	f.bisect = fs.Int("bisect-limit", -1, "run only the first `N` pass executions (required passes always run)")
+	f.dumpDir = fs.String("dump-dir", "", "write the module and its DOT after every pass into `DIR`")
+	f.repro = fs.String("reproducer", "", "on a pass failure, write a reproducer to `FILE`")
+	return f
+}
+
+func (f *instrumentFlags) instruments(env *Env) []passes.Instrument {
+	var insts []passes.Instrument
+	if *f.bisect >= 0 {
+		insts = append(insts, &passes.Bisect{Limit: *f.bisect, W: env.Stderr})
+	}
+	if *f.verifyEach {
+		insts = append(insts, passes.VerifyEach{})
+	}
+	if *f.repro != "" { // after verify-each: a pass that breaks the IR is a failure to reproduce
+		insts = append(insts, &passes.Reproducer{Path: *f.repro})
+	}
+	if len(f.before) > 0 || len(f.after) > 0 {
+		insts = append(insts, &passes.PrintIR{W: env.Stderr, Before: f.before, After: f.after})
+	}
+	if *f.changed {
+		insts = append(insts, &passes.PrintChanged{W: env.Stderr})
+	}
+	if *f.dumpDir != "" {
+		insts = append(insts, &passes.DumpDir{Dir: *f.dumpDir, Render: renderDOT})
+	}
+	if *f.counters {
+		insts = append(insts, &passes.Counters{W: env.Stderr})
+	}
+	if *f.timePasses {
+		insts = append(insts, &passes.TimePasses{W: env.Stderr})
+	}
+	return insts
+}
+
 func runRun(env *Env, args []string) int {
 	fs := newFlagSet(env, "run", "-pipeline P [flags] [FILE|-]\n       distpass run -reproducer FILE",
 		`Run parses the module, runs the pipeline over it and prints the result.
@@ -80,38 +133,28 @@ The instrument flags report on stderr. With -reproducer and no -pipeline,
 run replays a reproducer file: its module through its pipeline.`)
 	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,dce,canonicalize-names' (see distpass passes)")
 	out := fs.String("o", "", "write the module to `FILE` instead of stdout")
-	verifyEach := fs.Bool("verify-each", false, "verify the IR before the pipeline and after every pass")
-	var before, after listFlag
-	fs.Var(&before, "print-before", "print the module before the passes `NAMES` (comma-separated, or all)")
-	fs.Var(&after, "print-after", "print the module after the passes `NAMES` (comma-separated, or all)")
-	changed := fs.Bool("print-changed", false, "print a diff after every pass that changed the module")
-	timePasses := fs.Bool("time-passes", false, "print the wall time of every pass")
-	counters := fs.Bool("counters", false, "print ops added, removed and changed, and each pass's own counters")
-	bisect := fs.Int("bisect-limit", -1, "run only the first `N` pass executions (required passes always run)")
-	dumpDir := fs.String("dump-dir", "", "write the module and its DOT after every pass into `DIR`")
-	repro := fs.String("reproducer", "", "on a pass failure, write a reproducer to `FILE`; without -pipeline, replay FILE")
+	flags := addInstrumentFlags(fs)
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
 	}
-	r := passes.DefaultRegistry()
 	var m *ir.Module
 	text := *pipeline
-	if text == "" && *repro != "" {
+	if text == "" && *flags.repro != "" {
 		if fs.NArg() > 0 {
 			fmt.Fprintln(env.Stderr, "distpass run: a replay takes its module from the reproducer, not from FILE")
 			return ExitUsage
 		}
-		data, err := os.ReadFile(*repro)
+		data, err := os.ReadFile(*flags.repro)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
-		text, m, err = passes.ReadReproducer(*repro, data)
+		text, m, err = passes.ReadReproducer(*flags.repro, data)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
 		}
-		*repro = "" // a replay that fails must not overwrite what it replays
+		*flags.repro = "" // a replay that fails must not overwrite what it replays
 	} else {
 		if text == "" {
 			fmt.Fprintln(env.Stderr, "distpass run: -pipeline is required (see distpass passes)")
@@ -132,37 +175,18 @@ run replays a reproducer file: its module through its pipeline.`)
 			return ExitFail
 		}
 	}
-	pl, err := r.Parse(text)
+	pl, err := passes.DefaultRegistry().Parse(text)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 		return ExitUsage
 	}
-	var insts []passes.Instrument
-	if *bisect >= 0 {
-		insts = append(insts, &passes.Bisect{Limit: *bisect, W: env.Stderr})
-	}
-	if *verifyEach {
-		insts = append(insts, passes.VerifyEach{})
-	}
-	if *repro != "" { // after verify-each: a pass that breaks the IR is a failure to reproduce
-		insts = append(insts, &passes.Reproducer{Path: *repro})
-	}
-	if len(before) > 0 || len(after) > 0 {
-		insts = append(insts, &passes.PrintIR{W: env.Stderr, Before: before, After: after})
-	}
-	if *changed {
-		insts = append(insts, &passes.PrintChanged{W: env.Stderr})
-	}
-	if *dumpDir != "" {
-		insts = append(insts, &passes.DumpDir{Dir: *dumpDir, Render: renderDOT})
-	}
-	if *counters {
-		insts = append(insts, &passes.Counters{W: env.Stderr})
-	}
-	if *timePasses {
-		insts = append(insts, &passes.TimePasses{W: env.Stderr})
-	}
-	if err := (&passes.Manager{Instruments: insts}).Run(context.Background(), pl, m); err != nil {
+	return runPipeline(env, pl, m, flags, *out)
+}
+
+// runPipeline runs pl over m with the flags' instruments and writes the
+// module to out, or stdout.
+func runPipeline(env *Env, pl *passes.Pipeline, m *ir.Module, flags *instrumentFlags, out string) int {
+	if err := (&passes.Manager{Instruments: flags.instruments(env)}).Run(context.Background(), pl, m); err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		var pe *passes.PassError
 		if errors.As(err, &pe) && pe.Panic != nil {
@@ -170,22 +194,14 @@ run replays a reproducer file: its module through its pipeline.`)
 		}
 		return ExitFail
 	}
-	if *out == "" {
-		if err := ir.Fprint(env.Stdout, m); err != nil {
-			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
-			return ExitFail
-		}
-		return ExitOK
-	}
-	f, err := os.Create(*out)
-	if err == nil {
-		err = ir.Fprint(f, m)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	var err error
+	if out == "" {
+		err = ir.Fprint(env.Stdout, m)
+	} else {
+		err = writeModule(out, m)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+		fmt.Fprintf(env.Stderr, "distpass: %v\n", err)
 		return ExitFail
 	}
 	return ExitOK
