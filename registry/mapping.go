@@ -1,0 +1,222 @@
+package registry
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// This file holds the small helpers the built-in impls share: reading an
+// op's args and their expected dims_mappings without panicking, spelling
+// mappings in messages, and renaming an arg of the op being lowered.
+
+// formatMapping spells a dims_mapping as the text format does: [-1, 0].
+func formatMapping(m []int) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, x := range m {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.Itoa(x))
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+// slotArg returns the single arg of an input (or output) slot, or an
+// error naming the op and the slot when it is missing or empty.
+func slotArg(op *ir.Op, slot string, input bool) (string, error) {
+	args, kind := op.Output(slot), "output"
+	if input {
+		args, kind = op.Input(slot), "input"
+	}
+	if len(args) == 0 {
+		return "", fmt.Errorf("%s has no %s %s", op, kind, slot)
+	}
+	return args[0], nil
+}
+
+// expectedMapping returns the dims_mapping the op's dist expects for arg
+// name of slot, checked against the op's mesh: every entry -1 or a mesh
+// axis, each axis used once.
+func expectedMapping(ctx *Ctx, op *ir.Op, slot, name string) ([]int, error) {
+	if op.Dist == nil {
+		return nil, fmt.Errorf("%s has no dist", op)
+	}
+	m, ok := op.Dist.InputMapping(name)
+	if !ok {
+		m, ok = op.Dist.OutputMapping(name)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %s %s has no dims_mapping in the op's dist", op, slot, name)
+	}
+	if err := checkMapping(ctx, m); err != nil {
+		return nil, fmt.Errorf("%s: %s %s: %v", op, slot, name, err)
+	}
+	return m, nil
+}
+
+// checkMapping reports an entry that is not -1 or an axis of the mesh,
+// or an axis used twice.
+func checkMapping(ctx *Ctx, m []int) error {
+	ndim := 0
+	if ctx.Mesh != nil {
+		ndim = len(ctx.Mesh.Shape)
+	}
+	seen := map[int]bool{}
+	for i, a := range m {
+		if a < -1 || a >= ndim {
+			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", formatMapping(m), i, a, ndim)
+		}
+		if a >= 0 && seen[a] {
+			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", formatMapping(m), a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// argMapping is slotArg then expectedMapping.
+func argMapping(ctx *Ctx, op *ir.Op, slot string, input bool) (string, []int, error) {
+	name, err := slotArg(op, slot, input)
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := expectedMapping(ctx, op, slot, name)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, m, nil
+}
+
+// allReplicated reports whether every entry of m is -1.
+func allReplicated(m []int) bool {
+	for _, x := range m {
+		if x != -1 {
+			return false
+		}
+	}
+	return true
+}
+
+// sharded reports whether some entry of m is a mesh axis.
+func sharded(m []int) bool { return !allReplicated(m) }
+
+// at returns m[i], counting a negative i from the end, and whether it
+// exists.
+func at(m []int, i int) (int, bool) {
+	if i < 0 {
+		i += len(m)
+	}
+	if i < 0 || i >= len(m) {
+		return 0, false
+	}
+	return m[i], true
+}
+
+// middle returns m[1:len(m)-1], empty when m has fewer than 3 entries.
+func middle(m []int) []int {
+	if len(m) < 3 {
+		return nil
+	}
+	return m[1 : len(m)-1]
+}
+
+// renameArg replaces old by new in the op's input (or output) slot and
+// in the op's dist, so that the kept op reads or writes new instead.
+func renameArg(op *ir.Op, slot string, input bool, old, new string) {
+	slots := op.Outputs
+	if input {
+		slots = op.Inputs
+	}
+	for i := range slots {
+		if slots[i].Name != slot {
+			continue
+		}
+		for j, a := range slots[i].Args {
+			if a == old {
+				slots[i].Args[j] = new
+			}
+		}
+	}
+	if op.Dist == nil {
+		return
+	}
+	ads := op.Dist.Outputs
+	if input {
+		ads = op.Dist.Inputs
+	}
+	for i := range ads {
+		if ads[i].Name == old {
+			ads[i].Name = new
+		}
+	}
+}
+
+// tempDist is the dist of a temp var holding what the op expects for arg
+// name: the op's mesh and its expected mapping (the var's own mapping
+// when the op's dist does not list name).
+func tempDist(ctx *Ctx, name string) *ir.TensorDist {
+	m := ctx.Mapping(name)
+	if m == nil {
+		if v := ctx.Var(name); v != nil && v.Dist != nil {
+			m = v.Dist.DimsMapping
+		}
+	}
+	if m == nil {
+		m = []int{}
+	}
+	return &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, m...)}
+}
+
+// lookupVar returns the var name, or an error naming the op and its slot.
+func lookupVar(ctx *Ctx, op *ir.Op, slot, name string) (*ir.Var, error) {
+	v := ctx.Var(name)
+	if v == nil {
+		return nil, fmt.Errorf("%s: %s %s is not declared", op, slot, name)
+	}
+	return v, nil
+}
+
+// group returns the ring id of this rank's group along mesh axis, with
+// errors that name the op.
+func group(ctx *Ctx, op *ir.Op, axis int) (int, []int, error) {
+	if ctx.Mesh == nil {
+		return 0, nil, fmt.Errorf("%s: no mesh", op)
+	}
+	if axis < 0 || axis >= len(ctx.Mesh.Shape) {
+		return 0, nil, fmt.Errorf("%s: mesh axis %d is out of range for mesh %s", op, axis, ctx.Mesh)
+	}
+	id, ranks, err := ctx.Group(axis)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: group along %s: %v", op, ctx.Mesh.DimNames[axis], err)
+	}
+	return id, ranks, nil
+}
+
+// collectiveAttrs are the attrs of a collective over ring id: ring_id,
+// use_calc_stream, and use_model_parallel for tensor-parallel ones.
+func collectiveAttrs(id int, modelParallel bool) []ir.Attr {
+	as := []ir.Attr{ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true))}
+	if modelParallel {
+		as = append(as, ir.A("use_model_parallel", ir.Bool(true)))
+	}
+	return as
+}
+
+// boolAttr reads a boolean attr that may be absent (false); an attr of
+// another kind is an error naming the op.
+func boolAttr(op *ir.Op, name string) (bool, error) {
+	v := op.Attrs.Get(name)
+	if v == nil {
+		return false, nil
+	}
+	b, ok := v.(ir.Bool)
+	if !ok {
+		return false, fmt.Errorf("%s: attr %s has kind %s, want bool", op, name, v.Kind())
+	}
+	return bool(b), nil
+}

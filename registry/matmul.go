@@ -1,0 +1,289 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The matmul impls serve matmul_v2 (attrs trans_x, trans_y), matmul
+// (transpose_X, transpose_Y) and mul (no transposes), registered in
+// Paddle's order: 0 column_parallel, 1 row_parallel, 2 replicate_parallel.
+// Y is the right operand, normally the weight.
+
+// MatmulColumn is impl 0: Y split on its last (output) dim over an mp
+// axis. Forward replicates X to the mp group with c_identity and computes
+// a column shard of Out; backward sums X@GRAD over the mp group.
+func MatmulColumn() *Impl {
+	return &Impl{
+		Name:       "column_parallel",
+		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
+		Forward:    matmulColumnForward,
+		Backward:   matmulBackward,
+	}
+}
+
+// MatmulRow is impl 1: Y split on its first (reduction) dim, X on its
+// last. Forward computes a partial Out and sums it over the mp group.
+func MatmulRow() *Impl {
+	return &Impl{
+		Name:       "row_parallel",
+		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
+		Forward:    matmulRowForward,
+		Backward:   matmulBackward,
+	}
+}
+
+// MatmulReplicated is impl 2: the matrix dims of X, Y and Out are all
+// replicated (batch dims may be split). Forward is the default's.
+func MatmulReplicated() *Impl {
+	return &Impl{
+		Name:       "replicate_parallel",
+		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },
+		Forward:    DefaultImpl().Forward,
+		Backward:   matmulBackward,
+	}
+}
+
+var matmulImplNames = [3]string{"column_parallel", "row_parallel", "replicate_parallel"}
+
+// matmulArgs are a matmul op's args and their expected mappings; xt and
+// yt are the mappings with the last two entries swapped when the
+// operand is transposed.
+type matmulArgs struct {
+	x, y           string
+	xm, ym, xt, yt []int
+	transX, transY bool
+}
+
+// transAttrs returns the names of the transpose attrs of a matmul type
+// (its forward type for a grad op), or "" for mul.
+func transAttrs(op *ir.Op) (string, string, error) {
+	switch strings.TrimSuffix(op.Type, "_grad") {
+	case "matmul_v2":
+		return "trans_x", "trans_y", nil
+	case "matmul":
+		return "transpose_X", "transpose_Y", nil
+	case "mul":
+		return "", "", nil
+	}
+	return "", "", fmt.Errorf("%s is not a matmul_v2, matmul or mul op", op)
+}
+
+func readMatmulArgs(ctx *Ctx, op *ir.Op) (*matmulArgs, error) {
+	tx, ty, err := transAttrs(op)
+	if err != nil {
+		return nil, err
+	}
+	a := &matmulArgs{}
+	if tx != "" {
+		if a.transX, err = boolAttr(op, tx); err != nil {
+			return nil, err
+		}
+		if a.transY, err = boolAttr(op, ty); err != nil {
+			return nil, err
+		}
+	}
+	if a.x, a.xm, err = argMapping(ctx, op, "X", true); err != nil {
+		return nil, err
+	}
+	if a.y, a.ym, err = argMapping(ctx, op, "Y", true); err != nil {
+		return nil, err
+	}
+	a.xt, a.yt = swapLastTwo(a.xm, a.transX), swapLastTwo(a.ym, a.transY)
+	return a, nil
+}
+
+// swapLastTwo returns a copy of m with its last two entries swapped when
+// swap is set and m has two or more entries.
+func swapLastTwo(m []int, swap bool) []int {
+	c := append([]int{}, m...)
+	if swap && len(c) >= 2 {
+		c[len(c)-1], c[len(c)-2] = c[len(c)-2], c[len(c)-1]
+	}
+	return c
+}
+
+// describe spells an operand for messages: "Y w has dims_mapping
+// [-1, 0]", noting the swap of a transposed operand.
+func describe(slot, name string, m, t []int, trans bool) string {
+	s := fmt.Sprintf("%s %s has dims_mapping %s", slot, name, formatMapping(m))
+	if trans && len(m) >= 2 {
+		s += fmt.Sprintf(" (transposed: %s)", formatMapping(t))
+	}
+	return s
+}
+
+// matmulCompatible is the table of §3.3 for impl 0, 1 or 2, checked on
+// the transpose-swapped mappings.
+func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
+	a, err := readMatmulArgs(ctx, op)
+	if err != nil {
+		return err
+	}
+	out, om, err := argMapping(ctx, op, "Out", false)
+	if err != nil {
+		return err
+	}
+	name := matmulImplNames[impl]
+	xd := describe("X", a.x, a.xm, a.xt, a.transX)
+	yd := describe("Y", a.y, a.ym, a.yt, a.transY)
+	od := describe("Out", out, om, om, false)
+	fail := func(need, what string) error {
+		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what)
+	}
+	if len(a.xt) == 0 {
+		return fail("X of rank 1 or more", xd)
+	}
+	if len(a.yt) == 0 {
+		return fail("Y of rank 1 or more", yd)
+	}
+	if len(om) == 0 {
+		return fail("Out of rank 1 or more", od)
+	}
+	x1, _ := at(a.xt, -1)
+	y1, _ := at(a.yt, -1)
+	y2, hasY2 := at(a.yt, -2)
+	o1, _ := at(om, -1)
+	switch impl {
+	case 0, 1:
+		if !hasY2 {
+			return fail("Y of rank 2 or more", yd)
+		}
+		if !allReplicated(middle(a.xt)) {
+			return fail("X's dims between the first and the last replicated", xd)
+		}
+		if !allReplicated(middle(om)) {
+			return fail("Out's dims between the first and the last replicated", od)
+		}
+	}
+	switch impl {
+	case 0:
+		switch {
+		case x1 != -1:
+			return fail("X's last dim replicated", xd)
+		case y2 != -1:
+			return fail("Y's second-to-last dim replicated", yd)
+		case y1 == -1:
+			return fail("Y's last dim sharded", yd)
+		case o1 == -1:
+			return fail("Out's last dim sharded", od)
+		}
+	case 1:
+		switch {
+		case x1 == -1:
+			return fail("X's last dim sharded", xd)
+		case y2 == -1:
+			return fail("Y's second-to-last dim sharded", yd)
+		case y1 != -1:
+			return fail("Y's last dim replicated", yd)
+		case o1 != -1:
+			return fail("Out's last dim replicated", od)
+		}
+	case 2:
+		if x2, ok := at(a.xm, -2); x1 != -1 || ok && x2 != -1 {
+			return fail("X's last two dims replicated", xd)
+		}
+		if y1 != -1 || hasY2 && y2 != -1 {
+			return fail("Y's last two dims replicated", yd)
+		}
+		if o2, ok := at(om, -2); o1 != -1 || ok && o2 != -1 {
+			return fail("Out's last two dims replicated", od)
+		}
+	}
+	return nil
+}
+
+// matmulColumnForward: c_identity(X) -> tmp over the mp group of Y's
+// output dim, then the matmul reading tmp.
+func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
+	if err := matmulCompatible(ctx, op, 0); err != nil {
+		return err
+	}
+	a, _ := readMatmulArgs(ctx, op)
+	axis := a.yt[len(a.yt)-1]
+	id, _, err := group(ctx, op, axis)
+	if err != nil {
+		return err
+	}
+	xv, err := lookupVar(ctx, op, "X", a.x)
+	if err != nil {
+		return err
+	}
+	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, a.xm...)})
+	ctx.Emit("c_identity", ir.Slots("X", a.x), ir.Slots("Out", tmp.Name),
+		fmt.Sprintf("column-parallel: X replicated to the %s group (identity forward, allreduce backward)", ctx.Mesh.DimNames[axis]),
+		collectiveAttrs(id, true)...)
+	renameArg(op, "X", true, a.x, tmp.Name)
+	ctx.Keep(op)
+	return SyncParams(ctx, op)
+}
+
+// matmulRowForward: the matmul writes a partial Out into tmp, then
+// c_allreduce_sum(tmp) -> Out over the mp group of Y's reduction dim.
+func matmulRowForward(ctx *Ctx, op *ir.Op) error {
+	if err := matmulCompatible(ctx, op, 1); err != nil {
+		return err
+	}
+	a, _ := readMatmulArgs(ctx, op)
+	out, _ := slotArg(op, "Out", false)
+	axis := a.yt[len(a.yt)-2]
+	id, _, err := group(ctx, op, axis)
+	if err != nil {
+		return err
+	}
+	ov, err := lookupVar(ctx, op, "Out", out)
+	if err != nil {
+		return err
+	}
+	tmp := ctx.NewVar("c_allreduce_sum.tmp", ov, tempDist(ctx, out))
+	renameArg(op, "Out", false, out, tmp.Name)
+	ctx.Keep(op)
+	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", out),
+		fmt.Sprintf("row-parallel: partial Out summed over %s", ctx.Mesh.DimNames[axis]),
+		collectiveAttrs(id, true)...)
+	return SyncParams(ctx, op)
+}
+
+// matmulBackward is the backward of all three impls (the G1 flavour of
+// Paddle's right-operand-parameter backward, without the row-parallel
+// c_identity marker): when Y is a sharded parameter split column-wise,
+// the grad op writes X@GRAD into a temp and c_allreduce_sum(temp) ->
+// X@GRAD runs over the mp group, before the data-parallel sync of Y@GRAD.
+// Row-parallel and unsharded or non-parameter Y: the grad op as is.
+func matmulBackward(ctx *Ctx, op *ir.Op) error {
+	a, err := readMatmulArgs(ctx, op)
+	if err != nil {
+		return err
+	}
+	// Y's matrix dims, after the transpose swap: k (reduction) and n
+	// (output). Paddle reads Ydm[0] and Ydm[1]; for a 2-D Y these are
+	// the same, and a batched Y keeps its batch dims out of it.
+	ydm := a.yt
+	k, hasK := at(ydm, -2)
+	n, _ := at(ydm, -1)
+	xgs := op.Output("X@GRAD")
+	colParallel := ctx.IsParam(a.y) && sharded(ydm) && hasK && k < 0 && n >= 0
+	if !colParallel || len(xgs) == 0 || xgs[0] == "" {
+		ctx.Keep(op)
+		return SyncGrads(ctx, op)
+	}
+	axis := n
+	id, _, err := group(ctx, op, axis)
+	if err != nil {
+		return err
+	}
+	xg := xgs[0]
+	xgv, err := lookupVar(ctx, op, "X@GRAD", xg)
+	if err != nil {
+		return err
+	}
+	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
+	renameArg(op, "X@GRAD", false, xg, tmp.Name)
+	ctx.Keep(op)
+	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", xg),
+		fmt.Sprintf("column-parallel: X@GRAD summed over %s", ctx.Mesh.DimNames[axis]),
+		collectiveAttrs(id, true)...)
+	return SyncGrads(ctx, op)
+}
