@@ -52,6 +52,9 @@ func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
+	if ctx.Mesh == nil {
+		return fmt.Errorf("%s: no mesh", op)
+	}
 	world := ctx.Module.Group(0)
 	if world == nil {
 		return fmt.Errorf("%s: no world group (id 0) in the group table", op)
