@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -335,5 +336,25 @@ func TestMatmulErrors(t *testing.T) {
 	}
 	if _, err := lower(t, bad, 0, "matmul_v2", 1, MatmulRow().Forward, nil); err == nil {
 		t.Error("row forward of a replicated Y: no error")
+	}
+}
+
+// A rank outside the op's mesh is an error from every lowering that
+// needs a group or a coordinate, not a panic.
+func TestImplsRankNotInMesh(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func(b *ir.Builder) *ir.Op
+		fn    func(*Ctx, *ir.Op) error
+	}{
+		{"column", matmulBuild("matmul_v2", []int{0, -1}, []int{-1, 1}, []int64{8, 4}, []int{0, 1}, []int64{2, 4}, 0), MatmulColumn().Forward},
+		{"row", matmulBuild("matmul_v2", []int{0, 1}, []int{1, -1}, []int64{4, 8}, []int{0, -1}, []int64{2, 8}, 1), MatmulRow().Forward},
+		{"column grad", matmulGradBuild("matmul_v2", []int{-1, 1}, []int64{8, 4}, []int{0, 1}, []int64{2, 4}, 0, true, true), MatmulColumn().Backward},
+		{"embedding", embeddingBuild("lookup_table_v2", []int{0, -1}, []int{1, -1}, []int{0, -1, -1}), EmbeddingVocabParallel().Forward},
+		{"embedding grad", embeddingGradBuild, EmbeddingVocabParallel().Backward},
+	} {
+		if _, err := lower(t, c.build, 7, "t", 0, c.fn, nil); err == nil || !strings.Contains(err.Error(), "rank 7 is not in mesh") {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

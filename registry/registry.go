@@ -75,5 +75,21 @@ func (r *Registry) Containers() []*Container {
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	r.Register("default", DefaultImpl())
+	for _, typ := range []string{"matmul_v2", "matmul", "mul"} {
+		r.Register(typ, MatmulColumn())
+		r.Register(typ, MatmulRow())
+		r.Register(typ, MatmulReplicated())
+	}
+	for _, typ := range []string{"lookup_table_v2", "lookup_table"} {
+		r.Register(typ, EmbeddingVocabParallel())
+	}
+	r.Register("elementwise", Elementwise())
+	r.Register("reshape2", ReshapeAddOneDimBack())
+	r.Register("reshape2", ReshapeRemoveOneDimBack())
+	r.Register("reshape2", ReshapeSameDimShape())
+	r.Register("transpose2", TransposeSameMapping())
+	r.Register("softmax", SoftmaxReplicateLastAxis())
+	r.Register("check_finite_and_unscale", CheckFiniteAndUnscale())
+	r.Register("update_loss_scaling", UpdateLossScaling())
 	return r
 }

@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Paddle's VarType codes for the in_dtype and out_dtype attrs of cast,
+// which the AMP lowering emits (the same codes Paddle programs carry).
+const (
+	paddleBool  = 0
+	paddleInt32 = 2
+)
+
+// CheckFiniteAndUnscale is impl 0 of check_finite_and_unscale, a
+// backward-only op: it is kept, then its FoundInfinite flag is made
+// global: cast to int32, c_allreduce_max over the world group (group 0),
+// cast back to bool, so that every rank skips the same steps.
+func CheckFiniteAndUnscale() *Impl {
+	return &Impl{
+		Name:     "check_finite_and_unscale",
+		Forward:  backwardOnly,
+		Backward: checkFiniteBackward,
+	}
+}
+
+// UpdateLossScaling is impl 0 of update_loss_scaling, a backward-only op
+// kept as is: its inputs are already global after check_finite_and_unscale.
+func UpdateLossScaling() *Impl {
+	return &Impl{
+		Name:    "update_loss_scaling",
+		Forward: backwardOnly,
+		Backward: func(ctx *Ctx, op *ir.Op) error {
+			ctx.Keep(op)
+			return nil
+		},
+	}
+}
+
+func backwardOnly(_ *Ctx, op *ir.Op) error {
+	return fmt.Errorf("%s is backward-only: it has no forward lowering", op)
+}
+
+func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
+	found, err := slotArg(op, "FoundInfinite", false)
+	if err != nil {
+		return err
+	}
+	fv, err := lookupVar(ctx, op, "FoundInfinite", found)
+	if err != nil {
+		return err
+	}
+	if ctx.Mesh == nil {
+		return fmt.Errorf("%s: no mesh", op)
+	}
+	world := ctx.Module.Group(0)
+	if world == nil {
+		return fmt.Errorf("%s: no world group (id 0) in the group table", op)
+	}
+	if !slices.Contains(world.Ranks, ctx.Rank) {
+		return fmt.Errorf("%s: rank %d is not in the world group %v", op, ctx.Rank, world.Ranks)
+	}
+	ctx.Keep(op)
+	name := found + "@cast_int32"
+	if ctx.Var(name) == nil {
+		t := ir.Tensor(ir.I32, fv.Type.Shape...)
+		if !fv.Type.IsTensor() {
+			t = fv.Type
+		}
+		v := &ir.Var{Name: name, Type: t, Dist: fv.Dist.Clone(), Flags: ir.FlagStopGradient}
+		if err := ctx.Block.AddVar(v); err != nil {
+			return fmt.Errorf("%s: %v", op, err)
+		}
+	}
+	ctx.Emit("cast", ir.Slots("X", found), ir.Slots("Out", name),
+		fmt.Sprintf("amp: %s to int32 for the allreduce", found),
+		ir.A("in_dtype", ir.Int(paddleBool)), ir.A("out_dtype", ir.Int(paddleInt32)))
+	ctx.Emit("c_allreduce_max", ir.Slots("X", name), ir.Slots("Out", name),
+		fmt.Sprintf("amp: %s is true on every rank if it is on one", found),
+		collectiveAttrs(world.ID, false)...)
+	ctx.Emit("cast", ir.Slots("X", name), ir.Slots("Out", found),
+		fmt.Sprintf("amp: %s back to bool", found),
+		ir.A("in_dtype", ir.Int(paddleInt32)), ir.A("out_dtype", ir.Int(paddleBool)))
+	return nil
+}

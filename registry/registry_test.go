@@ -1,0 +1,56 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDefaultRegistry checks every container and impl index against
+// Paddle's registration order, and that every impl can lower both ways.
+func TestDefaultRegistry(t *testing.T) {
+	r := DefaultRegistry()
+	matmul := []string{"column_parallel", "row_parallel", "replicate_parallel"}
+	want := map[string][]string{
+		"default":                  {"replicate_parallel"},
+		"matmul_v2":                matmul,
+		"matmul":                   matmul,
+		"mul":                      matmul,
+		"lookup_table_v2":          {"row_parallel"},
+		"lookup_table":             {"row_parallel"},
+		"elementwise":              {"replicate_parallel"},
+		"reshape2":                 {"add_one_dim_back", "remove_one_dim_back", "same_dim_shape"},
+		"transpose2":               {"same_mapping_transpose"},
+		"softmax":                  {"replicate_last_axis"},
+		"check_finite_and_unscale": {"check_finite_and_unscale"},
+		"update_loss_scaling":      {"update_loss_scaling"},
+	}
+	cs := r.Containers()
+	if len(cs) != len(want) {
+		var got []string
+		for _, c := range cs {
+			got = append(got, c.Type)
+		}
+		t.Errorf("containers %s, want %d", strings.Join(got, ", "), len(want))
+	}
+	for typ, names := range want {
+		for i, name := range names {
+			impl, err := r.Lookup(typ, i)
+			if err != nil {
+				t.Errorf("%s:%d: %v", typ, i, err)
+				continue
+			}
+			if impl.Name != name {
+				t.Errorf("%s:%d is %q, want %q", typ, i, impl.Name, name)
+			}
+			if impl.Forward == nil || impl.Backward == nil {
+				t.Errorf("%s:%d %s lacks a lowering", typ, i, name)
+			}
+		}
+		if _, err := r.Lookup(typ, len(names)); err == nil {
+			t.Errorf("%s has more than %d impls", typ, len(names))
+		}
+	}
+	if _, err := r.Lookup("matmul_v2", 3); err == nil || err.Error() != "impl type matmul_v2 has no impl 3 (it has 3)" {
+		t.Errorf("matmul_v2:3: %v", err)
+	}
+}

@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The reshape2 impls, in Paddle's order: 0 add_one_dim_back, 1
+// remove_one_dim_back, 2 same_dim_shape. Each keeps the op with its
+// shape attr made local (divided on the dims where Out is split, with
+// floor division so that 0 and -1 stay what they mean).
+
+// ReshapeAddOneDimBack is impl 0: Out has one more dim than X, a
+// replicated last one; the other dims are split as X's.
+func ReshapeAddOneDimBack() *Impl { return reshapeImpl(0, "add_one_dim_back") }
+
+// ReshapeRemoveOneDimBack is impl 1: Out has one dim less than X, whose
+// replicated last dim goes; the other dims are split as X's.
+func ReshapeRemoveOneDimBack() *Impl { return reshapeImpl(1, "remove_one_dim_back") }
+
+// ReshapeSameDimShape is impl 2: X and Out have the same rank and
+// mapping.
+func ReshapeSameDimShape() *Impl { return reshapeImpl(2, "same_dim_shape") }
+
+func reshapeImpl(kind int, name string) *Impl {
+	return &Impl{
+		Name:       name,
+		Compatible: func(ctx *Ctx, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
+		Forward: func(ctx *Ctx, op *ir.Op) error {
+			if err := reshapeCompatible(ctx, op, kind, name); err != nil {
+				return err
+			}
+			if v := op.Attrs.Get("shape"); v != nil {
+				if _, ok := v.(ir.Ints); !ok {
+					return fmt.Errorf("%s: attr shape has kind %s, want ints", op, v.Kind())
+				}
+			}
+			ctx.Keep(op)
+			if err := divideShapeAttr(ctx, op, "Out"); err != nil {
+				return err
+			}
+			return SyncParams(ctx, op)
+		},
+		Backward: DefaultImpl().Backward,
+	}
+}
+
+// reshapeCompatible is §3.5's table with its "auto" column: the ranks of
+// X and Out, the dims that must be split alike, and XShape (when
+// present) = [-1] + X. Paddle's same_dim_shape compares XShape[1:] with
+// Out; we compare it with X, as XShape holds X's shape, and ask X == Out
+// in full instead.
+func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
+	x, xm, err := argMapping(ctx, op, "X", true)
+	if err != nil {
+		return err
+	}
+	out, om, err := argMapping(ctx, op, "Out", false)
+	if err != nil {
+		return err
+	}
+	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, formatMapping(xm), out, formatMapping(om))
+	fail := func(need string) error { return fmt.Errorf("%s: %s needs %s; %s", op, name, need, both) }
+	switch kind {
+	case 0:
+		if len(xm) != len(om)-1 {
+			return fail("Out of one dim more than X")
+		}
+		if om[len(om)-1] != -1 {
+			return fail("Out's last dim replicated")
+		}
+		if !slices.Equal(xm, om[:len(xm)]) {
+			return fail("Out's dims but the last split as X's")
+		}
+	case 1:
+		if len(xm) != len(om)+1 {
+			return fail("Out of one dim less than X")
+		}
+		if xm[len(xm)-1] != -1 {
+			return fail("X's last dim replicated")
+		}
+		if !slices.Equal(xm[:len(om)], om) {
+			return fail("X's dims but the last split as Out's")
+		}
+	case 2:
+		if len(xm) != len(om) {
+			return fail("X and Out of the same rank")
+		}
+		if !slices.Equal(xm, om) {
+			return fail("X and Out split alike")
+		}
+	}
+	if xs := op.Output("XShape"); len(xs) > 0 {
+		xsm, err := expectedMapping(ctx, op, "XShape", xs[0])
+		if err != nil {
+			return err
+		}
+		if len(xsm) != len(xm)+1 || xsm[0] != -1 || !slices.Equal(xsm[1:], xm) {
+			return fmt.Errorf("%s: %s needs XShape's mapping to be [-1] followed by X's; XShape %s has dims_mapping %s, X %s %s",
+				op, name, xs[0], formatMapping(xsm), x, formatMapping(xm))
+		}
+	}
+	return nil
+}
