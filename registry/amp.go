@@ -62,6 +62,17 @@ func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
 	if !slices.Contains(world.Ranks, ctx.Rank) {
 		return fmt.Errorf("%s: rank %d is not in the world group %v", op, ctx.Rank, world.Ranks)
 	}
+	// The op writes its own flag into a temp, and the world-reduced flag
+	// is cast back into FoundInfinite: each var keeps one definition.
+	local := found + "@local"
+	if ctx.Var(local) == nil {
+		v := fv.Clone()
+		v.Name = local
+		if err := ctx.Block.AddVar(v); err != nil {
+			return fmt.Errorf("%s: %v", op, err)
+		}
+	}
+	renameArg(op, "FoundInfinite", false, found, local)
 	ctx.Keep(op)
 	name := found + "@cast_int32"
 	if ctx.Var(name) == nil {
@@ -74,7 +85,7 @@ func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
-	ctx.Emit("cast", ir.Slots("X", found), ir.Slots("Out", name),
+	ctx.Emit("cast", ir.Slots("X", local), ir.Slots("Out", name),
 		fmt.Sprintf("amp: %s to int32 for the allreduce", found),
 		ir.A("in_dtype", ir.Int(paddleBool)), ir.A("out_dtype", ir.Int(paddleInt32)))
 	ctx.Emit("c_allreduce_max", ir.Slots("X", name), ir.Slots("Out", name),

@@ -3,8 +3,6 @@ package registry
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -99,6 +97,15 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 			id, _, err := ctx.Group(axis)
 			if err != nil {
 				return err
+			}
+			if sb := ctx.Startup(); sb.Var(name) == nil {
+				// A startup program that does not initialise the
+				// parameter still needs it declared to broadcast it.
+				c := v.Clone()
+				c.Attrs = nil
+				if err := sb.AddVar(c); err != nil {
+					return err
+				}
 			}
 			ctx.EmitStartup("c_broadcast", ir.Slots("X", name), ir.Slots("Out", name),
 				fmt.Sprintf("init sync: broadcast %s from root 0 over %s", name, ctx.Mesh.DimNames[axis]),
@@ -199,18 +206,4 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	return check(op.Outputs)
-}
-
-// FormatMapping spells a dims_mapping as the text format does: [0, -1].
-func FormatMapping(m []int) string {
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i, x := range m {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(strconv.Itoa(x))
-	}
-	sb.WriteByte(']')
-	return sb.String()
 }

@@ -37,7 +37,7 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	fail := func(need, slot, name string, m []int) error {
-		return fmt.Errorf("%s: row_parallel needs %s; %s %s has dims_mapping %s", op, need, slot, name, formatMapping(m))
+		return fmt.Errorf("%s: row_parallel needs %s; %s %s has dims_mapping %s", op, need, slot, name, FormatMapping(m))
 	}
 	w2, ok := at(wm, -2)
 	if !ok {
@@ -54,7 +54,7 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 	}
 	if len(im) > 0 && im[0] == w2 {
 		return fmt.Errorf("%s: row_parallel needs Ids' first dim and W's vocabulary dim on different mesh axes; Ids %s has dims_mapping %s, W %s %s",
-			op, ids, formatMapping(im), w, formatMapping(wm))
+			op, ids, FormatMapping(im), w, FormatMapping(wm))
 	}
 	if len(om) > 1 && !allReplicated(om[1:]) {
 		return fail("Out's dims after the first replicated", "Out", out, om)
@@ -71,7 +71,7 @@ func vocabShard(ctx *Ctx, op *ir.Op) (axis int, start int64, err error) {
 		return 0, 0, err
 	}
 	if len(wm) == 0 || wm[0] < 0 {
-		return 0, 0, fmt.Errorf("%s: row_parallel needs W's rows sharded; W %s has dims_mapping %s", op, w, formatMapping(wm))
+		return 0, 0, fmt.Errorf("%s: row_parallel needs W's rows sharded; W %s has dims_mapping %s", op, w, FormatMapping(wm))
 	}
 	wv, err := lookupVar(ctx, op, "W", w)
 	if err != nil {
@@ -112,9 +112,15 @@ func embeddingForward(ctx *Ctx, op *ir.Op) error {
 	tmp := ctx.NewVar("c_embedding.tmp", ov, tempDist(ctx, out))
 	tmp.Type.DType = wv.Type.DType
 	dim := ctx.Mesh.DimNames[axis]
-	ctx.Emit("c_embedding", ir.Slots("Ids", ids, "W", w), ir.Slots("Out", tmp.Name),
-		fmt.Sprintf("vocab-parallel: look up the local rows of %s (from row %d)", w, start),
-		ir.A("start_index", ir.Int(start)))
+	// The serial op becomes the c_embedding, keeping its id: the grad op
+	// finds its impl through it.
+	renameArg(op, "Out", false, out, tmp.Name)
+	op.Type = "c_embedding"
+	op.Inputs = ir.Slots("Ids", ids, "W", w)
+	op.Attrs = nil
+	op.Attrs.Set("start_index", ir.Int(start))
+	op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("vocab-parallel: look up the local rows of %s (from row %d)", w, start))))
+	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", out),
 		fmt.Sprintf("vocab-parallel: partial lookups summed over %s", dim),
 		collectiveAttrs(id, true)...)

@@ -12,8 +12,8 @@ import (
 // op's args and their expected dims_mappings without panicking, spelling
 // mappings in messages, and renaming an arg of the op being lowered.
 
-// formatMapping spells a dims_mapping as the text format does: [-1, 0].
-func formatMapping(m []int) string {
+// FormatMapping spells a dims_mapping as the text format does: [-1, 0].
+func FormatMapping(m []int) string {
 	var sb strings.Builder
 	sb.WriteByte('[')
 	for i, x := range m {
@@ -69,10 +69,10 @@ func checkMapping(ctx *Ctx, m []int) error {
 	seen := map[int]bool{}
 	for i, a := range m {
 		if a < -1 || a >= ndim {
-			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", formatMapping(m), i, a, ndim)
+			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", FormatMapping(m), i, a, ndim)
 		}
 		if a >= 0 && seen[a] {
-			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", formatMapping(m), a)
+			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", FormatMapping(m), a)
 		}
 		seen[a] = true
 	}
