@@ -56,7 +56,7 @@ startup initialisers' shape attrs follow; the programs are marked with
 the rank, and the module gets its process-group table.`,
 			Options: []Option{rankOpt},
 			Run: func(ctx *Context, m *ir.Module) error {
-				return PartitionVars(m, int(ctx.Int("rank")))
+				return partitionVars(ctx.Analyses, m, int(ctx.Int("rank")))
 			},
 		},
 		{
@@ -127,7 +127,7 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		name string
 		run  func() error
 	}{
-		{"partition-vars", func() error { return PartitionVars(m, rank) }},
+		{"partition-vars", func() error { return partitionVars(cache, m, rank) }},
 		{"lower-forward", func() error { return Lower(m, reg, LowerForward) }},
 		{"lower-backward", func() error { return Lower(m, reg, LowerBackward) }},
 		{"lower-optimizer", func() error { return Lower(m, reg, LowerOptimizer) }},
@@ -196,10 +196,14 @@ func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]
 // PartitionVars sets every var's local shape for rank, the startup
 // initialisers' shape attrs, the programs' rank and the group table.
 func PartitionVars(m *ir.Module, rank int) error {
+	return partitionVars(analysis.NewCache(m), m, rank)
+}
+
+// partitionVars is PartitionVars with the analyses of cache (over m).
+func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	if !slices.Contains(Ranks(m), rank) {
 		return fmt.Errorf("rank %d is in no mesh of the module (ranks %s)", rank, registry.FormatMapping(Ranks(m)))
 	}
-	cache := analysis.NewCache(m)
 	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
 	if err != nil {
 		return err

@@ -127,11 +127,12 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 		return err
 	}
 	name := matmulImplNames[impl]
-	xd := describe("X", a.x, a.xm, a.xt, a.transX)
-	yd := describe("Y", a.y, a.ym, a.yt, a.transY)
-	od := describe("Out", out, om, om, false)
-	fail := func(need, what string) error {
-		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what)
+	// The operands are described only on failure: this runs for every op.
+	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
+	yd := func() string { return describe("Y", a.y, a.ym, a.yt, a.transY) }
+	od := func() string { return describe("Out", out, om, om, false) }
+	fail := func(need string, what func() string) error {
+		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what())
 	}
 	if len(a.xt) == 0 {
 		return fail("X of rank 1 or more", xd)
