@@ -1,5 +1,41 @@
-// Package sim executes distpass programs on the CPU: reference kernels, a
-// serial interpreter, and (growing) an SPMD runner whose ranks meet for
-// collectives in a Comm, so that a partition can be proven right by
-// running it against the serial program.
+// Package sim is distpass's simulator: reference kernels for the op types
+// the registry and the example models use (forward and grad), a serial
+// interpreter that runs a module's startup and main programs, and Comm,
+// where the ranks of an SPMD run meet for collectives. The SPMD runner,
+// which executes every rank's partitioned program at once, builds on the
+// same Tensor, Kernels and Interp types through Hooks and on Comm.
+//
+// # Values
+//
+// A Tensor is dense and row-major. Every dtype's values are held as
+// float64: f32 (and f16/bf16, which the simulator does not model more
+// finely) results are rounded to float32 after every kernel; integer
+// dtypes are truncated toward zero and are exact up to 2^53; bool is 0 or
+// 1. The rounding happens in the kernels DefaultKernels returns (each is
+// wrapped), so a test calling a kernel of the table sees rounded values.
+//
+// # Kernels
+//
+// A Kernel maps an op and its input tensors, by slot name, to its output
+// tensors by slot name. Kernels never modify their inputs. A kernel
+// returns the output slots the op declares with args; a grad op's empty
+// output slots (X@GRAD: []) need not be computed, and the interpreter
+// ignores any slot the op does not declare.
+//
+// Random ops are pure functions of their seed attr. uniform_random and
+// gaussian_random draw from math/rand/v2's PCG seeded with (seed, 0), one
+// draw per element in row-major order: min + (max-min)*Float64() and
+// mean + std*NormFloat64(). A seed of 0 is seed 0, not a fresh seed.
+// dropout keeps element i (its linear index in the global, serial tensor)
+// when DropoutUniform(seed, i) >= dropout_prob; see Dropout for how a
+// sharded rank reproduces its part of the serial mask.
+//
+// # Interpreter
+//
+// Interp runs a program's block 0 in order in one flat Scope: while re-runs
+// its sub_block while its Condition is true, conditional_block runs its
+// sub_block when Cond's first element is true. Sub-block vars live in the
+// same scope (names are unique per module in the programs distpass
+// builds). Collectives are handed to Hooks.Collective; without one they
+// are an error.
 package sim

@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Scope maps a var name to its current value.
+type Scope map[string]*Tensor
+
+// Hooks let a caller run the ops the interpreter cannot: an SPMD runner
+// sets Collective to meet the other ranks.
+type Hooks struct {
+	// Collective runs a collective op (ir.IsCollective) given its inputs.
+	// Nil: collectives are an error.
+	Collective func(op *ir.Op, in Args) (Args, error)
+}
+
+// DefaultMaxIters caps the iterations of one while op.
+const DefaultMaxIters = 1 << 20
+
+// Interp runs programs op by op. The zero value has no kernels; use
+// NewInterp or set Kernels.
+type Interp struct {
+	Kernels  Kernels
+	Hooks    Hooks
+	MaxIters int // of one while op; 0 means DefaultMaxIters
+}
+
+// NewInterp returns an interpreter with the given kernels (nil: the
+// default table).
+func NewInterp(ks Kernels) *Interp {
+	if ks == nil {
+		ks = DefaultKernels()
+	}
+	return &Interp{Kernels: ks}
+}
+
+// Run runs m's startup program, then its main program, in a copy of scope
+// (the caller's map is not modified; tensors are never mutated in place)
+// and returns the resulting scope. kernels nil means DefaultKernels.
+func Run(m *ir.Module, scope Scope, kernels Kernels) (Scope, error) {
+	return NewInterp(kernels).RunModule(m, scope)
+}
+
+// RunModule is Run with the interpreter's kernels and hooks.
+func (ip *Interp) RunModule(m *ir.Module, scope Scope) (Scope, error) {
+	s := maps.Clone(scope)
+	if s == nil {
+		s = Scope{}
+	}
+	if m.Startup != nil {
+		if err := ip.RunProgram(m.Startup, s); err != nil {
+			return s, fmt.Errorf("startup: %w", err)
+		}
+	}
+	if m.Main != nil {
+		if err := ip.RunProgram(m.Main, s); err != nil {
+			return s, fmt.Errorf("main: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// RunProgram runs block 0 of p in scope, writing its results there.
+func (ip *Interp) RunProgram(p *ir.Program, scope Scope) error {
+	if len(p.Blocks) == 0 {
+		return nil
+	}
+	return ip.runBlock(p, p.Blocks[0], scope, 0)
+}
+
+func (ip *Interp) runBlock(p *ir.Program, b *ir.Block, scope Scope, depth int) error {
+	if depth > len(p.Blocks) {
+		return fmt.Errorf("block %d: sub-blocks nest deeper than the program has blocks", b.Index)
+	}
+	for _, op := range b.Ops {
+		if err := ip.runOp(p, op, scope, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func subBlock(p *ir.Program, op *ir.Op) (*ir.Block, error) {
+	ref, ok := op.Attrs.Get("sub_block").(ir.BlockRef)
+	if !ok {
+		return nil, fmt.Errorf("%s: no sub_block attr", op)
+	}
+	sb := p.Block(int(ref))
+	if sb == nil || sb.Index == 0 {
+		return nil, fmt.Errorf("%s: sub_block ^%d is not a sub-block of the program", op, ref)
+	}
+	return sb, nil
+}
+
+// truth reads the first element of the one-tensor slot name.
+func truth(op *ir.Op, scope Scope, slot string) (bool, error) {
+	args := op.Input(slot)
+	if len(args) != 1 {
+		return false, fmt.Errorf("%s: %s has %d args, want 1", op, slot, len(args))
+	}
+	t, ok := scope[args[0]]
+	if !ok {
+		return false, fmt.Errorf("%s: input %s (%s) has no value", op, args[0], slot)
+	}
+	if t.Numel() == 0 {
+		return false, fmt.Errorf("%s: %s %s is empty", op, slot, args[0])
+	}
+	return t.Data[0] != 0, nil
+}
+
+func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error {
+	switch op.Type {
+	case "while":
+		sb, err := subBlock(p, op)
+		if err != nil {
+			return err
+		}
+		limit := ip.MaxIters
+		if limit <= 0 {
+			limit = DefaultMaxIters
+		}
+		for it := 0; ; it++ {
+			c, err := truth(op, scope, "Condition")
+			if err != nil || !c {
+				return err
+			}
+			if it >= limit {
+				return fmt.Errorf("%s: more than %d iterations", op, limit)
+			}
+			if err := ip.runBlock(p, sb, scope, depth+1); err != nil {
+				return fmt.Errorf("%s iteration %d: %w", op, it, err)
+			}
+		}
+	case "conditional_block":
+		sb, err := subBlock(p, op)
+		if err != nil {
+			return err
+		}
+		c, err := truth(op, scope, "Cond")
+		if err != nil || !c {
+			return err
+		}
+		if err := ip.runBlock(p, sb, scope, depth+1); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		return nil
+	}
+	in := make(Args, len(op.Inputs))
+	for _, s := range op.Inputs {
+		ts := make([]*Tensor, len(s.Args))
+		for i, a := range s.Args {
+			t, ok := scope[a]
+			if !ok {
+				return fmt.Errorf("%s: input %s (%s) has no value: never written and not fed", op, a, s.Name)
+			}
+			ts[i] = t
+		}
+		in[s.Name] = ts
+	}
+	var k Kernel
+	if ir.IsCollective(op.Type) {
+		if ip.Hooks.Collective == nil {
+			return fmt.Errorf("%s: collective op outside an SPMD run (no Collective hook)", op)
+		}
+		k = ip.Hooks.Collective
+	} else if k = ip.Kernels[op.Type]; k == nil {
+		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
+	}
+	out, err := k(op, in)
+	if err != nil {
+		return err
+	}
+	for _, s := range op.Outputs {
+		if len(s.Args) == 0 {
+			continue
+		}
+		ts, ok := out[s.Name]
+		if !ok && s.Name == "XShape" {
+			continue // optional, never read by a kernel of ours but the grads
+		}
+		if len(ts) != len(s.Args) {
+			return fmt.Errorf("%s: kernel gave %d tensors for output %s, op has %d args", op, len(ts), s.Name, len(s.Args))
+		}
+		for i, a := range s.Args {
+			if ts[i] == nil {
+				return fmt.Errorf("%s: kernel gave no tensor for output %s (%s)", op, a, s.Name)
+			}
+			scope[a] = ts[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package sim
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/distpass/distpass/internal/irgen"
+	"github.com/distpass/distpass/ir"
+)
+
+func parseFile(t *testing.T, path string) *ir.Module {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ir.Parse(path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// goldenInput returns the serial input.dpir of a golden case.
+func goldenInput(t *testing.T, name string) *ir.Module {
+	t.Helper()
+	path := "../golden/testdata/" + name + ".txtar"
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == "input.dpir" {
+			m, err := ir.Parse(path+":input.dpir", f.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("%s: no input.dpir", path)
+	return nil
+}
+
+// feedData returns a scope with every is_data var of main block 0 filled
+// from a fixed pseudo-random sequence.
+func feedData(m *ir.Module, seed int64) Scope {
+	s := Scope{}
+	x := uint64(seed)*2654435761 + 1
+	for _, v := range m.Main.Global().Vars() {
+		if !v.Has(ir.FlagIsData) || !v.Type.IsTensor() {
+			continue
+		}
+		t := Zeros(v.Type.DType, v.Type.Shape...)
+		for i := range t.Data {
+			x = x*6364136223846793005 + 1442695040888963407
+			t.Data[i] = float64(int64(x>>40)%2001-1000) / 1000
+		}
+		t.round()
+		s[v.Name] = t
+	}
+	return s
+}
+
+func TestInterpWhileLoop(t *testing.T) {
+	m := parseFile(t, "../examples/while_loop.dpir")
+	x := Zeros(ir.F32, 4, 8)
+	for i := range x.Data {
+		x.Data[i] = float64(i) - 7.5
+	}
+	x.round()
+	out, err := Run(m, Scope{"x": x}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out["i"].Data[0]; got != 10 {
+		t.Errorf("i = %v, want 10", got)
+	}
+	for i, v := range out["x"].Data {
+		want := (float64(i) - 7.5) / 1024
+		if v != want {
+			t.Fatalf("x[%d] = %v, want %v", i, v, want)
+		}
+	}
+	if out["cond"].Data[0] != 0 || out["cond"].DType != ir.Boolean {
+		t.Errorf("cond = %v", out["cond"])
+	}
+	if x.Data[1] != -6.5 {
+		t.Error("input tensor was modified")
+	}
+}
+
+func TestInterpWhileCap(t *testing.T) {
+	m := parseFile(t, "../examples/while_loop.dpir")
+	ip := NewInterp(nil)
+	ip.MaxIters = 3
+	_, err := ip.RunModule(m, Scope{"x": Zeros(ir.F32, 4, 8)})
+	if err == nil || !strings.Contains(err.Error(), "op 4 while: more than 3 iterations") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// runTraining runs a golden case's serial input with fed data and checks
+// the loss is finite and sgd moved every param.
+func runTraining(t *testing.T, m *ir.Module, lossVar string) Scope {
+	t.Helper()
+	feed := feedData(m, 1)
+	out, err := Run(m, feed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lossVar != "" {
+		l, ok := out[lossVar]
+		if !ok || l.Numel() == 0 {
+			t.Fatalf("no %s", lossVar)
+		}
+		for _, v := range l.Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s = %v", lossVar, l)
+			}
+		}
+	}
+	// re-run startup alone to get the initial params
+	init := Scope{}
+	if m.Startup != nil {
+		if err := NewInterp(nil).RunProgram(m.Startup, init); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pg := range m.ParamGrads {
+		before, after := init[pg.Param], out[pg.Param]
+		if before == nil || after == nil {
+			t.Fatalf("param %s: before %v after %v", pg.Param, before, after)
+		}
+		if Equal(before, after) {
+			t.Errorf("param %s unchanged by the optimizer", pg.Param)
+		}
+	}
+	return out
+}
+
+func TestInterpGoldenDPMLP(t *testing.T) {
+	m := goldenInput(t, "dp_mlp")
+	runTraining(t, m, "loss")
+}
+
+func TestInterpGoldenMegatron1D(t *testing.T) {
+	m := goldenInput(t, "megatron_1d")
+	// no startup and no sgd: feed the params too
+	feed := feedData(m, 2)
+	for _, n := range []string{"x", "w1", "w2"} {
+		v := m.Main.Global().Var(n)
+		w := Zeros(v.Type.DType, v.Type.Shape...)
+		for i := range w.Data {
+			w.Data[i] = float64((i*7)%13-6) / 10
+		}
+		w.round()
+		feed[n] = w
+	}
+	out, err := Run(m, feed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"y", "w1@GRAD", "w2@GRAD", "x@GRAD"} {
+		if out[n] == nil {
+			t.Fatalf("no %s", n)
+		}
+		for _, v := range out[n].Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s not finite: %v", n, out[n])
+			}
+		}
+	}
+}
+
+func TestInterpMegatronMLP(t *testing.T) {
+	runTraining(t, irgen.MegatronMLP(100, 2, 2), "loss")
+}
+
+func TestInterpDeterministic(t *testing.T) {
+	m := irgen.MegatronMLP(60, 1, 1)
+	a, err := Run(m, feedData(m, 5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(m, feedData(m, 5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) {
+		t.Fatalf("scopes of %d and %d vars", len(a), len(b))
+	}
+	for n, ta := range a {
+		if tb := b[n]; tb == nil || !Equal(ta, tb) {
+			t.Errorf("%s differs between runs", n)
+		}
+	}
+}
+
+func TestInterpErrors(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`program main { block 0 { var a : f32[2]
+			op 3 relu(X: a) -> (Out: a) } }`, "op 3 relu: input a (X) has no value"},
+		{`program main { block 0 { var a : f32[2]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
+			op 2 frobnicate(X: a) -> (Out: a) } }`, "op 2 frobnicate: no kernel for op type frobnicate"},
+		{`program main { block 0 { var a : f32[2]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
+			op 2 c_allreduce_sum(X: a) -> (Out: a) {ring_id = 0} } }`, "op 2 c_allreduce_sum: collective op outside an SPMD run"},
+	}
+	for _, c := range cases {
+		m, err := ir.ParseString("t", c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(m, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+}
+
+func TestInterpCollectiveHook(t *testing.T) {
+	m, err := ir.ParseString("t", `program main { block 0 { var a : f32[2]
+		var b : f32[2]
+		op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.5}
+		op 2 c_allreduce_sum(X: a) -> (Out: b) {ring_id = 0} } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := NewInterp(nil)
+	ip.Hooks.Collective = func(op *ir.Op, in Args) (Args, error) {
+		x := in["X"][0].Clone()
+		for i := range x.Data {
+			x.Data[i] *= 2 // two ranks holding the same value
+		}
+		return Args{"Out": {x}}, nil
+	}
+	s, err := ip.RunModule(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s["b"].Data; got[0] != 3 || got[1] != 3 {
+		t.Errorf("b = %v", s["b"])
+	}
+}
+
+func TestInterpConditionalBlock(t *testing.T) {
+	src := `program main {
+	  block 0 { var c : bool[1]
+	    var a : f32[1]
+	    op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [1], value = 1.0}
+	    op 2 fill_constant() -> (Out: c) {dtype = 0, shape = [1], value = %s}
+	    op 3 conditional_block(Cond: c, Input: [a]) -> (Out: [a]) {sub_block = ^1} }
+	  block 1 parent 0 { op 4 scale(X: a) -> (Out: a) {scale = 3.0} } }`
+	for _, c := range []struct {
+		cond string
+		want float64
+	}{{"1.0", 3}, {"0.0", 1}} {
+		m, err := ir.ParseString("t", strings.Replace(src, "%s", c.cond, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Run(m, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s["a"].Data[0]; got != c.want {
+			t.Errorf("cond %s: a = %v, want %v", c.cond, got, c.want)
+		}
+	}
+}
+
+func BenchmarkInterp(b *testing.B) {
+	m := irgen.MegatronMLP(10000, 1, 1)
+	feed := feedData(m, 1)
+	ks := DefaultKernels()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(m, feed, ks); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

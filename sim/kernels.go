@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Args holds an op's tensors by slot name, one per arg of the slot, in
+// order: the inputs going into a kernel, its outputs coming out.
+type Args map[string][]*Tensor
+
+// Kernel computes one op. It must not modify its inputs.
+type Kernel func(op *ir.Op, in Args) (Args, error)
+
+// Kernels maps an op type to its kernel.
+type Kernels map[string]Kernel
+
+// DefaultKernels returns a fresh table of every built-in kernel, forward
+// and grad. Each is wrapped so that its outputs are rounded to their dtype.
+// The caller may add or replace entries (the SPMD runner replaces dropout
+// to give it a global index map).
+func DefaultKernels() Kernels {
+	ks := Kernels{
+		// matmul.go
+		"matmul_v2": matmulV2, "matmul_v2_grad": matmulV2Grad,
+		"matmul": matmulV1, "matmul_grad": matmulV1Grad,
+		"mul": mul, "mul_grad": mulGrad,
+		// elementwise.go
+		"elementwise_add": binary(opAdd), "elementwise_add_grad": binaryGrad(opAdd),
+		"elementwise_sub": binary(opSub), "elementwise_sub_grad": binaryGrad(opSub),
+		"elementwise_mul": binary(opMul), "elementwise_mul_grad": binaryGrad(opMul),
+		"elementwise_div": binary(opDiv), "elementwise_div_grad": binaryGrad(opDiv),
+		"elementwise_max": binary(opMax), "elementwise_min": binary(opMin),
+		"less_than":     compare(func(a, b float64) bool { return a < b }),
+		"less_equal":    compare(func(a, b float64) bool { return a <= b }),
+		"greater_than":  compare(func(a, b float64) bool { return a > b }),
+		"greater_equal": compare(func(a, b float64) bool { return a >= b }),
+		"equal":         compare(func(a, b float64) bool { return a == b }),
+		"not_equal":     compare(func(a, b float64) bool { return a != b }),
+		// activation.go
+		"relu": relu, "relu_grad": reluGrad,
+		"gelu": gelu, "gelu_grad": geluGrad,
+		"tanh": tanhK, "tanh_grad": tanhGrad,
+		"sigmoid": sigmoid, "sigmoid_grad": sigmoidGrad,
+		"scale": scale, "scale_grad": scaleGrad,
+		"softmax": softmax, "softmax_grad": softmaxGrad,
+		// reduce.go
+		"reduce_sum": reduce(false), "reduce_sum_grad": reduceGrad(false),
+		"reduce_mean": reduce(true), "reduce_mean_grad": reduceGrad(true),
+		"mean": mean, "mean_grad": meanGrad,
+		"sum": sum,
+		// nn.go
+		"lookup_table_v2": embedding(false), "lookup_table_v2_grad": embeddingGrad(false),
+		"c_embedding": embedding(true), "c_embedding_grad": embeddingGrad(true),
+		"softmax_with_cross_entropy": softmaxXent, "softmax_with_cross_entropy_grad": softmaxXentGrad,
+		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
+		"dropout": Dropout(nil), "dropout_grad": dropoutGrad,
+		// optim.go
+		"sgd": sgd, "momentum": momentum, "adam": adam,
+		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,
+		// random.go
+		"uniform_random": uniformRandom, "gaussian_random": gaussianRandom,
+		// data.go
+		"fill_constant": fillConstant, "assign": assign, "increment": increment,
+		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
+		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
+		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
+	}
+	for t, k := range ks {
+		ks[t] = rounded(k)
+	}
+	return ks
+}
+
+// rounded wraps k so that its outputs are rounded to their dtypes.
+func rounded(k Kernel) Kernel {
+	return func(op *ir.Op, in Args) (Args, error) {
+		out, err := k(op, in)
+		for _, ts := range out {
+			for _, t := range ts {
+				if t != nil {
+					t.round()
+				}
+			}
+		}
+		return out, err
+	}
+}
+
+// errf returns an error prefixed with the op.
+func errf(op *ir.Op, format string, args ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{op}, args...)...)
+}
+
+// one returns the single tensor of input slot name.
+func one(op *ir.Op, in Args, name string) (*Tensor, error) {
+	ts := in[name]
+	if len(ts) != 1 || ts[0] == nil {
+		return nil, errf(op, "input %s: want one tensor, have %d", name, len(ts))
+	}
+	return ts[0], nil
+}
+
+// opt returns the single tensor of an optional input slot, or nil.
+func opt(in Args, name string) *Tensor {
+	if ts := in[name]; len(ts) == 1 {
+		return ts[0]
+	}
+	return nil
+}
+
+// wants reports whether the op declares output slot name with args.
+func wants(op *ir.Op, name string) bool { return len(op.Output(name)) > 0 }
+
+// out1 is an Args with one tensor in slot name.
+func out1(name string, t *Tensor) Args { return Args{name: {t}} }
+
+func attrInt(op *ir.Op, name string, def int64) int64 {
+	switch v := op.Attrs.Get(name).(type) {
+	case ir.Int:
+		return int64(v)
+	case ir.Float:
+		return int64(v)
+	case ir.Bool:
+		if v {
+			return 1
+		}
+		return 0
+	}
+	return def
+}
+
+func attrFloat(op *ir.Op, name string, def float64) float64 {
+	switch v := op.Attrs.Get(name).(type) {
+	case ir.Float:
+		return float64(v)
+	case ir.Int:
+		return float64(v)
+	}
+	return def
+}
+
+func attrBool(op *ir.Op, name string, def bool) bool {
+	switch v := op.Attrs.Get(name).(type) {
+	case ir.Bool:
+		return bool(v)
+	case ir.Int:
+		return v != 0
+	}
+	return def
+}
+
+func attrString(op *ir.Op, name, def string) string {
+	if v, ok := op.Attrs.String(name); ok {
+		return v
+	}
+	return def
+}
+
+func attrInts(op *ir.Op, name string) ([]int64, bool) {
+	switch v := op.Attrs.Get(name).(type) {
+	case ir.Ints:
+		return slices.Clone([]int64(v)), true
+	case ir.Floats: // never written by distpass, tolerated
+		out := make([]int64, len(v))
+		for i, f := range v {
+			out[i] = int64(f)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// normAxis turns a possibly negative axis into [0, rank).
+func normAxis(op *ir.Op, axis int64, rank int) (int, error) {
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	if axis < 0 || axis >= int64(rank) {
+		return 0, errf(op, "axis %d out of range for rank %d", axis, rank)
+	}
+	return int(axis), nil
+}
+
+// like returns a zero tensor with t's dtype and shape.
+func like(t *Tensor) *Tensor { return Zeros(t.DType, t.Shape...) }
+
+// mapUnary applies f to each element of x.
+func mapUnary(x *Tensor, f func(float64) float64) *Tensor {
+	out := like(x)
+	for i, v := range x.Data {
+		out.Data[i] = f(v)
+	}
+	return out
+}
+
+// map2 applies f elementwise to two tensors of the same shape.
+func map2(op *ir.Op, a, b *Tensor, f func(x, y float64) float64) (*Tensor, error) {
+	if !slices.Equal(a.Shape, b.Shape) {
+		return nil, errf(op, "shapes %v and %v differ", a.Shape, b.Shape)
+	}
+	out := like(b)
+	for i := range a.Data {
+		out.Data[i] = f(a.Data[i], b.Data[i])
+	}
+	return out, nil
+}
+
+// reshaped returns t with a new shape (same data, shared).
+func reshaped(t *Tensor, shape []int64) *Tensor {
+	return &Tensor{DType: t.DType, Shape: shape, Data: t.Data}
+}
