@@ -1,0 +1,390 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/sim"
+)
+
+// Options configure a check.
+type Options struct {
+	// Steps is how many training steps to run (default 1).
+	Steps int
+	// Tol bounds |partitioned - serial| / max(|serial|, 1) (default 1e-5
+	// for f64, 1e-4 when a compared var is f32).
+	Tol float64
+	// Seed drives the fed data (default 1).
+	Seed uint64
+	// Registry lowers the ops (default registry.DefaultRegistry()).
+	Registry *registry.Registry
+	// Kernels run them (default sim.DefaultKernels()).
+	Kernels sim.Kernels
+	// Deadline bounds every collective wait (default 10s).
+	Deadline time.Duration
+}
+
+// Row is the comparison of one var over every rank.
+type Row struct {
+	Var, Kind      string // kind: loss, param, grad, activation
+	MaxAbs, MaxRel float64
+	Tol            float64
+	// Rank is the first rank whose value diverged, or -1.
+	Rank int
+}
+
+// OK reports whether the var matched on every rank.
+func (r Row) OK() bool { return r.Rank < 0 }
+
+// Report is the outcome of a check.
+type Report struct {
+	Ranks []int
+	Steps int
+	Rows  []Row
+}
+
+// Err returns nil when every var matched, or an error naming the first
+// var and rank that diverged.
+func (r *Report) Err() error {
+	for _, row := range r.Rows {
+		if !row.OK() {
+			return fmt.Errorf("%s %s diverged on rank %d: max abs error %.3g, relative %.3g > %.3g",
+				row.Kind, row.Var, row.Rank, row.MaxAbs, row.MaxRel, row.Tol)
+		}
+	}
+	return nil
+}
+
+// Write prints the report as a table.
+func (r *Report) Write(w io.Writer) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "check: %d ranks, %d step(s)\n", len(r.Ranks), r.Steps)
+	fmt.Fprintf(&sb, "%-10s %-28s %12s %12s  %s\n", "kind", "var", "max abs", "max rel", "")
+	for _, row := range r.Rows {
+		status := "ok"
+		if !row.OK() {
+			status = fmt.Sprintf("MISMATCH on rank %d", row.Rank)
+		}
+		fmt.Fprintf(&sb, "%-10s %-28s %12.3g %12.3g  %s\n", row.Kind, row.Var, row.MaxAbs, row.MaxRel, status)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// Run checks the partition of m: m is not changed.
+func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
+	if opts.Steps <= 0 {
+		opts.Steps = 1
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	if opts.Registry == nil {
+		opts.Registry = registry.DefaultRegistry()
+	}
+	if opts.Kernels == nil {
+		opts.Kernels = sim.DefaultKernels()
+	}
+	mods, err := passes.PartitionAll(ctx, m, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	ranks := passes.Ranks(m)
+
+	// The serial run: startup, then the fed inputs, then the steps.
+	init, err := initialValues(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	ip := sim.NewInterp(opts.Kernels)
+	serial := sim.Scope{}
+	for k, v := range init {
+		serial[k] = v
+	}
+	for step := range opts.Steps {
+		if err := ip.RunProgram(m.Main, serial); err != nil {
+			return nil, fmt.Errorf("serial step %d: %w", step+1, err)
+		}
+	}
+
+	// The SPMD run starts from the same values, sharded.
+	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline}
+	scopes := make([]sim.Scope, len(mods))
+	for i, pm := range mods {
+		scopes[i] = sim.Scope{}
+		for name, t := range init {
+			v := pm.Main.Global().Var(name)
+			if v == nil {
+				if pm.Startup != nil {
+					v = pm.Startup.Global().Var(name)
+				}
+				if v == nil {
+					continue
+				}
+			}
+			sh, err := shardOf(pm, v, t, ranks[i])
+			if err != nil {
+				return nil, fmt.Errorf("rank %d: feeding %s: %w", ranks[i], name, err)
+			}
+			scopes[i][name] = sh
+		}
+	}
+	if err := checkStartup(spmd, ranks, mods, scopes); err != nil {
+		return nil, err
+	}
+	for step := range opts.Steps {
+		if scopes, err = spmd.RunProgram("main", ranks, mods, scopes); err != nil {
+			return nil, fmt.Errorf("spmd step %d: %w", step+1, err)
+		}
+	}
+	rep := &Report{Ranks: ranks, Steps: opts.Steps}
+	for _, c := range compared(m) {
+		row, err := compare(c, m, mods, ranks, serial, scopes, opts.Tol)
+		if err != nil {
+			return nil, err
+		}
+		if row != nil {
+			rep.Rows = append(rep.Rows, *row)
+		}
+	}
+	return rep, nil
+}
+
+func shardOf(pm *ir.Module, v *ir.Var, global *sim.Tensor, rank int) (*sim.Tensor, error) {
+	if v.Dist == nil {
+		return global.Clone(), nil
+	}
+	mesh := pm.Mesh(v.Dist.Mesh)
+	if mesh == nil {
+		return nil, fmt.Errorf("unknown mesh %s", v.Dist.Mesh)
+	}
+	return sim.Shard(global, v.Dist, mesh, rank)
+}
+
+// checkStartup runs every rank's own startup program (its initialisers
+// and broadcasts) and checks that each var it holds has its declared
+// local shape. The values are not used: the check starts from the serial
+// startup's, sliced.
+func checkStartup(spmd *sim.SPMD, ranks []int, mods []*ir.Module, fed []sim.Scope) error {
+	if mods[0].Startup == nil {
+		return nil
+	}
+	// Start from the fed values: a startup that only broadcasts (the
+	// serial module had none) needs its parameters to exist.
+	out, err := spmd.RunProgram("startup", ranks, mods, fed)
+	if err != nil {
+		return fmt.Errorf("per-rank startup: %w", err)
+	}
+	for i, pm := range mods {
+		for _, v := range pm.Startup.Global().Vars() {
+			t := out[i][v.Name]
+			if t == nil || !v.Type.IsTensor() {
+				continue
+			}
+			if fmt.Sprint(t.Shape) != fmt.Sprint(v.Type.Shape) {
+				return fmt.Errorf("rank %d: startup initialises %s with shape %v, its local shape is %v", ranks[i], v.Name, t.Shape, v.Type.Shape)
+			}
+		}
+	}
+	return nil
+}
+
+// initialValues runs the serial startup and feeds every other input of
+// main: the vars main reads before any op writes them.
+func initialValues(m *ir.Module, opts Options) (sim.Scope, error) {
+	scope := sim.Scope{}
+	if m.Startup != nil {
+		if err := sim.NewInterp(opts.Kernels).RunProgram(m.Startup, scope); err != nil {
+			return nil, fmt.Errorf("serial startup: %w", err)
+		}
+	}
+	written := map[string]bool{}
+	bound := map[string]int64{} // integer inputs index tables of this many rows
+	g := m.Main.Global()
+	var need []string
+	for _, b := range m.Main.Blocks {
+		for _, op := range b.Ops {
+			if ids := op.Input("Ids"); len(ids) == 1 {
+				if w := op.Input("W"); len(w) == 1 {
+					if wv := m.Main.LookupVar(b, w[0]); wv != nil && wv.Type.Rank() > 0 {
+						bound[ids[0]] = wv.Type.Shape[0]
+					}
+				}
+			}
+			for a := range op.InputNames {
+				if !written[a] && scope[a] == nil && !contains(need, a) {
+					need = append(need, a)
+				}
+			}
+			for a := range op.OutputNames {
+				written[a] = true
+			}
+		}
+	}
+	for _, name := range need {
+		v := g.Var(name)
+		if v == nil {
+			continue // a sub-block var: written there before it is read
+		}
+		if !v.Type.IsTensor() {
+			continue
+		}
+		t, err := feed(v, bound[name], opts.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("feeding %s: %w", name, err)
+		}
+		scope[name] = t
+	}
+	return scope, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// feed returns a tensor for var v drawn from a generator seeded by the
+// check's seed and v's name, so every run feeds the same values.
+func feed(v *ir.Var, bound int64, seed uint64) (*sim.Tensor, error) {
+	shape := v.Type.Shape
+	for _, d := range shape {
+		if d < 0 {
+			return nil, fmt.Errorf("shape %v has an unknown dim", shape)
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(v.Name))
+	r := rand.New(rand.NewPCG(seed, h.Sum64()))
+	t := sim.Zeros(v.Type.DType, shape...)
+	for i := range t.Data {
+		switch {
+		case v.Type.DType == ir.Boolean:
+			t.Data[i] = float64(r.IntN(2))
+		case v.Type.DType.IsInteger():
+			n := bound
+			if n <= 0 {
+				n = 4
+			}
+			t.Data[i] = float64(r.Int64N(n))
+		default:
+			t.Data[i] = 2*r.Float64() - 1
+		}
+	}
+	return sim.FromData(v.Type.DType, shape, t.Data)
+}
+
+type comparedVar struct {
+	name, kind string
+}
+
+// compared lists the vars to compare: the loss, the parameters and their
+// grads, and the forward activations of main's global block.
+func compared(m *ir.Module) []comparedVar {
+	var out []comparedVar
+	seen := map[string]bool{}
+	add := func(n, kind string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, comparedVar{n, kind})
+		}
+	}
+	g := m.Main.Global()
+	for _, op := range g.Ops {
+		if op.Role.IsLoss() {
+			for a := range op.OutputNames {
+				add(a, "loss")
+			}
+		}
+	}
+	for _, pg := range m.ParamGrads {
+		add(pg.Param, "param")
+		add(pg.Grad, "grad")
+	}
+	for _, op := range g.Ops {
+		if !op.Role.IsForward() {
+			continue
+		}
+		for a := range op.OutputNames {
+			if v := g.Var(a); v != nil && !v.Persistable() && v.Type.IsTensor() {
+				add(a, "activation")
+			}
+		}
+	}
+	return out
+}
+
+func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial sim.Scope, scopes []sim.Scope, tol float64) (*Row, error) {
+	want := serial[c.name]
+	if want == nil {
+		return nil, nil
+	}
+	row := &Row{Var: c.name, Kind: c.kind, Rank: -1, Tol: tol}
+	if row.Tol == 0 {
+		row.Tol = 1e-5
+		if want.DType == ir.F32 || want.DType == ir.F16 || want.DType == ir.BF16 {
+			row.Tol = 1e-4
+		}
+	}
+	local := map[int]*sim.Tensor{}
+	for i, r := range ranks {
+		if t := scopes[i][c.name]; t != nil {
+			local[r] = t
+		}
+	}
+	for i, r := range ranks {
+		v := mods[i].Main.Global().Var(c.name)
+		if v == nil || local[r] == nil {
+			continue
+		}
+		exp, err := shardOf(mods[i], v, want, r)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
+		}
+		got := local[r]
+		if v.Dist != nil && len(v.Dist.Partial) > 0 {
+			if got, err = sim.ReducePartial(local, v.Dist, mods[i].Mesh(v.Dist.Mesh), r); err != nil {
+				return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
+			}
+		}
+		abs, rel, err := diff(got, exp)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
+		}
+		row.MaxAbs, row.MaxRel = max(row.MaxAbs, abs), max(row.MaxRel, rel)
+		if rel > row.Tol && row.Rank < 0 {
+			row.Rank = r
+		}
+	}
+	return row, nil
+}
+
+// diff returns the largest absolute difference and the largest
+// |got - want| / max(|want|, 1).
+func diff(got, want *sim.Tensor) (float64, float64, error) {
+	if len(got.Data) != len(want.Data) || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+		return 0, 0, fmt.Errorf("shape %v, want %v", got.Shape, want.Shape)
+	}
+	var abs, rel float64
+	for i := range got.Data {
+		d := math.Abs(got.Data[i] - want.Data[i])
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		abs = max(abs, d)
+		rel = max(rel, d/max(math.Abs(want.Data[i]), 1))
+	}
+	return abs, rel, nil
+}

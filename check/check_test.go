@@ -1,0 +1,175 @@
+package check_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/internal/irgen"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/sim"
+)
+
+func goldenInput(t *testing.T, name string) *ir.Module {
+	t.Helper()
+	ar, err := txtar.ParseFile(filepath.Join("..", "golden", "testdata", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == "input.dpir" {
+			m, err := ir.Parse(name, f.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("%s has no input", name)
+	return nil
+}
+
+// TestGoldenTrainingCases: every training case of golden/ partitions to
+// programs that compute what the serial program computes, over 3 steps.
+func TestGoldenTrainingCases(t *testing.T) {
+	for _, name := range []string{"dp_mlp", "col_1d", "row_1d", "megatron_1d", "megatron_2d", "vocab_embedding"} {
+		t.Run(name, func(t *testing.T) {
+			m := goldenInput(t, name)
+			before := string(ir.Print(m))
+			rep, err := check.Run(context.Background(), m, check.Options{Steps: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			rep.Write(&sb)
+			if err := rep.Err(); err != nil {
+				t.Fatalf("%v\n%s", err, sb.String())
+			}
+			if len(rep.Rows) == 0 {
+				t.Fatal("nothing compared")
+			}
+			if string(ir.Print(m)) != before {
+				t.Fatal("check changed the module")
+			}
+			t.Logf("\n%s", sb.String())
+		})
+	}
+}
+
+// TestFloat64 runs the 2-D Megatron case in float64, within 1e-5.
+func TestFloat64(t *testing.T) {
+	m := goldenInput(t, "megatron_2d")
+	m64, err := ir.Parse("f64", []byte(strings.ReplaceAll(string(ir.Print(m)), "f32[", "f64[")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Run(context.Background(), m64, check.Options{Steps: 3, Tol: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Sharded sums add in another order than serial ones; in float64 that
+	// costs ~1e-10, far inside the bound.
+	for _, row := range rep.Rows {
+		if row.MaxRel > 1e-8 {
+			t.Errorf("%s: relative error %g in float64", row.Var, row.MaxRel)
+		}
+	}
+}
+
+// brokenRow is the row-parallel matmul without its c_allreduce_sum: each
+// rank keeps its partial product.
+func brokenRow() *registry.Impl {
+	row := registry.MatmulRow()
+	return &registry.Impl{
+		Name:       "row_parallel_without_allreduce",
+		Compatible: row.Compatible,
+		Forward: func(ctx *registry.Ctx, op *ir.Op) error {
+			ctx.Keep(op)
+			return registry.SyncParams(ctx, op)
+		},
+		Backward: row.Backward,
+	}
+}
+
+func TestDroppedAllreduceIsCaught(t *testing.T) {
+	r := registry.NewRegistry()
+	r.Register("default", registry.DefaultImpl())
+	r.Register("matmul_v2", registry.MatmulColumn())
+	r.Register("matmul_v2", brokenRow())
+	r.Register("elementwise", registry.Elementwise())
+	rep, err := check.Run(context.Background(), goldenInput(t, "megatron_2d"), check.Options{Steps: 1, Registry: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rep.Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "loss loss diverged on rank 0") {
+		t.Fatalf("err = %v", err)
+	}
+	var first *check.Row
+	for i := range rep.Rows {
+		if !rep.Rows[i].OK() && rep.Rows[i].Kind == "activation" {
+			first = &rep.Rows[i]
+			break
+		}
+	}
+	if first == nil || first.Var != "h2" {
+		t.Fatalf("first diverging activation = %+v, want h2 (the row-parallel output)", first)
+	}
+}
+
+// TestSkippedCollective: one rank's program lacks a collective the others
+// run; the run fails well before its deadline and names that rank.
+func TestSkippedCollective(t *testing.T) {
+	m := goldenInput(t, "megatron_2d")
+	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mods[1].Main.Global()
+	for i, op := range b.Ops {
+		if op.Type == "c_allreduce_sum" {
+			b.Ops = append(b.Ops[:i:i], b.Ops[i+1:]...)
+			break
+		}
+	}
+	scopes := make([]sim.Scope, len(mods))
+	for i, pm := range mods {
+		scopes[i] = sim.Scope{}
+		for _, v := range pm.Main.Global().Vars() {
+			if v.Type.IsTensor() {
+				scopes[i][v.Name] = sim.Zeros(v.Type.DType, v.Type.Shape...)
+			}
+		}
+	}
+	start := time.Now()
+	_, err = (&sim.SPMD{Deadline: time.Minute}).RunProgram("main", passes.Ranks(m), mods, scopes)
+	if err == nil || !strings.Contains(err.Error(), "rank 1 finished its program without joining") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("found only at the deadline")
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	m := irgen.MegatronMLP(1000, 2, 2)
+	for b.Loop() {
+		rep, err := check.Run(context.Background(), m, check.Options{Steps: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rep.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

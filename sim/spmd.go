@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// SPMD runs the programs of every rank at once, one goroutine per rank,
+// with collectives that meet in a Comm on the module's group table.
+type SPMD struct {
+	Kernels Kernels
+	// Deadline bounds every wait for the other members of a collective.
+	Deadline time.Duration
+}
+
+// RunProgram runs program prog ("main" or "startup") of every rank's
+// module with its scope and returns the scopes after it, in rank order.
+// mods[i] is the module of rank ranks[i]. The first error of any rank is
+// returned, naming the rank.
+func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []Scope) ([]Scope, error) {
+	deadline := s.Deadline
+	if deadline <= 0 {
+		deadline = 10 * time.Second
+	}
+	comm := NewComm(deadline)
+	out := make([]Scope, len(mods))
+	errs := make([]error, len(mods))
+	var wg sync.WaitGroup
+	for i := range mods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer comm.Finish(ranks[i])
+			ip := NewInterp(s.Kernels)
+			r := &rankRun{comm: comm, rank: ranks[i], m: mods[i]}
+			ip.Hooks.Collective = r.collective
+			sc := Scope{}
+			for k, v := range scopes[i] {
+				sc[k] = v
+			}
+			var p *ir.Program
+			if prog == "startup" {
+				p = mods[i].Startup
+			} else {
+				p = mods[i].Main
+			}
+			if p != nil {
+				if err := ip.RunProgram(p, sc); err != nil {
+					errs[i] = fmt.Errorf("rank %d: %w", ranks[i], err)
+					return
+				}
+			}
+			out[i] = sc
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+type rankRun struct {
+	comm *Comm
+	rank int
+	m    *ir.Module
+}
+
+func (r *rankRun) group(op *ir.Op) ([]int, int, error) {
+	id, ok := op.Attrs.Int("ring_id")
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: no ring_id", op)
+	}
+	g := r.m.Group(int(id))
+	if g == nil {
+		return nil, 0, fmt.Errorf("%s: ring_id %d is not in the group table", op, id)
+	}
+	for i, x := range g.Ranks {
+		if x == r.rank {
+			return g.Ranks, i, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("%s: rank %d is not in group %d %v", op, r.rank, id, g.Ranks)
+}
+
+func oneTensor(op *ir.Op, in Args, slot string) (*Tensor, error) {
+	ts := in[slot]
+	if len(ts) != 1 || ts[0] == nil {
+		return nil, fmt.Errorf("%s: want one tensor in %s", op, slot)
+	}
+	return ts[0], nil
+}
+
+// slotOf returns the op's first slot among names that holds args: the
+// collectives come in both "X"/"Out" and "x"/"out" spellings.
+func slotOf(ss []ir.Slot, names ...string) string {
+	for _, n := range names {
+		for _, s := range ss {
+			if s.Name == n && len(s.Args) > 0 {
+				return n
+			}
+		}
+	}
+	return names[0]
+}
+
+func sig(t *Tensor) string { return fmt.Sprintf("%s%v", t.DType, t.Shape) }
+
+// collective runs one collective op of this rank.
+func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
+	inSlot, outSlot := slotOf(op.Inputs, "X", "x"), slotOf(op.Outputs, "Out", "out")
+	x, err := oneTensor(op, in, inSlot)
+	if err != nil {
+		return nil, err
+	}
+	typ := op.Type
+	if rt, ok := op.Attrs.Int("reduce_type"); ok && typ == "all_reduce" {
+		typ = [...]string{"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min"}[min(max(rt, 0), 2)]
+	}
+	switch typ {
+	case "c_identity":
+		// The forward half of Megatron's f: an identity here; its
+		// backward allreduce is emitted explicitly by the lowering.
+		return Args{outSlot: {x.Clone()}}, nil
+	case "c_split":
+		g, me, err := r.group(op)
+		if err != nil {
+			return nil, err
+		}
+		last := x.Rank() - 1
+		n := x.Shape[last] / int64(len(g))
+		t, err := x.Slice(last, int64(me)*n, int64(me+1)*n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		return Args{outSlot: {t}}, nil
+	}
+	g, me, err := r.group(op)
+	if err != nil {
+		return nil, err
+	}
+	ringID, _ := op.Attrs.Int("ring_id")
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x}
+	switch typ {
+	case "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod":
+		call.Signature = sig(x)
+		got, err := r.comm.Meet(call)
+		if err != nil {
+			return nil, err
+		}
+		return Args{outSlot: {reduceMembers(typ, got)}}, nil
+	case "broadcast", "c_broadcast":
+		root, _ := op.Attrs.Int("root")
+		call.Kind = fmt.Sprintf("broadcast/%d/root%d", ringID, root)
+		call.Signature = sig(x)
+		got, err := r.comm.Meet(call)
+		if err != nil {
+			return nil, err
+		}
+		if root < 0 || int(root) >= len(got) {
+			return nil, fmt.Errorf("%s: root %d outside group %v", op, root, g)
+		}
+		return Args{outSlot: {got[root].(*Tensor).Clone()}}, nil
+	case "c_allgather", "all_gather", "c_concat":
+		got, err := r.comm.Meet(call)
+		if err != nil {
+			return nil, err
+		}
+		dim := 0
+		if typ == "c_concat" {
+			dim = x.Rank() - 1
+		}
+		ts := make([]*Tensor, len(got))
+		for i, p := range got {
+			ts[i] = p.(*Tensor)
+		}
+		t, err := Concat(dim, ts...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		return Args{outSlot: {t}}, nil
+	case "alltoall", "all_to_all":
+		call.Signature = sig(x)
+		got, err := r.comm.Meet(call)
+		if err != nil {
+			return nil, err
+		}
+		n := int64(len(g))
+		if x.Rank() == 0 || x.Shape[0]%n != 0 {
+			return nil, fmt.Errorf("%s: dim 0 of %v does not split over %d ranks", op, x.Shape, n)
+		}
+		rows := x.Shape[0] / n
+		parts := make([]*Tensor, n)
+		for j, p := range got {
+			part, err := p.(*Tensor).Slice(0, int64(me)*rows, int64(me+1)*rows)
+			if err != nil {
+				return nil, err
+			}
+			parts[j] = part
+		}
+		t, err := Concat(0, parts...)
+		if err != nil {
+			return nil, err
+		}
+		return Args{outSlot: {t}}, nil
+	}
+	return nil, fmt.Errorf("%s: the simulator has no collective %s", op, op.Type)
+}
+
+// reduceMembers combines the members' tensors elementwise, in group order, so
+// that every rank computes bit-identical results.
+func reduceMembers(typ string, got []any) *Tensor {
+	out := got[0].(*Tensor).Clone()
+	for _, p := range got[1:] {
+		t := p.(*Tensor)
+		for i, v := range t.Data {
+			switch typ {
+			case "c_allreduce_sum":
+				out.Data[i] += v
+			case "c_allreduce_prod":
+				out.Data[i] *= v
+			case "c_allreduce_max":
+				out.Data[i] = math.Max(out.Data[i], v)
+			case "c_allreduce_min":
+				out.Data[i] = math.Min(out.Data[i], v)
+			}
+		}
+	}
+	out.round()
+	return out
+}
