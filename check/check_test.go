@@ -173,3 +173,34 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestDropoutMaskFollowsTheGlobalIndex: a data-parallel dropout masks
+// each rank's shard exactly as the serial program masks the whole batch.
+func TestDropoutMaskFollowsTheGlobalIndex(t *testing.T) {
+	m, err := ir.Parse("dropout.dpir", []byte(`mesh w shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
+program main {
+  block 0 {
+    var x : f64[4, 6] @w[0, -1] {is_data}
+    var y : f64[4, 6] @w[0, -1]
+    var mask : u8[4, 6] @w[0, -1]
+    var loss : f64[] @w[] partial [0:avg]
+    op 1 dropout(X: x) -> (Out: y, Mask: mask) {dropout_implementation = "upscale_in_train", dropout_prob = 0.5, is_test = false, seed = 9}
+         dist @w impl default:0 [x: [0, -1] -> y: [0, -1], mask: [0, -1]]
+    op 2 mean(X: y) -> (Out: loss) role forward|loss
+         dist @w impl default:0 [y: [0, -1] -> loss: []]
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Run(context.Background(), m, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 3 {
+		t.Fatalf("compared %d vars, want loss, y, mask", len(rep.Rows))
+	}
+}

@@ -102,9 +102,13 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 	if m.err == nil {
 		if first := anyCall(m.calls); first != nil {
 			if first.Kind != call.Kind || first.Signature != call.Signature {
+				a, b := first, call // lower rank first: the message does not depend on arrival order
+				if b.Rank < a.Rank {
+					a, b = b, a
+				}
 				m.err = fmt.Errorf("collective mismatch on group %v: rank %d op %d %s (%s %s) against rank %d op %d %s (%s %s)",
-					call.Group, first.Rank, first.OpID, first.OpType, first.Kind, first.Signature,
-					call.Rank, call.OpID, call.OpType, call.Kind, call.Signature)
+					call.Group, a.Rank, a.OpID, a.OpType, a.Kind, a.Signature,
+					b.Rank, b.OpID, b.OpType, b.Kind, b.Signature)
 				close(m.done)
 			}
 		}

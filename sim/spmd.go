@@ -35,8 +35,8 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 		go func() {
 			defer wg.Done()
 			defer comm.Finish(ranks[i])
-			ip := NewInterp(s.Kernels)
 			r := &rankRun{comm: comm, rank: ranks[i], m: mods[i]}
+			ip := NewInterp(r.kernels(s.Kernels))
 			ip.Hooks.Collective = r.collective
 			sc := Scope{}
 			for k, v := range scopes[i] {
@@ -70,6 +70,82 @@ type rankRun struct {
 	comm *Comm
 	rank int
 	m    *ir.Module
+}
+
+// kernels returns ks (or the defaults) with dropout drawing each element
+// at its index in the global tensor, so every rank masks its shard as
+// the serial program masks the whole.
+func (r *rankRun) kernels(ks Kernels) Kernels {
+	if ks == nil {
+		ks = DefaultKernels()
+	}
+	out := make(Kernels, len(ks))
+	for k, v := range ks {
+		out[k] = v
+	}
+	out["dropout"] = Dropout(r.globalIndex)
+	return out
+}
+
+// globalIndex maps the local elements of op's X to the global tensor by
+// X's dims_mapping in the op's dist and this rank's mesh coordinates.
+func (r *rankRun) globalIndex(op *ir.Op, local []int64) (func(int64) int64, error) {
+	global, offset := append([]int64(nil), local...), make([]int64, len(local))
+	if op.Dist != nil && len(op.Input("X")) == 1 {
+		mapping, ok := op.Dist.InputMapping(op.Input("X")[0])
+		mesh := r.m.Mesh(op.Dist.Mesh)
+		if ok && mesh != nil && len(mapping) == len(local) {
+			coord, err := mesh.Coord(r.rank)
+			if err != nil {
+				return nil, err
+			}
+			for d, axis := range mapping {
+				if axis >= 0 {
+					global[d] = local[d] * int64(mesh.Shape[axis])
+					offset[d] = local[d] * int64(coord[axis])
+				}
+			}
+		}
+	}
+	return ShardIndex(global, offset, local), nil
+}
+
+// p2p runs send_v2 and recv_v2: the pair meets on the group of the two
+// ranks, in order, and the receiver takes the sender's tensor.
+func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
+	peer, ok := op.Attrs.Int("peer")
+	if !ok {
+		return nil, fmt.Errorf("%s: no peer", op)
+	}
+	ringID, _ := op.Attrs.Int("ring_id")
+	g := []int{r.rank, int(peer)}
+	if g[1] < g[0] {
+		g[0], g[1] = g[1], g[0]
+	}
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("p2p/%d", ringID)}
+	if op.Type == "send_v2" {
+		x, err := oneTensor(op, in, "X")
+		if err != nil {
+			return nil, err
+		}
+		call.Payload = x
+		_, err = r.comm.Meet(call)
+		return Args{}, err
+	}
+	got, err := r.comm.Meet(call)
+	if err != nil {
+		return nil, err
+	}
+	for i, rk := range g {
+		if rk == int(peer) {
+			t, ok := got[i].(*Tensor)
+			if !ok {
+				return nil, fmt.Errorf("%s: rank %d sent nothing (both sides received)", op, peer)
+			}
+			return Args{"Out": {t.Clone()}}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: peer %d not met", op, peer)
 }
 
 func (r *rankRun) group(op *ir.Op) ([]int, int, error) {
@@ -114,6 +190,9 @@ func sig(t *Tensor) string { return fmt.Sprintf("%s%v", t.DType, t.Shape) }
 
 // collective runs one collective op of this rank.
 func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
+	if op.Type == "send_v2" || op.Type == "recv_v2" {
+		return r.p2p(op, in)
+	}
 	inSlot, outSlot := slotOf(op.Inputs, "X", "x"), slotOf(op.Outputs, "Out", "out")
 	x, err := oneTensor(op, in, inSlot)
 	if err != nil {
