@@ -14,10 +14,13 @@ func DefaultRegistry() *Registry {
 		CanonicalizeNamesPass(),
 		RepeatPass(),
 		CollectiveDialectPass(),
+		AppendOptimizerPass(),
 	}
 	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
 	order := []OrderRule{
 		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
+		{"append-optimizer", "partition-vars", "partitioning needs the optimizer ops to lower them"},
+		{"append-optimizer", "partition", "partitioning needs the optimizer ops to lower them"},
 	}
 	r, err := NewRegistry(ps, append(order, partitionOrder...))
 	if err != nil {

@@ -1,0 +1,217 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+)
+
+// MLPConfig sizes an MLP. A zero field takes its default: 2 layers,
+// hidden size 16, batch 8, f32.
+type MLPConfig struct {
+	Layers, Hidden, Batch int
+	DType                 ir.DType
+}
+
+func (c MLPConfig) withDefaults() MLPConfig {
+	if c.Layers <= 0 {
+		c.Layers = 2
+	}
+	if c.Hidden <= 0 {
+		c.Hidden = 16
+	}
+	if c.Batch <= 0 {
+		c.Batch = 8
+	}
+	if c.DType == ir.DTypeInvalid {
+		c.DType = ir.F32
+	}
+	return c
+}
+
+// MLP returns a serial, forward-only MLP named "mlp": a data var x
+// [Batch, Hidden] (is_data, stop_gradient); per layer i a trainable param
+// w_i [Hidden, Hidden] and b_i [Hidden] and the ops
+//
+//	matmul_v2(X: in, Y: w_i) -> mm_i
+//	elementwise_add(X: mm_i, Y: b_i) -> add_i
+//	relu(X: add_i) -> relu_i        (not after the last layer)
+//
+// then mean(X: last) -> loss, a scalar, with role forward|loss. The
+// startup program initialises w_i with uniform_random in ±1/sqrt(Hidden)
+// and seed i+1, and b_i with fill_constant 0. There is no backward, no
+// optimizer and no distribution: append-backward, append-optimizer and
+// Annotate add those.
+func MLP(cfg MLPConfig) *ir.Module {
+	cfg = cfg.withDefaults()
+	h, bs := int64(cfg.Hidden), int64(cfg.Batch)
+	dt := cfg.DType
+	code := dtypeCode(dt)
+	bound := 1 / math.Sqrt(float64(cfg.Hidden))
+
+	m := ir.NewModule("mlp")
+	b := ir.NewBuilder(m)
+	s := b.Startup()
+	b.Var("x", ir.Tensor(dt, bs, h)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+	in := "x"
+	for i := range cfg.Layers {
+		n := strconv.Itoa(i)
+		w, bias, mm, add := "w_"+n, "b_"+n, "mm_"+n, "add_"+n
+		b.Param(w, ir.Tensor(dt, h, h)).WithFlags(ir.FlagTrainable)
+		b.Param(bias, ir.Tensor(dt, h)).WithFlags(ir.FlagTrainable)
+		s.Param(w, ir.Tensor(dt, h, h)).WithFlags(ir.FlagTrainable)
+		s.Param(bias, ir.Tensor(dt, h)).WithFlags(ir.FlagTrainable)
+		s.Op("uniform_random", nil, ir.Slots("Out", w),
+			ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints{h, h}),
+			ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(int64(i+1))))
+		s.Op("fill_constant", nil, ir.Slots("Out", bias),
+			ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints{h}), ir.A("value", ir.Float(0)))
+
+		b.Var(mm, ir.Tensor(dt, bs, h))
+		b.Var(add, ir.Tensor(dt, bs, h))
+		b.Op("matmul_v2", ir.Slots("X", in, "Y", w), ir.Slots("Out", mm),
+			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+		b.Op("elementwise_add", ir.Slots("X", mm, "Y", bias), ir.Slots("Out", add), ir.A("axis", ir.Int(-1)))
+		in = add
+		if i < cfg.Layers-1 {
+			relu := "relu_" + n
+			b.Var(relu, ir.Tensor(dt, bs, h))
+			b.Op("relu", ir.Slots("X", add), ir.Slots("Out", relu))
+			in = relu
+		}
+	}
+	b.Var("loss", ir.Tensor(dt))
+	b.Op("mean", ir.Slots("X", in), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
+	if err := b.Err(); err != nil {
+		panic("models.MLP: " + err.Error()) // the names above are distinct
+	}
+	return m
+}
+
+// MLPTraining returns an annotated MLP training program: MLP(cfg), a
+// hand-built backward (see AppendMLPBackward), the strategy of Annotate
+// on mesh, the params-grads list, and append-optimizer of type optimizer
+// ("" is sgd) with learning rate 0.01.
+func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
+	if optimizer == "" {
+		optimizer = "sgd"
+	}
+	m := MLP(cfg)
+	if err := AppendMLPBackward(m); err != nil {
+		return nil, err
+	}
+	if err := Annotate(m, strategy, mesh); err != nil {
+		return nil, err
+	}
+	if _, err := passes.AppendOptimizer(m, optimizer, 0.01); err != nil {
+		return nil, fmt.Errorf("append-optimizer: %w", err)
+	}
+	if err := ir.Verify(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// AppendMLPBackward appends to a forward-only module built by MLP the
+// grad op of each forward op, in reverse order, and fills the
+// params-grads list (params in declaration order). It knows only the op
+// types MLP emits; it stands in for append-backward so that the models
+// can be tested on their own. The loss grad is fill_constant 1.0 with
+// role backward|loss; grads are named <var>@GRAD; an input with
+// stop_gradient gets no grad (an empty X@GRAD slot).
+func AppendMLPBackward(m *ir.Module) error {
+	if len(m.ParamGrads) > 0 {
+		return fmt.Errorf("module %s already has params-grads", m.Name)
+	}
+	g := m.Main.Global()
+	fwd := append([]*ir.Op(nil), g.Ops...)
+	b := ir.NewBuilder(m)
+	// gradOf declares name@GRAD like name, or returns "" when name takes
+	// no grad.
+	gradOf := func(name string) string {
+		v := g.Var(name)
+		if v == nil || v.Has(ir.FlagStopGradient) {
+			return ""
+		}
+		gn := name + "@GRAD"
+		if g.Var(gn) == nil {
+			b.Var(gn, ir.Tensor(v.Type.DType, append([]int64{}, v.Type.Shape...)...))
+		}
+		return gn
+	}
+	slot := func(name, arg string) ir.Slot {
+		if arg == "" {
+			return ir.S(name)
+		}
+		return ir.S(name, arg)
+	}
+	bwd := ir.RoleBackward
+	loss := ""
+	for i := len(fwd) - 1; i >= 0; i-- {
+		op := fwd[i]
+		if op.Role.IsLoss() {
+			loss = op.Output("Out")[0]
+			v := g.Var(loss)
+			lg := gradOf(loss)
+			b.Op("fill_constant", nil, ir.Slots("Out", lg),
+				ir.A("dtype", ir.Int(dtypeCode(v.Type.DType))), ir.A("shape", ir.Ints{}), ir.A("value", ir.Float(1))).
+				WithRole(ir.RoleBackward | ir.RoleLoss)
+		}
+		out := op.Output("Out")
+		if len(out) != 1 {
+			return fmt.Errorf("%s: want one Out", op)
+		}
+		og := out[0] + "@GRAD"
+		if g.Var(og) == nil {
+			return fmt.Errorf("%s: %s is not on the path to a loss", op, out[0])
+		}
+		switch op.Type {
+		case "mean":
+			x := op.Input("X")[0]
+			b.Op("mean_grad", ir.Slots("X", x, "Out@GRAD", og), []ir.Slot{slot("X@GRAD", gradOf(x))}).
+				WithRole(bwd).WithFwd(op.ID)
+		case "relu":
+			x := op.Input("X")[0]
+			b.Op("relu_grad", ir.Slots("Out", out[0], "Out@GRAD", og), []ir.Slot{slot("X@GRAD", gradOf(x))}).
+				WithRole(bwd).WithFwd(op.ID)
+		case "elementwise_add":
+			x, y := op.Input("X")[0], op.Input("Y")[0]
+			b.Op("elementwise_add_grad", ir.Slots("X", x, "Y", y, "Out@GRAD", og),
+				[]ir.Slot{slot("X@GRAD", gradOf(x)), slot("Y@GRAD", gradOf(y))}, ir.A("axis", op.Attrs.Get("axis"))).
+				WithRole(bwd).WithFwd(op.ID)
+		case "matmul_v2":
+			x, y := op.Input("X")[0], op.Input("Y")[0]
+			b.Op("matmul_v2_grad", ir.Slots("X", x, "Y", y, "Out@GRAD", og),
+				[]ir.Slot{slot("X@GRAD", gradOf(x)), slot("Y@GRAD", gradOf(y))},
+				ir.A("trans_x", op.Attrs.Get("trans_x")), ir.A("trans_y", op.Attrs.Get("trans_y"))).
+				WithRole(bwd).WithFwd(op.ID)
+		default:
+			return fmt.Errorf("%s: no hand-built grad for this op type", op)
+		}
+	}
+	if loss == "" {
+		return fmt.Errorf("module %s has no loss op (role forward|loss)", m.Name)
+	}
+	for _, v := range g.Vars() {
+		if v.Kind == ir.KindParam && v.Has(ir.FlagTrainable) && g.Var(v.Name+"@GRAD") != nil {
+			m.ParamGrads = append(m.ParamGrads, ir.ParamGrad{Param: v.Name, Grad: v.Name + "@GRAD"})
+		}
+	}
+	return b.Err()
+}
+
+// dtypeCode is Paddle's VarType code of the float dtypes MLP supports.
+func dtypeCode(d ir.DType) int64 {
+	switch d {
+	case ir.F64:
+		return 6
+	case ir.F16:
+		return 4
+	case ir.BF16:
+		return 22
+	}
+	return 5
+}

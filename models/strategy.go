@@ -1,0 +1,312 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Strategies lists the strategies Annotate knows.
+var Strategies = []string{"dp", "mp", "dp,mp"}
+
+// impl is an op's dist-op implementation.
+type impl struct {
+	typ   string
+	index int
+}
+
+// Annotate gives every var and op of main's block 0 of an MLP-shaped
+// module (MLP's ops, with or without their grad ops) a distribution on
+// mesh for strategy, and adds mesh to the module (a mesh of the same
+// name already there must be equal). Startup vars take the dist of
+// main's var of the same name. On error the module is left unchanged.
+//
+// The strategies, with dp and mp the mesh dims of those names:
+//
+//   - "dp": data parallel. Data vars have their batch dim (dim 0) on dp,
+//     activations [dp, -1], params replicated; every op uses impl
+//     default:0 (a 2-D X split on its rows fits none of matmul_v2's
+//     impls, which is where Paddle falls back to the default impl too).
+//   - "mp": Megatron tensor parallel, layers in pairs. The first of a
+//     pair is column-parallel: w [-1, mp], b [mp], matmul_v2:0, its
+//     activations [-1, mp]; the second row-parallel: w [mp, -1], b [-1],
+//     matmul_v2:1, its activations [-1, -1]. elementwise_add and relu use
+//     elementwise:0, mean default:0. mean needs its input replicated
+//     along mp, so the layer count must be even (an error otherwise).
+//   - "dp,mp": both, on a mesh with dims dp and mp: activations [dp, …]
+//     with the mp strategy's last dim.
+//
+// The loss is a scalar ([]), partial [dp:avg] when the batch is split
+// (each rank holds the mean of its shard). A grad var <v>@GRAD takes v's
+// mapping without the partial; a grad op takes its forward op's impl; any
+// other op without a forward op (the loss-grad fill_constant, optimizer
+// ops) default:0.
+func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
+	if !slices.Contains(Strategies, strategy) {
+		return fmt.Errorf("unknown strategy %q (want %s)", strategy, strings.Join(Strategies, ", "))
+	}
+	if mesh == nil || mesh.Name == "" {
+		return errors.New("annotate: a named mesh is required")
+	}
+	if old := m.Mesh(mesh.Name); old != nil && !meshEqual(old, mesh) {
+		return fmt.Errorf("annotate: the module already has a different mesh %s", mesh.Name)
+	}
+	dpAxis, mpAxis := -1, -1
+	for _, want := range strings.Split(strategy, ",") {
+		i := slices.Index(mesh.DimNames, want)
+		if i < 0 {
+			return fmt.Errorf("strategy %s needs a mesh dim named %s; mesh %s has dims [%s]",
+				strategy, want, mesh.Name, strings.Join(mesh.DimNames, ", "))
+		}
+		if want == "dp" {
+			dpAxis = i
+		} else {
+			mpAxis = i
+		}
+	}
+	if m.Main == nil || len(m.Main.Blocks) != 1 {
+		return errors.New("annotate: the module must have a main program of one block")
+	}
+	g := m.Main.Global()
+
+	dists := map[string]*ir.TensorDist{}
+	impls := map[int64]impl{}
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	set := func(name string, mapping []int, partial ...ir.Partial) {
+		d := &ir.TensorDist{Mesh: mesh.Name, DimsMapping: mapping, Partial: partial}
+		if old, ok := dists[name]; ok {
+			if !slices.Equal(old.DimsMapping, mapping) {
+				fail("var %s: needs dims_mapping %v and %v", name, old.DimsMapping, mapping)
+			}
+			return
+		}
+		dists[name] = d
+	}
+	get := func(op *ir.Op, name string) []int {
+		d, ok := dists[name]
+		if !ok {
+			fail("%s: input %s has no dist yet", op, name)
+			return nil
+		}
+		return d.DimsMapping
+	}
+	for _, v := range g.Vars() {
+		if v.Has(ir.FlagIsData) && v.Type.IsTensor() {
+			mp := make([]int, v.Type.Rank())
+			for i := range mp {
+				mp[i] = -1
+			}
+			if len(mp) > 0 {
+				mp[0] = dpAxis
+			}
+			set(v.Name, mp)
+		}
+	}
+	elementwise := impl{"default", 0}
+	if mpAxis >= 0 {
+		elementwise = impl{"elementwise", 0}
+	}
+	layer := 0
+	for _, op := range g.Ops {
+		if op.Fwd != 0 || !op.Role.IsForward() {
+			continue
+		}
+		ins := func(slot string) string {
+			if a := op.Input(slot); len(a) == 1 {
+				return a[0]
+			}
+			fail("%s: want one %s input", op, slot)
+			return ""
+		}
+		out := ""
+		if a := op.Output("Out"); len(a) == 1 {
+			out = a[0]
+		} else {
+			fail("%s: want one Out", op)
+			continue
+		}
+		switch op.Type {
+		case "matmul_v2":
+			x, y := ins("X"), ins("Y")
+			xm := get(op, x)
+			if len(xm) != 2 {
+				fail("%s: X %s must be 2-D", op, x)
+				continue
+			}
+			switch {
+			case mpAxis < 0:
+				set(y, []int{-1, -1})
+				set(out, []int{xm[0], -1})
+				impls[op.ID] = impl{"default", 0}
+			case layer%2 == 0: // column-parallel
+				if xm[1] != -1 {
+					fail("%s: column-parallel layer %d needs X %s replicated along its last dim", op, layer, x)
+				}
+				set(y, []int{-1, mpAxis})
+				set(out, []int{xm[0], mpAxis})
+				impls[op.ID] = impl{"matmul_v2", 0}
+			default: // row-parallel
+				if xm[1] != mpAxis {
+					fail("%s: row-parallel layer %d needs X %s split along mp on its last dim", op, layer, x)
+				}
+				set(y, []int{mpAxis, -1})
+				set(out, []int{xm[0], -1})
+				impls[op.ID] = impl{"matmul_v2", 1}
+			}
+			layer++
+		case "elementwise_add":
+			x, y := ins("X"), ins("Y")
+			xm := get(op, x)
+			if _, ok := dists[y]; !ok {
+				yv := g.Var(y)
+				if yv == nil || yv.Type.Rank() > len(xm) {
+					fail("%s: Y %s must not have more dims than X", op, y)
+					continue
+				}
+				set(y, slices.Clone(xm[len(xm)-yv.Type.Rank():]))
+			}
+			set(out, slices.Clone(xm))
+			impls[op.ID] = elementwise
+		case "relu":
+			set(out, slices.Clone(get(op, ins("X"))))
+			impls[op.ID] = elementwise
+		case "mean":
+			xm := get(op, ins("X"))
+			if mpAxis >= 0 && slices.Contains(xm, mpAxis) {
+				if layer%2 == 0 { // an odd count is reported below
+					fail("%s: the loss input must be replicated along mp", op)
+				}
+				continue
+			}
+			var partial []ir.Partial
+			if len(xm) > 0 && xm[0] >= 0 {
+				partial = []ir.Partial{{Dim: xm[0], Reduce: ir.ReduceAvg}}
+			}
+			set(out, []int{}, partial...)
+			impls[op.ID] = impl{"default", 0}
+		default:
+			fail("%s: the MLP strategies do not know this op type", op)
+		}
+	}
+	if mpAxis >= 0 && layer%2 != 0 {
+		fail("strategy %s needs an even number of layers (column- then row-parallel pairs, so that the loss input is replicated along mp), have %d", strategy, layer)
+	}
+	for _, op := range g.Ops {
+		if _, ok := impls[op.ID]; ok {
+			continue
+		}
+		if op.Fwd != 0 {
+			im, ok := impls[op.Fwd]
+			if !ok {
+				fail("%s: its forward op %d has no impl", op, op.Fwd)
+			}
+			impls[op.ID] = im
+			continue
+		}
+		impls[op.ID] = impl{"default", 0}
+	}
+	for _, v := range g.Vars() {
+		if _, ok := dists[v.Name]; ok || !v.Type.IsTensor() {
+			continue
+		}
+		if fwd, ok := strings.CutSuffix(v.Name, "@GRAD"); ok {
+			if d, ok := dists[fwd]; ok {
+				set(v.Name, slices.Clone(d.DimsMapping))
+				continue
+			}
+		}
+		fail("var %s: strategy %s does not know how to distribute it", v.Name, strategy)
+	}
+	// Even splits.
+	for _, v := range g.Vars() {
+		d, ok := dists[v.Name]
+		if !ok {
+			continue
+		}
+		for i, a := range d.DimsMapping {
+			if a >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(mesh.Shape[a]) != 0 {
+				fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
+					v.Name, i, v.Type.Shape[i], mesh.DimNames[a], mesh.Shape[a])
+			}
+		}
+	}
+	if m.Startup != nil {
+		for _, b := range m.Startup.Blocks {
+			for _, v := range b.Vars() {
+				if _, ok := dists[v.Name]; !ok && v.Type.IsTensor() {
+					fail("startup var %s: main's block 0 has no var of that name", v.Name)
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("annotate %s: %w", strategy, err)
+	}
+
+	// Apply.
+	if m.Mesh(mesh.Name) == nil {
+		m.Meshes = append(m.Meshes, cloneMesh(mesh))
+	}
+	for _, v := range g.Vars() {
+		if d, ok := dists[v.Name]; ok {
+			v.Dist = d.Clone()
+		}
+	}
+	if m.Startup != nil {
+		for _, b := range m.Startup.Blocks {
+			for _, v := range b.Vars() {
+				if d, ok := dists[v.Name]; ok {
+					v.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping)}
+				}
+			}
+		}
+	}
+	for _, op := range g.Ops {
+		im := impls[op.ID]
+		op.Dist = &ir.OpDist{
+			Mesh: mesh.Name, ImplType: im.typ, ImplIndex: im.index,
+			Inputs: argDists(op.Inputs, dists), Outputs: argDists(op.Outputs, dists),
+		}
+	}
+	return nil
+}
+
+func argDists(slots []ir.Slot, dists map[string]*ir.TensorDist) []ir.ArgDist {
+	var out []ir.ArgDist
+	for _, s := range slots {
+		for _, a := range s.Args {
+			if d := dists[a]; d != nil {
+				out = append(out, ir.ArgDist{Name: a, DimsMapping: slices.Clone(d.DimsMapping)})
+			}
+		}
+	}
+	return out
+}
+
+func meshEqual(a, b *ir.ProcessMesh) bool {
+	return a.Name == b.Name && slices.Equal(a.Shape, b.Shape) &&
+		slices.Equal(a.DimNames, b.DimNames) && slices.Equal(a.ProcessIDs, b.ProcessIDs)
+}
+
+func cloneMesh(pm *ir.ProcessMesh) *ir.ProcessMesh {
+	return &ir.ProcessMesh{Name: pm.Name, Shape: slices.Clone(pm.Shape),
+		DimNames: slices.Clone(pm.DimNames), ProcessIDs: slices.Clone(pm.ProcessIDs)}
+}
+
+// Mesh returns a mesh named "world" of the given shape and dim names over
+// ranks 0..n-1.
+func Mesh(shape []int, dims []string) *ir.ProcessMesh {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return &ir.ProcessMesh{Name: "world", Shape: slices.Clone(shape), DimNames: slices.Clone(dims), ProcessIDs: ranks}
+}
