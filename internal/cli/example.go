@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/models"
+)
+
+// examples lists the example modules by name, in the order usage shows them.
+var examples = []string{"mlp"}
+
+const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-optimizer O] [-f64]"
+
+func runExample(env *Env, args []string) int {
+	fs := newFlagSet(env, "example", exampleArgs,
+		`Example prints an annotated serial training module: the forward program
+of model NAME, its backward, the sharding strategy's annotations and an
+optimizer, with the startup program. Known models: `+strings.Join(examples, ", ")+`.
+Strategies: dp (data parallel), mp (Megatron tensor parallel; an even
+number of layers), dp,mp (both). -mesh gives the mesh shape, one size per
+strategy axis ("2" for dp or mp, "2x4" for dp,mp: dp 2, mp 4); the mesh is
+named world and its dims dp and mp.`)
+	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.Strategies, ", "))
+	meshFlag := fs.String("mesh", "", `mesh shape, sizes joined by x (default "2x2" for dp,mp, "2" otherwise)`)
+	layers := fs.Int("layers", 2, "number of layers")
+	hidden := fs.Int("hidden", 16, "hidden size")
+	batch := fs.Int("batch", 8, "batch size")
+	optimizer := fs.String("optimizer", "sgd", "optimizer: sgd, momentum or adam")
+	f64 := fs.Bool("f64", false, "use f64 instead of f32")
+
+	// NAME may come before or after the flags.
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	rest := fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "distpass example: "+format+"\n", a...)
+		fmt.Fprintf(env.Stderr, "usage: distpass example %s\n", exampleArgs)
+		return ExitUsage
+	}
+	switch {
+	case name == "":
+		return usageErr("no example NAME (known: %s)", strings.Join(examples, ", "))
+	case len(rest) > 0:
+		return usageErr("unexpected arguments %q", rest)
+	}
+	known := false
+	for _, e := range examples {
+		known = known || e == name
+	}
+	if !known {
+		return usageErr("unknown example %q (known: %s)", name, strings.Join(examples, ", "))
+	}
+	dims := strings.Split(*strategy, ",")
+	if *meshFlag == "" {
+		*meshFlag = strings.TrimSuffix(strings.Repeat("2x", len(dims)), "x")
+	}
+	var shape []int
+	for _, f := range strings.Split(*meshFlag, "x") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return usageErr("-mesh %q: want positive sizes joined by x, such as 2x4", *meshFlag)
+		}
+		shape = append(shape, n)
+	}
+	if len(shape) != len(dims) {
+		return usageErr("-mesh %q has %d dims; strategy %s needs %d", *meshFlag, len(shape), *strategy, len(dims))
+	}
+	cfg := models.MLPConfig{Layers: *layers, Hidden: *hidden, Batch: *batch, DType: ir.F32}
+	if *f64 {
+		cfg.DType = ir.F64
+	}
+	if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 {
+		return usageErr("-layers, -hidden and -batch must be positive")
+	}
+	m, err := models.MLPTraining(cfg, *strategy, models.Mesh(shape, dims), *optimizer)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := ir.Fprint(env.Stdout, m); err != nil {
+		fmt.Fprintf(env.Stderr, "distpass example: %v\n", err)
+		return ExitFail
+	}
+	return ExitOK
+}
