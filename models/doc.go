@@ -8,4 +8,7 @@
 // parallel), "mp" (Megatron tensor parallel) or "dp,mp" (both).
 // MLPTraining puts the pieces together for tests and the CLI: the forward
 // module, a hand-built backward, the strategy and an optimizer.
+//
+// Besides ir, the package imports passes, for MLPTraining's
+// append-optimizer only; passes must never import models.
 package models
