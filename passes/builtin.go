@@ -14,10 +14,12 @@ func DefaultRegistry() *Registry {
 		CanonicalizeNamesPass(),
 		RepeatPass(),
 		CollectiveDialectPass(),
+		AppendBackwardPass(),
 	}
 	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
 	order := []OrderRule{
 		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
+		{"append-backward", "partition-vars", "partitioning lowers backward ops through their forward ops, so the backward ops must exist first"},
 	}
 	r, err := NewRegistry(ps, append(order, partitionOrder...))
 	if err != nil {
