@@ -57,9 +57,7 @@ func gradPartName(v string, k int) string { return v + "@GRAD@RENAME@" + strconv
 
 // AppendBackward appends to block 0 of m's main program the backward ops
 // of loss, as the append-backward pass does, and fills m.ParamGrads.
-// On error m may be partly changed only if the error is reported after
-// the analysis (a grad maker rejecting an op's attrs); callers that need
-// atomicity run it on a clone.
+// Every error is found before m is changed, so on error m is as it was.
 func AppendBackward(m *ir.Module, loss string) (BackwardStats, error) {
 	if loss == "" {
 		return BackwardStats{}, errors.New("option loss is required: append-backward{loss=NAME}")
@@ -69,9 +67,10 @@ func AppendBackward(m *ir.Module, loss string) (BackwardStats, error) {
 	}
 	bw := &backward{
 		m: m, b: m.Main.Global(), makers: gradMakerTable(),
-		live: map[string]bool{}, defined: map[string]bool{},
-		parts: map[string]int{}, got: map[string][]string{}, final: map[string]string{},
 	}
+	n := m.Main.Global().NumVars()
+	bw.vars = make(map[string]*varState, n)
+	bw.slab = make([]varState, 0, n)
 	if err := bw.analyse(loss); err != nil {
 		return BackwardStats{}, err
 	}
@@ -87,16 +86,39 @@ type backward struct {
 	b      *ir.Block
 	makers map[string]*gradMaker
 
-	lossAt  int             // index of the loss op in b.Ops
-	live    map[string]bool // a gradient can reach a var that qualifies through it
-	defined map[string]bool // written by a forward op up to the loss op
-	parts   map[string]int  // number of gradient parts each var receives
-	path    []int           // ops on the loss path, in reverse order
+	lossAt int                  // index of the loss op in b.Ops
+	vars   map[string]*varState // by var name
+	slab   []varState           // backing store of vars' states
+	path   []int                // ops on the loss path, in reverse order
+	multi  []string             // vars of several parts, in order of their first part
+	stats  BackwardStats
+}
 
-	got   map[string][]string // the parts emitted so far
-	final map[string]string   // the complete gradient, once it exists
-	multi []string            // vars of several parts, in order of their first part
-	stats BackwardStats
+// varState is what append-backward knows of one var.
+type varState struct {
+	known   bool     // live is decided
+	live    bool     // a gradient can reach, through it, a var that qualifies
+	defined bool     // written by an op up to the loss op
+	needs   bool     // the loss depends on it and it takes a gradient
+	parts   int      // number of gradient parts it receives
+	got     []string // the parts emitted so far
+	final   string   // the complete gradient, once it exists
+}
+
+// st returns the state of var a, creating it.
+func (bw *backward) st(a string) *varState {
+	if s := bw.vars[a]; s != nil {
+		return s
+	}
+	var s *varState
+	if len(bw.slab) < cap(bw.slab) {
+		bw.slab = bw.slab[:len(bw.slab)+1]
+		s = &bw.slab[len(bw.slab)-1]
+	} else {
+		s = new(varState)
+	}
+	bw.vars[a] = s
+	return s
 }
 
 // qualifies reports whether v may have a gradient at all.
@@ -114,15 +136,12 @@ func qualifies(v *ir.Var) bool {
 // op being visited: a var an earlier op defined is live when that op made
 // it so, any other var when it qualifies.
 func (bw *backward) isLive(a string) bool {
-	if l, ok := bw.live[a]; ok {
-		return l
+	s := bw.st(a)
+	if !s.known {
+		s.known = true
+		s.live = !s.defined && qualifies(bw.b.Var(a))
 	}
-	if bw.defined[a] {
-		return false
-	}
-	l := qualifies(bw.b.Var(a))
-	bw.live[a] = l
-	return l
+	return s.live
 }
 
 func (bw *backward) analyse(loss string) error {
@@ -158,7 +177,8 @@ func (bw *backward) analyse(loss string) error {
 	for _, op := range b.Ops[:bw.lossAt+1] {
 		if !op.Role.IsForward() {
 			for a := range op.OutputNames {
-				bw.defined[a] = true
+				s := bw.st(a)
+				s.defined, s.known, s.live = true, true, false
 			}
 			continue
 		}
@@ -177,17 +197,18 @@ func (bw *backward) analyse(loss string) error {
 		for _, s := range op.Outputs {
 			diff := mk == nil || slices.Contains(mk.outs, s.Name)
 			for _, a := range s.Args {
-				bw.defined[a] = true
-				bw.live[a] = anyLive && diff && qualifies(b.Var(a))
+				s := bw.st(a)
+				s.defined, s.known = true, true
+				s.live = anyLive && diff && qualifies(b.Var(a))
 			}
 		}
 	}
-	if !bw.live[loss] {
+	if !bw.st(loss).live {
 		return fmt.Errorf("loss var %s depends on no var that takes a gradient (a trainable param, or a float var without stop_gradient)", strconv.Quote(loss))
 	}
 
 	// Backward: the ops on the loss path and the parts of each gradient.
-	needs := map[string]bool{loss: true}
+	bw.st(loss).needs = true
 	for i := bw.lossAt; i >= 0; i-- {
 		op := b.Ops[i]
 		if !op.Role.IsForward() {
@@ -195,7 +216,7 @@ func (bw *backward) analyse(loss string) error {
 		}
 		hit := ""
 		for a := range op.OutputNames {
-			if needs[a] {
+			if s := bw.vars[a]; s != nil && s.needs {
 				hit = a
 				break
 			}
@@ -210,12 +231,18 @@ func (bw *backward) analyse(loss string) error {
 		for range op.SubBlocks {
 			return fmt.Errorf("%s owns a sub-block: append-backward differentiates block 0 only", op)
 		}
+		if mk.Unsupported != nil {
+			if why := mk.Unsupported(op); why != "" {
+				return fmt.Errorf("%s: %s", op, why)
+			}
+		}
 		for _, s := range op.Inputs {
 			if !mk.isDiffInput(s.Name) {
 				continue
 			}
 			for _, a := range s.Args {
-				if !bw.live[a] {
+				s := bw.vars[a]
+				if s == nil || !s.live {
 					continue
 				}
 				for o := range op.OutputNames {
@@ -223,11 +250,26 @@ func (bw *backward) analyse(loss string) error {
 						return fmt.Errorf("%s updates %s in place: append-backward needs each var defined once", op, strconv.Quote(a))
 					}
 				}
-				needs[a] = true
-				bw.parts[a]++
+				s.needs = true
+				s.parts++
 			}
 		}
 		bw.path = append(bw.path, i)
+	}
+	// Every name the gradients will take must be free.
+	for a, s := range bw.vars {
+		if !s.needs {
+			continue
+		}
+		for k := -1; k < s.parts && (k < 0 || s.parts > 1); k++ {
+			n := GradName(a)
+			if k >= 0 {
+				n = gradPartName(a, k)
+			}
+			if b.Var(n) != nil {
+				return fmt.Errorf("var %s is already declared: it would hold a gradient of %s", strconv.Quote(n), strconv.Quote(a))
+			}
+		}
 	}
 	if lop.Role == ir.RoleForward {
 		lop.Role = ir.RoleLoss
@@ -293,12 +335,16 @@ func paddleDTypeCode(d ir.DType) (int64, bool) {
 // gradOf returns the complete gradient of a, summing its parts first when
 // it has several.
 func (bw *backward) gradOf(a string) (string, error) {
-	if g, ok := bw.final[a]; ok {
-		return g, nil
+	s := bw.vars[a]
+	if s == nil {
+		return "", fmt.Errorf("internal error: gradient of %s read but never made", strconv.Quote(a))
 	}
-	ps := bw.got[a]
-	if len(ps) == 0 || len(ps) != bw.parts[a] {
-		return "", fmt.Errorf("internal error: gradient of %s read with %d of %d parts", strconv.Quote(a), len(ps), bw.parts[a])
+	if s.final != "" {
+		return s.final, nil
+	}
+	ps := s.got
+	if len(ps) == 0 || len(ps) != s.parts {
+		return "", fmt.Errorf("internal error: gradient of %s read with %d of %d parts", strconv.Quote(a), len(ps), s.parts)
 	}
 	v := bw.b.Var(a)
 	g := GradName(a)
@@ -310,7 +356,7 @@ func (bw *backward) gradOf(a string) (string, error) {
 		bw.annotate(op, v.Dist.Mesh, "default", 0)
 	}
 	bw.push(op, ir.RoleBackward)
-	bw.final[a] = g
+	s.final = g
 	bw.stats.SumOps++
 	return g, nil
 }
@@ -318,9 +364,10 @@ func (bw *backward) gradOf(a string) (string, error) {
 // partFor names and declares the gradient part forward input a receives
 // at the op being differentiated.
 func (bw *backward) partFor(a string) (string, error) {
-	k := len(bw.got[a])
+	s := bw.vars[a]
+	k := len(s.got)
 	name := GradName(a)
-	if bw.parts[a] > 1 {
+	if s.parts > 1 {
 		name = gradPartName(a, k)
 		if k == 0 {
 			bw.multi = append(bw.multi, a)
@@ -329,9 +376,10 @@ func (bw *backward) partFor(a string) (string, error) {
 	if err := bw.declare(name, bw.b.Var(a)); err != nil {
 		return "", err
 	}
-	bw.got[a] = append(bw.got[a], name)
-	if bw.parts[a] == 1 {
-		bw.final[a] = name
+	if s.parts == 1 {
+		s.final = name
+	} else {
+		s.got = append(s.got, name)
 	}
 	return name, nil
 }
@@ -359,12 +407,12 @@ func (bw *backward) emit(loss string) error {
 		bw.annotate(seed, lv.Dist.Mesh, "default", 0)
 	}
 	bw.push(seed, ir.RoleBackward|ir.RoleLoss)
-	bw.final[loss] = lg
+	bw.st(loss).final = lg
 
 	lookup := b.Var
 	var perr error
 	inGrad := func(_ string, _ int, a string) string {
-		if !bw.live[a] || perr != nil {
+		if s := bw.vars[a]; s == nil || !s.live || perr != nil {
 			return ""
 		}
 		g, err := bw.partFor(a)
@@ -407,10 +455,11 @@ func (bw *backward) fillParamGrads() {
 		if v.Kind != ir.KindParam || !v.Has(ir.FlagTrainable) {
 			continue
 		}
-		g, ok := bw.final[v.Name]
-		if !ok {
+		s := bw.vars[v.Name]
+		if s == nil || s.final == "" {
 			continue
 		}
+		g := s.final
 		if i, ok := at[v.Name]; ok {
 			bw.m.ParamGrads[i].Grad = g
 			continue

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -578,6 +580,18 @@ func TestAppendBackwardErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("taken-name-changes-nothing", func(t *testing.T) {
+		m := mlp()
+		ir.NewBuilder(m).Var("fc0.b@GRAD", ir.Tensor(ir.F64, 2))
+		before := m.Clone()
+		err := appendBackward(t, m, "loss")
+		if err == nil || !strings.Contains(err.Error(), `var "fc0.b@GRAD" is already declared`) {
+			t.Fatalf("error %v", err)
+		}
+		if !ir.Equal(m, before) {
+			t.Errorf("module changed by a failed append-backward:\n%s", ir.Print(m))
+		}
+	})
 	t.Run("empty-loss", func(t *testing.T) {
 		pl := passes.DefaultRegistry().MustParse("append-backward")
 		err := (&passes.Manager{}).Run(context.Background(), pl, mlp())
@@ -628,5 +642,79 @@ func TestForwardMLP(t *testing.T) {
 	}
 	if len(m.ParamGrads) != 20 {
 		t.Errorf("%d params-grads, want 20", len(m.ParamGrads))
+	}
+}
+
+// goldenInput returns the input module of a golden case.
+func goldenInput(t *testing.T, name string) *ir.Module {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "golden", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "-- input.dpir --\n")
+	if !ok {
+		t.Fatalf("%s: no input.dpir", name)
+	}
+	text, _, _ := strings.Cut(rest, "\n-- ")
+	m, err := ir.Parse(name, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The hand-written backward sections of the golden cases are what
+// append-backward writes for their forward ops: ids, grad vars with their
+// dists, grad ops with their dists.
+func TestAppendBackwardGoldens(t *testing.T) {
+	for _, name := range []string{"dp_mlp.txtar", "megatron_2d.txtar"} {
+		t.Run(name, func(t *testing.T) {
+			want := goldenInput(t, name)
+			// Strip everything but the forward ops and vars.
+			m := goldenInput(t, name)
+			b := m.Main.Global()
+			b.Ops = slices.DeleteFunc(b.Ops, func(op *ir.Op) bool { return !op.Role.IsForward() })
+			for _, op := range b.Ops {
+				op.Role = ir.RoleForward
+			}
+			for _, v := range slices.Clone(b.Vars()) {
+				if strings.HasSuffix(v.Name, "@GRAD") {
+					b.RemoveVar(v.Name)
+				}
+			}
+			m.ParamGrads = nil
+			if err := appendBackward(t, m, "loss"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ir.Verify(m); err != nil {
+				t.Fatal(err)
+			}
+			// The golden has sgd ops after the backward ones.
+			wb := want.Main.Global()
+			wb.Ops = slices.DeleteFunc(wb.Ops, func(op *ir.Op) bool { return op.Role.IsOptimize() })
+			// Compared: all ops, the grad var declarations (as a set: the
+			// golden declares them in its own order), the params-grads.
+			summary := func(m *ir.Module) string {
+				var decls []string
+				for _, v := range m.Main.Global().Vars() {
+					if strings.HasSuffix(v.Name, "@GRAD") {
+						decls = append(decls, ir.PrintVar(v))
+					}
+				}
+				slices.Sort(decls)
+				var sb strings.Builder
+				for _, op := range m.Main.Global().Ops {
+					sb.WriteString(ir.PrintOp(op) + "\n")
+				}
+				for _, pg := range m.ParamGrads {
+					sb.WriteString("grads " + pg.Param + " -> " + pg.Grad + "\n")
+				}
+				return strings.Join(decls, "\n") + "\n" + sb.String()
+			}
+			if got, w := summary(m), summary(want); got != w {
+				t.Errorf("got:\n%s\nwant:\n%s", got, w)
+			}
+		})
 	}
 }
