@@ -14,11 +14,15 @@ func DefaultRegistry() *Registry {
 		CanonicalizeNamesPass(),
 		RepeatPass(),
 		CollectiveDialectPass(),
+		AppendBackwardPass(),
 		AppendOptimizerPass(),
 	}
 	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
 	order := []OrderRule{
 		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
+		{"append-backward", "append-optimizer", "the optimizer updates parameters with the grads append-backward makes"},
+		{"append-backward", "partition-vars", "partitioning lowers backward ops through their forward ops, so the backward ops must exist first"},
+		{"append-backward", "partition", "partitioning lowers backward ops through their forward ops, so the backward ops must exist first"},
 		{"append-optimizer", "partition-vars", "partitioning needs the optimizer ops to lower them"},
 		{"append-optimizer", "partition", "partitioning needs the optimizer ops to lower them"},
 	}
