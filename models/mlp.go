@@ -92,7 +92,7 @@ func MLP(cfg MLPConfig) *ir.Module {
 }
 
 // MLPTraining returns an annotated MLP training program: MLP(cfg), a
-// hand-built backward (see AppendMLPBackward), the strategy of Annotate
+// backward of append-backward, the strategy of Annotate
 // on mesh, the params-grads list, and append-optimizer of type optimizer
 // ("" is sgd) with learning rate 0.01.
 func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
@@ -100,8 +100,8 @@ func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 		optimizer = "sgd"
 	}
 	m := MLP(cfg)
-	if err := AppendMLPBackward(m); err != nil {
-		return nil, err
+	if _, err := passes.AppendBackward(m, "loss"); err != nil {
+		return nil, fmt.Errorf("append-backward: %w", err)
 	}
 	if err := Annotate(m, strategy, mesh); err != nil {
 		return nil, err
@@ -113,94 +113,6 @@ func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 		return nil, err
 	}
 	return m, nil
-}
-
-// AppendMLPBackward appends to a forward-only module built by MLP the
-// grad op of each forward op, in reverse order, and fills the
-// params-grads list (params in declaration order). It knows only the op
-// types MLP emits; it stands in for append-backward so that the models
-// can be tested on their own. The loss grad is fill_constant 1.0 with
-// role backward|loss; grads are named <var>@GRAD; an input with
-// stop_gradient gets no grad (an empty X@GRAD slot).
-func AppendMLPBackward(m *ir.Module) error {
-	if len(m.ParamGrads) > 0 {
-		return fmt.Errorf("module %s already has params-grads", m.Name)
-	}
-	g := m.Main.Global()
-	fwd := append([]*ir.Op(nil), g.Ops...)
-	b := ir.NewBuilder(m)
-	// gradOf declares name@GRAD like name, or returns "" when name takes
-	// no grad.
-	gradOf := func(name string) string {
-		v := g.Var(name)
-		if v == nil || v.Has(ir.FlagStopGradient) {
-			return ""
-		}
-		gn := name + "@GRAD"
-		if g.Var(gn) == nil {
-			b.Var(gn, ir.Tensor(v.Type.DType, append([]int64{}, v.Type.Shape...)...))
-		}
-		return gn
-	}
-	slot := func(name, arg string) ir.Slot {
-		if arg == "" {
-			return ir.S(name)
-		}
-		return ir.S(name, arg)
-	}
-	bwd := ir.RoleBackward
-	loss := ""
-	for i := len(fwd) - 1; i >= 0; i-- {
-		op := fwd[i]
-		if op.Role.IsLoss() {
-			loss = op.Output("Out")[0]
-			v := g.Var(loss)
-			lg := gradOf(loss)
-			b.Op("fill_constant", nil, ir.Slots("Out", lg),
-				ir.A("dtype", ir.Int(dtypeCode(v.Type.DType))), ir.A("shape", ir.Ints{}), ir.A("value", ir.Float(1))).
-				WithRole(ir.RoleBackward | ir.RoleLoss)
-		}
-		out := op.Output("Out")
-		if len(out) != 1 {
-			return fmt.Errorf("%s: want one Out", op)
-		}
-		og := out[0] + "@GRAD"
-		if g.Var(og) == nil {
-			return fmt.Errorf("%s: %s is not on the path to a loss", op, out[0])
-		}
-		switch op.Type {
-		case "mean":
-			x := op.Input("X")[0]
-			b.Op("mean_grad", ir.Slots("X", x, "Out@GRAD", og), []ir.Slot{slot("X@GRAD", gradOf(x))}).
-				WithRole(bwd).WithFwd(op.ID)
-		case "relu":
-			x := op.Input("X")[0]
-			b.Op("relu_grad", ir.Slots("Out", out[0], "Out@GRAD", og), []ir.Slot{slot("X@GRAD", gradOf(x))}).
-				WithRole(bwd).WithFwd(op.ID)
-		case "elementwise_add":
-			x, y := op.Input("X")[0], op.Input("Y")[0]
-			b.Op("elementwise_add_grad", ir.Slots("X", x, "Y", y, "Out@GRAD", og),
-				[]ir.Slot{slot("X@GRAD", gradOf(x)), slot("Y@GRAD", gradOf(y))}, ir.A("axis", op.Attrs.Get("axis"))).
-				WithRole(bwd).WithFwd(op.ID)
-		case "matmul_v2":
-			x, y := op.Input("X")[0], op.Input("Y")[0]
-			b.Op("matmul_v2_grad", ir.Slots("X", x, "Y", y, "Out@GRAD", og),
-				[]ir.Slot{slot("X@GRAD", gradOf(x)), slot("Y@GRAD", gradOf(y))},
-				ir.A("trans_x", op.Attrs.Get("trans_x")), ir.A("trans_y", op.Attrs.Get("trans_y"))).
-				WithRole(bwd).WithFwd(op.ID)
-		default:
-			return fmt.Errorf("%s: no hand-built grad for this op type", op)
-		}
-	}
-	if loss == "" {
-		return fmt.Errorf("module %s has no loss op (role forward|loss)", m.Name)
-	}
-	for _, v := range g.Vars() {
-		if v.Kind == ir.KindParam && v.Has(ir.FlagTrainable) && g.Var(v.Name+"@GRAD") != nil {
-			m.ParamGrads = append(m.ParamGrads, ir.ParamGrad{Param: v.Name, Grad: v.Name + "@GRAD"})
-		}
-	}
-	return b.Err()
 }
 
 // dtypeCode is Paddle's VarType code of the float dtypes MLP supports.

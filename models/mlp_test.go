@@ -158,7 +158,7 @@ func TestMLPStrategyMappings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.c.name(), func(t *testing.T) {
 			m := MLP(MLPConfig{Layers: 2})
-			if err := AppendMLPBackward(m); err != nil {
+			if _, err := passes.AppendBackward(m, "loss"); err != nil {
 				t.Fatal(err)
 			}
 			if err := Annotate(m, tc.c.strategy, Mesh(tc.c.shape, tc.c.dims)); err != nil {
@@ -319,7 +319,7 @@ func TestAppendOptimizerErrors(t *testing.T) {
 	if _, err := passes.AppendOptimizer(m, "sgd", 0.01); err == nil || err.Error() != "no params-grads: run append-backward first" {
 		t.Errorf("no params-grads: %v", err)
 	}
-	if err := AppendMLPBackward(m); err != nil {
+	if _, err := passes.AppendBackward(m, "loss"); err != nil {
 		t.Fatal(err)
 	}
 	before := ir.Print(m)
@@ -341,7 +341,7 @@ func TestAppendOptimizerErrors(t *testing.T) {
 // with its option and counter, on an unannotated module.
 func TestAppendOptimizerPipeline(t *testing.T) {
 	m := MLP(MLPConfig{Layers: 1})
-	if err := AppendMLPBackward(m); err != nil {
+	if _, err := passes.AppendBackward(m, "loss"); err != nil {
 		t.Fatal(err)
 	}
 	r := passes.DefaultRegistry()
