@@ -7,8 +7,8 @@
 // op of such a module a distribution for a strategy: "dp" (data
 // parallel), "mp" (Megatron tensor parallel) or "dp,mp" (both).
 // MLPTraining puts the pieces together for tests and the CLI: the forward
-// module, a hand-built backward, the strategy and an optimizer.
+// module, append-backward, the strategy and append-optimizer.
 //
 // Besides ir, the package imports passes, for MLPTraining's
-// append-optimizer only; passes must never import models.
+// append-backward and append-optimizer; passes must never import models.
 package models
