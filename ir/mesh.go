@@ -57,12 +57,12 @@ func (pm *ProcessMesh) RankAt(coord []int) (int, error) {
 		return 0, err
 	}
 	if len(coord) != len(pm.Shape) {
-		return 0, pm.errorf("coordinate %s has %d entries for %d dims", formatInts(coord), len(coord), len(pm.Shape))
+		return 0, pm.errorf("coordinate %s has %d entries for %d dims", FormatInts(coord), len(coord), len(pm.Shape))
 	}
 	i := 0
 	for d, c := range coord {
 		if c < 0 || c >= pm.Shape[d] {
-			return 0, pm.errorf("coordinate %s: entry %d is out of range [0, %d)", formatInts(coord), d, pm.Shape[d])
+			return 0, pm.errorf("coordinate %s: entry %d is out of range [0, %d)", FormatInts(coord), d, pm.Shape[d])
 		}
 		i = i*pm.Shape[d] + c
 	}
@@ -333,11 +333,11 @@ func (pm *ProcessMesh) errSize(dim int) error {
 }
 
 func (pm *ProcessMesh) errOverflow() error {
-	return pm.errorf("shape %s holds more processes than an int can count", formatInts(pm.Shape))
+	return pm.errorf("shape %s holds more processes than an int can count", FormatInts(pm.Shape))
 }
 
 func (pm *ProcessMesh) errCount(n int) error {
-	return pm.errorf("shape %s holds %d processes but %d ranks are given", formatInts(pm.Shape), n, len(pm.ProcessIDs))
+	return pm.errorf("shape %s holds %d processes but %d ranks are given", FormatInts(pm.Shape), n, len(pm.ProcessIDs))
 }
 
 func (p *printer) names(ss []string) {
@@ -351,7 +351,8 @@ func (p *printer) names(ss []string) {
 	p.byte(']')
 }
 
-func formatInts(xs []int) string {
+// FormatInts spells a list of ints as the text format does: [0, -1].
+func FormatInts(xs []int) string {
 	var p printer
 	p.ints(xs)
 	return string(p.buf)
@@ -371,7 +372,7 @@ const maxRanksShown = 16
 // lists the first ones and says how many it left out.
 func formatRanksShort(ids []int) string {
 	if len(ids) <= maxRanksShown {
-		return formatInts(ids)
+		return FormatInts(ids)
 	}
 	var p printer
 	p.byte('[')

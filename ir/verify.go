@@ -269,7 +269,7 @@ func (v *verifier) checkGroups() {
 			}
 		}
 		if !ascending {
-			v.moduleErr(fmt.Sprintf("%sranks %s not ascending", subject, formatInts(g.Ranks)))
+			v.moduleErr(fmt.Sprintf("%sranks %s not ascending", subject, FormatInts(g.Ranks)))
 		}
 	}
 }
@@ -714,7 +714,7 @@ func (ps *progState) checkTensorDist(bi int, v *Var) {
 		ps.varErr(bi, v.Name, "dist on unknown mesh "+quoteName(d.Mesh))
 	}
 	if len(d.DimsMapping) != len(v.Type.Shape) {
-		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", formatInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
+		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", FormatInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
 	}
 	if !mappingOK(d.DimsMapping, rank) {
 		for _, msg := range mappingProblems(d.DimsMapping, rank, d.Mesh) {
@@ -753,12 +753,12 @@ func mappingProblems(dm []int, rank int, mesh string) []string {
 	for i, d := range dm {
 		switch {
 		case rank >= 0 && (d < -1 || d >= rank):
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", formatInts(dm), d, rank, quoteName(mesh)))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d outside [-1, %d) of mesh %s", FormatInts(dm), d, rank, quoteName(mesh)))
 		case d < -1:
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", formatInts(dm), d))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s has entry %d below -1", FormatInts(dm), d))
 		}
 		if d >= 0 && countOf(dm[:i], d) == 1 {
-			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", formatInts(dm), d))
+			msgs = append(msgs, fmt.Sprintf("dims_mapping %s uses mesh dim %d twice", FormatInts(dm), d))
 		}
 	}
 	return msgs
@@ -792,7 +792,7 @@ func partialProblems(ps []Partial, dm []int, rank int, mesh string) []string {
 				msgs = append(msgs, fmt.Sprintf("partial dim %d is negative", p.Dim))
 			}
 		case countOf(dm, p.Dim) > 0:
-			msgs = append(msgs, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, formatInts(dm)))
+			msgs = append(msgs, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, FormatInts(dm)))
 		}
 		if p.Reduce >= numReduces {
 			msgs = append(msgs, fmt.Sprintf("partial dim %d has unknown reduction %s", p.Dim, p.Reduce))
@@ -1121,7 +1121,7 @@ func (ps *progState) checkArgDists(bi int, op *Op, ads []ArgDist, refs []argRef,
 		}
 		if v := refs[k].v; v != nil && len(ad.DimsMapping) != len(v.Type.Shape) {
 			ps.opErr(bi, op, ad.Name, fmt.Sprintf("dist %s %s: dims_mapping %s has length %d, tensor rank is %d",
-				side, quoteName(ad.Name), formatInts(ad.DimsMapping), len(ad.DimsMapping), len(v.Type.Shape)))
+				side, quoteName(ad.Name), FormatInts(ad.DimsMapping), len(ad.DimsMapping), len(v.Type.Shape)))
 		}
 		if !mappingOK(ad.DimsMapping, rank) {
 			for _, msg := range mappingProblems(ad.DimsMapping, rank, mesh) {

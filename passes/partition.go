@@ -202,7 +202,7 @@ func PartitionVars(m *ir.Module, rank int) error {
 // partitionVars is PartitionVars with the analyses of cache (over m).
 func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	if !slices.Contains(Ranks(m), rank) {
-		return fmt.Errorf("rank %d is in no mesh of the module (ranks %s)", rank, registry.FormatMapping(Ranks(m)))
+		return fmt.Errorf("rank %d is in no mesh of the module (ranks %s)", rank, ir.FormatInts(Ranks(m)))
 	}
 	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
 	if err != nil {

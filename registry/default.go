@@ -178,7 +178,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 				if ctx.IsParam(a) {
 					for _, x := range m {
 						if x != -1 {
-							return fmt.Errorf("parameter %s has dims_mapping %s: the default impl needs it replicated", a, FormatMapping(m))
+							return fmt.Errorf("parameter %s has dims_mapping %s: the default impl needs it replicated", a, ir.FormatInts(m))
 						}
 					}
 					continue
@@ -189,7 +189,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 				}
 				for i, x := range m {
 					if i != first && x != -1 {
-						return fmt.Errorf("%s has dims_mapping %s: the default impl shards only the batch dim %d", a, FormatMapping(m), first)
+						return fmt.Errorf("%s has dims_mapping %s: the default impl shards only the batch dim %d", a, ir.FormatInts(m), first)
 					}
 				}
 				if first < len(m) && m[first] != -1 {

@@ -65,7 +65,7 @@ func elementwiseCompatible(ctx *Ctx, op *ir.Op) error {
 			}
 			if x != axis {
 				return fmt.Errorf("%s: elementwise needs args split alike on right-aligned dims; at dim -%d, %s %s has dims_mapping %s and %s %s has %s",
-					op, p, first.slot, first.name, FormatMapping(first.m), a.slot, a.name, FormatMapping(a.m))
+					op, p, first.slot, first.name, ir.FormatInts(first.m), a.slot, a.name, ir.FormatInts(a.m))
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	fail := func(need, slot, name string, m []int) error {
-		return fmt.Errorf("%s: row_parallel needs %s; %s %s has dims_mapping %s", op, need, slot, name, FormatMapping(m))
+		return fmt.Errorf("%s: row_parallel needs %s; %s %s has dims_mapping %s", op, need, slot, name, ir.FormatInts(m))
 	}
 	w2, ok := at(wm, -2)
 	if !ok {
@@ -54,7 +54,7 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 	}
 	if len(im) > 0 && im[0] == w2 {
 		return fmt.Errorf("%s: row_parallel needs Ids' first dim and W's vocabulary dim on different mesh axes; Ids %s has dims_mapping %s, W %s %s",
-			op, ids, FormatMapping(im), w, FormatMapping(wm))
+			op, ids, ir.FormatInts(im), w, ir.FormatInts(wm))
 	}
 	if len(om) > 1 && !allReplicated(om[1:]) {
 		return fail("Out's dims after the first replicated", "Out", out, om)
@@ -71,7 +71,7 @@ func vocabShard(ctx *Ctx, op *ir.Op) (axis int, start int64, err error) {
 		return 0, 0, err
 	}
 	if len(wm) == 0 || wm[0] < 0 {
-		return 0, 0, fmt.Errorf("%s: row_parallel needs W's rows sharded; W %s has dims_mapping %s", op, w, FormatMapping(wm))
+		return 0, 0, fmt.Errorf("%s: row_parallel needs W's rows sharded; W %s has dims_mapping %s", op, w, ir.FormatInts(wm))
 	}
 	wv, err := lookupVar(ctx, op, "W", w)
 	if err != nil {

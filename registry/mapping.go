@@ -2,8 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -11,20 +9,6 @@ import (
 // This file holds the small helpers the built-in impls share: reading an
 // op's args and their expected dims_mappings without panicking, spelling
 // mappings in messages, and renaming an arg of the op being lowered.
-
-// FormatMapping spells a dims_mapping as the text format does: [-1, 0].
-func FormatMapping(m []int) string {
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i, x := range m {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(strconv.Itoa(x))
-	}
-	sb.WriteByte(']')
-	return sb.String()
-}
 
 // slotArg returns the single arg of an input (or output) slot, or an
 // error naming the op and the slot when it is missing or empty.
@@ -69,10 +53,10 @@ func checkMapping(ctx *Ctx, m []int) error {
 	seen := map[int]bool{}
 	for i, a := range m {
 		if a < -1 || a >= ndim {
-			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", FormatMapping(m), i, a, ndim)
+			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", ir.FormatInts(m), i, a, ndim)
 		}
 		if a >= 0 && seen[a] {
-			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", FormatMapping(m), a)
+			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", ir.FormatInts(m), a)
 		}
 		seen[a] = true
 	}

@@ -108,9 +108,9 @@ func swapLastTwo(m []int, swap bool) []int {
 // describe spells an operand for messages: "Y w has dims_mapping
 // [-1, 0]", noting the swap of a transposed operand.
 func describe(slot, name string, m, t []int, trans bool) string {
-	s := fmt.Sprintf("%s %s has dims_mapping %s", slot, name, FormatMapping(m))
+	s := fmt.Sprintf("%s %s has dims_mapping %s", slot, name, ir.FormatInts(m))
 	if trans && len(m) >= 2 {
-		s += fmt.Sprintf(" (transposed: %s)", FormatMapping(t))
+		s += fmt.Sprintf(" (transposed: %s)", ir.FormatInts(t))
 	}
 	return s
 }

@@ -61,7 +61,7 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 	if err != nil {
 		return err
 	}
-	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, FormatMapping(xm), out, FormatMapping(om))
+	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
 	fail := func(need string) error { return fmt.Errorf("%s: %s needs %s; %s", op, name, need, both) }
 	switch kind {
 	case 0:
@@ -99,7 +99,7 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 		}
 		if len(xsm) != len(xm)+1 || xsm[0] != -1 || !slices.Equal(xsm[1:], xm) {
 			return fmt.Errorf("%s: %s needs XShape's mapping to be [-1] followed by X's; XShape %s has dims_mapping %s, X %s %s",
-				op, name, xs[0], FormatMapping(xsm), x, FormatMapping(xm))
+				op, name, xs[0], ir.FormatInts(xsm), x, ir.FormatInts(xm))
 		}
 	}
 	return nil

@@ -54,7 +54,7 @@ func softmaxCompatible(ctx *Ctx, op *ir.Op) error {
 		}
 		if m[i] != -1 {
 			return fmt.Errorf("%s: replicate_last_axis needs %s's softmax axis %d replicated; %s %s has dims_mapping %s",
-				op, s.slot, axis, s.slot, name, FormatMapping(m))
+				op, s.slot, axis, s.slot, name, ir.FormatInts(m))
 		}
 	}
 	return nil

@@ -44,7 +44,7 @@ func transposeCompatible(ctx *Ctx, op *ir.Op) error {
 	if !ok {
 		return fmt.Errorf("%s: attr axis has kind %s, want ints", op, v.Kind())
 	}
-	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, FormatMapping(xm), out, FormatMapping(om))
+	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
 	if len(xm) != len(om) || len(perm) != len(xm) {
 		return fmt.Errorf("%s: same_mapping_transpose needs X, Out and axis %v of one rank; %s", op, []int64(perm), both)
 	}
@@ -63,7 +63,7 @@ func transposeCompatible(ctx *Ctx, op *ir.Op) error {
 		}
 		if len(xsm) != len(xm)+1 || xsm[0] != -1 || !slices.Equal(xsm[1:], xm) {
 			return fmt.Errorf("%s: same_mapping_transpose needs XShape's mapping to be [-1] followed by X's; XShape %s has dims_mapping %s, X %s %s",
-				op, xs[0], FormatMapping(xsm), x, FormatMapping(xm))
+				op, xs[0], ir.FormatInts(xsm), x, ir.FormatInts(xm))
 		}
 	}
 	return nil
