@@ -25,15 +25,15 @@ func TinyGPT() GPTConfig {
 	return GPTConfig{Layers: 2, Hidden: 64, Heads: 4, Vocab: 128, Seq: 8, Batch: 4, DType: ir.F32}
 }
 
-// GPT2Small has the shape of GPT-2 small (124M parameters), batch 1. It
+// GPT2Small has the shape of GPT-2 small (124M parameters), batch 8. It
 // is for benchmarks of the passes; check cannot run it in reasonable time.
 func GPT2Small() GPTConfig {
-	return GPTConfig{Layers: 12, Hidden: 768, Heads: 12, Vocab: 50304, Seq: 1024, Batch: 1, DType: ir.F32}
+	return GPTConfig{Layers: 12, Hidden: 768, Heads: 12, Vocab: 50304, Seq: 1024, Batch: 8, DType: ir.F32}
 }
 
-// GPT3 has the shape of GPT-3 175B, batch 1; for benchmarks only.
+// GPT3 has the shape of GPT-3 175B, batch 8; for benchmarks only.
 func GPT3() GPTConfig {
-	return GPTConfig{Layers: 96, Hidden: 12288, Heads: 96, Vocab: 50304, Seq: 2048, Batch: 1, DType: ir.F32}
+	return GPTConfig{Layers: 96, Hidden: 12288, Heads: 96, Vocab: 50304, Seq: 2048, Batch: 8, DType: ir.F32}
 }
 
 func (c GPTConfig) validate() error {
