@@ -9,6 +9,12 @@
 // MLPTraining puts the pieces together for tests and the CLI: the forward
 // module, append-backward, the strategy and append-optimizer.
 //
-// Besides ir, the package imports passes, for MLPTraining's
-// append-backward and append-optimizer; passes must never import models.
+// GPT returns a pre-norm GPT decoder (embeddings, attention with a causal
+// mask, gelu MLP, untied LM head, softmax_with_cross_entropy and a mean
+// loss); AnnotateGPT and GPTTraining are its Annotate and MLPTraining.
+// TinyGPT is the config tests run; GPT2Small and GPT3 are shapes for
+// benchmarks.
+//
+// Besides ir, the package imports passes, for MLPTraining's and
+// GPTTraining's append-backward and append-optimizer; passes must never import models.
 package models

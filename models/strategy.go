@@ -45,88 +45,20 @@ type impl struct {
 // other op without a forward op (the loss-grad fill_constant, optimizer
 // ops) default:0.
 func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
-	if !slices.Contains(Strategies, strategy) {
-		return fmt.Errorf("unknown strategy %q (want %s)", strategy, strings.Join(Strategies, ", "))
+	a, err := newAnnotator(m, strategy, mesh)
+	if err != nil {
+		return err
 	}
-	if mesh == nil || mesh.Name == "" {
-		return errors.New("annotate: a named mesh is required")
-	}
-	if old := m.Mesh(mesh.Name); old != nil && !meshEqual(old, mesh) {
-		return fmt.Errorf("annotate: the module already has a different mesh %s", mesh.Name)
-	}
-	dpAxis, mpAxis := -1, -1
-	for _, want := range strings.Split(strategy, ",") {
-		i := slices.Index(mesh.DimNames, want)
-		if i < 0 {
-			return fmt.Errorf("strategy %s needs a mesh dim named %s; mesh %s has dims [%s]",
-				strategy, want, mesh.Name, strings.Join(mesh.DimNames, ", "))
-		}
-		if want == "dp" {
-			dpAxis = i
-		} else {
-			mpAxis = i
-		}
-	}
-	if m.Main == nil || len(m.Main.Blocks) != 1 {
-		return errors.New("annotate: the module must have a main program of one block")
-	}
-	g := m.Main.Global()
-
-	dists := map[string]*ir.TensorDist{}
-	impls := map[int64]impl{}
-	var errs []error
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	set := func(name string, mapping []int, partial ...ir.Partial) {
-		d := &ir.TensorDist{Mesh: mesh.Name, DimsMapping: mapping, Partial: partial}
-		if old, ok := dists[name]; ok {
-			if !slices.Equal(old.DimsMapping, mapping) {
-				fail("var %s: needs dims_mapping %v and %v", name, old.DimsMapping, mapping)
-			}
-			return
-		}
-		dists[name] = d
-	}
-	get := func(op *ir.Op, name string) []int {
-		d, ok := dists[name]
-		if !ok {
-			fail("%s: input %s has no dist yet", op, name)
-			return nil
-		}
-		return d.DimsMapping
-	}
-	for _, v := range g.Vars() {
-		if v.Has(ir.FlagIsData) && v.Type.IsTensor() {
-			mp := make([]int, v.Type.Rank())
-			for i := range mp {
-				mp[i] = -1
-			}
-			if len(mp) > 0 {
-				mp[0] = dpAxis
-			}
-			set(v.Name, mp)
-		}
-	}
-	elementwise := impl{"default", 0}
-	if mpAxis >= 0 {
-		elementwise = impl{"elementwise", 0}
-	}
+	g, mpAxis := a.g, a.mpAxis
+	set, get, fail := a.set, a.get, a.fail
+	dists, impls := a.dists, a.impls
+	a.dataVars()
+	elementwise := a.elementwiseImpl()
 	layer := 0
-	for _, op := range g.Ops {
-		if op.Fwd != 0 || !op.Role.IsForward() {
-			continue
-		}
-		ins := func(slot string) string {
-			if a := op.Input(slot); len(a) == 1 {
-				return a[0]
-			}
-			fail("%s: want one %s input", op, slot)
-			return ""
-		}
-		out := ""
-		if a := op.Output("Out"); len(a) == 1 {
-			out = a[0]
-		} else {
-			fail("%s: want one Out", op)
+	for _, op := range a.forwardOps() {
+		ins := func(slot string) string { return a.in(op, slot) }
+		out := a.out(op, "Out")
+		if out == "" {
 			continue
 		}
 		switch op.Type {
@@ -182,12 +114,7 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 				}
 				continue
 			}
-			var partial []ir.Partial
-			if len(xm) > 0 && xm[0] >= 0 {
-				partial = []ir.Partial{{Dim: xm[0], Reduce: ir.ReduceAvg}}
-			}
-			set(out, []int{}, partial...)
-			impls[op.ID] = impl{"default", 0}
+			a.meanLoss(op, out, xm)
 		default:
 			fail("%s: the MLP strategies do not know this op type", op)
 		}
@@ -195,6 +122,163 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	if mpAxis >= 0 && layer%2 != 0 {
 		fail("strategy %s needs an even number of layers (column- then row-parallel pairs, so that the loss input is replicated along mp), have %d", strategy, layer)
 	}
+	return a.finish()
+}
+
+// annotator holds the dists and impls a strategy gives a module's vars
+// and ops while it is being annotated; finish checks and applies them.
+type annotator struct {
+	m              *ir.Module
+	strategy       string
+	mesh           *ir.ProcessMesh
+	g              *ir.Block
+	dpAxis, mpAxis int // mesh dims of dp and mp, -1 when the strategy has none
+	dists          map[string]*ir.TensorDist
+	impls          map[int64]impl
+	errs           []error
+}
+
+// newAnnotator checks strategy and mesh against the module.
+func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh) (*annotator, error) {
+	if !slices.Contains(Strategies, strategy) {
+		return nil, fmt.Errorf("unknown strategy %q (want %s)", strategy, strings.Join(Strategies, ", "))
+	}
+	if mesh == nil || mesh.Name == "" {
+		return nil, errors.New("annotate: a named mesh is required")
+	}
+	if old := m.Mesh(mesh.Name); old != nil && !meshEqual(old, mesh) {
+		return nil, fmt.Errorf("annotate: the module already has a different mesh %s", mesh.Name)
+	}
+	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1,
+		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}}
+	for _, want := range strings.Split(strategy, ",") {
+		i := slices.Index(mesh.DimNames, want)
+		if i < 0 {
+			return nil, fmt.Errorf("strategy %s needs a mesh dim named %s; mesh %s has dims [%s]",
+				strategy, want, mesh.Name, strings.Join(mesh.DimNames, ", "))
+		}
+		if want == "dp" {
+			a.dpAxis = i
+		} else {
+			a.mpAxis = i
+		}
+	}
+	if m.Main == nil || len(m.Main.Blocks) != 1 {
+		return nil, errors.New("annotate: the module must have a main program of one block")
+	}
+	a.g = m.Main.Global()
+	return a, nil
+}
+
+func (a *annotator) fail(format string, args ...any) {
+	a.errs = append(a.errs, fmt.Errorf(format, args...))
+}
+
+// set gives var name a mapping; a second set must agree.
+func (a *annotator) set(name string, mapping []int, partial ...ir.Partial) {
+	if old, ok := a.dists[name]; ok {
+		if !slices.Equal(old.DimsMapping, mapping) {
+			a.fail("var %s: needs dims_mapping %v and %v", name, old.DimsMapping, mapping)
+		}
+		return
+	}
+	a.dists[name] = &ir.TensorDist{Mesh: a.mesh.Name, DimsMapping: mapping, Partial: partial}
+}
+
+// get returns the mapping of op's input name, set by an earlier op.
+func (a *annotator) get(op *ir.Op, name string) []int {
+	d, ok := a.dists[name]
+	if !ok {
+		a.fail("%s: input %s has no dist yet", op, name)
+		return nil
+	}
+	return d.DimsMapping
+}
+
+// in and out return the one arg of an input or output slot ("" and an
+// error when there is not exactly one).
+func (a *annotator) in(op *ir.Op, slot string) string {
+	if s := op.Input(slot); len(s) == 1 {
+		return s[0]
+	}
+	a.fail("%s: want one %s input", op, slot)
+	return ""
+}
+
+func (a *annotator) out(op *ir.Op, slot string) string {
+	if s := op.Output(slot); len(s) == 1 {
+		return s[0]
+	}
+	a.fail("%s: want one %s output", op, slot)
+	return ""
+}
+
+// dataVars maps the batch dim (dim 0) of every data var not yet mapped
+// on dp, its other dims replicated.
+func (a *annotator) dataVars() {
+	for _, v := range a.g.Vars() {
+		if _, ok := a.dists[v.Name]; ok || !v.Has(ir.FlagIsData) || !v.Type.IsTensor() {
+			continue
+		}
+		a.set(v.Name, a.batchMapping(v.Type.Rank()))
+	}
+}
+
+// batchMapping is a mapping of rank n with dim 0 on dp, the rest
+// replicated.
+func (a *annotator) batchMapping(n int) []int {
+	mp := replicated(n)
+	if n > 0 {
+		mp[0] = a.dpAxis
+	}
+	return mp
+}
+
+func replicated(n int) []int {
+	mp := make([]int, n)
+	for i := range mp {
+		mp[i] = -1
+	}
+	return mp
+}
+
+// elementwiseImpl is the impl of elementwise ops: default:0 without mp,
+// elementwise:0 with it.
+func (a *annotator) elementwiseImpl() impl {
+	if a.mpAxis >= 0 {
+		return impl{"elementwise", 0}
+	}
+	return impl{"default", 0}
+}
+
+// forwardOps lists the forward ops of block 0 (grad ops excluded).
+func (a *annotator) forwardOps() []*ir.Op {
+	var ops []*ir.Op
+	for _, op := range a.g.Ops {
+		if op.Fwd == 0 && op.Role.IsForward() {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// meanLoss maps the scalar loss out of a mean over X mapped xm: partial
+// [dp:avg] when the batch is split; the op uses default:0.
+func (a *annotator) meanLoss(op *ir.Op, out string, xm []int) {
+	var partial []ir.Partial
+	if len(xm) > 0 && xm[0] >= 0 {
+		partial = []ir.Partial{{Dim: xm[0], Reduce: ir.ReduceAvg}}
+	}
+	a.set(out, []int{}, partial...)
+	a.impls[op.ID] = impl{"default", 0}
+}
+
+// finish gives grad ops their forward op's impl and other unannotated ops
+// default:0, grad vars (v@GRAD and its parts v@GRAD@RENAME@k) v's mapping
+// without partial, checks even splits and startup vars, and applies the
+// dists when nothing failed (the module is unchanged otherwise).
+func (a *annotator) finish() error {
+	g, dists, impls, mesh := a.g, a.dists, a.impls, a.mesh
 	for _, op := range g.Ops {
 		if _, ok := impls[op.ID]; ok {
 			continue
@@ -202,7 +286,7 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 		if op.Fwd != 0 {
 			im, ok := impls[op.Fwd]
 			if !ok {
-				fail("%s: its forward op %d has no impl", op, op.Fwd)
+				a.fail("%s: its forward op %d has no impl", op, op.Fwd)
 			}
 			impls[op.ID] = im
 			continue
@@ -213,13 +297,13 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 		if _, ok := dists[v.Name]; ok || !v.Type.IsTensor() {
 			continue
 		}
-		if fwd, ok := strings.CutSuffix(v.Name, "@GRAD"); ok {
-			if d, ok := dists[fwd]; ok {
-				set(v.Name, slices.Clone(d.DimsMapping))
+		if i := strings.Index(v.Name, "@GRAD"); i > 0 {
+			if d, ok := dists[v.Name[:i]]; ok {
+				a.set(v.Name, slices.Clone(d.DimsMapping))
 				continue
 			}
 		}
-		fail("var %s: strategy %s does not know how to distribute it", v.Name, strategy)
+		a.fail("var %s: strategy %s does not know how to distribute it", v.Name, a.strategy)
 	}
 	// Even splits.
 	for _, v := range g.Vars() {
@@ -227,24 +311,25 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 		if !ok {
 			continue
 		}
-		for i, a := range d.DimsMapping {
-			if a >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(mesh.Shape[a]) != 0 {
-				fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
-					v.Name, i, v.Type.Shape[i], mesh.DimNames[a], mesh.Shape[a])
+		for i, ax := range d.DimsMapping {
+			if ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(mesh.Shape[ax]) != 0 {
+				a.fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
+					v.Name, i, v.Type.Shape[i], mesh.DimNames[ax], mesh.Shape[ax])
 			}
 		}
 	}
+	m := a.m
 	if m.Startup != nil {
 		for _, b := range m.Startup.Blocks {
 			for _, v := range b.Vars() {
 				if _, ok := dists[v.Name]; !ok && v.Type.IsTensor() {
-					fail("startup var %s: main's block 0 has no var of that name", v.Name)
+					a.fail("startup var %s: main's block 0 has no var of that name", v.Name)
 				}
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("annotate %s: %w", strategy, err)
+	if err := errors.Join(a.errs...); err != nil {
+		return fmt.Errorf("annotate %s: %w", a.strategy, err)
 	}
 
 	// Apply.

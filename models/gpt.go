@@ -1,0 +1,459 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+)
+
+// GPTConfig sizes a GPT decoder: Layers transformer blocks of width
+// Hidden with Heads attention heads, a vocabulary of Vocab tokens,
+// sequences of Seq tokens and batches of Batch sequences.
+type GPTConfig struct {
+	Layers, Hidden, Heads, Vocab, Seq, Batch int
+	DType                                    ir.DType
+}
+
+// TinyGPT is the GPT that tests run: 2 layers, hidden 64, 4 heads,
+// vocabulary 128, sequence 8, batch 4, f32.
+func TinyGPT() GPTConfig {
+	return GPTConfig{Layers: 2, Hidden: 64, Heads: 4, Vocab: 128, Seq: 8, Batch: 4, DType: ir.F32}
+}
+
+// GPT2Small has the shape of GPT-2 small (124M parameters), batch 8. It
+// is for benchmarks of the passes; check cannot run it in reasonable time.
+func GPT2Small() GPTConfig {
+	return GPTConfig{Layers: 12, Hidden: 768, Heads: 12, Vocab: 50304, Seq: 1024, Batch: 8, DType: ir.F32}
+}
+
+// GPT3 has the shape of GPT-3 175B, batch 8; for benchmarks only.
+func GPT3() GPTConfig {
+	return GPTConfig{Layers: 96, Hidden: 12288, Heads: 96, Vocab: 50304, Seq: 2048, Batch: 8, DType: ir.F32}
+}
+
+func (c GPTConfig) validate() error {
+	if c.Layers <= 0 || c.Hidden <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.Seq <= 0 || c.Batch <= 0 {
+		return fmt.Errorf("GPT config %+v: every size must be positive", c)
+	}
+	if c.Hidden%c.Heads != 0 {
+		return fmt.Errorf("GPT config: hidden %d is not a multiple of heads %d", c.Hidden, c.Heads)
+	}
+	return nil
+}
+
+// The GPT's weight names that the strategies treat specially: the word
+// embedding (vocab-parallel under mp), the column-parallel (suffix
+// gptColumn) and row-parallel (gptRow) weights of each layer. Every other
+// param is replicated.
+const gptWordEmbedding = "wte"
+
+var (
+	gptColumn = []string{"_q_w", "_k_w", "_v_w", "_fc1_w"}
+	gptRow    = []string{"_proj_w", "_fc2_w"}
+)
+
+func hasSuffix(s string, suffixes []string) bool {
+	return slices.ContainsFunc(suffixes, func(x string) bool { return strings.HasSuffix(s, x) })
+}
+
+// GPT returns a serial, forward-only GPT decoder named "gpt" (it panics
+// on a bad config). Data vars: ids i64[B,S] and labels i64[B,S,1]
+// (is_data, stop_gradient), pos_ids i64[B,S] (is_data) and causal_mask
+// f32[S,S] (is_data, stop_gradient), added to the attention scores.
+// check feeds causal_mask random values rather than 0 and -inf: the ops
+// are the same, and every score stays finite.
+//
+// Embedding: lookup_table_v2 of ids in wte [V,H] plus that of pos_ids in
+// wpe [S,H] -> emb. Layer i (names prefixed l<i>_), pre-norm:
+//
+//	ln1 = layer_norm(x); q, k, v = ln1 @ {q,k,v}_w [H,H] + {q,k,v}_b,
+//	reshaped (reshape2) to [B,S,nh,hd] and transposed (transpose2, perm
+//	[0,2,1,3]) to [B,nh,S,hd]; scores = matmul_v2(q, k, trans_y) scaled
+//	by 1/sqrt(hd) plus causal_mask; probs = softmax(scores); ctx = probs
+//	@ v transposed back and reshaped to [B,S,H]; res1 = x + ctx @ proj_w
+//	+ proj_b; ln2 = layer_norm(res1); res2 = res1 + gelu(ln2 @ fc1_w
+//	[H,4H] + fc1_b) @ fc2_w [4H,H] + fc2_b.
+//
+// Then lnf = layer_norm(x), logits = lnf @ lm_w [H,V] (untied from wte),
+// softmax_with_cross_entropy(logits, labels) -> (softmax, xent [B,S,1])
+// and mean(xent) -> loss with role forward|loss. The startup program
+// fills weights with uniform_random (a fixed seed per param, range
+// ±1/sqrt(fan-in), ±0.1 for the embeddings), biases with 0 and layer
+// norm scales with 1.
+func GPT(cfg GPTConfig) *ir.Module {
+	if cfg.DType == ir.DTypeInvalid {
+		cfg.DType = ir.F32
+	}
+	if err := cfg.validate(); err != nil {
+		panic("models.GPT: " + err.Error())
+	}
+	B, S, H, V := int64(cfg.Batch), int64(cfg.Seq), int64(cfg.Hidden), int64(cfg.Vocab)
+	nh := int64(cfg.Heads)
+	hd := H / nh
+	dt := cfg.DType
+	code := dtypeCode(dt)
+
+	m := ir.NewModule("gpt")
+	b := ir.NewBuilder(m)
+	s := b.Startup()
+	seed := int64(0)
+	param := func(name string, init string, shape ...int64) {
+		b.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+		s.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+		switch init {
+		case "zero", "one":
+			v := 0.0
+			if init == "one" {
+				v = 1
+			}
+			s.Op("fill_constant", nil, ir.Slots("Out", name),
+				ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(shape)), ir.A("value", ir.Float(v)))
+		default:
+			bound := 1 / math.Sqrt(float64(shape[0]))
+			if init == "embedding" {
+				bound = 0.1
+			}
+			seed++
+			s.Op("uniform_random", nil, ir.Slots("Out", name),
+				ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(shape)),
+				ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(seed)))
+		}
+	}
+	tensor := func(name string, shape ...int64) string {
+		b.Var(name, ir.Tensor(dt, shape...))
+		return name
+	}
+	add := func(x, y, out string, shape ...int64) string {
+		tensor(out, shape...)
+		b.Op("elementwise_add", ir.Slots("X", x, "Y", y), ir.Slots("Out", out), ir.A("axis", ir.Int(-1)))
+		return out
+	}
+	// linear is x @ w + bias for x [B,S,in].
+	linear := func(x, name string, in, out int64) string {
+		w, bias := name+"_w", name+"_b"
+		param(w, "uniform", in, out)
+		param(bias, "zero", out)
+		mm := tensor(name+"_mm", B, S, out)
+		b.Op("matmul_v2", ir.Slots("X", x, "Y", w), ir.Slots("Out", mm),
+			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+		return add(mm, bias, name+"_out", B, S, out)
+	}
+	layerNorm := func(x, name string) string {
+		param(name+"_scale", "one", H)
+		param(name+"_bias", "zero", H)
+		y := tensor(name+"_out", B, S, H)
+		mean, vr := name+"_mean", name+"_var"
+		sdt := dt // the statistics of a half-precision X are f32
+		if dt == ir.F16 || dt == ir.BF16 {
+			sdt = ir.F32
+		}
+		b.Var(mean, ir.Tensor(sdt, B*S))
+		b.Var(vr, ir.Tensor(sdt, B*S))
+		b.Op("layer_norm", ir.Slots("X", x, "Scale", name+"_scale", "Bias", name+"_bias"),
+			ir.Slots("Y", y, "Mean", mean, "Variance", vr),
+			ir.A("begin_norm_axis", ir.Int(2)), ir.A("epsilon", ir.Float(1e-5)))
+		return y
+	}
+	reshape := func(x, out string, xshape []int64, shape ...int64) string {
+		tensor(out, shape...)
+		tensor(out+"_xshape", append([]int64{0}, xshape...)...)
+		b.Op("reshape2", ir.Slots("X", x), ir.Slots("Out", out, "XShape", out+"_xshape"), ir.A("shape", ir.Ints(shape)))
+		return out
+	}
+	transpose := func(x, out string, xshape []int64, shape ...int64) string {
+		tensor(out, shape...)
+		tensor(out+"_xshape", append([]int64{0}, xshape...)...)
+		b.Op("transpose2", ir.Slots("X", x), ir.Slots("Out", out, "XShape", out+"_xshape"), ir.A("axis", ir.Ints{0, 2, 1, 3}))
+		return out
+	}
+
+	b.Var("ids", ir.Tensor(ir.I64, B, S)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+	b.Var("labels", ir.Tensor(ir.I64, B, S, 1)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+	b.Var("pos_ids", ir.Tensor(ir.I64, B, S)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+	b.Var("causal_mask", ir.Tensor(dt, S, S)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+	param(gptWordEmbedding, "embedding", V, H)
+	param("wpe", "embedding", S, H)
+	tensor("tok_emb", B, S, H)
+	tensor("pos_emb", B, S, H)
+	b.Op("lookup_table_v2", ir.Slots("Ids", "ids", "W", gptWordEmbedding), ir.Slots("Out", "tok_emb"), ir.A("padding_idx", ir.Int(-1)))
+	b.Op("lookup_table_v2", ir.Slots("Ids", "pos_ids", "W", "wpe"), ir.Slots("Out", "pos_emb"), ir.A("padding_idx", ir.Int(-1)))
+	x := add("tok_emb", "pos_emb", "emb", B, S, H)
+
+	bsh, bsnd, bnsd := []int64{B, S, H}, []int64{B, S, nh, hd}, []int64{B, nh, S, hd}
+	for i := range cfg.Layers {
+		p := "l" + strconv.Itoa(i) + "_"
+		ln1 := layerNorm(x, p+"ln1")
+		var qkv [3]string
+		for j, n := range []string{"q", "k", "v"} {
+			h := linear(ln1, p+n, H, H)
+			h = reshape(h, p+n+"_4d", bsh, bsnd...)
+			qkv[j] = transpose(h, p+n+"_t", bsnd, bnsd...)
+		}
+		scores := tensor(p+"scores", B, nh, S, S)
+		b.Op("matmul_v2", ir.Slots("X", qkv[0], "Y", qkv[1]), ir.Slots("Out", scores),
+			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(true)))
+		scaled := tensor(p+"scaled", B, nh, S, S)
+		b.Op("scale", ir.Slots("X", scores), ir.Slots("Out", scaled),
+			ir.A("scale", ir.Float(1/math.Sqrt(float64(hd)))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+		masked := add(scaled, "causal_mask", p+"masked", B, nh, S, S)
+		probs := tensor(p+"probs", B, nh, S, S)
+		b.Op("softmax", ir.Slots("X", masked), ir.Slots("Out", probs), ir.A("axis", ir.Int(-1)))
+		ctx := tensor(p+"ctx", B, nh, S, hd)
+		b.Op("matmul_v2", ir.Slots("X", probs, "Y", qkv[2]), ir.Slots("Out", ctx),
+			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+		ctxT := transpose(ctx, p+"ctx_t", bnsd, bsnd...)
+		ctx3 := reshape(ctxT, p+"ctx_3d", bsnd, bsh...)
+		res1 := add(x, linear(ctx3, p+"proj", H, H), p+"res1", B, S, H)
+		ln2 := layerNorm(res1, p+"ln2")
+		fc1 := linear(ln2, p+"fc1", H, 4*H)
+		gelu := tensor(p+"gelu", B, S, 4*H)
+		b.Op("gelu", ir.Slots("X", fc1), ir.Slots("Out", gelu), ir.A("approximate", ir.Bool(false)))
+		x = add(res1, linear(gelu, p+"fc2", 4*H, H), p+"res2", B, S, H)
+	}
+	lnf := layerNorm(x, "lnf")
+	param("lm_w", "uniform", H, V)
+	tensor("logits", B, S, V)
+	b.Op("matmul_v2", ir.Slots("X", lnf, "Y", "lm_w"), ir.Slots("Out", "logits"),
+		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+	tensor("softmax", B, S, V)
+	tensor("xent", B, S, 1)
+	b.Op("softmax_with_cross_entropy", ir.Slots("Logits", "logits", "Label", "labels"),
+		ir.Slots("Softmax", "softmax", "Loss", "xent"),
+		ir.A("soft_label", ir.Bool(false)), ir.A("axis", ir.Int(-1)), ir.A("ignore_index", ir.Int(-100)))
+	tensor("loss")
+	b.Op("mean", ir.Slots("X", "xent"), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
+	if err := b.Err(); err != nil {
+		panic("models.GPT: " + err.Error()) // the names above are distinct
+	}
+	return m
+}
+
+// GPTTraining returns an annotated GPT training program: GPT(cfg), a
+// backward of append-backward, the strategy of AnnotateGPT on mesh, and
+// append-optimizer of type optimizer ("" is sgd) with learning rate 0.01.
+func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
+	if optimizer == "" {
+		optimizer = "sgd"
+	}
+	if cfg.DType == ir.DTypeInvalid {
+		cfg.DType = ir.F32
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m := GPT(cfg)
+	if _, err := passes.AppendBackward(m, "loss"); err != nil {
+		return nil, fmt.Errorf("append-backward: %w", err)
+	}
+	if err := AnnotateGPT(m, strategy, mesh); err != nil {
+		return nil, err
+	}
+	if _, err := passes.AppendOptimizer(m, optimizer, 0.01); err != nil {
+		return nil, fmt.Errorf("append-optimizer: %w", err)
+	}
+	if err := ir.Verify(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// AnnotateGPT gives every var and op of main's block 0 of a GPT-shaped
+// module (GPT's ops, with or without their grad ops) a distribution on
+// mesh for strategy, as Annotate does for the MLP (the same rules for
+// grads, grad ops, startup vars and errors).
+//
+//   - "dp": data vars, activations and their grads have their batch dim
+//     on dp (an XShape its dim 1), causal_mask and params are replicated;
+//     the attention's batched matmuls use matmul_v2:2, softmax softmax:0,
+//     reshape2 0 (adding the head dim) or 1 (removing it), transpose2 0,
+//     every other op default:0.
+//   - "mp": Megatron. wte is vocab-parallel [mp, -1] (lookup_table_v2:0);
+//     q, k, v and fc1 weights column-parallel [-1, mp] (matmul_v2:0), their
+//     biases [mp] and outputs [., ., mp]; heads are split after the
+//     reshape [., ., mp, -1] and the transpose [., mp, -1, -1], as are the
+//     scores and probs (matmul_v2:2); proj and fc2 weights row-parallel
+//     [mp, -1] (matmul_v2:1). Elementwise ops (adds, scale, gelu) use
+//     elementwise:0; layer norms, wpe, lm_w, the loss and the residual
+//     stream are replicated along mp (default:0).
+//   - "dp,mp": both.
+func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
+	a, err := newAnnotator(m, strategy, mesh)
+	if err != nil {
+		return err
+	}
+	mp := a.mpAxis
+	a.set("causal_mask", []int{-1, -1})
+	a.dataVars()
+	ew := a.elementwiseImpl()
+	for _, op := range a.forwardOps() {
+		switch op.Type {
+		case "lookup_table_v2":
+			ids, w, out := a.in(op, "Ids"), a.in(op, "W"), a.out(op, "Out")
+			im := a.get(op, ids)
+			if mp >= 0 && w == gptWordEmbedding {
+				a.set(w, []int{mp, -1})
+				a.impls[op.ID] = impl{"lookup_table_v2", 0}
+			} else {
+				a.set(w, []int{-1, -1})
+				a.impls[op.ID] = impl{"default", 0}
+			}
+			a.set(out, append(slices.Clone(im), -1))
+		case "elementwise_add":
+			x, y, out := a.in(op, "X"), a.in(op, "Y"), a.out(op, "Out")
+			xm := a.get(op, x)
+			if _, ok := a.dists[y]; !ok {
+				yv := a.g.Var(y)
+				if yv == nil || yv.Type.Rank() > len(xm) {
+					a.fail("%s: Y %s must not have more dims than X", op, y)
+					continue
+				}
+				a.set(y, slices.Clone(xm[len(xm)-yv.Type.Rank():]))
+			}
+			a.set(out, slices.Clone(xm))
+			a.impls[op.ID] = ew
+		case "scale", "gelu":
+			a.set(a.out(op, "Out"), slices.Clone(a.get(op, a.in(op, "X"))))
+			a.impls[op.ID] = ew
+		case "softmax":
+			a.set(a.out(op, "Out"), slices.Clone(a.get(op, a.in(op, "X"))))
+			a.impls[op.ID] = impl{"softmax", 0}
+		case "matmul_v2":
+			a.gptMatmul(op)
+		case "reshape2":
+			x, out := a.in(op, "X"), a.out(op, "Out")
+			xm := a.get(op, x)
+			xv, ov := a.g.Var(x), a.g.Var(out)
+			if xv == nil || ov == nil || len(xm) == 0 {
+				a.fail("%s: X or Out undeclared", op)
+				continue
+			}
+			switch ov.Type.Rank() - xv.Type.Rank() {
+			case 1:
+				a.set(out, append(slices.Clone(xm), -1))
+				a.impls[op.ID] = impl{"reshape2", 0}
+			case -1:
+				if xm[len(xm)-1] != -1 {
+					a.fail("%s: X %s's last dim (removed) must be replicated", op, x)
+				}
+				a.set(out, slices.Clone(xm[:len(xm)-1]))
+				a.impls[op.ID] = impl{"reshape2", 1}
+			case 0:
+				a.set(out, slices.Clone(xm))
+				a.impls[op.ID] = impl{"reshape2", 2}
+			default:
+				a.fail("%s: X and Out ranks differ by more than one", op)
+				continue
+			}
+			a.xshape(op, xm)
+		case "transpose2":
+			x, out := a.in(op, "X"), a.out(op, "Out")
+			xm := a.get(op, x)
+			perm, _ := op.Attrs.Get("axis").(ir.Ints)
+			if len(perm) != len(xm) {
+				a.fail("%s: attr axis %v does not fit X %s", op, perm, x)
+				continue
+			}
+			om := make([]int, len(perm))
+			for i, p := range perm {
+				om[i] = xm[p]
+			}
+			a.set(out, om)
+			a.xshape(op, xm)
+			a.impls[op.ID] = impl{"transpose2", 0}
+		case "layer_norm":
+			x := a.in(op, "X")
+			xm := a.get(op, x)
+			if len(xm) == 0 || slices.ContainsFunc(xm[1:], func(d int) bool { return d >= 0 }) {
+				a.fail("%s: X %s must be split on its batch dim only", op, x)
+				continue
+			}
+			a.set(a.out(op, "Y"), slices.Clone(xm))
+			a.set(a.in(op, "Scale"), []int{-1})
+			a.set(a.in(op, "Bias"), []int{-1})
+			a.set(a.out(op, "Mean"), []int{xm[0]})
+			a.set(a.out(op, "Variance"), []int{xm[0]})
+			a.impls[op.ID] = impl{"default", 0}
+		case "softmax_with_cross_entropy":
+			xm := a.get(op, a.in(op, "Logits"))
+			a.get(op, a.in(op, "Label"))
+			a.set(a.out(op, "Softmax"), slices.Clone(xm))
+			a.set(a.out(op, "Loss"), slices.Clone(xm))
+			a.impls[op.ID] = impl{"default", 0}
+		case "mean":
+			a.meanLoss(op, a.out(op, "Out"), a.get(op, a.in(op, "X")))
+		default:
+			a.fail("%s: the GPT strategies do not know this op type", op)
+		}
+	}
+	return a.finish()
+}
+
+// xshape maps a reshape2/transpose2 XShape output: [-1] followed by X's.
+func (a *annotator) xshape(op *ir.Op, xm []int) {
+	if xs := op.Output("XShape"); len(xs) == 1 {
+		a.set(xs[0], append([]int{-1}, xm...))
+	}
+}
+
+// gptMatmul maps a GPT matmul_v2: with a 2-D weight Y, replicated
+// (default:0), column-parallel (matmul_v2:0) or row-parallel
+// (matmul_v2:1) by the weight's name under mp; between two activations
+// (the attention), batch dims as X's and matrix dims replicated
+// (matmul_v2:2).
+func (a *annotator) gptMatmul(op *ir.Op) {
+	x, y, out := a.in(op, "X"), a.in(op, "Y"), a.out(op, "Out")
+	xm := a.get(op, x)
+	if len(xm) < 2 {
+		a.fail("%s: X %s must have two dims or more", op, x)
+		return
+	}
+	lead, last := xm[:len(xm)-1], xm[len(xm)-1]
+	yv := a.g.Var(y)
+	if yv == nil {
+		a.fail("%s: Y %s undeclared", op, y)
+		return
+	}
+	mp := a.mpAxis
+	if yv.Kind != ir.KindParam {
+		ym := a.get(op, y)
+		if len(ym) != len(xm) || !slices.Equal(ym[:len(ym)-2], xm[:len(xm)-2]) {
+			a.fail("%s: X %s and Y %s must have the same batch dims", op, x, y)
+			return
+		}
+		if slices.ContainsFunc(append(slices.Clone(xm[len(xm)-2:]), ym[len(ym)-2:]...), func(d int) bool { return d >= 0 }) {
+			a.fail("%s: the matrix dims of X %s and Y %s must be replicated", op, x, y)
+			return
+		}
+		a.set(out, append(slices.Clone(xm[:len(xm)-2]), -1, -1))
+		a.impls[op.ID] = impl{"matmul_v2", 2}
+		return
+	}
+	switch {
+	case mp >= 0 && hasSuffix(y, gptColumn):
+		if last != -1 {
+			a.fail("%s: column-parallel %s needs X %s replicated along its last dim", op, y, x)
+		}
+		a.set(y, []int{-1, mp})
+		a.set(out, append(slices.Clone(lead), mp))
+		a.impls[op.ID] = impl{"matmul_v2", 0}
+	case mp >= 0 && hasSuffix(y, gptRow):
+		if last != mp {
+			a.fail("%s: row-parallel %s needs X %s split along mp on its last dim", op, y, x)
+		}
+		a.set(y, []int{mp, -1})
+		a.set(out, append(slices.Clone(lead), -1))
+		a.impls[op.ID] = impl{"matmul_v2", 1}
+	default:
+		if last != -1 {
+			a.fail("%s: replicated %s needs X %s replicated along its last dim", op, y, x)
+		}
+		a.set(y, []int{-1, -1})
+		a.set(out, append(slices.Clone(lead), -1))
+		a.impls[op.ID] = impl{"default", 0}
+	}
+}
