@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,9 +11,9 @@ import (
 )
 
 // examples lists the example modules by name, in the order usage shows them.
-var examples = []string{"mlp"}
+var examples = []string{"gpt", "mlp"}
 
-const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-optimizer O] [-f64]"
+const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-heads N] [-vocab N] [-seq N] [-optimizer O] [-f64]"
 
 func runExample(env *Env, args []string) int {
 	fs := newFlagSet(env, "example", exampleArgs,
@@ -26,8 +27,11 @@ named world and its dims dp and mp.`)
 	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.Strategies, ", "))
 	meshFlag := fs.String("mesh", "", `mesh shape, sizes joined by x (default "2x2" for dp,mp, "2" otherwise)`)
 	layers := fs.Int("layers", 2, "number of layers")
-	hidden := fs.Int("hidden", 16, "hidden size")
-	batch := fs.Int("batch", 8, "batch size")
+	hidden := fs.Int("hidden", 16, "hidden size (gpt: 64 unless given)")
+	batch := fs.Int("batch", 8, "batch size (gpt: 4 unless given)")
+	heads := fs.Int("heads", 4, "gpt: attention heads")
+	vocab := fs.Int("vocab", 128, "gpt: vocabulary size")
+	seq := fs.Int("seq", 8, "gpt: sequence length")
 	optimizer := fs.String("optimizer", "sgd", "optimizer: sgd, momentum or adam")
 	f64 := fs.Bool("f64", false, "use f64 instead of f32")
 
@@ -76,14 +80,36 @@ named world and its dims dp and mp.`)
 	if len(shape) != len(dims) {
 		return usageErr("-mesh %q has %d dims; strategy %s needs %d", *meshFlag, len(shape), *strategy, len(dims))
 	}
-	cfg := models.MLPConfig{Layers: *layers, Hidden: *hidden, Batch: *batch, DType: ir.F32}
+	dt := ir.F32
 	if *f64 {
-		cfg.DType = ir.F64
+		dt = ir.F64
 	}
-	if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 {
-		return usageErr("-layers, -hidden and -batch must be positive")
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var m *ir.Module
+	var err error
+	mesh := models.Mesh(shape, dims)
+	switch name {
+	case "gpt":
+		cfg := models.TinyGPT()
+		cfg.Layers, cfg.Heads, cfg.Vocab, cfg.Seq, cfg.DType = *layers, *heads, *vocab, *seq, dt
+		if given["hidden"] {
+			cfg.Hidden = *hidden
+		}
+		if given["batch"] {
+			cfg.Batch = *batch
+		}
+		if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 || cfg.Heads <= 0 || cfg.Vocab <= 0 || cfg.Seq <= 0 || cfg.Hidden%cfg.Heads != 0 {
+			return usageErr("-layers, -hidden, -batch, -heads, -vocab and -seq must be positive, and -hidden a multiple of -heads")
+		}
+		m, err = models.GPTTraining(cfg, *strategy, mesh, *optimizer)
+	default:
+		cfg := models.MLPConfig{Layers: *layers, Hidden: *hidden, Batch: *batch, DType: dt}
+		if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 {
+			return usageErr("-layers, -hidden and -batch must be positive")
+		}
+		m, err = models.MLPTraining(cfg, *strategy, mesh, *optimizer)
 	}
-	m, err := models.MLPTraining(cfg, *strategy, models.Mesh(shape, dims), *optimizer)
 	if err != nil {
 		return usageErr("%v", err)
 	}
