@@ -17,6 +17,9 @@ import (
 type GPTConfig struct {
 	Layers, Hidden, Heads, Vocab, Seq, Batch int
 	DType                                    ir.DType
+	// Seed offsets the seeds of the random initialisers (0: the fixed
+	// seeds 1, 2, ...), so generated modules differ by seed.
+	Seed int64
 }
 
 // TinyGPT is the GPT that tests run: 2 layers, hidden 64, 4 heads,
@@ -101,7 +104,7 @@ func GPT(cfg GPTConfig) *ir.Module {
 	m := ir.NewModule("gpt")
 	b := ir.NewBuilder(m)
 	s := b.Startup()
-	seed := int64(0)
+	seed := cfg.Seed
 	param := func(name string, init string, shape ...int64) {
 		b.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
 		s.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
