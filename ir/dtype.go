@@ -149,3 +149,27 @@ func (t Type) String() string {
 	p.typ(t)
 	return string(p.buf)
 }
+
+// paddleCodes maps dtypes to Paddle's VarType codes, which programs carry
+// in attrs such as fill_constant's and cast's dtype.
+var paddleCodes = [numDTypes]int64{
+	Boolean: 0, I16: 1, I32: 2, I64: 3, F16: 4, F32: 5, F64: 6, U8: 20, I8: 21, BF16: 22,
+}
+
+// PaddleCode returns Paddle's VarType code of d.
+func (d DType) PaddleCode() (int64, bool) {
+	if !d.Valid() {
+		return 0, false
+	}
+	return paddleCodes[d], true
+}
+
+// DTypeFromPaddle returns the dtype of Paddle's VarType code.
+func DTypeFromPaddle(code int64) (DType, bool) {
+	for d := Boolean; d < numDTypes; d++ {
+		if paddleCodes[d] == code {
+			return d, true
+		}
+	}
+	return DTypeInvalid, false
+}

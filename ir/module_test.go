@@ -93,3 +93,22 @@ func TestFreshNamesAndIDs(t *testing.T) {
 		t.Errorf("parsed FreshName = %s", n)
 	}
 }
+
+func TestPaddleCodes(t *testing.T) {
+	want := map[DType]int64{Boolean: 0, I16: 1, I32: 2, I64: 3, F16: 4, F32: 5, F64: 6, U8: 20, I8: 21, BF16: 22}
+	for d := Boolean; d < numDTypes; d++ {
+		c, ok := d.PaddleCode()
+		if !ok || c != want[d] {
+			t.Errorf("%s.PaddleCode() = %d, %v; want %d", d, c, ok, want[d])
+		}
+		if back, ok := DTypeFromPaddle(c); !ok || back != d {
+			t.Errorf("DTypeFromPaddle(%d) = %s, %v; want %s", c, back, ok, d)
+		}
+	}
+	if _, ok := DTypeFromPaddle(7); ok {
+		t.Error("code 7 (a LoD tensor type, not a dtype) was accepted")
+	}
+	if _, ok := DTypeInvalid.PaddleCode(); ok {
+		t.Error("the invalid dtype has a code")
+	}
+}

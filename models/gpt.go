@@ -99,7 +99,7 @@ func GPT(cfg GPTConfig) *ir.Module {
 	nh := int64(cfg.Heads)
 	hd := H / nh
 	dt := cfg.DType
-	code := dtypeCode(dt)
+	code, _ := dt.PaddleCode()
 
 	m := ir.NewModule("gpt")
 	b := ir.NewBuilder(m)

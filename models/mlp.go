@@ -49,7 +49,7 @@ func MLP(cfg MLPConfig) *ir.Module {
 	cfg = cfg.withDefaults()
 	h, bs := int64(cfg.Hidden), int64(cfg.Batch)
 	dt := cfg.DType
-	code := dtypeCode(dt)
+	code, _ := dt.PaddleCode()
 	bound := 1 / math.Sqrt(float64(cfg.Hidden))
 
 	m := ir.NewModule("mlp")
@@ -113,17 +113,4 @@ func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 		return nil, err
 	}
 	return m, nil
-}
-
-// dtypeCode is Paddle's VarType code of the float dtypes MLP supports.
-func dtypeCode(d ir.DType) int64 {
-	switch d {
-	case ir.F64:
-		return 6
-	case ir.F16:
-		return 4
-	case ir.BF16:
-		return 22
-	}
-	return 5
 }

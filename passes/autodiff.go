@@ -378,7 +378,7 @@ func (bw *backward) emit(loss string) error {
 	}
 	var seed *ir.Op
 	if n, known := lv.Type.Numel(); known && n >= 0 {
-		code, _ := paddleDTypeCode(lv.Type.DType)
+		code, _ := lv.Type.DType.PaddleCode()
 		seed = &ir.Op{Type: "fill_constant", Outputs: ir.Slots("Out", lg)}
 		seed.Attrs.Set("dtype", ir.Int(code))
 		seed.Attrs.Set("shape", ir.Ints(slices.Clone(lv.Type.Shape)))

@@ -105,7 +105,7 @@ func gradMakers() map[string]*gradMaker {
 				}
 				if v, ok := fwd.Attrs.Int("in_dtype"); ok {
 					op.Attrs.Set("out_dtype", ir.Int(v))
-				} else if c, ok := paddleDTypeCode(x.Type.DType); ok {
+				} else if c, ok := x.Type.DType.PaddleCode(); ok {
 					op.Attrs.Set("out_dtype", ir.Int(c))
 				}
 				return op

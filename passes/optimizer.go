@@ -149,7 +149,7 @@ func AppendOptimizer(m *ir.Module, typ string, lr float64) (int, error) {
 	s := b.Startup()
 	// declare adds name to main and startup, with its initialiser.
 	declare := func(name string, t ir.Type, d *ir.TensorDist, value float64) error {
-		code, ok := paddleDTypeCode(t.DType)
+		code, ok := t.DType.PaddleCode()
 		if !ok {
 			return fmt.Errorf("var %s: dtype %s has no Paddle code", name, t.DType)
 		}
@@ -200,32 +200,4 @@ func AppendOptimizer(m *ir.Module, typ string, lr float64) (int, error) {
 		n++
 	}
 	return n, b.Err()
-}
-
-// paddleDTypeCode returns Paddle's VarType code of d, which fill_constant's
-// dtype attr holds.
-func paddleDTypeCode(d ir.DType) (int64, bool) {
-	switch d {
-	case ir.Boolean:
-		return 0, true
-	case ir.I16:
-		return 1, true
-	case ir.I32:
-		return 2, true
-	case ir.I64:
-		return 3, true
-	case ir.F16:
-		return 4, true
-	case ir.F32:
-		return 5, true
-	case ir.F64:
-		return 6, true
-	case ir.U8:
-		return 20, true
-	case ir.I8:
-		return 21, true
-	case ir.BF16:
-		return 22, true
-	}
-	return 0, false
 }

@@ -6,40 +6,12 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// PaddleDType returns the dtype of Paddle's VarType code (0 bool, 1 int16,
-// 2 int32, 3 int64, 4 fp16, 5 fp32, 6 fp64, 20 uint8, 21 int8, 22 bf16).
-func PaddleDType(code int64) (ir.DType, bool) {
-	switch code {
-	case 0:
-		return ir.Boolean, true
-	case 1:
-		return ir.I16, true
-	case 2:
-		return ir.I32, true
-	case 3:
-		return ir.I64, true
-	case 4:
-		return ir.F16, true
-	case 5:
-		return ir.F32, true
-	case 6:
-		return ir.F64, true
-	case 20:
-		return ir.U8, true
-	case 21:
-		return ir.I8, true
-	case 22:
-		return ir.BF16, true
-	}
-	return ir.DTypeInvalid, false
-}
-
 func dtypeAttr(op *ir.Op, name string, def ir.DType) (ir.DType, error) {
 	if !op.Attrs.Has(name) {
 		return def, nil
 	}
 	code := attrInt(op, name, -1)
-	dt, ok := PaddleDType(code)
+	dt, ok := ir.DTypeFromPaddle(code)
 	if !ok {
 		return 0, errf(op, "unknown dtype code %s = %d", name, code)
 	}
