@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/passes"
 )
 
 // GPTConfig sizes a GPT decoder: Layers transformer blocks of width
@@ -240,29 +239,13 @@ func GPT(cfg GPTConfig) *ir.Module {
 // backward of append-backward, the strategy of AnnotateGPT on mesh, and
 // append-optimizer of type optimizer ("" is sgd) with learning rate 0.01.
 func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
-	if optimizer == "" {
-		optimizer = "sgd"
-	}
 	if cfg.DType == ir.DTypeInvalid {
 		cfg.DType = ir.F32
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	m := GPT(cfg)
-	if _, err := passes.AppendBackward(m, "loss"); err != nil {
-		return nil, fmt.Errorf("append-backward: %w", err)
-	}
-	if err := AnnotateGPT(m, strategy, mesh); err != nil {
-		return nil, err
-	}
-	if _, err := passes.AppendOptimizer(m, optimizer, 0.01); err != nil {
-		return nil, fmt.Errorf("append-optimizer: %w", err)
-	}
-	if err := ir.Verify(m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return train(GPT(cfg), AnnotateGPT, strategy, mesh, optimizer)
 }
 
 // AnnotateGPT gives every var and op of main's block 0 of a GPT-shaped

@@ -96,14 +96,22 @@ func MLP(cfg MLPConfig) *ir.Module {
 // on mesh, the params-grads list, and append-optimizer of type optimizer
 // ("" is sgd) with learning rate 0.01.
 func MLPTraining(cfg MLPConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
+	return train(MLP(cfg), Annotate, strategy, mesh, optimizer)
+}
+
+// train completes a forward-only module into an annotated training step:
+// append-backward from "loss", the strategy's annotations (annotate sees
+// the grad ops, giving each its forward op's impl), append-optimizer with
+// learning rate 0.01, then Verify.
+func train(m *ir.Module, annotate func(*ir.Module, string, *ir.ProcessMesh) error,
+	strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
 	if optimizer == "" {
 		optimizer = "sgd"
 	}
-	m := MLP(cfg)
 	if _, err := passes.AppendBackward(m, "loss"); err != nil {
 		return nil, fmt.Errorf("append-backward: %w", err)
 	}
-	if err := Annotate(m, strategy, mesh); err != nil {
+	if err := annotate(m, strategy, mesh); err != nil {
 		return nil, err
 	}
 	if _, err := passes.AppendOptimizer(m, optimizer, 0.01); err != nil {
