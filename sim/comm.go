@@ -93,7 +93,7 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 		c.meetings[mk] = m
 		for _, r := range call.Group {
 			if c.finished[r] && r != call.Rank {
-				m.err = fmt.Errorf("rank %d: op %d %s on group %v: rank %d finished its program without joining", call.Rank, call.OpID, call.OpType, call.Group, r)
+				m.err = peerGone{fmt.Errorf("rank %d: op %d %s on group %v: rank %d finished its program without joining", call.Rank, call.OpID, call.OpType, call.Group, r)}
 				close(m.done)
 				break
 			}
@@ -174,8 +174,8 @@ func (c *Comm) Finish(rank int) {
 		if first == nil || !slices.Contains(first.Group, rank) || m.calls[rank] != nil {
 			continue
 		}
-		m.err = fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining (ranks %v waited)",
-			first.OpID, first.OpType, first.Group, rank, sortedRanks(m.calls))
+		m.err = peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining (ranks %v waited)",
+			first.OpID, first.OpType, first.Group, rank, sortedRanks(m.calls))}
 		close(m.done)
 	}
 }
@@ -198,3 +198,9 @@ func sortedRanks(calls map[int]*Call) []int {
 	slices.Sort(rs)
 	return rs
 }
+
+// peerGone is the error of a collective a member never joined because
+// its program ended (often on an error of its own, the one to report).
+type peerGone struct{ error }
+
+func (e peerGone) Unwrap() error { return e.error }

@@ -163,10 +163,15 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 	}
 	var k Kernel
 	if ir.IsCollective(op.Type) {
-		if ip.Hooks.Collective == nil {
-			return fmt.Errorf("%s: collective op outside an SPMD run (no Collective hook)", op)
+		switch {
+		case ip.Hooks.Collective != nil:
+			k = ip.Hooks.Collective
+		case p.Rank < 0:
+			// A serial program is a world of one rank.
+			k = serialCollective
+		default:
+			return fmt.Errorf("%s: collective op of rank %d's program outside an SPMD run (no Collective hook)", op, p.Rank)
 		}
-		k = ip.Hooks.Collective
 	} else if k = ip.Kernels[op.Type]; k == nil {
 		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
 	}

@@ -208,9 +208,14 @@ func TestInterpErrors(t *testing.T) {
 		{`program main { block 0 { var a : f32[2]
 			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
 			op 2 frobnicate(X: a) -> (Out: a) } }`, "op 2 frobnicate: no kernel for op type frobnicate"},
+		// A serial program is a world of one; a rank's program needs
+		// its peers.
+		{`program main rank 1 { block 0 { var a : f32[2]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
+			op 2 c_allreduce_sum(X: a) -> (Out: a) {ring_id = 0} } }`, "op 2 c_allreduce_sum: collective op of rank 1's program outside an SPMD run"},
 		{`program main { block 0 { var a : f32[2]
 			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
-			op 2 c_allreduce_sum(X: a) -> (Out: a) {ring_id = 0} } }`, "op 2 c_allreduce_sum: collective op outside an SPMD run"},
+			op 2 send_v2(X: a) -> () {peer = 1, ring_id = 0} } }`, "op 2 send_v2: send_v2 needs a peer; a serial program has none"},
 	}
 	for _, c := range cases {
 		m, err := ir.ParseString("t", c.src)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -58,10 +59,20 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 		}()
 	}
 	wg.Wait()
+	// A rank's own failure explains the others': report it before any
+	// "finished without joining" of its peers.
+	var first error
 	for _, err := range errs {
-		if err != nil {
+		var gone peerGone
+		if err != nil && !errors.As(err, &gone) {
 			return nil, err
 		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return nil, first
 	}
 	return out, nil
 }
@@ -190,8 +201,11 @@ func sig(t *Tensor) string { return fmt.Sprintf("%s%v", t.DType, t.Shape) }
 
 // collective runs one collective op of this rank.
 func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
-	if op.Type == "send_v2" || op.Type == "recv_v2" {
+	switch op.Type {
+	case "send_v2", "recv_v2":
 		return r.p2p(op, in)
+	case "global_scatter", "global_gather":
+		return r.moe(op, in)
 	}
 	inSlot, outSlot := slotOf(op.Inputs, "X", "x"), slotOf(op.Outputs, "Out", "out")
 	x, err := oneTensor(op, in, inSlot)
@@ -313,4 +327,37 @@ func reduceMembers(typ string, got []any) *Tensor {
 	}
 	out.round()
 	return out
+}
+
+// moe runs global_scatter or global_gather: every member contributes its
+// rows and counts, and each computes its own output from all of them.
+// A member with no rows still joins, so no rank waits for one that
+// skipped the exchange.
+func (r *rankRun) moe(op *ir.Op, in Args) (Args, error) {
+	g, me, err := r.group(op)
+	if err != nil {
+		return nil, err
+	}
+	p, err := moeInputs(op, in, len(g))
+	if err != nil {
+		return nil, err
+	}
+	ringID, _ := op.Attrs.Int("ring_id")
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type,
+		Kind:      fmt.Sprintf("%s/%d", op.Type, ringID),
+		Signature: fmt.Sprintf("%s[*,%d] counts %d", p.x.DType, p.x.Shape[1], len(p.local)),
+		Payload:   p}
+	got, err := r.comm.Meet(call)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]moePart, len(got))
+	for i, x := range got {
+		parts[i] = x.(moePart)
+	}
+	t, err := moeExchange(op, op.Type == "global_scatter", me, parts, g)
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: %w", r.rank, err)
+	}
+	return Args{slotOf(op.Outputs, "Out", "out"): {t}}, nil
 }
