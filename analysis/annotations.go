@@ -38,7 +38,11 @@ var Annotations = &Analyzer{
 //     above, and none for a name that is not an arg on that side (nor two
 //     for one);
 //   - every sharded tensor dim of known size divides evenly by the size
-//     of its mesh dim.
+//     of its mesh dim;
+//   - with a pipeline (a mesh with a dim named "pp", the first such is
+//     the global mesh), every op's mesh lies inside one pipeline stage
+//     (ProcessMesh.PipelineStage), reported once per mesh at the first op
+//     on it.
 //
 // Problems come in a deterministic order: the meshes', then block by
 // block, the block's vars in order, then its ops in order. Args that
@@ -68,6 +72,8 @@ func (r *AnnotationReport) Err() error {
 
 type annChecker struct {
 	meshes meshes
+	global *ir.ProcessMesh // the pipeline's mesh (a "pp" dim), or nil
+	staged map[string]bool // meshes whose stage is checked
 	pi     *progIndex
 	out    []ir.Violation
 	used   []bool // scratch: which arg dists matched an arg
@@ -78,11 +84,14 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 	if m == nil || m.Main == nil {
 		return r
 	}
-	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main)}
+	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}}
 	for i, pm := range m.Meshes {
 		if pm == nil {
 			c.out = append(c.out, ir.Violation{Block: -1, Msg: fmt.Sprintf("meshes[%d] is nil", i)})
 			continue
+		}
+		if c.global == nil && pm.DimIndex("pp") >= 0 {
+			c.global = pm
 		}
 		if err := pm.Validate(); err != nil {
 			for _, e := range unjoin(err) {
@@ -170,6 +179,11 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	pm := c.meshes.get(d.Mesh)
 	if pm == nil {
 		c.opErr(bi, op, "", "dist on unknown mesh "+quoteName(d.Mesh))
+	} else if c.global != nil && pm != c.global && !c.staged[pm.Name] {
+		c.staged[pm.Name] = true
+		if msg := stageProblem(pm, c.global); msg != "" {
+			c.opErr(bi, op, "", msg)
+		}
 	}
 	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
@@ -344,4 +358,24 @@ func countOf(xs []int, x int) int {
 		}
 	}
 	return n
+}
+
+// stageProblem says why pm is not inside one pipeline stage of global,
+// or "".
+func stageProblem(pm, global *ir.ProcessMesh) string {
+	stage, err := pm.PipelineStage(global)
+	if err != nil {
+		return "pipeline: " + err.Error()
+	}
+	var out []int
+	for _, r := range pm.ProcessIDs {
+		if !stage.Contains(r) {
+			out = append(out, r)
+		}
+	}
+	if len(out) > 0 {
+		return fmt.Sprintf("pipeline: mesh %s spans stages: its ranks %s are outside the stage of its first rank, %s",
+			quoteName(pm.Name), fmtInts(out), fmtInts(stage.ProcessIDs))
+	}
+	return ""
 }

@@ -128,3 +128,26 @@ program startup {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// The pp example's stage meshes lie inside the stages of its cluster
+// mesh; a mesh across two stages, or one whose first rank is in none,
+// is reported at the first op on it.
+func TestAnnotationsPipelineStages(t *testing.T) {
+	m := example(t, "pp_mlp.dpir")
+	if rep := get[*analysis.AnnotationReport](t, analysis.NewCache(m), analysis.Annotations); !rep.Complete() {
+		t.Fatalf("pp_mlp: %v", rep.Err())
+	}
+	for _, c := range []struct{ mesh, want string }{
+		{"mesh stage1 shape [2] dims [dp] ranks [1, 2]",
+			"main block 0: op 3 matmul_v2: pipeline: mesh stage1 spans stages: its ranks [2] are outside the stage of its first rank, [0, 1]"},
+		{"mesh stage1 shape [2] dims [dp] ranks [5, 2]",
+			`main block 0: op 3 matmul_v2: pipeline: mesh stage1: no pp stage of mesh cluster contains its first rank 5`},
+	} {
+		m := example(t, "pp_mlp.dpir")
+		bad := parse(t, strings.Replace(string(ir.Print(m)), "mesh stage1 shape [2] dims [dp] ranks [2, 3]", c.mesh, 1))
+		err := get[*analysis.AnnotationReport](t, analysis.NewCache(bad), analysis.Annotations).Err()
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.mesh, err, c.want)
+		}
+	}
+}
