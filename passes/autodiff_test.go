@@ -158,6 +158,38 @@ var fdCases = map[string]func(f *fdModule) string{
 			ir.A("axis", ir.Int(-1)), ir.A("soft_label", ir.Bool(false)))
 		return "o"
 	},
+	"top_k_v2": func(f *fdModule) string {
+		f.in("x", 3, 4)
+		f.out("o", 3, 2)
+		f.b.Var("idx", ir.Tensor(ir.I64, 3, 2))
+		f.b.Op("top_k_v2", ir.Slots("X", "x"), ir.Slots("Out", "o", "Indices", "idx"), ir.A("k", ir.Int(2)))
+		return "o"
+	},
+	"gather": func(f *fdModule) string {
+		f.in("x", 4, 3)
+		f.counts("index", 2, 0, 2) // a repeated row accumulates its grads
+		f.out("o", 3, 3)
+		f.b.Op("gather", ir.Slots("X", "x", "Index", "index"), ir.Slots("Out", "o"))
+		return "o"
+	},
+	"scatter": func(f *fdModule) string {
+		f.in("x", 4, 3)
+		f.counts("ids", 3, 1)
+		f.in("updates", 2, 3)
+		f.out("o", 4, 3)
+		f.b.Op("scatter", ir.Slots("X", "x", "Ids", "ids", "Updates", "updates"), ir.Slots("Out", "o"), ir.A("overwrite", ir.Bool(true)))
+		return "o"
+	},
+	"grouped_matmul": func(f *fdModule) string {
+		f.in("x", 5, 3)
+		f.in("w", 2, 3, 2)
+		f.counts("count", 1, 2, 2, 0) // 2 experts, rows from 2 sources
+		f.out("o", 5, 2)
+		f.b.Op("grouped_matmul", ir.Slots("X", "x", "W", "w", "ExpertCount", "count"), ir.Slots("Out", "o"))
+		return "o"
+	},
+	"global_scatter": exchangeCase("global_scatter"),
+	"global_gather":  exchangeCase("global_gather"),
 	"layer_norm": func(f *fdModule) string {
 		f.in("x", 3, 4)
 		f.in("scale", 4)
@@ -169,6 +201,25 @@ var fdCases = map[string]func(f *fdModule) string{
 			ir.A("begin_norm_axis", ir.Int(1)), ir.A("epsilon", ir.Float(1e-5)))
 		return "o"
 	},
+}
+
+// exchangeCase is an MoE exchange in a serial program: a world of one,
+// where it is the identity on rows sorted by expert.
+func exchangeCase(typ string) func(f *fdModule) string {
+	return func(f *fdModule) string {
+		f.in("x", 5, 2)
+		f.counts("lc", 2, 0, 3)
+		f.counts("gc", 2, 0, 3)
+		f.out("o", 5, 2)
+		f.b.Op(typ, ir.Slots("X", "x", "local_count", "lc", "global_count", "gc"), ir.Slots("Out", "o"), ir.A("ring_id", ir.Int(0)))
+		return "o"
+	}
+}
+
+// counts declares an i64 vector with stop_gradient fed exactly xs.
+func (f *fdModule) counts(name string, xs ...float64) {
+	f.b.Var(name, ir.Tensor(ir.I64, int64(len(xs)))).WithFlags(ir.FlagStopGradient)
+	f.feed[name] = sim.MustFromData(ir.I64, []int64{int64(len(xs))}, xs)
 }
 
 func binaryCase(typ string, yShape ...int64) func(f *fdModule) string {

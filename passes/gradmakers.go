@@ -95,6 +95,14 @@ func gradMakers() map[string]*gradMaker {
 			Reads: []string{"X", "Scale", "Bias", "Mean", "Variance", "Y@GRAD"},
 			Diff:  []string{"X", "Scale", "Bias"},
 		},
+		"top_k_v2":       {Reads: []string{"X", "Indices", "Out@GRAD"}, Diff: []string{"X"}},
+		"gather":         {Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"}},
+		"scatter":        {Reads: []string{"Ids", "Updates", "Out@GRAD"}, Diff: []string{"X", "Updates"}},
+		"grouped_matmul": {Reads: []string{"X", "W", "ExpertCount", "Out@GRAD"}, Diff: []string{"X", "W"}},
+		// Each MoE exchange's grad is the other one with the same counts
+		// and attrs: the rows go back where they came from.
+		"global_scatter": {Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")},
+		"global_gather":  {Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")},
 		// cast's grad casts the gradient back; assign's copies it.
 		"cast": {
 			Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
@@ -224,4 +232,15 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 // differentiate.
 func GradOpTypes() []string {
 	return slices.Sorted(maps.Keys(gradMakerTable()))
+}
+
+// exchangeGrad returns the Emit of global_scatter's or global_gather's
+// grad: the inverse exchange, typ, over the forward op's counts.
+func exchangeGrad(typ string) func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
+	return func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
+		return &ir.Op{Type: typ,
+			Inputs: []ir.Slot{ir.S("X", outGrad), ir.S("local_count", fwd.Input("local_count")...),
+				ir.S("global_count", fwd.Input("global_count")...)},
+			Outputs: ir.Slots("Out", inGrad), Attrs: fwd.Attrs.Clone()}
+	}
 }

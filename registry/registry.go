@@ -91,5 +91,9 @@ func DefaultRegistry() *Registry {
 	r.Register("softmax", SoftmaxReplicateLastAxis())
 	r.Register("check_finite_and_unscale", CheckFiniteAndUnscale())
 	r.Register("update_loss_scaling", UpdateLossScaling())
+	for _, typ := range []string{"global_scatter", "global_gather", "alltoall"} {
+		r.Register(typ, ExpertExchange())
+	}
+	r.Register("grouped_matmul", GroupedMatmulExpert())
 	return r
 }

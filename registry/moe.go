@@ -1,0 +1,158 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// ExpertAxisAttr names the attr of an MoE exchange op (global_scatter,
+// global_gather, and the alltoall of the counts) that says which mesh dim
+// is the expert axis: a string, the dim's name. The serial program runs
+// the exchanges as a world of one; partitioning points their ring_id at
+// this rank's group along that dim. An annotation like a dims_mapping,
+// it is an attr because the exchanged tensors have no dim the axis maps:
+// their rows are data-dependent.
+const ExpertAxisAttr = "expert_axis"
+
+// expertAxis returns the mesh dim the op's expert_axis attr names.
+func expertAxis(ctx *Ctx, op *ir.Op) (int, error) {
+	v := op.Attrs.Get(ExpertAxisAttr)
+	if v == nil {
+		return 0, fmt.Errorf("%s: expert_parallel needs attr %s, the name of the mesh dim the experts are split along (mesh %s has dims [%s])",
+			op, ExpertAxisAttr, ctx.Mesh.Name, strings.Join(ctx.Mesh.DimNames, ", "))
+	}
+	name, ok := v.(ir.String)
+	if !ok {
+		return 0, fmt.Errorf("%s: attr %s has kind %s, want string", op, ExpertAxisAttr, v.Kind())
+	}
+	axis := ctx.Mesh.DimIndex(string(name))
+	if axis < 0 {
+		return 0, fmt.Errorf("%s: attr %s is %q, not a dim of mesh %s (dims [%s])",
+			op, ExpertAxisAttr, string(name), ctx.Mesh.Name, strings.Join(ctx.Mesh.DimNames, ", "))
+	}
+	return axis, nil
+}
+
+// ExpertExchange is impl 0 "expert_parallel" of global_scatter,
+// global_gather and alltoall: the op runs over this rank's group along
+// the expert axis (attr expert_axis). Its count vectors hold n_expert ×
+// world entries, the same length on every rank, so they are replicated
+// and must split evenly over the axis. The backward (the other exchange,
+// or the alltoall's own grad) runs over the same group.
+func ExpertExchange() *Impl {
+	return &Impl{
+		Name:       "expert_parallel",
+		Compatible: exchangeCompatible,
+		Forward:    exchangeLower,
+		Backward:   exchangeLower,
+	}
+}
+
+func exchangeCompatible(ctx *Ctx, op *ir.Op) error {
+	axis, err := expertAxis(ctx, op)
+	if err != nil {
+		return err
+	}
+	size := ctx.Mesh.Shape[axis]
+	counts := []string{"local_count", "global_count"}
+	if op.Type == "alltoall" || op.Type == "all_to_all" {
+		counts = []string{"X", "Out"}
+	}
+	for i, slot := range counts {
+		name, m, err := argMapping(ctx, op, slot, i == 0)
+		if err != nil {
+			return err
+		}
+		if !allReplicated(m) {
+			return fmt.Errorf("%s: expert_parallel needs the counts replicated (every rank holds n_expert × world of them); %s %s has dims_mapping %s",
+				op, slot, name, ir.FormatInts(m))
+		}
+		v, err := lookupVar(ctx, op, slot, name)
+		if err != nil {
+			return err
+		}
+		if n := v.Type.Shape; len(n) != 1 || n[0] < 0 || n[0]%int64(size) != 0 {
+			return fmt.Errorf("%s: %s %s has shape %s: the counts must be one vector of n_expert × %d entries (mesh dim %s)",
+				op, slot, name, fmt.Sprint(n), size, ctx.Mesh.DimNames[axis])
+		}
+	}
+	return nil
+}
+
+// exchangeLower keeps the op with ring_id set to the expert-axis group.
+func exchangeLower(ctx *Ctx, op *ir.Op) error {
+	axis, err := expertAxis(ctx, op)
+	if err != nil {
+		return err
+	}
+	id, _, err := group(ctx, op, axis)
+	if err != nil {
+		return err
+	}
+	op.Attrs.Set("ring_id", ir.Int(int64(id)))
+	ctx.Keep(op)
+	return nil
+}
+
+// GroupedMatmulExpert is impl 0 "expert_parallel" of grouped_matmul: the
+// expert weights W [E, K, P] may be split along dim 0 (each rank holds
+// E/n experts, and its rows arrive grouped by its own experts), never
+// along K or P; the rows of X and Out are data-dependent, so only their
+// feature dims are checked (replicated). Backward: a W split along axis a
+// receives, through the exchange, the rows of every rank of a's group,
+// each carrying the gradient of its own rank's loss; the loss is their
+// average (partial avg, as the batch-dim rule assumes), so W@GRAD is
+// scaled by 1/|group| — without communication: no other rank holds these
+// experts. The batch-dim rule then syncs over the axis of X's rows, if
+// any (dp in dp×ep).
+func GroupedMatmulExpert() *Impl {
+	return &Impl{
+		Name:       "expert_parallel",
+		Compatible: groupedMatmulCompatible,
+		Forward: func(ctx *Ctx, op *ir.Op) error {
+			ctx.Keep(op)
+			return SyncParams(ctx, op)
+		},
+		Backward: groupedMatmulBackward,
+	}
+}
+
+func groupedMatmulCompatible(ctx *Ctx, op *ir.Op) error {
+	w, wm, err := argMapping(ctx, op, "W", true)
+	if err != nil {
+		return err
+	}
+	if len(wm) != 3 || wm[1] != -1 || wm[2] != -1 {
+		return fmt.Errorf("%s: expert_parallel needs W [experts, in, out] split at most along the experts; W %s has dims_mapping %s",
+			op, w, ir.FormatInts(wm))
+	}
+	for i, slot := range []string{"X", "Out"} {
+		name, m, err := argMapping(ctx, op, slot, i == 0)
+		if err != nil {
+			return err
+		}
+		if len(m) != 2 || m[1] != -1 {
+			return fmt.Errorf("%s: expert_parallel needs %s's feature dim replicated; %s %s has dims_mapping %s",
+				op, slot, slot, name, ir.FormatInts(m))
+		}
+	}
+	return nil
+}
+
+func groupedMatmulBackward(ctx *Ctx, op *ir.Op) error {
+	ctx.Keep(op)
+	gs := op.Output("W@GRAD")
+	w := op.Input("W")
+	if len(gs) == 1 && len(w) == 1 {
+		if m := ctx.Mapping(w[0]); len(m) == 3 && m[0] >= 0 && ctx.Mesh.Shape[m[0]] > 1 {
+			n := ctx.Mesh.Shape[m[0]]
+			ctx.Emit("scale", ir.Slots("X", gs[0]), ir.Slots("Out", gs[0]),
+				fmt.Sprintf("expert-parallel: %s holds the grads of the tokens of all %d ranks along %s, each of its own rank's loss; averaged, not summed over ranks",
+					gs[0], n, ctx.Mesh.DimNames[m[0]]),
+				ir.A("scale", ir.Float(1/float64(n))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+		}
+	}
+	return SyncGrads(ctx, op)
+}
