@@ -96,7 +96,7 @@ func gradCases() []gradCase {
 	dA := []ir.Attr{A("dropout_prob", ir.Float(0.4)), A("seed", ir.Int(9)), A("dropout_implementation", ir.String("upscale_in_train"))}
 	cs = append(cs, gradCase{"dropout", mkOp("dropout", Sl("X", "x"), Sl("Out", "o", "Mask", "m"), dA...),
 		mkOp("dropout_grad", Sl("Mask", "m", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), dA...), Args{"X": {u(4, 5)}}, "Out"})
-	return cs
+	return append(cs, moeGradCases()...) // moe_test.go
 }
 
 func TestGradFiniteDifferences(t *testing.T) {

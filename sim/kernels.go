@@ -67,6 +67,14 @@ func DefaultKernels() Kernels {
 		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
 		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
+		// moe.go
+		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
+		"gather": gather, "gather_grad": gatherGrad,
+		"scatter": scatter, "scatter_grad": scatterGrad,
+		"grouped_matmul": groupedMatmul, "grouped_matmul_grad": groupedMatmulGrad,
+		"number_count": numberCount, "cumsum": cumsum, "assign_pos": assignPos,
+		"limit_by_capacity": limitByCapacity, "prune_gate_by_capacity": pruneGate,
+		"elementwise_floordiv": floorDiv,
 	}
 	for t, k := range ks {
 		ks[t] = rounded(k)
