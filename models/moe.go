@@ -45,16 +45,18 @@ func (c MoEConfig) withDefaults() MoEConfig {
 var MoEStrategies = []string{"ep", "dp,ep"}
 
 // MoE returns a serial, forward-only MoE layer named "moe" over tokens x
-// [Tokens, Model] (is_data), with its residual and a squared-mean loss:
+// [Tokens, Model] (is_data), projected by a dense w_in, with its residual
+// and a squared-mean loss:
 //
-//	gate:     logits = x·gate_w; probs = softmax(logits); topv, topi = top_k(probs, k)
+//	input:    u = x·w_in
+//	gate:     logits = u·gate_w; probs = softmax(logits); topv, topi = top_k(probs, k)
 //	route:    local_count = number_count(topi); global_count = alltoall(local_count)
 //	          pos = assign_pos(topi, cumsum(local_count)); tok = pos // k
-//	dispatch: xs = gather(x, tok); xr = global_scatter(xs, local_count, global_count)
+//	dispatch: xs = gather(u, tok); xr = global_scatter(xs, local_count, global_count)
 //	experts:  y = grouped_matmul(relu(grouped_matmul(xr, w1)), w2)   (w1 [E, d, h], w2 [E, h, d])
 //	combine:  yb = global_gather(y, …); ys = scatter(0, pos, yb) [Tokens·k, d]
 //	          moe = reshape(topv, [N, 1, k]) · reshape(ys, [N, k, d])
-//	loss:     z = x + moe; loss = mean(z·z)
+//	loss:     z = u + moe; loss = mean(z·z)
 //
 // The exchanges carry expert_axis "ep" and ring_id 0: serially they are a
 // world of one (the identity on rows sorted by expert), and partitioning
@@ -76,7 +78,7 @@ func MoE(cfg MoEConfig) *ir.Module {
 		shape []int64
 		fanIn int64
 		seed  int64
-	}{{"gate_w", []int64{d, e}, d, 1}, {"w1", []int64{e, d, h}, d, 2}, {"w2", []int64{e, h, d}, h, 3}}
+	}{{"w_in", []int64{d, d}, d, 4}, {"gate_w", []int64{d, e}, d, 1}, {"w1", []int64{e, d, h}, d, 2}, {"w2", []int64{e, h, d}, h, 3}}
 	for _, p := range params {
 		b.Param(p.name, ir.Tensor(dt, p.shape...)).WithFlags(ir.FlagTrainable)
 		s.Param(p.name, ir.Tensor(dt, p.shape...)).WithFlags(ir.FlagTrainable)
@@ -91,12 +93,18 @@ func MoE(cfg MoEConfig) *ir.Module {
 	exchange := []ir.Attr{ir.A("ring_id", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)),
 		ir.A(registry.ExpertAxisAttr, ir.String("ep"))}
 
+	// The layer's input: a dense projection of the tokens, so that
+	// gradients flow back through the whole layer.
+	b.Var("u", ir.Tensor(dt, n, d))
+	b.Op("matmul_v2", ir.Slots("X", "x", "Y", "w_in"), ir.Slots("Out", "u"),
+		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+
 	// Gate.
 	b.Var("gate_logits", ir.Tensor(dt, n, e))
 	b.Var("gate_probs", ir.Tensor(dt, n, e))
 	b.Var("topv", ir.Tensor(dt, n, k))
 	ints("topi", n, k)
-	b.Op("matmul_v2", ir.Slots("X", "x", "Y", "gate_w"), ir.Slots("Out", "gate_logits"),
+	b.Op("matmul_v2", ir.Slots("X", "u", "Y", "gate_w"), ir.Slots("Out", "gate_logits"),
 		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
 	b.Op("softmax", ir.Slots("X", "gate_logits"), ir.Slots("Out", "gate_probs"), ir.A("axis", ir.Int(-1)))
 	b.Op("top_k_v2", ir.Slots("X", "gate_probs"), ir.Slots("Out", "topv", "Indices", "topi"),
@@ -124,7 +132,7 @@ func MoE(cfg MoEConfig) *ir.Module {
 	}{{"xs", d}, {"xr", d}, {"h1", h}, {"a1", h}, {"y", d}, {"yb", d}} {
 		b.Var(v.name, ir.Tensor(dt, -1, v.w))
 	}
-	b.Op("gather", ir.Slots("X", "x", "Index", "tok"), ir.Slots("Out", "xs"), ir.A("axis", ir.Int(0)))
+	b.Op("gather", ir.Slots("X", "u", "Index", "tok"), ir.Slots("Out", "xs"), ir.A("axis", ir.Int(0)))
 	b.Op("global_scatter", ir.Slots("X", "xs", "local_count", "local_count", "global_count", "global_count"), ir.Slots("Out", "xr"), exchange...)
 	b.Op("grouped_matmul", ir.Slots("X", "xr", "W", "w1", "ExpertCount", "global_count"), ir.Slots("Out", "h1"))
 	b.Op("relu", ir.Slots("X", "h1"), ir.Slots("Out", "a1"))
@@ -154,7 +162,7 @@ func MoE(cfg MoEConfig) *ir.Module {
 	b.Var("z", ir.Tensor(dt, n, d))
 	b.Var("zz", ir.Tensor(dt, n, d))
 	b.Var("loss", ir.Tensor(dt))
-	b.Op("elementwise_add", ir.Slots("X", "x", "Y", "moe"), ir.Slots("Out", "z"), ir.A("axis", ir.Int(-1)))
+	b.Op("elementwise_add", ir.Slots("X", "u", "Y", "moe"), ir.Slots("Out", "z"), ir.A("axis", ir.Int(-1)))
 	b.Op("elementwise_mul", ir.Slots("X", "z", "Y", "z"), ir.Slots("Out", "zz"), ir.A("axis", ir.Int(-1)))
 	b.Op("mean", ir.Slots("X", "zz"), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
 	if err := b.Err(); err != nil {
@@ -244,7 +252,7 @@ func AnnotateMoE(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 		switch {
 		case v.Name == "w1" || v.Name == "w2":
 			p.dists[v.Name] = exp(ep, -1, -1)
-		case v.Name == "gate_w":
+		case v.Name == "gate_w" || v.Name == "w_in":
 			p.dists[v.Name] = tok(-1, -1)
 		case v.Name == "loss":
 			p.dists[v.Name] = &ir.TensorDist{Mesh: tokens.Name, DimsMapping: []int{}, Partial: []ir.Partial{{Dim: tokenAxis, Reduce: ir.ReduceAvg}}}
@@ -288,6 +296,8 @@ func AnnotateMoE(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 			o = opPlan{mesh: mesh.Name, impl: impl{"grouped_matmul", 0}}
 		case expertOps[op.Type]:
 			o.mesh = mesh.Name
+		case op.Type == "reshape2":
+			o.impl = reshapeImpl(g, op)
 		case !op.Role.IsForward():
 			// The loss grad, grad sums, optimizer ops: their output's mesh.
 			for a := range op.OutputNames {
@@ -386,4 +396,17 @@ func allReplicatedInts(m []int) bool {
 		}
 	}
 	return true
+}
+
+// reshapeImpl picks reshape2's impl by what the reshape does to the rank:
+// add a dim (0), remove one (1), or keep the rank (2).
+func reshapeImpl(g *ir.Block, op *ir.Op) impl {
+	in, out := g.Var(op.Input("X")[0]), g.Var(op.Output("Out")[0])
+	switch d := out.Type.Rank() - in.Type.Rank(); {
+	case d > 0:
+		return impl{"reshape2", 0}
+	case d < 0:
+		return impl{"reshape2", 1}
+	}
+	return impl{"reshape2", 2}
 }

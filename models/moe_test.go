@@ -122,7 +122,7 @@ func TestAnnotateMoEErrors(t *testing.T) {
 	}
 	m, _ := MoETraining(MoEConfig{Experts: 3}, "ep", Mesh([]int{2}, []string{"ep"}), "sgd")
 	_, err = passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
-	if err == nil || !strings.Contains(err.Error(), "var w1: dims_mapping [0, -1, -1]: dim 0 of size 3 does not split evenly over mesh dim ep of size 2") {
+	if err == nil || !strings.Contains(err.Error(), "var w1: dims_mapping [0, -1, -1]: dim 0 of size 3 does not split evenly over mesh dim 0 (ep) of size 2") {
 		t.Errorf("uneven experts: err = %v", err)
 	}
 }

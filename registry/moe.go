@@ -56,12 +56,17 @@ func exchangeCompatible(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	size := ctx.Mesh.Shape[axis]
-	counts := []string{"local_count", "global_count"}
-	if op.Type == "alltoall" || op.Type == "all_to_all" {
-		counts = []string{"X", "Out"}
+	type arg struct {
+		slot  string
+		input bool
 	}
-	for i, slot := range counts {
-		name, m, err := argMapping(ctx, op, slot, i == 0)
+	counts := []arg{{"local_count", true}, {"global_count", true}}
+	if op.Type == "alltoall" || op.Type == "all_to_all" {
+		counts = []arg{{"X", true}, {"Out", false}}
+	}
+	for _, c := range counts {
+		slot := c.slot
+		name, m, err := argMapping(ctx, op, slot, c.input)
 		if err != nil {
 			return err
 		}
