@@ -23,6 +23,10 @@ func TestDefaultRegistry(t *testing.T) {
 		"softmax":                  {"replicate_last_axis"},
 		"check_finite_and_unscale": {"check_finite_and_unscale"},
 		"update_loss_scaling":      {"update_loss_scaling"},
+		"global_scatter":           {"expert_parallel"},
+		"global_gather":            {"expert_parallel"},
+		"alltoall":                 {"expert_parallel"},
+		"grouped_matmul":           {"expert_parallel"},
 	}
 	cs := r.Containers()
 	if len(cs) != len(want) {
