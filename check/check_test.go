@@ -39,7 +39,7 @@ func goldenInput(t *testing.T, name string) *ir.Module {
 // TestGoldenTrainingCases: every training case of golden/ partitions to
 // programs that compute what the serial program computes, over 3 steps.
 func TestGoldenTrainingCases(t *testing.T) {
-	for _, name := range []string{"dp_mlp", "col_1d", "row_1d", "megatron_1d", "megatron_2d", "vocab_embedding"} {
+	for _, name := range []string{"dp_mlp", "col_1d", "row_1d", "megatron_1d", "megatron_2d", "vocab_embedding", "moe_ep2"} {
 		t.Run(name, func(t *testing.T) {
 			m := goldenInput(t, name)
 			before := string(ir.Print(m))

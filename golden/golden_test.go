@@ -15,15 +15,20 @@ import (
 
 func TestGolden(t *testing.T) { golden.RunDir(t, "testdata") }
 
-// TestGPTCollectiveCounts holds the counts the gpt1_* cases derive by
-// hand in their comments against every rank's expected program: per
-// collective type and mesh axis of its group.
-func TestGPTCollectiveCounts(t *testing.T) {
+// TestCollectiveCounts holds the counts the gpt1_* and moe_ep2 cases
+// derive by hand in their comments against every rank's expected
+// program: per collective type and mesh axis of its group, and the
+// gradient scales by the axis they average over ("experts" for the
+// expert-parallel average, which has no collective).
+func TestCollectiveCounts(t *testing.T) {
 	want := map[string]map[string]int{
 		"gpt1_dp":   {"c_broadcast/dp": 21, "c_allreduce_sum/dp": 21, "scale/dp": 21},
 		"gpt1_mp":   {"c_broadcast/mp": 10, "c_identity/mp": 4, "c_allreduce_sum/mp": 7},
 		"gpt1_dpmp": {"c_broadcast/dp": 21, "c_broadcast/mp": 10, "c_identity/mp": 4, "c_allreduce_sum/mp": 7, "c_allreduce_sum/dp": 21, "scale/dp": 21},
+		"moe_ep2": {"c_broadcast/ep": 2, "c_allreduce_sum/ep": 2, "scale/ep": 2, "scale/experts": 2,
+			"alltoall/ep": 1, "global_scatter/ep": 2, "global_gather/ep": 2},
 	}
+	ranks := map[string]int{"gpt1_dp": 4, "gpt1_mp": 4, "gpt1_dpmp": 4, "moe_ep2": 2}
 	for name, counts := range want {
 		ar, err := txtar.ParseFile(filepath.Join("testdata", name+".txtar"))
 		if err != nil {
@@ -47,7 +52,9 @@ func TestGPTCollectiveCounts(t *testing.T) {
 					if id, ok := op.Attrs.Int("ring_id"); ok {
 						axis = axisOf(mesh, m.Group(int(id)).Ranks, p.Rank)
 					} else if o, _ := op.Attrs.String("origin"); op.Type == "scale" && strings.Contains(o, "data-parallel") {
-						axis = "dp"
+						_, axis, _ = strings.Cut(o, "averaged over ")
+					} else if op.Type == "scale" && strings.Contains(o, "expert-parallel") {
+						axis = "experts"
 					} else {
 						continue
 					}
@@ -58,8 +65,8 @@ func TestGPTCollectiveCounts(t *testing.T) {
 				t.Errorf("%s %s: collectives %v, want %v", name, f.Name, got, counts)
 			}
 		}
-		if n != 4 {
-			t.Errorf("%s: %d ranks, want 4", name, n)
+		if n != ranks[name] {
+			t.Errorf("%s: %d ranks, want %d", name, n, ranks[name])
 		}
 	}
 }

@@ -198,7 +198,8 @@ var expertOps = map[string]bool{"alltoall": true, "global_scatter": true, "globa
 //     so w1 and w2's grads are averaged over dp by the batch-dim rule.
 //
 // Exchange ops get impl expert_parallel (global_scatter:0, …), the
-// grouped matmuls grouped_matmul:0, everything else default:0. The loss is
+// grouped matmuls grouped_matmul:0, reshapes the reshape2 impl of their
+// rank change, softmax softmax:0, everything else default:0. The loss is
 // partial avg over the token axis; local_count (each rank's own counts)
 // partial sum. Grad vars take their var's mapping without the partial;
 // grad ops their forward op's mesh and impl; other ops the mesh of their
@@ -298,6 +299,8 @@ func AnnotateMoE(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 			o.mesh = mesh.Name
 		case op.Type == "reshape2":
 			o.impl = reshapeImpl(g, op)
+		case op.Type == "softmax":
+			o.impl = impl{"softmax", 0}
 		case !op.Role.IsForward():
 			// The loss grad, grad sums, optimizer ops: their output's mesh.
 			for a := range op.OutputNames {

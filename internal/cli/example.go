@@ -11,9 +11,9 @@ import (
 )
 
 // examples lists the example modules by name, in the order usage shows them.
-var examples = []string{"gpt", "mlp"}
+var examples = []string{"gpt", "mlp", "moe"}
 
-const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-heads N] [-vocab N] [-seq N] [-optimizer O] [-f64]"
+const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-heads N] [-vocab N] [-seq N] [-experts N] [-topk K] [-optimizer O] [-f64]"
 
 func runExample(env *Env, args []string) int {
 	fs := newFlagSet(env, "example", exampleArgs,
@@ -21,10 +21,16 @@ func runExample(env *Env, args []string) int {
 of model NAME, its backward, the sharding strategy's annotations and an
 optimizer, with the startup program. Known models: `+strings.Join(examples, ", ")+`.
 Strategies: dp (data parallel), mp (Megatron tensor parallel; an even
-number of layers), dp,mp (both). -mesh gives the mesh shape, one size per
-strategy axis ("2" for dp or mp, "2x4" for dp,mp: dp 2, mp 4); the mesh is
-named world and its dims dp and mp.`)
-	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.Strategies, ", "))
+number of layers), dp,mp (both); for moe, ep (expert parallel: experts
+split, tokens split on the batch) and dp,ep (experts split along ep and
+replicated along dp, tokens split over every rank). -mesh gives the mesh
+shape, one size per strategy axis ("2" for dp or mp, "2x4" for dp,mp: dp
+2, mp 4); the mesh is named world and its dims are the strategy's. moe
+takes -batch tokens of width -hidden (default 4), -experts experts of
+hidden width 2×-hidden, top--topk gating (default 2).`)
+	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.Strategies, ", ")+" (moe: "+strings.Join(models.MoEStrategies, ", ")+"; default ep)")
+	experts := fs.Int("experts", 4, "moe: number of experts")
+	topk := fs.Int("topk", 2, "moe: experts per token")
 	meshFlag := fs.String("mesh", "", `mesh shape, sizes joined by x (default "2x2" for dp,mp, "2" otherwise)`)
 	layers := fs.Int("layers", 2, "number of layers")
 	hidden := fs.Int("hidden", 16, "hidden size (gpt: 64 unless given)")
@@ -65,6 +71,11 @@ named world and its dims dp and mp.`)
 	if !known {
 		return usageErr("unknown example %q (known: %s)", name, strings.Join(examples, ", "))
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if name == "moe" && !given["strategy"] {
+		*strategy = "ep"
+	}
 	dims := strings.Split(*strategy, ",")
 	if *meshFlag == "" {
 		*meshFlag = strings.TrimSuffix(strings.Repeat("2x", len(dims)), "x")
@@ -84,8 +95,6 @@ named world and its dims dp and mp.`)
 	if *f64 {
 		dt = ir.F64
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var m *ir.Module
 	var err error
 	mesh := models.Mesh(shape, dims)
@@ -103,6 +112,16 @@ named world and its dims dp and mp.`)
 			return usageErr("-layers, -hidden, -batch, -heads, -vocab and -seq must be positive, and -hidden a multiple of -heads")
 		}
 		m, err = models.GPTTraining(cfg, *strategy, mesh, *optimizer)
+	case "moe":
+		cfg := models.MoEConfig{Tokens: *batch, Model: 4, Experts: *experts, TopK: *topk, DType: dt}
+		if given["hidden"] {
+			cfg.Model = *hidden
+		}
+		cfg.Hidden = 2 * cfg.Model
+		if cfg.Tokens <= 0 || cfg.Model <= 0 || cfg.Experts <= 0 || cfg.TopK <= 0 || cfg.TopK > cfg.Experts {
+			return usageErr("-batch, -hidden, -experts and -topk must be positive, and -topk at most -experts")
+		}
+		m, err = models.MoETraining(cfg, *strategy, mesh, *optimizer)
 	default:
 		cfg := models.MLPConfig{Layers: *layers, Hidden: *hidden, Batch: *batch, DType: dt}
 		if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 {
