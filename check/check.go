@@ -329,10 +329,12 @@ func compared(m *ir.Module) []comparedVar {
 
 // exchanges are the collectives whose output on a rank is not a shard of
 // the serial value but what other ranks sent it (the serial program is a
-// world of one): their values are checked downstream, where the layer's
-// output returns to the ranks that own the tokens. Vars with a
-// data-dependent dim (-1) are skipped for the same reason.
-var exchanges = map[string]bool{"alltoall": true, "all_to_all": true, "c_alltoall": true, "global_scatter": true, "global_gather": true}
+// world of one), and limit_by_capacity, which computes on such counts:
+// their values are checked downstream, where the layer's output returns
+// to the ranks that own the tokens. Vars with a data-dependent dim (-1)
+// are skipped for the same reason.
+var exchanges = map[string]bool{"alltoall": true, "all_to_all": true, "c_alltoall": true,
+	"global_scatter": true, "global_gather": true, "limit_by_capacity": true}
 
 func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial sim.Scope, scopes []sim.Scope, tol float64) (*Row, error) {
 	want := serial[c.name]

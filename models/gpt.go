@@ -19,6 +19,11 @@ type GPTConfig struct {
 	// Seed offsets the seeds of the random initialisers (0: the fixed
 	// seeds 1, 2, ...), so generated modules differ by seed.
 	Seed int64
+	// MoEEvery, when positive, makes the MLP of every MoEEvery-th layer
+	// (layers MoEEvery-1, 2·MoEEvery-1, ...) an MoE block of Experts
+	// experts of hidden width 4·Hidden, top-TopK gating, and Capacity
+	// (0: none) token slots per expert.
+	MoEEvery, Experts, TopK, Capacity int
 }
 
 // TinyGPT is the GPT that tests run: 2 layers, hidden 64, 4 heads,
@@ -44,6 +49,9 @@ func (c GPTConfig) validate() error {
 	}
 	if c.Hidden%c.Heads != 0 {
 		return fmt.Errorf("GPT config: hidden %d is not a multiple of heads %d", c.Hidden, c.Heads)
+	}
+	if c.MoEEvery > 0 && (c.Experts <= 0 || c.TopK <= 0 || c.TopK > c.Experts || c.Capacity < 0) {
+		return fmt.Errorf("GPT config: MoE layers need experts > 0 and 0 < top-k <= experts, have %d and %d", c.Experts, c.TopK)
 	}
 	return nil
 }
@@ -104,6 +112,12 @@ func GPT(cfg GPTConfig) *ir.Module {
 	b := ir.NewBuilder(m)
 	s := b.Startup()
 	seed := cfg.Seed
+	uniform := func(name string, bound float64, shape []int64) {
+		seed++
+		s.Op("uniform_random", nil, ir.Slots("Out", name),
+			ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(shape)),
+			ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(seed)))
+	}
 	param := func(name string, init string, shape ...int64) {
 		b.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
 		s.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
@@ -120,10 +134,7 @@ func GPT(cfg GPTConfig) *ir.Module {
 			if init == "embedding" {
 				bound = 0.1
 			}
-			seed++
-			s.Op("uniform_random", nil, ir.Slots("Out", name),
-				ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(shape)),
-				ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(seed)))
+			uniform(name, bound, shape)
 		}
 	}
 	tensor := func(name string, shape ...int64) string {
@@ -212,6 +223,19 @@ func GPT(cfg GPTConfig) *ir.Module {
 		ctx3 := reshape(ctxT, p+"ctx_3d", bsnd, bsh...)
 		res1 := add(x, linear(ctx3, p+"proj", H, H), p+"res1", B, S, H)
 		ln2 := layerNorm(res1, p+"ln2")
+		if cfg.MoEEvery > 0 && (i+1)%cfg.MoEEvery == 0 {
+			// The MoE block works on tokens: [B*S, H] and back.
+			flat := reshape(ln2, p+"moe_in", bsh, B*S, H)
+			mc := MoEConfig{Tokens: int(B * S), Model: int(H), Hidden: int(4 * H), Experts: cfg.Experts,
+				TopK: cfg.TopK, Capacity: cfg.Capacity, DType: dt}
+			moe := moeBlock(b, p+"moe_", flat, mc, func(name string, fanIn int64, shape ...int64) {
+				b.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+				s.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+				uniform(name, 1/math.Sqrt(float64(fanIn)), shape)
+			})
+			x = add(res1, reshape(moe, p+"moe_out", []int64{B * S, H}, bsh...), p+"res2", B, S, H)
+			continue
+		}
 		fc1 := linear(ln2, p+"fc1", H, 4*H)
 		gelu := tensor(p+"gelu", B, S, 4*H)
 		b.Op("gelu", ir.Slots("X", fc1), ir.Slots("Out", gelu), ir.A("approximate", ir.Bool(false)))
@@ -267,8 +291,18 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 //     elementwise:0; layer norms, wpe, lm_w, the loss and the residual
 //     stream are replicated along mp (default:0).
 //   - "dp,mp": both.
+//   - "ep" and "dp,ep": the dense part data parallel (over ep, or over
+//     every rank of the dp×ep mesh on a 1-D view of it, mesh "tokens"),
+//     the MoE blocks expert parallel along ep (see annotator.moeOp).
 func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
-	a, err := newAnnotator(m, strategy, mesh)
+	return annotateGPT(m, strategy, mesh, GPTStrategies, "")
+}
+
+// GPTStrategies lists the strategies AnnotateGPT knows.
+var GPTStrategies = []string{"dp", "mp", "dp,mp", "ep", "dp,ep"}
+
+func annotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []string, what string) error {
+	a, err := newAnnotator(m, strategy, mesh, known, what)
 	if err != nil {
 		return err
 	}
@@ -289,7 +323,7 @@ func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 				a.impls[op.ID] = impl{"default", 0}
 			}
 			a.set(out, append(slices.Clone(im), -1))
-		case "elementwise_add":
+		case "elementwise_add", "elementwise_mul":
 			x, y, out := a.in(op, "X"), a.in(op, "Y"), a.out(op, "Out")
 			xm := a.get(op, x)
 			if _, ok := a.dists[y]; !ok {
@@ -373,7 +407,9 @@ func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 		case "mean":
 			a.meanLoss(op, a.out(op, "Out"), a.get(op, a.in(op, "X")))
 		default:
-			a.fail("%s: the GPT strategies do not know this op type", op)
+			if !a.moeOp(op) {
+				a.fail("%s: the GPT strategies do not know this op type", op)
+			}
 		}
 	}
 	return a.finish()

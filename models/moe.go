@@ -1,11 +1,8 @@
 package models
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
@@ -16,7 +13,10 @@ import (
 // top-2 gating, f32.
 type MoEConfig struct {
 	Tokens, Model, Hidden, Experts, TopK int
-	DType                                ir.DType
+	// Capacity, when positive, is how many token slots each expert takes
+	// at most; the rest are dropped.
+	Capacity int
+	DType    ir.DType
 }
 
 func (c MoEConfig) withDefaults() MoEConfig {
@@ -44,131 +44,167 @@ func (c MoEConfig) withDefaults() MoEConfig {
 // MoEStrategies lists the strategies AnnotateMoE knows.
 var MoEStrategies = []string{"ep", "dp,ep"}
 
+// AnnotateMoE distributes an MoE layer (MoE's ops, with or without their
+// grad ops) for strategy "ep" or "dp,ep" on mesh, which must have a dim
+// named ep (and dp): AnnotateGPT's rules for those strategies.
+func AnnotateMoE(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
+	return annotateGPT(m, strategy, mesh, MoEStrategies, "MoE ")
+}
+
 // MoE returns a serial, forward-only MoE layer named "moe" over tokens x
 // [Tokens, Model] (is_data), projected by a dense w_in, with its residual
 // and a squared-mean loss:
 //
 //	input:    u = x·w_in
+//	layer:    moe = the MoE block of u (see below)
+//	loss:     z = u + moe; loss = mean(z·z)
+//
+// The MoE block of tokens u [N, d] (names prefixed as given, "" here):
+//
 //	gate:     logits = u·gate_w; probs = softmax(logits); topv, topi = top_k(probs, k)
 //	route:    local_count = number_count(topi); global_count = alltoall(local_count)
 //	          pos = assign_pos(topi, cumsum(local_count)); tok = pos // k
 //	dispatch: xs = gather(u, tok); xr = global_scatter(xs, local_count, global_count)
 //	experts:  y = grouped_matmul(relu(grouped_matmul(xr, w1)), w2)   (w1 [E, d, h], w2 [E, h, d])
-//	combine:  yb = global_gather(y, …); ys = scatter(0, pos, yb) [Tokens·k, d]
+//	combine:  yb = global_gather(y, …); ys = scatter(0, pos, yb) [N·k, d]
 //	          moe = reshape(topv, [N, 1, k]) · reshape(ys, [N, k, d])
-//	loss:     z = u + moe; loss = mean(z·z)
 //
 // The exchanges carry expert_axis "ep" and ring_id 0: serially they are a
 // world of one (the identity on rows sorted by expert), and partitioning
-// along ep makes them an all-to-all. Every token slot keeps its expert:
-// there is no capacity limit.
+// along ep makes them an all-to-all. With a Capacity, each expert takes
+// at most that many token slots, the first in token order: the counts
+// are exchanged, limited (limit_by_capacity), exchanged back, and the
+// gate's choices beyond them pruned (prune_gate_by_capacity, -1 = dropped)
+// before routing; a dropped slot contributes nothing to its token.
 func MoE(cfg MoEConfig) *ir.Module {
 	cfg = cfg.withDefaults()
-	n, d, h, e, k := int64(cfg.Tokens), int64(cfg.Model), int64(cfg.Hidden), int64(cfg.Experts), int64(cfg.TopK)
+	n, d := int64(cfg.Tokens), int64(cfg.Model)
 	dt := cfg.DType
-	code, _ := dt.PaddleCode()
-	i64code, _ := ir.I64.PaddleCode()
-
 	m := ir.NewModule("moe")
 	b := ir.NewBuilder(m)
 	s := b.Startup()
+	code, _ := dt.PaddleCode()
+	param := func(name string, fanIn int64, seed int64, shape ...int64) {
+		b.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+		s.Param(name, ir.Tensor(dt, shape...)).WithFlags(ir.FlagTrainable)
+		bound := 1 / math.Sqrt(float64(fanIn))
+		s.Op("uniform_random", nil, ir.Slots("Out", name),
+			ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(slices.Clone(shape))),
+			ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(seed)))
+	}
 	b.Var("x", ir.Tensor(dt, n, d)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
-	params := []struct {
-		name  string
-		shape []int64
-		fanIn int64
-		seed  int64
-	}{{"w_in", []int64{d, d}, d, 4}, {"gate_w", []int64{d, e}, d, 1}, {"w1", []int64{e, d, h}, d, 2}, {"w2", []int64{e, h, d}, h, 3}}
-	for _, p := range params {
-		b.Param(p.name, ir.Tensor(dt, p.shape...)).WithFlags(ir.FlagTrainable)
-		s.Param(p.name, ir.Tensor(dt, p.shape...)).WithFlags(ir.FlagTrainable)
-		bound := 1 / math.Sqrt(float64(p.fanIn))
-		s.Op("uniform_random", nil, ir.Slots("Out", p.name),
-			ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints(slices.Clone(p.shape))),
-			ir.A("min", ir.Float(-bound)), ir.A("max", ir.Float(bound)), ir.A("seed", ir.Int(p.seed)))
-	}
-	ints := func(name string, shape ...int64) {
-		b.Var(name, ir.Tensor(ir.I64, shape...)).WithFlags(ir.FlagStopGradient)
-	}
-	exchange := []ir.Attr{ir.A("ring_id", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)),
-		ir.A(registry.ExpertAxisAttr, ir.String("ep"))}
-
+	param("w_in", d, 4, d, d)
 	// The layer's input: a dense projection of the tokens, so that
 	// gradients flow back through the whole layer.
 	b.Var("u", ir.Tensor(dt, n, d))
 	b.Op("matmul_v2", ir.Slots("X", "x", "Y", "w_in"), ir.Slots("Out", "u"),
 		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
-
-	// Gate.
-	b.Var("gate_logits", ir.Tensor(dt, n, e))
-	b.Var("gate_probs", ir.Tensor(dt, n, e))
-	b.Var("topv", ir.Tensor(dt, n, k))
-	ints("topi", n, k)
-	b.Op("matmul_v2", ir.Slots("X", "u", "Y", "gate_w"), ir.Slots("Out", "gate_logits"),
-		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
-	b.Op("softmax", ir.Slots("X", "gate_logits"), ir.Slots("Out", "gate_probs"), ir.A("axis", ir.Int(-1)))
-	b.Op("top_k_v2", ir.Slots("X", "gate_probs"), ir.Slots("Out", "topv", "Indices", "topi"),
-		ir.A("k", ir.Int(k)), ir.A("axis", ir.Int(-1)), ir.A("largest", ir.Bool(true)), ir.A("sorted", ir.Bool(true)))
-
-	// Routing: counts, their exchange, and the slots in expert order.
-	ints("local_count", e)
-	ints("global_count", e)
-	ints("cum_count", e)
-	ints("pos", -1)
-	ints("top_k", 1)
-	ints("tok", -1)
-	b.Op("number_count", ir.Slots("numbers", "topi"), ir.Slots("Out", "local_count"), ir.A("upper_range", ir.Int(e)))
-	b.Op("alltoall", ir.Slots("X", "local_count"), ir.Slots("Out", "global_count"), exchange...)
-	b.Op("cumsum", ir.Slots("X", "local_count"), ir.Slots("Out", "cum_count"), ir.A("axis", ir.Int(0)))
-	b.Op("assign_pos", ir.Slots("X", "topi", "cum_count", "cum_count"), ir.Slots("Out", "pos"))
-	b.Op("fill_constant", nil, ir.Slots("Out", "top_k"),
-		ir.A("dtype", ir.Int(i64code)), ir.A("shape", ir.Ints{1}), ir.A("value", ir.Float(float64(k))))
-	b.Op("elementwise_floordiv", ir.Slots("X", "pos", "Y", "top_k"), ir.Slots("Out", "tok"), ir.A("axis", ir.Int(-1)))
-
-	// Dispatch, experts, return.
-	for _, v := range []struct {
-		name string
-		w    int64
-	}{{"xs", d}, {"xr", d}, {"h1", h}, {"a1", h}, {"y", d}, {"yb", d}} {
-		b.Var(v.name, ir.Tensor(dt, -1, v.w))
-	}
-	b.Op("gather", ir.Slots("X", "u", "Index", "tok"), ir.Slots("Out", "xs"), ir.A("axis", ir.Int(0)))
-	b.Op("global_scatter", ir.Slots("X", "xs", "local_count", "local_count", "global_count", "global_count"), ir.Slots("Out", "xr"), exchange...)
-	b.Op("grouped_matmul", ir.Slots("X", "xr", "W", "w1", "ExpertCount", "global_count"), ir.Slots("Out", "h1"))
-	b.Op("relu", ir.Slots("X", "h1"), ir.Slots("Out", "a1"))
-	b.Op("grouped_matmul", ir.Slots("X", "a1", "W", "w2", "ExpertCount", "global_count"), ir.Slots("Out", "y"))
-	b.Op("global_gather", ir.Slots("X", "y", "local_count", "local_count", "global_count", "global_count"), ir.Slots("Out", "yb"), exchange...)
-
-	// Combine: back to token-slot order, weighted by the gate.
-	b.Var("slots_zero", ir.Tensor(dt, n*k, d)).WithFlags(ir.FlagStopGradient)
-	b.Var("ys", ir.Tensor(dt, n*k, d))
-	b.Var("ys3", ir.Tensor(dt, n, k, d))
-	b.Var("ys3_xshape", ir.Tensor(dt, 0, n*k, d)).WithFlags(ir.FlagStopGradient)
-	b.Var("gate3", ir.Tensor(dt, n, 1, k))
-	b.Var("gate3_xshape", ir.Tensor(dt, 0, n, k)).WithFlags(ir.FlagStopGradient)
-	b.Var("moe3", ir.Tensor(dt, n, 1, d))
-	b.Var("moe", ir.Tensor(dt, n, d))
-	b.Var("moe_xshape", ir.Tensor(dt, 0, n, 1, d)).WithFlags(ir.FlagStopGradient)
-	b.Op("fill_constant", nil, ir.Slots("Out", "slots_zero"),
-		ir.A("dtype", ir.Int(code)), ir.A("shape", ir.Ints{n * k, d}), ir.A("value", ir.Float(0)))
-	b.Op("scatter", ir.Slots("X", "slots_zero", "Ids", "pos", "Updates", "yb"), ir.Slots("Out", "ys"), ir.A("overwrite", ir.Bool(true)))
-	b.Op("reshape2", ir.Slots("X", "ys"), ir.Slots("Out", "ys3", "XShape", "ys3_xshape"), ir.A("shape", ir.Ints{n, k, d}))
-	b.Op("reshape2", ir.Slots("X", "topv"), ir.Slots("Out", "gate3", "XShape", "gate3_xshape"), ir.A("shape", ir.Ints{n, 1, k}))
-	b.Op("matmul_v2", ir.Slots("X", "gate3", "Y", "ys3"), ir.Slots("Out", "moe3"),
-		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
-	b.Op("reshape2", ir.Slots("X", "moe3"), ir.Slots("Out", "moe", "XShape", "moe_xshape"), ir.A("shape", ir.Ints{n, d}))
-
-	// Residual and loss.
+	seed := int64(0)
+	moe := moeBlock(b, "", "u", cfg, func(name string, fanIn int64, shape ...int64) {
+		seed++
+		param(name, fanIn, seed, shape...)
+	})
 	b.Var("z", ir.Tensor(dt, n, d))
 	b.Var("zz", ir.Tensor(dt, n, d))
 	b.Var("loss", ir.Tensor(dt))
-	b.Op("elementwise_add", ir.Slots("X", "u", "Y", "moe"), ir.Slots("Out", "z"), ir.A("axis", ir.Int(-1)))
+	b.Op("elementwise_add", ir.Slots("X", "u", "Y", moe), ir.Slots("Out", "z"), ir.A("axis", ir.Int(-1)))
 	b.Op("elementwise_mul", ir.Slots("X", "z", "Y", "z"), ir.Slots("Out", "zz"), ir.A("axis", ir.Int(-1)))
 	b.Op("mean", ir.Slots("X", "zz"), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
 	if err := b.Err(); err != nil {
 		panic("models.MoE: " + err.Error()) // the names above are distinct
 	}
 	return m
+}
+
+// moeBlock appends the MoE block of MoE's doc over tokens u [Tokens,
+// Model] to b, its vars prefixed p, and returns the name of its output
+// [Tokens, Model]. param declares a trainable param and its initialiser.
+func moeBlock(b *ir.Builder, p, u string, cfg MoEConfig, param func(name string, fanIn int64, shape ...int64)) string {
+	n, d, h, e, k := int64(cfg.Tokens), int64(cfg.Model), int64(cfg.Hidden), int64(cfg.Experts), int64(cfg.TopK)
+	dt := cfg.DType
+	code, _ := dt.PaddleCode()
+	i64code, _ := ir.I64.PaddleCode()
+	ints := func(name string, shape ...int64) string {
+		b.Var(p+name, ir.Tensor(ir.I64, shape...)).WithFlags(ir.FlagStopGradient)
+		return p + name
+	}
+	tensor := func(name string, shape ...int64) string {
+		b.Var(p+name, ir.Tensor(dt, shape...))
+		return p + name
+	}
+	exchange := []ir.Attr{ir.A("ring_id", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)),
+		ir.A(registry.ExpertAxisAttr, ir.String("ep"))}
+	fill := func(out string, c int64, value float64, shape ...int64) {
+		b.Op("fill_constant", nil, ir.Slots("Out", out),
+			ir.A("dtype", ir.Int(c)), ir.A("shape", ir.Ints(shape)), ir.A("value", ir.Float(value)))
+	}
+	gateW, w1, w2 := p+"gate_w", p+"w1", p+"w2"
+	param(gateW, d, d, e)
+	param(w1, d, e, d, h)
+	param(w2, h, e, h, d)
+
+	// Gate.
+	logits, probs, topv := tensor("gate_logits", n, e), tensor("gate_probs", n, e), tensor("topv", n, k)
+	topi := ints("topi", n, k)
+	b.Op("matmul_v2", ir.Slots("X", u, "Y", gateW), ir.Slots("Out", logits),
+		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+	b.Op("softmax", ir.Slots("X", logits), ir.Slots("Out", probs), ir.A("axis", ir.Int(-1)))
+	b.Op("top_k_v2", ir.Slots("X", probs), ir.Slots("Out", topv, "Indices", topi),
+		ir.A("k", ir.Int(k)), ir.A("axis", ir.Int(-1)), ir.A("largest", ir.Bool(true)), ir.A("sorted", ir.Bool(true)))
+
+	// Capacity: count, exchange, limit, exchange back, prune.
+	if cfg.Capacity > 0 {
+		all, allG := ints("all_count", e), ints("all_global_count", e)
+		capacity, keptG, kept := ints("capacity", e), ints("kept_global_count", e), ints("kept_count", e)
+		pruned := ints("topi_kept", n, k)
+		b.Op("number_count", ir.Slots("numbers", topi), ir.Slots("Out", all), ir.A("upper_range", ir.Int(e)))
+		b.Op("alltoall", ir.Slots("X", all), ir.Slots("Out", allG), exchange...)
+		fill(capacity, i64code, float64(cfg.Capacity), e)
+		b.Op("limit_by_capacity", ir.Slots("expert_count", allG, "capacity", capacity), ir.Slots("Out", keptG),
+			ir.A("n_worker", ir.Int(1)), ir.A(registry.ExpertAxisAttr, ir.String("ep")))
+		b.Op("alltoall", ir.Slots("X", keptG), ir.Slots("Out", kept), exchange...)
+		b.Op("prune_gate_by_capacity", ir.Slots("GateIdx", topi, "ExpertCount", kept), ir.Slots("NewGateIdx", pruned),
+			ir.A("n_expert", ir.Int(e)), ir.A("n_worker", ir.Int(1)), ir.A(registry.ExpertAxisAttr, ir.String("ep")))
+		topi = pruned
+	}
+
+	// Routing: counts, their exchange, and the slots in expert order.
+	local, global, cum := ints("local_count", e), ints("global_count", e), ints("cum_count", e)
+	pos, topK, tok := ints("pos", -1), ints("top_k", 1), ints("tok", -1)
+	b.Op("number_count", ir.Slots("numbers", topi), ir.Slots("Out", local), ir.A("upper_range", ir.Int(e)))
+	b.Op("alltoall", ir.Slots("X", local), ir.Slots("Out", global), exchange...)
+	b.Op("cumsum", ir.Slots("X", local), ir.Slots("Out", cum), ir.A("axis", ir.Int(0)))
+	b.Op("assign_pos", ir.Slots("X", topi, "cum_count", cum), ir.Slots("Out", pos))
+	fill(topK, i64code, float64(k), 1)
+	b.Op("elementwise_floordiv", ir.Slots("X", pos, "Y", topK), ir.Slots("Out", tok), ir.A("axis", ir.Int(-1)))
+
+	// Dispatch, experts, return.
+	xs, xr := tensor("xs", -1, d), tensor("xr", -1, d)
+	h1, a1, y, yb := tensor("h1", -1, h), tensor("a1", -1, h), tensor("y", -1, d), tensor("yb", -1, d)
+	counts := []string{"local_count", local, "global_count", global}
+	b.Op("gather", ir.Slots("X", u, "Index", tok), ir.Slots("Out", xs), ir.A("axis", ir.Int(0)))
+	b.Op("global_scatter", ir.Slots(append([]string{"X", xs}, counts...)...), ir.Slots("Out", xr), exchange...)
+	b.Op("grouped_matmul", ir.Slots("X", xr, "W", w1, "ExpertCount", global), ir.Slots("Out", h1))
+	b.Op("relu", ir.Slots("X", h1), ir.Slots("Out", a1))
+	b.Op("grouped_matmul", ir.Slots("X", a1, "W", w2, "ExpertCount", global), ir.Slots("Out", y))
+	b.Op("global_gather", ir.Slots(append([]string{"X", y}, counts...)...), ir.Slots("Out", yb), exchange...)
+
+	// Combine: back to token-slot order, weighted by the gate.
+	zero := tensor("slots_zero", n*k, d)
+	b.Block().Var(zero).WithFlags(ir.FlagStopGradient)
+	ys, ys3, gate3 := tensor("ys", n*k, d), tensor("ys3", n, k, d), tensor("gate3", n, 1, k)
+	moe3, out := tensor("moe3", n, 1, d), tensor("moe", n, d)
+	xshape := func(of string, shape ...int64) string {
+		return b.Var(of+"_xshape", ir.Tensor(dt, append([]int64{0}, shape...)...)).WithFlags(ir.FlagStopGradient).Name
+	}
+	fill(zero, code, 0, n*k, d)
+	b.Op("scatter", ir.Slots("X", zero, "Ids", pos, "Updates", yb), ir.Slots("Out", ys), ir.A("overwrite", ir.Bool(true)))
+	b.Op("reshape2", ir.Slots("X", ys), ir.Slots("Out", ys3, "XShape", xshape(ys3, n*k, d)), ir.A("shape", ir.Ints{n, k, d}))
+	b.Op("reshape2", ir.Slots("X", topv), ir.Slots("Out", gate3, "XShape", xshape(gate3, n, k)), ir.A("shape", ir.Ints{n, 1, k}))
+	b.Op("matmul_v2", ir.Slots("X", gate3, "Y", ys3), ir.Slots("Out", moe3),
+		ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
+	b.Op("reshape2", ir.Slots("X", moe3), ir.Slots("Out", out, "XShape", xshape(out, n, 1, d)), ir.A("shape", ir.Ints{n, d}))
+	return out
 }
 
 // MoETraining returns an annotated MoE training step: MoE(cfg), its
@@ -178,238 +214,138 @@ func MoETraining(cfg MoEConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 	return train(MoE(cfg), AnnotateMoE, strategy, mesh, optimizer)
 }
 
-// expertOps are the op types that run on the expert side of the layer.
-var expertOps = map[string]bool{"alltoall": true, "global_scatter": true, "global_gather": true, "grouped_matmul": true, "relu": true}
 
-// AnnotateMoE distributes an MoE layer (MoE's ops, with or without their
-// grad ops) on mesh, which must have a dim named ep, and for "dp,ep" one
-// named dp too:
+// moeOp annotates an op of an MoE block (the op types only MoE blocks
+// use, and relu and fill_constant), or reports false for another op.
 //
-//   - "ep": one mesh. Tokens are split on their batch dim along ep
-//     (every token-side var [ep, -1…]); expert weights w1, w2 along their
-//     expert dim ([ep, -1, -1]); the gate weight replicated, so its grad
-//     is averaged over ep by the batch-dim rule. The expert-side rows
-//     (xr, h1, a1, y) are data-dependent and replicated in their mapping.
-//   - "dp,ep": experts split along ep and replicated along dp; tokens split
-//     over every rank. Since a dims_mapping entry names one mesh dim,
-//     the token side lives on a second, 1-D mesh "tokens" over the same
-//     ranks in the same order (dim "dp_ep"), and the expert-side rows are
-//     [dp, -1] on mesh: each dp replica's experts see their own tokens,
-//     so w1 and w2's grads are averaged over dp by the batch-dim rule.
-//
-// Exchange ops get impl expert_parallel (global_scatter:0, …), the
-// grouped matmuls grouped_matmul:0, reshapes the reshape2 impl of their
-// rank change, softmax softmax:0, everything else default:0. The loss is
-// partial avg over the token axis; local_count (each rank's own counts)
-// partial sum. Grad vars take their var's mapping without the partial;
-// grad ops their forward op's mesh and impl; other ops the mesh of their
-// first output. On error the module is left unchanged.
-func AnnotateMoE(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
-	if !slices.Contains(MoEStrategies, strategy) {
-		return fmt.Errorf("unknown MoE strategy %q (want %s)", strategy, strings.Join(MoEStrategies, ", "))
-	}
-	if mesh == nil || mesh.Name == "" {
-		return errors.New("annotate: a named mesh is required")
-	}
-	ep := mesh.DimIndex("ep")
-	if ep < 0 {
-		return fmt.Errorf("strategy %s needs a mesh dim named ep; mesh %s has dims [%s]", strategy, mesh.Name, strings.Join(mesh.DimNames, ", "))
-	}
-	if old := m.Mesh(mesh.Name); old != nil && !meshEqual(old, mesh) {
-		return fmt.Errorf("annotate: the module already has a different mesh %s", mesh.Name)
-	}
-	if m.Main == nil || len(m.Main.Blocks) != 1 {
-		return errors.New("annotate: the module must have a main program of one block")
-	}
-	tokens, tokenAxis, rowAxis := mesh, ep, -1
-	var newMeshes []*ir.ProcessMesh
-	if m.Mesh(mesh.Name) == nil {
-		newMeshes = append(newMeshes, cloneMesh(mesh))
-	}
-	if strategy == "dp,ep" {
-		dp := mesh.DimIndex("dp")
-		if dp < 0 {
-			return fmt.Errorf("strategy %s needs a mesh dim named dp; mesh %s has dims [%s]", strategy, mesh.Name, strings.Join(mesh.DimNames, ", "))
-		}
-		tokens = &ir.ProcessMesh{Name: "tokens", Shape: []int{len(mesh.ProcessIDs)}, DimNames: []string{"dp_ep"},
-			ProcessIDs: slices.Clone(mesh.ProcessIDs)}
-		if old := m.Mesh(tokens.Name); old != nil && !meshEqual(old, tokens) {
-			return fmt.Errorf("annotate: the module already has a different mesh %s", tokens.Name)
-		} else if old == nil {
-			newMeshes = append(newMeshes, tokens)
-		}
-		tokenAxis, rowAxis = 0, dp
-	}
-	g := m.Main.Global()
-	p := &plan{dists: map[string]*ir.TensorDist{}, ops: map[int64]opPlan{}}
-	tok := func(mapping ...int) *ir.TensorDist { return &ir.TensorDist{Mesh: tokens.Name, DimsMapping: mapping} }
-	exp := func(mapping ...int) *ir.TensorDist { return &ir.TensorDist{Mesh: mesh.Name, DimsMapping: mapping} }
-	// Vars by role in the layer; names are MoE's.
-	for _, v := range g.Vars() {
-		if !v.Type.IsTensor() || strings.Contains(v.Name, "@GRAD") {
-			continue
-		}
-		r := v.Type.Rank()
-		switch {
-		case v.Name == "w1" || v.Name == "w2":
-			p.dists[v.Name] = exp(ep, -1, -1)
-		case v.Name == "gate_w" || v.Name == "w_in":
-			p.dists[v.Name] = tok(-1, -1)
-		case v.Name == "loss":
-			p.dists[v.Name] = &ir.TensorDist{Mesh: tokens.Name, DimsMapping: []int{}, Partial: []ir.Partial{{Dim: tokenAxis, Reduce: ir.ReduceAvg}}}
-		case v.Name == "local_count" || v.Name == "cum_count":
-			// Each rank counts its own tokens; the counts add up (cumsum
-			// is linear).
-			p.dists[v.Name] = &ir.TensorDist{Mesh: tokens.Name, DimsMapping: []int{-1}, Partial: []ir.Partial{{Dim: tokenAxis, Reduce: ir.ReduceSum}}}
-		case v.Name == "global_count":
-			p.dists[v.Name] = exp(-1)
-		case slices.Contains([]string{"xr", "h1", "a1", "y"}, v.Name):
-			p.dists[v.Name] = exp(rowAxis, -1)
-		case v.Type.Shape[0] == -1 || v.Name == "top_k":
-			// Data-dependent rows (pos, tok, xs, yb) and the constant k.
-			p.dists[v.Name] = tok(replicated(r)...)
-		case strings.HasSuffix(v.Name, "_xshape"):
-			mp := replicated(r)
-			mp[1] = tokenAxis
-			p.dists[v.Name] = tok(mp...)
-		default: // token-major activations
-			mp := replicated(r)
-			mp[0] = tokenAxis
-			p.dists[v.Name] = tok(mp...)
-		}
-	}
-	for _, v := range g.Vars() {
-		if i := strings.Index(v.Name, "@GRAD"); i > 0 && v.Type.IsTensor() {
-			if d, ok := p.dists[v.Name[:i]]; ok {
-				p.dists[v.Name] = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping)}
-			}
-		}
-	}
-	for _, op := range g.Ops {
-		if op.Fwd != 0 {
-			continue
-		}
-		o := opPlan{mesh: tokens.Name, impl: impl{"default", 0}}
-		switch {
-		case op.Type == "alltoall" || op.Type == "global_scatter" || op.Type == "global_gather":
-			o = opPlan{mesh: mesh.Name, impl: impl{op.Type, 0}}
-		case op.Type == "grouped_matmul":
-			o = opPlan{mesh: mesh.Name, impl: impl{"grouped_matmul", 0}}
-		case expertOps[op.Type]:
-			o.mesh = mesh.Name
-		case op.Type == "reshape2":
-			o.impl = reshapeImpl(g, op)
-		case op.Type == "softmax":
-			o.impl = impl{"softmax", 0}
-		case !op.Role.IsForward():
-			// The loss grad, grad sums, optimizer ops: their output's mesh.
-			for a := range op.OutputNames {
-				if d := p.dists[a]; d != nil {
-					o.mesh = d.Mesh
-					break
-				}
-			}
-		}
-		p.ops[op.ID] = o
-	}
-	return p.apply(m, g, newMeshes)
-}
-
-// plan is an annotation being built: var dists and op meshes and impls.
-type plan struct {
-	dists map[string]*ir.TensorDist
-	ops   map[int64]opPlan
-}
-
-type opPlan struct {
-	mesh string
-	impl impl
-}
-
-// apply checks the plan (every var and op covered, an arg read on another
-// mesh than its var's replicated, startup vars known) and writes it.
-func (p *plan) apply(m *ir.Module, g *ir.Block, newMeshes []*ir.ProcessMesh) error {
-	var errs []error
-	for _, op := range g.Ops {
-		if op.Fwd != 0 {
-			f, ok := p.ops[op.Fwd]
-			if !ok {
-				errs = append(errs, fmt.Errorf("%s: its forward op %d has no plan", op, op.Fwd))
-			}
-			p.ops[op.ID] = f
-		}
-	}
-	for _, v := range g.Vars() {
-		if _, ok := p.dists[v.Name]; !ok && v.Type.IsTensor() {
-			errs = append(errs, fmt.Errorf("var %s: the strategy does not know how to distribute it", v.Name))
-		}
-	}
-	for _, op := range g.Ops {
-		mesh := p.ops[op.ID].mesh
-		for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
-			for _, s := range slots {
-				for _, a := range s.Args {
-					if d := p.dists[a]; d != nil && d.Mesh != mesh && !allReplicatedInts(d.DimsMapping) {
-						errs = append(errs, fmt.Errorf("%s on mesh %s reads %s of mesh %s with dims_mapping %v: only replicated args cross meshes",
-							op, mesh, a, d.Mesh, d.DimsMapping))
-					}
-				}
-			}
-		}
-	}
-	if m.Startup != nil {
-		for _, b := range m.Startup.Blocks {
-			for _, v := range b.Vars() {
-				if _, ok := p.dists[v.Name]; !ok && v.Type.IsTensor() {
-					errs = append(errs, fmt.Errorf("startup var %s: main's block 0 has no var of that name", v.Name))
-				}
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("annotate: %w", err)
-	}
-	m.Meshes = append(m.Meshes, newMeshes...)
-	for _, v := range g.Vars() {
-		if d, ok := p.dists[v.Name]; ok {
-			v.Dist = d.Clone()
-		}
-	}
-	if m.Startup != nil {
-		for _, b := range m.Startup.Blocks {
-			for _, v := range b.Vars() {
-				if d, ok := p.dists[v.Name]; ok {
-					v.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping)}
-				}
-			}
-		}
-	}
-	for _, op := range g.Ops {
-		o := p.ops[op.ID]
-		op.Dist = &ir.OpDist{Mesh: o.mesh, ImplType: o.impl.typ, ImplIndex: o.impl.index,
-			Inputs: argDists(op.Inputs, p.dists), Outputs: argDists(op.Outputs, p.dists)}
-	}
-	return nil
-}
-
-func allReplicatedInts(m []int) bool {
-	for _, x := range m {
-		if x != -1 {
+// Under "ep" the tokens are split on their batch dim along ep and the
+// experts w1, w2 along their expert dim ([ep, -1, -1]); the gate weight
+// is replicated, so its grad is averaged over ep by the batch-dim rule.
+// Under "dp,ep" the experts are split along ep and replicated along dp,
+// and the tokens are split over every rank: as a dims_mapping entry
+// names one mesh dim, they live on a 1-D view of the ranks, mesh
+// "tokens" (dim dp_ep), while the expert side lives on the strategy's
+// mesh with its rows [dp, -1] (each dp replica's experts see their own
+// tokens, so w1 and w2's grads are averaged over dp). The exchanges and
+// the grouped matmuls run on the experts' mesh with their expert_parallel
+// impls; each rank's counts are partial sums over the token dim; the
+// data-dependent rows (dispatched, returned) are replicated in their
+// mapping.
+func (a *annotator) moeOp(op *ir.Op) bool {
+	in := func(slot string) string { return a.in(op, slot) }
+	out := func(slot string) string { return a.out(op, slot) }
+	expert := func() bool {
+		if a.expert == nil {
+			a.fail("%s: MoE layers need strategy ep or dp,ep, not %s", op, a.strategy)
 			return false
 		}
+		return true
+	}
+	rows := func(n int) []int { return replicated(n) }
+	partialSum := []ir.Partial{{Dim: a.dpAxis, Reduce: ir.ReduceSum}}
+	switch op.Type {
+	case "fill_constant":
+		// A constant takes the mapping its consumer gives it.
+		return len(op.Inputs) == 0
+	case "relu":
+		d, ok := a.dists[in("X")]
+		if !ok {
+			a.fail("%s: input %s has no dist yet", op, in("X"))
+			return true
+		}
+		a.dists[out("Out")] = d.Clone()
+		a.impls[op.ID] = a.elementwiseImpl()
+	case "top_k_v2":
+		xm := a.get(op, in("X"))
+		a.set(out("Out"), slices.Clone(xm))
+		a.set(out("Indices"), slices.Clone(xm))
+	case "number_count":
+		a.get(op, in("numbers"))
+		a.set(out("Out"), []int{-1}, partialSum...)
+	case "cumsum", "limit_by_capacity", "prune_gate_by_capacity":
+		var x string
+		switch op.Type {
+		case "cumsum":
+			x = in("X")
+		case "limit_by_capacity":
+			x = in("expert_count")
+			if a.rowAxis >= 0 {
+				// Each dp replica's experts would limit their own tokens
+				// only: not what the serial program computes.
+				a.fail("%s: a capacity limit under %s would apply per dp replica, which the serial program does not say; use ep", op, a.strategy)
+			}
+			if expert() {
+				a.setOn(a.expert, in("capacity"), []int{a.epAxis})
+				a.opMesh[op.ID] = a.expert.Name
+				a.impls[op.ID] = impl{op.Type, 0}
+			}
+		case "prune_gate_by_capacity":
+			x = in("GateIdx")
+			a.get(op, in("ExpertCount"))
+			a.impls[op.ID] = impl{op.Type, 0}
+		}
+		d, ok := a.dists[x]
+		if !ok {
+			a.fail("%s: input %s has no dist yet", op, x)
+			return true
+		}
+		o := op.Outputs[0].Args[0]
+		if op.Type == "limit_by_capacity" {
+			a.setOn(a.expert, o, []int{-1})
+		} else {
+			a.setOn(a.mesh, o, slices.Clone(d.DimsMapping), d.Partial...)
+		}
+	case "alltoall":
+		if expert() {
+			a.get(op, in("X"))
+			a.setOn(a.expert, out("Out"), []int{-1})
+			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
+		}
+	case "assign_pos":
+		a.get(op, in("X"))
+		a.get(op, in("cum_count"))
+		a.set(out("Out"), rows(1))
+	case "elementwise_floordiv":
+		xm := a.get(op, in("X"))
+		if y := in("Y"); a.dists[y] == nil {
+			a.set(y, replicated(a.g.Var(y).Type.Rank()))
+		}
+		a.set(out("Out"), slices.Clone(xm))
+	case "gather":
+		a.get(op, in("X"))
+		a.get(op, in("Index"))
+		a.set(out("Out"), rows(a.g.Var(out("Out")).Type.Rank()))
+	case "global_scatter", "global_gather":
+		if expert() {
+			for _, s := range []string{"X", "local_count", "global_count"} {
+				a.get(op, in(s))
+			}
+			o := out("Out")
+			if op.Type == "global_scatter" {
+				a.setOn(a.expert, o, append([]int{a.rowAxis}, rows(a.g.Var(o).Type.Rank()-1)...))
+			} else {
+				a.set(o, rows(a.g.Var(o).Type.Rank()))
+			}
+			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
+		}
+	case "grouped_matmul":
+		if expert() {
+			a.get(op, in("X"))
+			a.get(op, in("ExpertCount"))
+			a.setOn(a.expert, in("W"), []int{a.epAxis, -1, -1})
+			a.setOn(a.expert, out("Out"), []int{a.rowAxis, -1})
+			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
+		}
+	case "scatter":
+		a.get(op, in("Ids"))
+		a.get(op, in("Updates"))
+		x := in("X")
+		if a.dists[x] == nil {
+			a.set(x, a.batchMapping(a.g.Var(x).Type.Rank()))
+		}
+		a.set(out("Out"), slices.Clone(a.get(op, x)))
+	default:
+		return false
 	}
 	return true
-}
-
-// reshapeImpl picks reshape2's impl by what the reshape does to the rank:
-// add a dim (0), remove one (1), or keep the rank (2).
-func reshapeImpl(g *ir.Block, op *ir.Op) impl {
-	in, out := g.Var(op.Input("X")[0]), g.Var(op.Output("Out")[0])
-	switch d := out.Type.Rank() - in.Type.Rank(); {
-	case d > 0:
-		return impl{"reshape2", 0}
-	case d < 0:
-		return impl{"reshape2", 1}
-	}
-	return impl{"reshape2", 2}
 }

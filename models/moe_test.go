@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/sim"
 )
 
 var moeCases = []strategyCase{
@@ -115,14 +118,109 @@ func TestAnnotateMoEErrors(t *testing.T) {
 			t.Errorf("%s on %v: err = %v, want %q", c.strategy, c.mesh.DimNames, err, c.want)
 		}
 	}
-	// Experts that do not split over ep.
+	// Experts that do not split over ep: the annotator checks even splits.
 	_, err := MoETraining(MoEConfig{Experts: 3}, "ep", Mesh([]int{2}, []string{"ep"}), "sgd")
-	if err != nil {
-		t.Fatal(err) // annotating is fine; the split is checked at partition
-	}
-	m, _ := MoETraining(MoEConfig{Experts: 3}, "ep", Mesh([]int{2}, []string{"ep"}), "sgd")
-	_, err = passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
-	if err == nil || !strings.Contains(err.Error(), "var w1: dims_mapping [0, -1, -1]: dim 0 of size 3 does not split evenly over mesh dim 0 (ep) of size 2") {
+	if err == nil || !strings.Contains(err.Error(), "var w1: dim 0 of size 3 does not split evenly over mesh dim ep of size 2") {
 		t.Errorf("uneven experts: err = %v", err)
 	}
+	// An MoE layer needs an expert axis.
+	_, err = GPTTraining(GPTConfig{Layers: 1, Hidden: 8, Heads: 2, Vocab: 16, Seq: 4, Batch: 2, MoEEvery: 1, Experts: 2, TopK: 1},
+		"dp", Mesh([]int{2}, []string{"dp"}), "sgd")
+	if err == nil || !strings.Contains(err.Error(), "MoE layers need strategy ep or dp,ep, not dp") {
+		t.Errorf("GPT-MoE under dp: err = %v", err)
+	}
+}
+
+// A GPT whose second layer's MLP is an MoE block trains the same
+// partitioned as serial, with the dense part data parallel.
+func TestGPTMoETrainingChecks(t *testing.T) {
+	for _, tc := range moeCases {
+		t.Run(tc.name(), func(t *testing.T) {
+			cfg := GPTConfig{Layers: 2, Hidden: 16, Heads: 2, Vocab: 32, Seq: 4, Batch: 4, DType: ir.F64,
+				MoEEvery: 2, Experts: 4, TopK: 2}
+			m, err := GPTTraining(cfg, tc.strategy, Mesh(tc.shape, tc.dims), "sgd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAnnotations(t, m)
+			if m.Main.Global().Var("l1_moe_w1") == nil || m.Main.Global().Var("l0_fc1_w") == nil || m.Main.Global().Var("l1_fc1_w") != nil {
+				t.Fatal("layer 1's MLP should be the MoE block, layer 0's dense")
+			}
+			rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			rep.Write(&sb)
+			if err := rep.Err(); err != nil {
+				t.Fatalf("%v\n%s", err, sb.String())
+			}
+			for _, v := range []string{"l1_moe_w1@GRAD", "l0_fc1_w@GRAD", "l1_moe_gate_w@GRAD", "loss"} {
+				if !slices.ContainsFunc(rep.Rows, func(r check.Row) bool { return r.Var == v }) {
+					t.Errorf("%s was not compared", v)
+				}
+			}
+		})
+	}
+}
+
+// With a capacity, the slots beyond it are dropped the same way serially
+// and expert-parallel: the first in token order keep their expert.
+func TestMoECapacityChecks(t *testing.T) {
+	for _, ep := range []int{2, 4} {
+		t.Run(fmt.Sprint("ep", ep), func(t *testing.T) {
+			// 16 tokens × top-2 over 4 experts average 8 slots per
+			// expert: a capacity of 5 drops some.
+			m, err := MoETraining(MoEConfig{Tokens: 16, TopK: 2, Capacity: 5, DType: ir.F64}, "ep", Mesh([]int{ep}, []string{"ep"}), "sgd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.Err(); err != nil {
+				t.Fatal(err)
+			}
+			// Something was dropped: the serial run's kept slots are
+			// fewer than all.
+			out, err := sim.Run(m, feedFor(t, m), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, all := out["local_count"], out["all_count"]
+			if sum(kept.Data) >= sum(all.Data) {
+				t.Errorf("capacity 5 dropped nothing: kept %v of %v", kept.Data, all.Data)
+			}
+			for e, c := range kept.Data {
+				if c > 5 {
+					t.Errorf("expert %d keeps %v slots, over the capacity", e, c)
+				}
+			}
+		})
+	}
+	_, err := MoETraining(MoEConfig{Capacity: 5}, "dp,ep", Mesh([]int{2, 2}, []string{"dp", "ep"}), "sgd")
+	if err == nil || !strings.Contains(err.Error(), "a capacity limit under dp,ep would apply per dp replica") {
+		t.Errorf("capacity under dp,ep: err = %v", err)
+	}
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// feedFor feeds x with values in [-1, 1).
+func feedFor(t *testing.T, m *ir.Module) sim.Scope {
+	t.Helper()
+	v := m.Main.Global().Var("x")
+	x := sim.Zeros(v.Type.DType, v.Type.Shape...)
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := range x.Data {
+		x.Data[i] = 2*r.Float64() - 1
+	}
+	return sim.Scope{"x": x}
 }

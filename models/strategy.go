@@ -45,7 +45,7 @@ type impl struct {
 // other op without a forward op (the loss-grad fill_constant, optimizer
 // ops) default:0.
 func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
-	a, err := newAnnotator(m, strategy, mesh)
+	a, err := newAnnotator(m, strategy, mesh, Strategies, "")
 	if err != nil {
 		return err
 	}
@@ -128,39 +128,72 @@ func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 // annotator holds the dists and impls a strategy gives a module's vars
 // and ops while it is being annotated; finish checks and applies them.
 type annotator struct {
-	m              *ir.Module
-	strategy       string
-	mesh           *ir.ProcessMesh
-	g              *ir.Block
-	dpAxis, mpAxis int // mesh dims of dp and mp, -1 when the strategy has none
-	dists          map[string]*ir.TensorDist
-	impls          map[int64]impl
-	errs           []error
+	m        *ir.Module
+	strategy string
+	// mesh holds the tokens: activations and dense params. With ep
+	// strategies expert is the experts' mesh (for "dp,ep" mesh is then a
+	// 1-D view of its ranks); otherwise nil.
+	mesh, expert *ir.ProcessMesh
+	meshes       []*ir.ProcessMesh // to add to the module
+	g            *ir.Block
+	dpAxis       int // batch dim's mesh dim of mesh, -1 when not split
+	mpAxis       int // tensor-parallel mesh dim, -1 when none
+	// epAxis is expert's dim the experts are split along, rowAxis the
+	// one the expert-side rows are (dp in "dp,ep"), -1 when none.
+	epAxis, rowAxis int
+	dists           map[string]*ir.TensorDist
+	impls           map[int64]impl
+	opMesh          map[int64]string // ops not on mesh
+	errs            []error
 }
 
-// newAnnotator checks strategy and mesh against the module.
-func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh) (*annotator, error) {
-	if !slices.Contains(Strategies, strategy) {
-		return nil, fmt.Errorf("unknown strategy %q (want %s)", strategy, strings.Join(Strategies, ", "))
+// tokenMeshName names the 1-D mesh of the tokens under "dp,ep".
+const tokenMeshName = "tokens"
+
+// newAnnotator checks strategy (one of known; what names the family in
+// the message) and mesh against the module.
+func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []string, what string) (*annotator, error) {
+	if !slices.Contains(known, strategy) {
+		return nil, fmt.Errorf("unknown %sstrategy %q (want %s)", what, strategy, strings.Join(known, ", "))
 	}
 	if mesh == nil || mesh.Name == "" {
 		return nil, errors.New("annotate: a named mesh is required")
 	}
-	if old := m.Mesh(mesh.Name); old != nil && !meshEqual(old, mesh) {
-		return nil, fmt.Errorf("annotate: the module already has a different mesh %s", mesh.Name)
-	}
-	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1,
-		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}}
+	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1, epAxis: -1, rowAxis: -1,
+		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}, opMesh: map[int64]string{}}
 	for _, want := range strings.Split(strategy, ",") {
 		i := slices.Index(mesh.DimNames, want)
 		if i < 0 {
 			return nil, fmt.Errorf("strategy %s needs a mesh dim named %s; mesh %s has dims [%s]",
 				strategy, want, mesh.Name, strings.Join(mesh.DimNames, ", "))
 		}
-		if want == "dp" {
+		switch want {
+		case "dp":
 			a.dpAxis = i
-		} else {
+		case "mp":
 			a.mpAxis = i
+		case "ep":
+			a.epAxis = i
+		}
+	}
+	if a.epAxis >= 0 {
+		a.expert = mesh
+		if a.dpAxis < 0 { // "ep": the tokens' batch is split along ep
+			a.dpAxis = a.epAxis
+		} else { // "dp,ep": over every rank, on a 1-D view
+			a.rowAxis = a.dpAxis
+			a.mesh = &ir.ProcessMesh{Name: tokenMeshName, Shape: []int{len(mesh.ProcessIDs)},
+				DimNames: []string{"dp_ep"}, ProcessIDs: slices.Clone(mesh.ProcessIDs)}
+			a.dpAxis = 0
+		}
+	}
+	for _, pm := range []*ir.ProcessMesh{mesh, a.mesh} {
+		old := m.Mesh(pm.Name)
+		switch {
+		case old != nil && !meshEqual(old, pm):
+			return nil, fmt.Errorf("annotate: the module already has a different mesh %s", pm.Name)
+		case old == nil && !slices.ContainsFunc(a.meshes, func(x *ir.ProcessMesh) bool { return x.Name == pm.Name }):
+			a.meshes = append(a.meshes, cloneMesh(pm))
 		}
 	}
 	if m.Main == nil || len(m.Main.Blocks) != 1 {
@@ -174,15 +207,21 @@ func (a *annotator) fail(format string, args ...any) {
 	a.errs = append(a.errs, fmt.Errorf(format, args...))
 }
 
-// set gives var name a mapping; a second set must agree.
+// set gives var name a mapping on the tokens' mesh; a second set must
+// agree.
 func (a *annotator) set(name string, mapping []int, partial ...ir.Partial) {
+	a.setOn(a.mesh, name, mapping, partial...)
+}
+
+// setOn is set on mesh pm.
+func (a *annotator) setOn(pm *ir.ProcessMesh, name string, mapping []int, partial ...ir.Partial) {
 	if old, ok := a.dists[name]; ok {
-		if !slices.Equal(old.DimsMapping, mapping) {
-			a.fail("var %s: needs dims_mapping %v and %v", name, old.DimsMapping, mapping)
+		if !slices.Equal(old.DimsMapping, mapping) || old.Mesh != pm.Name {
+			a.fail("var %s: needs dims_mapping %v on %s and %v on %s", name, old.DimsMapping, old.Mesh, mapping, pm.Name)
 		}
 		return
 	}
-	a.dists[name] = &ir.TensorDist{Mesh: a.mesh.Name, DimsMapping: mapping, Partial: partial}
+	a.dists[name] = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mapping, Partial: partial}
 }
 
 // get returns the mapping of op's input name, set by an earlier op.
@@ -278,7 +317,11 @@ func (a *annotator) meanLoss(op *ir.Op, out string, xm []int) {
 // without partial, checks even splits and startup vars, and applies the
 // dists when nothing failed (the module is unchanged otherwise).
 func (a *annotator) finish() error {
-	g, dists, impls, mesh := a.g, a.dists, a.impls, a.mesh
+	g, dists, impls := a.g, a.dists, a.impls
+	byName := map[string]*ir.ProcessMesh{}
+	for _, pm := range append(slices.Clone(a.m.Meshes), a.meshes...) {
+		byName[pm.Name] = pm
+	}
 	for _, op := range g.Ops {
 		if _, ok := impls[op.ID]; ok {
 			continue
@@ -299,7 +342,7 @@ func (a *annotator) finish() error {
 		}
 		if i := strings.Index(v.Name, "@GRAD"); i > 0 {
 			if d, ok := dists[v.Name[:i]]; ok {
-				a.set(v.Name, slices.Clone(d.DimsMapping))
+				a.setOn(byName[d.Mesh], v.Name, slices.Clone(d.DimsMapping))
 				continue
 			}
 		}
@@ -311,10 +354,50 @@ func (a *annotator) finish() error {
 		if !ok {
 			continue
 		}
+		pm := byName[d.Mesh]
 		for i, ax := range d.DimsMapping {
-			if ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(mesh.Shape[ax]) != 0 {
+			if ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(pm.Shape[ax]) != 0 {
 				a.fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
-					v.Name, i, v.Type.Shape[i], mesh.DimNames[ax], mesh.Shape[ax])
+					v.Name, i, v.Type.Shape[i], pm.DimNames[ax], pm.Shape[ax])
+			}
+		}
+	}
+	// Op meshes: set, or the forward op's, or the first output's (the
+	// loss grad, grad sums, optimizer ops), or the tokens'. An arg of
+	// another mesh must be replicated: nothing reshards between meshes.
+	meshOf := func(op *ir.Op) string {
+		if pm, ok := a.opMesh[op.ID]; ok {
+			return pm
+		}
+		if op.Fwd != 0 {
+			if pm, ok := a.opMesh[op.Fwd]; ok {
+				return pm
+			}
+		}
+		for _, slots := range [2][]ir.Slot{op.Outputs, op.Inputs} {
+			for _, s := range slots {
+				for _, arg := range s.Args {
+					if d := dists[arg]; d != nil {
+						return d.Mesh
+					}
+				}
+			}
+		}
+		return a.mesh.Name
+	}
+	for _, op := range g.Ops {
+		a.opMesh[op.ID] = meshOf(op)
+	}
+	for _, op := range g.Ops {
+		pm := a.opMesh[op.ID]
+		for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+			for _, s := range slots {
+				for _, arg := range s.Args {
+					if d := dists[arg]; d != nil && d.Mesh != pm && slices.ContainsFunc(d.DimsMapping, func(x int) bool { return x >= 0 }) {
+						a.fail("%s on mesh %s: %s lives on mesh %s with dims_mapping %v; only replicated args cross meshes",
+							op, pm, arg, d.Mesh, d.DimsMapping)
+					}
+				}
 			}
 		}
 	}
@@ -333,9 +416,7 @@ func (a *annotator) finish() error {
 	}
 
 	// Apply.
-	if m.Mesh(mesh.Name) == nil {
-		m.Meshes = append(m.Meshes, cloneMesh(mesh))
-	}
+	m.Meshes = append(m.Meshes, a.meshes...)
 	for _, v := range g.Vars() {
 		if d, ok := dists[v.Name]; ok {
 			v.Dist = d.Clone()
@@ -353,7 +434,7 @@ func (a *annotator) finish() error {
 	for _, op := range g.Ops {
 		im := impls[op.ID]
 		op.Dist = &ir.OpDist{
-			Mesh: mesh.Name, ImplType: im.typ, ImplIndex: im.index,
+			Mesh: a.opMesh[op.ID], ImplType: im.typ, ImplIndex: im.index,
 			Inputs: argDists(op.Inputs, dists), Outputs: argDists(op.Outputs, dists),
 		}
 	}

@@ -161,3 +161,44 @@ func groupedMatmulBackward(ctx *Ctx, op *ir.Op) error {
 	}
 	return SyncGrads(ctx, op)
 }
+
+// ExpertCapacity is impl 0 "expert_parallel" of limit_by_capacity and
+// prune_gate_by_capacity: serially the expert counts have one worker, on
+// a rank they have one per rank of the expert axis (attr expert_axis), so
+// the lowering sets n_worker to the group's size, and prune's n_expert
+// to the experts per rank. limit_by_capacity's capacity vector is split
+// along the axis like the experts.
+func ExpertCapacity() *Impl {
+	lower := func(ctx *Ctx, op *ir.Op) error {
+		axis, err := expertAxis(ctx, op)
+		if err != nil {
+			return err
+		}
+		_, ranks, err := group(ctx, op, axis)
+		if err != nil {
+			return err
+		}
+		w := int64(len(ranks))
+		if op.Type == "prune_gate_by_capacity" {
+			ne, ok := op.Attrs.Int("n_expert")
+			nw, ok2 := op.Attrs.Int("n_worker")
+			if !ok || !ok2 || nw != 1 || ne%w != 0 {
+				return fmt.Errorf("%s: want the serial n_worker = 1 and n_expert split evenly over the %d ranks along %s; have n_worker %d, n_expert %d",
+					op, w, ctx.Mesh.DimNames[axis], nw, ne)
+			}
+			op.Attrs.Set("n_expert", ir.Int(ne/w))
+		}
+		op.Attrs.Set("n_worker", ir.Int(w))
+		ctx.Keep(op)
+		return nil
+	}
+	return &Impl{
+		Name: "expert_parallel",
+		Compatible: func(ctx *Ctx, op *ir.Op) error {
+			_, err := expertAxis(ctx, op)
+			return err
+		},
+		Forward:  lower,
+		Backward: lower,
+	}
+}

@@ -95,5 +95,7 @@ func DefaultRegistry() *Registry {
 		r.Register(typ, ExpertExchange())
 	}
 	r.Register("grouped_matmul", GroupedMatmulExpert())
+	r.Register("limit_by_capacity", ExpertCapacity())
+	r.Register("prune_gate_by_capacity", ExpertCapacity())
 	return r
 }

@@ -27,6 +27,8 @@ func TestDefaultRegistry(t *testing.T) {
 		"global_gather":            {"expert_parallel"},
 		"alltoall":                 {"expert_parallel"},
 		"grouped_matmul":           {"expert_parallel"},
+		"limit_by_capacity":        {"expert_parallel"},
+		"prune_gate_by_capacity":   {"expert_parallel"},
 	}
 	cs := r.Containers()
 	if len(cs) != len(want) {
