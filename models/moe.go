@@ -214,7 +214,6 @@ func MoETraining(cfg MoEConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 	return train(MoE(cfg), AnnotateMoE, strategy, mesh, optimizer)
 }
 
-
 // moeOp annotates an op of an MoE block (the op types only MoE blocks
 // use, and relu and fill_constant), or reports false for another op.
 //
