@@ -13,7 +13,7 @@ import (
 // examples lists the example modules by name, in the order usage shows them.
 var examples = []string{"gpt", "mlp", "moe"}
 
-const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-heads N] [-vocab N] [-seq N] [-experts N] [-topk K] [-optimizer O] [-f64]"
+const exampleArgs = "NAME [-strategy S] [-mesh AxB] [-layers N] [-hidden N] [-batch N] [-heads N] [-vocab N] [-seq N] [-experts N] [-topk K] [-capacity N] [-moe-every K] [-optimizer O] [-f64]"
 
 func runExample(env *Env, args []string) int {
 	fs := newFlagSet(env, "example", exampleArgs,
@@ -27,10 +27,15 @@ replicated along dp, tokens split over every rank). -mesh gives the mesh
 shape, one size per strategy axis ("2" for dp or mp, "2x4" for dp,mp: dp
 2, mp 4); the mesh is named world and its dims are the strategy's. moe
 takes -batch tokens of width -hidden (default 4), -experts experts of
-hidden width 2×-hidden, top--topk gating (default 2).`)
-	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.Strategies, ", ")+" (moe: "+strings.Join(models.MoEStrategies, ", ")+"; default ep)")
+hidden width 2×-hidden, top--topk gating (default 2), and -capacity
+token slots per expert (0: no limit). gpt with -moe-every K makes every
+K-th layer's MLP such an MoE block (-experts, -topk, -capacity), for the
+strategies ep and dp,ep.`)
+	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.GPTStrategies, ", ")+" (mlp: "+strings.Join(models.Strategies, ", ")+"; moe: "+strings.Join(models.MoEStrategies, ", ")+", default ep)")
 	experts := fs.Int("experts", 4, "moe: number of experts")
 	topk := fs.Int("topk", 2, "moe: experts per token")
+	capacity := fs.Int("capacity", 0, "moe: token slots per expert (0: no limit)")
+	moeEvery := fs.Int("moe-every", 0, "gpt: every K-th layer's MLP is an MoE block (0: none)")
 	meshFlag := fs.String("mesh", "", `mesh shape, sizes joined by x (default "2x2" for dp,mp, "2" otherwise)`)
 	layers := fs.Int("layers", 2, "number of layers")
 	hidden := fs.Int("hidden", 16, "hidden size (gpt: 64 unless given)")
@@ -102,6 +107,7 @@ hidden width 2×-hidden, top--topk gating (default 2).`)
 	case "gpt":
 		cfg := models.TinyGPT()
 		cfg.Layers, cfg.Heads, cfg.Vocab, cfg.Seq, cfg.DType = *layers, *heads, *vocab, *seq, dt
+		cfg.MoEEvery, cfg.Experts, cfg.TopK, cfg.Capacity = *moeEvery, *experts, *topk, *capacity
 		if given["hidden"] {
 			cfg.Hidden = *hidden
 		}
@@ -113,13 +119,13 @@ hidden width 2×-hidden, top--topk gating (default 2).`)
 		}
 		m, err = models.GPTTraining(cfg, *strategy, mesh, *optimizer)
 	case "moe":
-		cfg := models.MoEConfig{Tokens: *batch, Model: 4, Experts: *experts, TopK: *topk, DType: dt}
+		cfg := models.MoEConfig{Tokens: *batch, Model: 4, Experts: *experts, TopK: *topk, Capacity: *capacity, DType: dt}
 		if given["hidden"] {
 			cfg.Model = *hidden
 		}
 		cfg.Hidden = 2 * cfg.Model
-		if cfg.Tokens <= 0 || cfg.Model <= 0 || cfg.Experts <= 0 || cfg.TopK <= 0 || cfg.TopK > cfg.Experts {
-			return usageErr("-batch, -hidden, -experts and -topk must be positive, and -topk at most -experts")
+		if cfg.Tokens <= 0 || cfg.Model <= 0 || cfg.Experts <= 0 || cfg.TopK <= 0 || cfg.TopK > cfg.Experts || cfg.Capacity < 0 {
+			return usageErr("-batch, -hidden, -experts and -topk must be positive, -topk at most -experts, -capacity not negative")
 		}
 		m, err = models.MoETraining(cfg, *strategy, mesh, *optimizer)
 	default:
