@@ -109,13 +109,19 @@ func newFlagSet(env *Env, c string, args string, doc string) *flag.FlagSet {
 // parseFlags parses args; it returns an exit code and false when the
 // command should stop (-h or a bad flag).
 func parseFlags(env *Env, fs *flag.FlagSet, args []string) (int, bool) {
+	// Parse prints the usage itself on -h and on a bad flag; it is
+	// printed here instead, once, to stdout for -h and stderr otherwise.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(env.Stdout)
 		fs.Usage()
 		return ExitOK, false
 	}
 	if err != nil {
+		fs.Usage()
 		return ExitUsage, false
 	}
 	return 0, true
