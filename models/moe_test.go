@@ -73,6 +73,13 @@ func TestMoEPartitionShapesAndGroups(t *testing.T) {
 				if got := g.Var("w1").Type.Shape; !slices.Equal(got, []int64{int64(4 / ep), 4, 8}) {
 					t.Errorf("rank %d: w1 local shape %v", r, got)
 				}
+				// The exchanged rows stay data-dependent.
+				if got := g.Var("xr").Type.Shape; !slices.Equal(got, []int64{-1, 4}) {
+					t.Errorf("rank %d: xr local shape %v, want [-1, 4]", r, got)
+				}
+				if err := ir.Verify(pm); err != nil {
+					t.Errorf("rank %d: %v", r, err)
+				}
 				epGroup, _ := mesh.Group(mesh.DimIndex("ep"), r)
 				exchanges := 0
 				for _, op := range g.Ops {
