@@ -11,4 +11,12 @@
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel
 // and embedding backward. Every op a lowering inserts carries an "origin"
 // attr naming the impl and the reason.
+//
+// Expert parallelism (expert_parallel impls of global_scatter,
+// global_gather, alltoall, grouped_matmul, limit_by_capacity and
+// prune_gate_by_capacity): the serial program's exchanges are a world of
+// one; lowering points them at the group of the mesh dim their
+// expert_axis attr names, and rewrites the capacity ops' worker counts.
+// Expert weights split along that dim are averaged over it without
+// communication; see GroupedMatmulExpert for why.
 package registry

@@ -36,6 +36,22 @@
 // its sub_block while its Condition is true, conditional_block runs its
 // sub_block when Cond's first element is true. Sub-block vars live in the
 // same scope (names are unique per module in the programs distpass
-// builds). Collectives are handed to Hooks.Collective; without one they
-// are an error.
+// builds). Collectives are handed to Hooks.Collective. Without one, a
+// serial program (rank -1) runs them as a world of one rank: reductions,
+// gathers and all-to-alls return their input, and global_scatter and
+// global_gather exchange rows with themselves, which is the identity on
+// rows sorted by expert; so a serial MoE program is well defined. A
+// rank's program without the hook is an error.
+//
+// # MoE exchanges
+//
+// global_scatter and global_gather (the SPMD runner, and the serial
+// world of one) take X and two int64 count vectors of n_expert × world
+// entries. Scatter sends local_count[i] consecutive rows of X to expert
+// i % n_expert of member i / n_expert and lays out what it receives
+// expert-major, then by source member; gather is the inverse. Every
+// member joins each exchange, with zero rows if it has none, and the
+// counts must agree pairwise (what j sends i is what i expects from j):
+// a disagreement is an error naming both ranks, where NCCL would hang or
+// corrupt.
 package sim
