@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"os"
@@ -6,20 +6,17 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/distpass/distpass/internal/cli"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"distpass": func() {
-			os.Exit(cli.Main(os.Args[1:], &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
-		},
+		"distpass": main,
 	})
 }
 
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
-// archive of commands, with the examples directory copied in as examples/.
+// archive of distpass commands (the real main, run in-process by
+// testscript), with the examples directory copied in as examples/.
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
