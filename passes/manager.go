@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
@@ -81,12 +82,15 @@ type PassError struct {
 	Reproducer string
 }
 
+// Error names the pass on every line of a multi-line error (one problem
+// a line), so that each line stands alone.
 func (e *PassError) Error() string {
-	msg := fmt.Sprintf("pass %s (execution %d of %q)", e.Exec.Step.Label(), e.Exec.N, e.Pipeline)
+	head := fmt.Sprintf("pass %s (execution %d of %q): ", e.Exec.Step.Label(), e.Exec.N, e.Pipeline)
+	var msg string
 	if e.Panic != nil {
-		msg += fmt.Sprintf(": panic: %v", e.Panic)
+		msg = head + fmt.Sprintf("panic: %v", e.Panic)
 	} else {
-		msg += ": " + e.Err.Error()
+		msg = head + strings.ReplaceAll(e.Err.Error(), "\n", "\n"+head)
 	}
 	if e.Reproducer != "" {
 		msg += " (reproducer: " + e.Reproducer + ")"

@@ -87,8 +87,7 @@ func TestVerifyEachNamesTheBreakingPass(t *testing.T) {
 	r := testRegistry(t, breakIR())
 	m := loadExample(t, "mlp_dp_mp.dpir")
 	err := run(t, r, "dce,break-ir,verify", m, passes.VerifyEach{})
-	want := `pass break-ir (execution 2 of "dce,break-ir,verify"): broke the IR:
-main block 0: op 12 relu: input X names undeclared var ghost`
+	want := `pass break-ir (execution 2 of "dce,break-ir,verify"): broke the IR: main block 0: op 12 relu: input X names undeclared var ghost`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
@@ -106,7 +105,7 @@ main block 0: op 12 relu: input X names undeclared var ghost`
 	bad := loadExample(t, "mlp_dp_mp.dpir")
 	bad.Main.Global().Ops[0].Inputs[0].Args[0] = "nope"
 	err = run(t, r, "dce", bad, passes.VerifyEach{})
-	if err == nil || !strings.HasPrefix(err.Error(), "input module does not verify:\nmain block 0: op 1 matmul_v2: input X names undeclared var nope") {
+	if err == nil || !strings.HasPrefix(err.Error(), "input module does not verify: main block 0: op 1 matmul_v2: input X names undeclared var nope\ninput module does not verify: main block 0: op 1 matmul_v2: dist input x: not an input of the op") {
 		t.Fatalf("err = %v", err)
 	}
 }

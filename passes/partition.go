@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -121,7 +122,9 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		return err
 	}
 	if err := rep.Err(); err != nil {
-		return fmt.Errorf("check-annotations: %w", err)
+		// One line per problem of the serial module, each naming its op
+		// or var: the same on every rank.
+		return err
 	}
 	steps := []struct {
 		name string
@@ -136,6 +139,9 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
+			if _, ok := err.(interface{ Unwrap() []error }); ok {
+				return err // OpErrors: each line names rank, op and phase
+			}
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
@@ -178,7 +184,7 @@ func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]
 			}
 			c := m.Clone() // reads m only
 			if err := Partition(c, reg, r); err != nil {
-				errs[i] = fmt.Errorf("partition rank %d: %w", r, err)
+				errs[i] = err // names the rank, or is about the serial module
 				return
 			}
 			out[i] = c
@@ -264,6 +270,42 @@ const (
 	LowerOptimizer
 )
 
+// String is the name of the pass that runs the phase.
+func (p LowerPhase) String() string {
+	switch p {
+	case LowerForward:
+		return "lower-forward"
+	case LowerBackward:
+		return "lower-backward"
+	case LowerOptimizer:
+		return "lower-optimizer"
+	}
+	return fmt.Sprintf("LowerPhase(%d)", int(p))
+}
+
+// OpError is an op that failed to lower: "rank R: op N TYPE: phase:
+// reason", with "block B: " before the op for a sub-block. Lower returns
+// one per failed op, joined, so that each is one line.
+type OpError struct {
+	Rank, Block int
+	OpID        int64
+	OpType      string
+	Phase       string
+	Err         error
+}
+
+func (e *OpError) Error() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "rank %d: ", e.Rank)
+	if e.Block != 0 {
+		fmt.Fprintf(&sb, "block %d: ", e.Block)
+	}
+	fmt.Fprintf(&sb, "op %d %s: %s: %v", e.OpID, e.OpType, e.Phase, e.Err)
+	return sb.String()
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
 // backwardOnly lists op types lowered by their own impl's Backward.
 var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
 
@@ -281,20 +323,17 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 		}
 	}
 	st := registry.NewState()
-	var errs []string
+	var errs []error
 	for _, b := range p.Blocks {
 		ctx := registry.NewCtx(m, p.Rank, b, st)
 		for _, op := range b.Ops {
 			if err := lowerOp(ctx, m, reg, phase, op, byID); err != nil {
-				errs = append(errs, fmt.Sprintf("block %d: %s: %v", b.Index, op, err))
+				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
 		}
 		b.Ops = ctx.Ops()
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID map[int64]*ir.Op) error {

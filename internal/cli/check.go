@@ -36,7 +36,7 @@ first var and rank that diverged.`)
 	}
 	rep, err := check.Run(context.Background(), m, check.Options{Steps: *steps, Tol: *tol})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", ins[0].name, err)
+		printErr(env, ins[0].name, err)
 		return ExitFail
 	}
 	if err := rep.Write(env.Stdout); err != nil {
@@ -44,7 +44,7 @@ first var and rank that diverged.`)
 		return ExitFail
 	}
 	if err := rep.Err(); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", ins[0].name, err)
+		printErr(env, ins[0].name, err)
 		return ExitFail
 	}
 	return ExitOK

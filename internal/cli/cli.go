@@ -272,3 +272,14 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// printErr prints err one line per problem, each line naming the file
+// it is about (parse errors already start with it).
+func printErr(env *Env, file string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if file != "" && !strings.HasPrefix(line, file+":") {
+			line = file + ": " + line
+		}
+		fmt.Fprintln(env.Stderr, line)
+	}
+}

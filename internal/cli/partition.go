@@ -48,10 +48,11 @@ partition{rank=R}.`)
 		fmt.Fprintln(env.Stderr, err)
 		return ExitFail
 	}
+	flags.input = ins[0].name
 	if *all {
 		mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
 		if err != nil {
-			fmt.Fprintln(env.Stderr, err)
+			printErr(env, ins[0].name, err)
 			return ExitFail
 		}
 		if err := os.MkdirAll(*out, 0o755); err != nil {

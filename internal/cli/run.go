@@ -81,6 +81,7 @@ type instrumentFlags struct {
 	before, after                             listFlag
 	bisect                                    *int
 	dumpDir, repro                            *string
+	input                                     string // the module's file name, for errors
 }
 
 func addInstrumentFlags(fs *flag.FlagSet) *instrumentFlags {
@@ -154,6 +155,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
 		}
+		flags.input = *flags.repro
 		*flags.repro = "" // a replay that fails must not overwrite what it replays
 	} else {
 		if text == "" {
@@ -174,6 +176,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
 		}
+		flags.input = ins[0].name
 	}
 	pl, err := passes.DefaultRegistry().Parse(text)
 	if err != nil {
@@ -187,7 +190,7 @@ run replays a reproducer file: its module through its pipeline.`)
 // module to out, or stdout.
 func runPipeline(env *Env, pl *passes.Pipeline, m *ir.Module, flags *instrumentFlags, out string) int {
 	if err := (&passes.Manager{Instruments: flags.instruments(env)}).Run(context.Background(), pl, m); err != nil {
-		fmt.Fprintln(env.Stderr, err)
+		printErr(env, flags.input, err)
 		var pe *passes.PassError
 		if errors.As(err, &pe) && pe.Panic != nil {
 			fmt.Fprintf(env.Stderr, "%s", pe.Stack)
