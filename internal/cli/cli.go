@@ -43,6 +43,7 @@ func commands() []command {
 		{"partition", "-rank R | -all [-o DIR] [FILE|-]", "produce the SPMD program of one rank, or of every rank", runPartition},
 		{"check", "[-steps N] [-tol T] [FILE|-]", "run serial and partitioned training steps and compare them", runCheck},
 		{"example", exampleArgs, "print an annotated example training module", runExample},
+		{"version", "", "print distpass's version", runVersion},
 	}
 }
 
