@@ -32,6 +32,10 @@ type Options struct {
 	Kernels sim.Kernels
 	// Deadline bounds every collective wait (default 10s).
 	Deadline time.Duration
+	// Progress, when not nil, is called as the check advances: stage
+	// "partition" per rank partitioned, "serial" and "spmd" per step run,
+	// with the count done and the total. The calls do not overlap.
+	Progress func(stage string, done, total int)
 }
 
 // Row is the comparison of one var over every rank.
@@ -95,7 +99,12 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	if opts.Kernels == nil {
 		opts.Kernels = sim.DefaultKernels()
 	}
-	mods, err := passes.PartitionAll(ctx, m, opts.Registry)
+	progress := func(stage string, done, total int) {
+		if opts.Progress != nil {
+			opts.Progress(stage, done, total)
+		}
+	}
+	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) { progress("partition", done, total) })
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +124,7 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 		if err := ip.RunProgram(m.Main, serial); err != nil {
 			return nil, fmt.Errorf("serial step %d: %w", step+1, err)
 		}
+		progress("serial", step+1, opts.Steps)
 	}
 
 	// The SPMD run starts from the same values, sharded.
@@ -146,6 +156,7 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 		if scopes, err = spmd.RunProgram("main", ranks, mods, scopes); err != nil {
 			return nil, fmt.Errorf("spmd step %d: %w", step+1, err)
 		}
+		progress("spmd", step+1, opts.Steps)
 	}
 	rep := &Report{Ranks: ranks, Steps: opts.Steps}
 	for _, c := range compared(m) {

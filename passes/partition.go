@@ -164,6 +164,13 @@ func Ranks(m *ir.Module) []int {
 // lowering reads only the serial module and its own clone. m is not
 // changed.
 func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]*ir.Module, error) {
+	return PartitionAllProgress(ctx, m, reg, nil)
+}
+
+// PartitionAllProgress is PartitionAll that calls progress, when not nil,
+// as each rank finishes, with the number of ranks done and the total.
+// The calls do not overlap.
+func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) ([]*ir.Module, error) {
 	ranks := Ranks(m)
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("partition-all: the module has no mesh")
@@ -172,12 +179,23 @@ func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]
 	errs := make([]error, len(ranks))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	report := func() {
+		if progress != nil {
+			mu.Lock()
+			done++
+			progress(done, len(ranks))
+			mu.Unlock()
+		}
+	}
 	for i, r := range ranks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer report()
 			if err := ctx.Err(); err != nil {
 				errs[i] = err
 				return

@@ -34,7 +34,15 @@ first var and rank that diverged.`)
 		fmt.Fprintln(env.Stderr, err)
 		return ExitFail
 	}
-	rep, err := check.Run(context.Background(), m, check.Options{Steps: *steps, Tol: *tol})
+	opts := check.Options{Steps: *steps, Tol: *tol}
+	st := env.progress()
+	if st != nil {
+		opts.Progress = func(stage string, done, total int) {
+			st.show("check: %s %d/%d", stage, done, total)
+		}
+	}
+	rep, err := check.Run(context.Background(), m, opts)
+	st.clear()
 	if err != nil {
 		printErr(env, ins[0].name, err)
 		return ExitFail

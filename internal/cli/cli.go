@@ -26,6 +26,46 @@ const (
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Terminal reports whether w is a terminal: long runs show progress
+	// on stderr only then. Nil means: an *os.File that is a character
+	// device.
+	Terminal func(w io.Writer) bool
+}
+
+// progress returns a one-line status on stderr when stderr is a
+// terminal, and nil otherwise, so that logs and pipes stay clean; a nil
+// status does nothing.
+func (env *Env) progress() *status {
+	isTerm := env.Terminal
+	if isTerm == nil {
+		isTerm = func(w io.Writer) bool {
+			f, ok := w.(*os.File)
+			if !ok {
+				return false
+			}
+			fi, err := f.Stat()
+			return err == nil && fi.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	if !isTerm(env.Stderr) {
+		return nil
+	}
+	return &status{w: env.Stderr}
+}
+
+// status is a line of progress that rewrites itself.
+type status struct{ w io.Writer }
+
+func (s *status) show(format string, args ...any) {
+	if s != nil {
+		fmt.Fprintf(s.w, "\r\033[K"+format, args...)
+	}
+}
+
+func (s *status) clear() {
+	if s != nil {
+		fmt.Fprint(s.w, "\r\033[K")
+	}
 }
 
 type command struct {

@@ -50,7 +50,11 @@ partition{rank=R}.`)
 	}
 	flags.input = ins[0].name
 	if *all {
-		mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+		st := env.progress()
+		mods, err := passes.PartitionAllProgress(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
+			st.show("partition: %d/%d ranks", done, total)
+		})
+		st.clear()
 		if err != nil {
 			printErr(env, ins[0].name, err)
 			return ExitFail
