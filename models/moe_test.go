@@ -32,22 +32,9 @@ func TestMoETrainingChecks(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkAnnotations(t, m)
-				rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var sb strings.Builder
-				rep.Write(&sb)
-				if err := rep.Err(); err != nil {
-					t.Fatalf("%v\n%s", err, sb.String())
-				}
 				// The expert weights and their grads, the gate's grad, the
 				// layer output and the loss are all compared.
-				for _, v := range []string{"loss", "w1", "w2", "gate_w", "w1@GRAD", "w2@GRAD", "gate_w@GRAD", "moe", "topv", "local_count"} {
-					if !slices.ContainsFunc(rep.Rows, func(r check.Row) bool { return r.Var == v }) {
-						t.Errorf("%s was not compared:\n%s", v, sb.String())
-					}
-				}
+				checkF64(t, m, "loss", "w1", "w2", "gate_w", "w1@GRAD", "w2@GRAD", "gate_w@GRAD", "moe", "topv", "local_count")
 			})
 		}
 	}
@@ -153,20 +140,7 @@ func TestGPTMoETrainingChecks(t *testing.T) {
 			if m.Main.Global().Var("l1_moe_w1") == nil || m.Main.Global().Var("l0_fc1_w") == nil || m.Main.Global().Var("l1_fc1_w") != nil {
 				t.Fatal("layer 1's MLP should be the MoE block, layer 0's dense")
 			}
-			rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sb strings.Builder
-			rep.Write(&sb)
-			if err := rep.Err(); err != nil {
-				t.Fatalf("%v\n%s", err, sb.String())
-			}
-			for _, v := range []string{"l1_moe_w1@GRAD", "l0_fc1_w@GRAD", "l1_moe_gate_w@GRAD", "loss"} {
-				if !slices.ContainsFunc(rep.Rows, func(r check.Row) bool { return r.Var == v }) {
-					t.Errorf("%s was not compared", v)
-				}
-			}
+			checkF64(t, m, "l1_moe_w1@GRAD", "l0_fc1_w@GRAD", "l1_moe_gate_w@GRAD", "loss")
 		})
 	}
 }
@@ -182,13 +156,7 @@ func TestMoECapacityChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rep.Err(); err != nil {
-				t.Fatal(err)
-			}
+			checkF64(t, m, "w1@GRAD", "topi_kept")
 			// Something was dropped: the serial run's kept slots are
 			// fewer than all.
 			out, err := sim.Run(m, feedFor(t, m), nil)
@@ -230,4 +198,24 @@ func feedFor(t *testing.T, m *ir.Module) sim.Scope {
 		x.Data[i] = 2*r.Float64() - 1
 	}
 	return sim.Scope{"x": x}
+}
+
+// checkF64 runs 3 steps of m serial and partitioned, wants them equal to
+// 1e-5 relative, and the vars named compared.
+func checkF64(t *testing.T, m *ir.Module, compared ...string) {
+	t.Helper()
+	rep, err := check.Run(context.Background(), m, check.Options{Steps: 3, Tol: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Write(&sb)
+	if err := rep.Err(); err != nil {
+		t.Fatalf("%v\n%s", err, sb.String())
+	}
+	for _, v := range compared {
+		if !slices.ContainsFunc(rep.Rows, func(r check.Row) bool { return r.Var == v }) {
+			t.Errorf("%s was not compared:\n%s", v, sb.String())
+		}
+	}
 }
