@@ -21,6 +21,7 @@ const (
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
 		Name:     "check_finite_and_unscale",
+		Doc:      "found_inf cast to int32, maxed over the world, cast back",
 		Forward:  backwardOnly,
 		Backward: checkFiniteBackward,
 	}
@@ -31,6 +32,7 @@ func CheckFiniteAndUnscale() *Impl {
 func UpdateLossScaling() *Impl {
 	return &Impl{
 		Name:    "update_loss_scaling",
+		Doc:     "kept as is (backward-only): every rank sees the same found_inf",
 		Forward: backwardOnly,
 		Backward: func(ctx *Ctx, op *ir.Op) error {
 			ctx.Keep(op)

@@ -16,6 +16,7 @@ import (
 func DefaultImpl() *Impl {
 	return &Impl{
 		Name:       "replicate_parallel",
+		Doc:        "copy the op; fill_constant shapes follow the output's sharding; startup broadcast of params; data-parallel grad allreduce",
 		Compatible: defaultCompatible,
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			ctx.Keep(op)

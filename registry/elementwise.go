@@ -17,6 +17,7 @@ func Elementwise() *Impl {
 	d := DefaultImpl()
 	return &Impl{
 		Name:       "replicate_parallel",
+		Doc:        "the default lowering, for args split alike on right-aligned dims",
 		Compatible: elementwiseCompatible,
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			if err := elementwiseCompatible(ctx, op); err != nil {

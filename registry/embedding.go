@@ -14,6 +14,7 @@ import (
 func EmbeddingVocabParallel() *Impl {
 	return &Impl{
 		Name:       "row_parallel",
+		Doc:        "vocab-parallel: c_embedding of the local rows, then c_allreduce_sum",
 		Compatible: embeddingCompatible,
 		Forward:    embeddingForward,
 		Backward:   embeddingBackward,

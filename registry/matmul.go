@@ -18,6 +18,7 @@ import (
 func MatmulColumn() *Impl {
 	return &Impl{
 		Name:       "column_parallel",
+		Doc:        "c_identity(X) then the matmul; backward sums X@GRAD over the mp group",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
 		Forward:    matmulColumnForward,
 		Backward:   matmulBackward,
@@ -29,6 +30,7 @@ func MatmulColumn() *Impl {
 func MatmulRow() *Impl {
 	return &Impl{
 		Name:       "row_parallel",
+		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
 		Forward:    matmulRowForward,
 		Backward:   matmulBackward,
@@ -40,6 +42,7 @@ func MatmulRow() *Impl {
 func MatmulReplicated() *Impl {
 	return &Impl{
 		Name:       "replicate_parallel",
+		Doc:        "the matmul as is, matrix dims replicated",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },
 		Forward:    DefaultImpl().Forward,
 		Backward:   matmulBackward,

@@ -44,6 +44,7 @@ func expertAxis(ctx *Ctx, op *ir.Op) (int, error) {
 func ExpertExchange() *Impl {
 	return &Impl{
 		Name:       "expert_parallel",
+		Doc:        "ring_id set to the group along the op's expert_axis mesh dim",
 		Compatible: exchangeCompatible,
 		Forward:    exchangeLower,
 		Backward:   exchangeLower,
@@ -115,6 +116,7 @@ func exchangeLower(ctx *Ctx, op *ir.Op) error {
 func GroupedMatmulExpert() *Impl {
 	return &Impl{
 		Name:       "expert_parallel",
+		Doc:        "experts split along their dim; W@GRAD averaged over it without communication",
 		Compatible: groupedMatmulCompatible,
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			ctx.Keep(op)
@@ -194,6 +196,7 @@ func ExpertCapacity() *Impl {
 	}
 	return &Impl{
 		Name: "expert_parallel",
+		Doc:  "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
 		Compatible: func(ctx *Ctx, op *ir.Op) error {
 			_, err := expertAxis(ctx, op)
 			return err

@@ -11,6 +11,8 @@ import (
 type Impl struct {
 	// Name says what the impl does: "column_parallel".
 	Name string
+	// Doc says in one line what the lowering emits.
+	Doc string
 	// Compatible returns why the op's dist does not fit this impl, or nil.
 	// A nil Compatible accepts every op.
 	Compatible func(ctx *Ctx, op *ir.Op) error

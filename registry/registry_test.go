@@ -48,6 +48,9 @@ func TestDefaultRegistry(t *testing.T) {
 			if impl.Name != name {
 				t.Errorf("%s:%d is %q, want %q", typ, i, impl.Name, name)
 			}
+			if impl.Doc == "" {
+				t.Errorf("%s:%d %s has no doc", typ, i, name)
+			}
 			if impl.Forward == nil || impl.Backward == nil {
 				t.Errorf("%s:%d %s lacks a lowering", typ, i, name)
 			}

@@ -14,19 +14,26 @@ import (
 
 // ReshapeAddOneDimBack is impl 0: Out has one more dim than X, a
 // replicated last one; the other dims are split as X's.
-func ReshapeAddOneDimBack() *Impl { return reshapeImpl(0, "add_one_dim_back") }
+func ReshapeAddOneDimBack() *Impl {
+	return reshapeImpl(0, "add_one_dim_back", "Out adds a replicated last dim; the shape attr becomes local")
+}
 
 // ReshapeRemoveOneDimBack is impl 1: Out has one dim less than X, whose
 // replicated last dim goes; the other dims are split as X's.
-func ReshapeRemoveOneDimBack() *Impl { return reshapeImpl(1, "remove_one_dim_back") }
+func ReshapeRemoveOneDimBack() *Impl {
+	return reshapeImpl(1, "remove_one_dim_back", "Out drops X's replicated last dim; the shape attr becomes local")
+}
 
 // ReshapeSameDimShape is impl 2: X and Out have the same rank and
 // mapping.
-func ReshapeSameDimShape() *Impl { return reshapeImpl(2, "same_dim_shape") }
+func ReshapeSameDimShape() *Impl {
+	return reshapeImpl(2, "same_dim_shape", "same rank and mapping; the shape attr becomes local")
+}
 
-func reshapeImpl(kind int, name string) *Impl {
+func reshapeImpl(kind int, name, doc string) *Impl {
 	return &Impl{
 		Name:       name,
+		Doc:        doc,
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			if err := reshapeCompatible(ctx, op, kind, name); err != nil {

@@ -14,6 +14,7 @@ func SoftmaxReplicateLastAxis() *Impl {
 	d := DefaultImpl()
 	return &Impl{
 		Name:       "replicate_last_axis",
+		Doc:        "the default lowering, with the softmax axis replicated",
 		Compatible: softmaxCompatible,
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			if err := softmaxCompatible(ctx, op); err != nil {

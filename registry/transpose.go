@@ -14,6 +14,7 @@ func TransposeSameMapping() *Impl {
 	d := DefaultImpl()
 	return &Impl{
 		Name:       "same_mapping_transpose",
+		Doc:        "the default lowering, the mapping permuted with the dims",
 		Compatible: transposeCompatible,
 		Forward: func(ctx *Ctx, op *ir.Op) error {
 			if err := transposeCompatible(ctx, op); err != nil {
