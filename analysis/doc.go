@@ -36,11 +36,62 @@
 //	GradMaps        *GradInfo           grad op -> forward op, grad var -> var, param <-> grad
 //	Annotations     *AnnotationReport   every missing or unusable dist annotation
 //	LocalShapes(r)  *LocalShapeInfo     each var's shape on rank r, and whether r is in its mesh
+//	Comm            *CommReport         a partitioned module's collectives, their groups, axes and bytes
+//	Memory          *MemoryReport       a partitioned module's parameter, persistable and activation bytes
 //
 // Index does the bulk of the name hashing, once; the others require it
 // and work on the numbers it hands out. Each analysis costs O(ops + vars +
 // args) time and a few dozen allocations, a number that grows only
 // logarithmically with the module; see BenchmarkAnalyses.
+//
+// # Communication cost
+//
+// Comm and Memory describe a partitioned module (main's Rank set, the
+// group table filled): they fail on a serial one. A var's declared shape
+// is then its local shape, which is what they read (LocalShapes is for
+// serial modules, whose declared shapes are global).
+//
+// Comm lists every collective (ir.IsCollective) of main and startup, all
+// blocks, in program order, with the bytes this rank moves for one run of
+// it. With n the size of the op's group and size the local bytes
+// (elements × dtype size) of its payload:
+//
+//	c_allreduce_*, all_reduce, mp_allreduce_sum   2(n-1)/n × size(X)    ring allreduce: reduce-scatter, then allgather
+//	c_allgather, all_gather, c_concat,            (n-1)/n × size(Out)   ring allgather: receive the n-1 other shards
+//	  partial_allgather
+//	c_reducescatter, reduce_scatter               (n-1)/n × size(X)
+//	alltoall, all_to_all, c_alltoall              (n-1)/n × size(X)     keep 1/n, send the rest
+//	c_broadcast, broadcast                        (n-1)/n × size(X)     the ring algorithm's cost: n-1 of the n ranks
+//	                                                                    forward the whole payload, averaged over the ranks
+//	c_reduce_*, c_scatter                         (n-1)/n × size(X)     as broadcast, in reverse or in slices
+//	global_scatter, global_gather                 data-dependent        (n-1)/n × size(X) when X's rows are known
+//	send_v2, p_send / recv_v2, p_recv             size(X) / size(Out)
+//	partial_send / partial_recv                   size / num
+//	c_identity, c_split, barrier                  0                     local (c_split keeps its slice)
+//
+// A group of one rank moves 0. Figures are rounded to whole bytes, half
+// up (computed in integers, as k(n-1)q + round(k(n-1)r/n) for size =
+// qn + r), op by op; totals are sums of the rounded figures, so they add
+// up to the column. A payload with a dim of unknown size (-1) has no
+// figure: the op is marked DataDependent, which is the rule for the MoE
+// exchanges, whose row blocks are decided by the routing at run time
+// (check.MeasureTraffic measures them). CollectiveBytes is the table as
+// a function.
+//
+// The group is the ring_id's entry in the module's group table (a
+// point-to-point op with a peer attr: this rank and the peer). Its axis
+// is the name of the first mesh dim whose group for this rank is that
+// rank list, looking in the op's mesh first, then in every mesh in
+// order; else "world" when the group is every rank of the module, else
+// "group N" for ring N ("p2p" for a peer pair without a ring). Totals
+// are per program (main per training step, startup once), per axis and
+// per collective type.
+//
+// Memory sums the local bytes of main's dense vars in three classes:
+// parameters (kind param), other persistables, and the non-persistable
+// vars (activations, grads and temporaries, all counted at once, so an
+// upper bound rather than a peak); a var with a dim of -1 is left out
+// and counted as unknown.
 //
 // Ops are located by OpRef (block index and position) within their
 // program, vars identified by VarID (program, declaring block, name).

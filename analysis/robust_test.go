@@ -11,7 +11,7 @@ import (
 // TestAnalysesOnMalformedModules runs every analysis on random modules
 // that break rules of every kind (unresolved names, repeated ids, dists
 // that do not fit, odd names) and on degenerate ones: none may panic.
-// LocalShapes may fail; the others always succeed.
+// LocalShapes, Comm and Memory may fail; the others always succeed.
 func TestAnalysesOnMalformedModules(t *testing.T) {
 	mods := []*ir.Module{
 		nil,
@@ -34,6 +34,16 @@ func TestAnalysesOnMalformedModules(t *testing.T) {
 		}
 		for rank := range 3 {
 			c.Get(analysis.LocalShapes(rank))
+		}
+		c.Get(analysis.Comm)
+		c.Get(analysis.Memory)
+		if m != nil && m.Main != nil {
+			// As partitioned: the reports run past their first check.
+			pm := m.Clone()
+			pm.Main.Rank = 0
+			pc := analysis.NewCache(pm)
+			pc.Get(analysis.Comm)
+			pc.Get(analysis.Memory)
 		}
 		if m == nil || m.Main == nil {
 			continue

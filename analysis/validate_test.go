@@ -31,7 +31,7 @@ func TestValidate(t *testing.T) {
 		want string // "" for valid
 	}{
 		{"ours", []*analysis.Analyzer{analysis.Index, analysis.DefUse, analysis.Roles, analysis.GradMaps,
-			analysis.Annotations, analysis.LocalShapes(3), analysis.LocalShapes(0)}, ""},
+			analysis.Annotations, analysis.LocalShapes(3), analysis.LocalShapes(0), analysis.Comm, analysis.Memory}, ""},
 		{"diamond", []*analysis.Analyzer{an("top", an("left", shared), an("right", shared))}, ""},
 		{"same value twice", []*analysis.Analyzer{shared, shared}, ""},
 		{"parameters", []*analysis.Analyzer{an("x{a=1}"), an("x{a=1,b-c=2.5}"), an("y{rank=-1}"), an("z9-1{k=A_b}")}, ""},

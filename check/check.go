@@ -129,25 +129,9 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 
 	// The SPMD run starts from the same values, sharded.
 	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline}
-	scopes := make([]sim.Scope, len(mods))
-	for i, pm := range mods {
-		scopes[i] = sim.Scope{}
-		for name, t := range init {
-			v := pm.Main.Global().Var(name)
-			if v == nil {
-				if pm.Startup != nil {
-					v = pm.Startup.Global().Var(name)
-				}
-				if v == nil {
-					continue
-				}
-			}
-			sh, err := shardOf(pm, v, t, ranks[i])
-			if err != nil {
-				return nil, fmt.Errorf("rank %d: feeding %s: %w", ranks[i], name, err)
-			}
-			scopes[i][name] = sh
-		}
+	scopes, err := shardScopes(mods, ranks, init)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkStartup(spmd, ranks, mods, scopes); err != nil {
 		return nil, err
@@ -169,6 +153,32 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// shardScopes gives each rank its shard of every initial value its
+// program declares.
+func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, error) {
+	scopes := make([]sim.Scope, len(mods))
+	for i, pm := range mods {
+		scopes[i] = sim.Scope{}
+		for name, t := range init {
+			v := pm.Main.Global().Var(name)
+			if v == nil {
+				if pm.Startup != nil {
+					v = pm.Startup.Global().Var(name)
+				}
+				if v == nil {
+					continue
+				}
+			}
+			sh, err := shardOf(pm, v, t, ranks[i])
+			if err != nil {
+				return nil, fmt.Errorf("rank %d: feeding %s: %w", ranks[i], name, err)
+			}
+			scopes[i][name] = sh
+		}
+	}
+	return scopes, nil
 }
 
 func shardOf(pm *ir.Module, v *ir.Var, global *sim.Tensor, rank int) (*sim.Tensor, error) {

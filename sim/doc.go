@@ -3,7 +3,9 @@
 // interpreter that runs a module's startup and main programs, and Comm,
 // where the ranks of an SPMD run meet for collectives. The SPMD runner,
 // which executes every rank's partitioned program at once, builds on the
-// same Tensor, Kernels and Interp types through Hooks and on Comm.
+// same Tensor, Kernels and Interp types through Hooks and on Comm. An
+// SPMD run's Observe hook sees every collective each rank runs, with its
+// tensors (check.MeasureTraffic measures traffic with it).
 //
 // # Values
 //

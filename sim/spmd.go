@@ -16,6 +16,13 @@ type SPMD struct {
 	Kernels Kernels
 	// Deadline bounds every wait for the other members of a collective.
 	Deadline time.Duration
+	// Observe, when set, is called after each collective op a rank runs
+	// successfully (once per run of the op: a collective in a loop body
+	// is observed at every iteration), with the rank, the op, and its
+	// input and output tensors by slot. The ranks call it from their own
+	// goroutines, at once: it must be safe for concurrent use, and must
+	// not modify the tensors.
+	Observe func(rank int, op *ir.Op, in, out Args)
 }
 
 // RunProgram runs program prog ("main" or "startup") of every rank's
@@ -39,6 +46,15 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 			r := &rankRun{comm: comm, rank: ranks[i], m: mods[i]}
 			ip := NewInterp(r.kernels(s.Kernels))
 			ip.Hooks.Collective = r.collective
+			if obs := s.Observe; obs != nil {
+				ip.Hooks.Collective = func(op *ir.Op, in Args) (Args, error) {
+					out, err := r.collective(op, in)
+					if err == nil {
+						obs(r.rank, op, in, out)
+					}
+					return out, err
+				}
+			}
 			sc := Scope{}
 			for k, v := range scopes[i] {
 				sc[k] = v

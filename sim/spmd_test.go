@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,5 +101,51 @@ func TestSPMDMismatchNamesRanksAndOps(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "collective mismatch on group [0 1]: rank 0 op 1 c_allreduce_sum") ||
 		!strings.Contains(err.Error(), "rank 1 op 4 c_allreduce_sum") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSPMDObserve: the observer sees every collective each rank runs,
+// once per run (a loop body's at every iteration), with its tensors; a
+// run without one is unchanged.
+func TestSPMDObserve(t *testing.T) {
+	prog := func(rank int) string {
+		return head + `program main rank ` + string(rune('0'+rank)) + ` { block 0 {
+  var a : f64[2]
+  var s : f64[2]
+  var i : i64[1]
+  var n : i64[1]
+  var c : bool[1]
+  var g : f64[4]
+  op 1 c_allreduce_sum(X: a) -> (Out: s) {ring_id = 0}
+  op 2 fill_constant() -> (Out: i) {dtype = 3, shape = [1], value = 0.0}
+  op 3 fill_constant() -> (Out: n) {dtype = 3, shape = [1], value = 3.0}
+  op 4 less_than(X: i, Y: n) -> (Out: c)
+  op 5 while(X: [i, n], Condition: c) -> (Out: [i, c]) {sub_block = ^1}
+}
+block 1 parent 0 {
+  op 6 c_allgather(X: a) -> (Out: g) {nranks = 2, ring_id = 0}
+  op 7 increment(X: i) -> (Out: i) {step = 1.0}
+  op 8 less_than(X: i, Y: n) -> (Out: c)
+}}`
+	}
+	mods := rankModules(t, prog(0), prog(1))
+	var mu sync.Mutex
+	seen := map[string]int{}
+	spmd := &SPMD{Deadline: 5 * time.Second, Observe: func(rank int, op *ir.Op, in, out Args) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := fmt.Sprintf("rank %d op %d %s %v -> %v", rank, op.ID, op.Type, in["X"][0].Shape, out["Out"][0].Shape)
+		seen[key]++
+	}}
+	scopes := []Scope{{"a": Zeros(ir.F64, 2)}, {"a": Zeros(ir.F64, 2)}}
+	if _, err := spmd.RunProgram("main", []int{0, 1}, mods, scopes); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"rank 0 op 1 c_allreduce_sum [2] -> [2]": 1, "rank 1 op 1 c_allreduce_sum [2] -> [2]": 1,
+		"rank 0 op 6 c_allgather [2] -> [4]": 3, "rank 1 op 6 c_allgather [2] -> [4]": 3,
+	}
+	if !maps.Equal(seen, want) {
+		t.Errorf("observed %v, want %v", seen, want)
 	}
 }

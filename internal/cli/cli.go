@@ -82,6 +82,7 @@ func commands() []command {
 		{"dot", "[-block N] [-program NAME] [FILE|-]", "draw a program as Graphviz DOT", runDot},
 		{"partition", "-rank R | -all [-o DIR] [FILE|-]", "produce the SPMD program of one rank, or of every rank", runPartition},
 		{"check", "[-steps N] [-tol T] [FILE|-]", "run serial and partitioned training steps and compare them", runCheck},
+		{"explain", explainArgs, "list each rank's collectives: why each is there and the bytes it moves", runExplain},
 		{"example", exampleArgs, "print an annotated example training module", runExample},
 		{"version", "", "print distpass's version", runVersion},
 	}

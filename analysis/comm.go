@@ -1,0 +1,551 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Comm and Memory are analyzers like the others (values, cached, keyed by
+// name) rather than plain functions: they read only the module, they take
+// no parameter (the rank is the one the module was partitioned for, in
+// main's Rank), and a caller that asks for both, or asks twice, pays once
+// for the name resolution of Index they share.
+
+// Comm reports the communication of a partitioned module: every
+// collective of main and startup with its group, mesh axis, payload and
+// cost. See CommReport, and the package doc for the cost formulas.
+var Comm = &Analyzer{
+	Name: "comm",
+	Doc: "Comm lists every collective of a partitioned module's main and startup programs, in program " +
+		"order, with its group, mesh axis, payload and the bytes this rank moves for it, and totals per " +
+		"axis and per collective type.",
+	Requires: []*Analyzer{Index},
+	Run: func(p *Pass) (any, error) {
+		return buildComm(p.Module, p.Result(Index).(*IndexInfo))
+	},
+}
+
+// Memory sums the local sizes of a partitioned module's vars. See
+// MemoryReport.
+var Memory = &Analyzer{
+	Name: "memory",
+	Doc: "Memory sums the bytes of a partitioned module's parameters, other persistables and " +
+		"activations on its rank, from the vars' local shapes, counting apart the vars of unknown size.",
+	Requires: []*Analyzer{Index},
+	Run: func(p *Pass) (any, error) {
+		return buildMemory(p.Module)
+	},
+}
+
+// CommOp is one collective op of a partitioned program and what it costs
+// this rank.
+type CommOp struct {
+	Program string // "main" or "startup"
+	Block   int
+	ID      int64
+	Type    string
+	// RingID is the op's ring_id attr, or -1 when it has none (a
+	// point-to-point op that names its peer).
+	RingID int64
+	// Group lists the ranks the op runs over, ascending: the ring's
+	// entry in the module's group table, or this rank and its peer.
+	Group []int
+	// Axis names the group: the mesh dim whose group for this rank is
+	// Group (the op's mesh first, then every mesh in order), "world"
+	// when it is every rank of the module and no dim's, else "group N"
+	// (N the ring id).
+	Axis string
+	// Payload is the var the op sends (its X or x input; Out or out for
+	// an op without one, such as recv_v2), "" for none (barrier). DType
+	// and Shape are its dtype and local shape.
+	Payload string
+	DType   ir.DType
+	Shape   []int64
+	// Bytes is what this rank moves for one run of the op, by the
+	// package's formulas, rounded to whole bytes (half up). It is 0 and
+	// DataDependent is set when the figure depends on the data: the
+	// payload has a dim of unknown size (-1), as the row blocks of the
+	// MoE exchanges global_scatter and global_gather have.
+	Bytes         int64
+	DataDependent bool
+	// Origin is the op's origin attr: which impl inserted it, and why;
+	// "" for an op of the serial program that partitioning kept.
+	Origin string
+	// Impl is the op dist's impl, "type:index" ("global_scatter:0"), or
+	// "" for an op without a dist.
+	Impl string
+}
+
+// CommTotal sums the ops of one axis or one collective type.
+type CommTotal struct {
+	Name          string
+	Ops           int
+	Bytes         int64 // the ops with a figure
+	DataDependent int   // ops without one
+}
+
+// CommTotals sums the collectives of one program: main's per training
+// step, startup's once.
+type CommTotals struct {
+	Program       string
+	Ops           int
+	Bytes         int64
+	DataDependent int
+	ByAxis        []CommTotal // sorted by name
+	ByType        []CommTotal // sorted by name
+}
+
+// CommReport is the result of Comm.
+type CommReport struct {
+	Rank int
+	// Ops lists the collectives of main, then of startup, each program
+	// in program order: block by block, each block's ops in order.
+	Ops []CommOp
+	// Main and Startup total the ops of each program (SumComm).
+	Main, Startup CommTotals
+}
+
+// OpError is a collective op the report cannot account for: no ring_id,
+// a ring not in the group table or without this rank, no payload var.
+type OpError struct {
+	Program string
+	Block   int
+	ID      int64
+	Type    string
+	Msg     string
+}
+
+// Error returns "op N TYPE: msg".
+func (e *OpError) Error() string { return fmt.Sprintf("op %d %s: %s", e.ID, e.Type, e.Msg) }
+
+// cost is the formula of one collective type: bytes = k(n-1)/n × size
+// (ring algorithms), or the whole size (full: point to point), or nothing
+// (zero: local ops and barriers), with n the group size and size the
+// bytes of the op's input payload, or of its output where out is set.
+// partial ops send one of their num attr's slices of the payload.
+type cost struct {
+	k       int64
+	out     bool
+	zero    bool
+	full    bool
+	partial bool
+}
+
+var costs = map[string]cost{
+	"c_allreduce_sum": {k: 2}, "c_allreduce_max": {k: 2}, "c_allreduce_min": {k: 2},
+	"c_allreduce_prod": {k: 2}, "c_allreduce_avg": {k: 2}, "all_reduce": {k: 2}, "mp_allreduce_sum": {k: 2},
+	"c_allgather": {k: 1, out: true}, "all_gather": {k: 1, out: true}, "c_concat": {k: 1, out: true},
+	"partial_allgather": {k: 1, out: true},
+	"c_reducescatter":   {k: 1}, "reduce_scatter": {k: 1},
+	"alltoall": {k: 1}, "all_to_all": {k: 1}, "c_alltoall": {k: 1},
+	"global_scatter": {k: 1}, "global_gather": {k: 1},
+	"c_broadcast": {k: 1}, "broadcast": {k: 1},
+	"c_reduce_sum": {k: 1}, "c_reduce_max": {k: 1}, "c_reduce_min": {k: 1}, "c_reduce_prod": {k: 1},
+	"c_reduce_avg": {k: 1}, "c_scatter": {k: 1},
+	"send_v2": {full: true}, "p_send": {full: true}, "recv_v2": {full: true, out: true}, "p_recv": {full: true, out: true},
+	"partial_send": {full: true, partial: true}, "partial_recv": {full: true, out: true, partial: true},
+	"c_identity": {zero: true}, "c_split": {zero: true}, "barrier": {zero: true},
+}
+
+// CollectiveBytes returns the bytes one rank moves for a collective of
+// type typ over a group of n ranks whose input and output payloads are
+// in and out bytes (on this rank): the package's formulas, rounded half
+// up to whole bytes. It reports false for a type it has no formula for.
+// A group of one rank moves nothing. partial_send and partial_recv,
+// which move one of num slices, take the whole payload here; Comm divides
+// by num.
+func CollectiveBytes(typ string, n int, in, out int64) (int64, bool) {
+	c, ok := costs[typ]
+	if !ok {
+		return 0, false
+	}
+	size := in
+	if c.out {
+		size = out
+	}
+	switch {
+	case c.zero || n <= 1:
+		return 0, true
+	case c.full:
+		return size, true
+	}
+	return ringBytes(c.k, n, size), true
+}
+
+// ringBytes is k(n-1)/n × size rounded half up, in integers: with
+// size = q·n + r it is k(n-1)q + round(k(n-1)r / n), which cannot
+// overflow where k·size does not.
+func ringBytes(k int64, n int, size int64) int64 {
+	nn := int64(n)
+	q, r := size/nn, size%nn
+	num := k * (nn - 1) * r
+	return k*(nn-1)*q + (2*num+nn)/(2*nn)
+}
+
+// IsDataDependent reports whether typ is an MoE exchange, whose traffic
+// is decided by the routing counts at run time.
+func IsDataDependent(typ string) bool { return typ == "global_scatter" || typ == "global_gather" }
+
+func buildComm(m *ir.Module, x *IndexInfo) (*CommReport, error) {
+	rank, err := partitionedRank(m)
+	if err != nil {
+		return nil, err
+	}
+	b := commBuilder{m: m, x: x, rank: rank, world: moduleRanks(m), meshes: newMeshes(m)}
+	rep := &CommReport{Rank: rank}
+	for _, pr := range []struct {
+		label string
+		p     *ir.Program
+	}{{"main", m.Main}, {"startup", m.Startup}} {
+		if pr.p == nil {
+			continue
+		}
+		for bi, blk := range pr.p.Blocks {
+			if blk == nil {
+				continue
+			}
+			for _, op := range blk.Ops {
+				if op == nil || !ir.IsCollective(op.Type) {
+					continue
+				}
+				if c, ok := b.op(pr.label, pr.p, bi, op); ok {
+					rep.Ops = append(rep.Ops, c)
+				}
+			}
+		}
+	}
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	rep.Main = SumComm("main", rep.Ops)
+	rep.Startup = SumComm("startup", rep.Ops)
+	return rep, nil
+}
+
+// partitionedRank returns the rank main is partitioned for.
+func partitionedRank(m *ir.Module) (int, error) {
+	if m == nil || m.Main == nil {
+		return 0, errors.New("the module has no main program")
+	}
+	if m.Main.Rank < 0 {
+		return 0, errors.New("the module is not partitioned (main has no rank): partition it for a rank first")
+	}
+	return m.Main.Rank, nil
+}
+
+// moduleRanks returns every rank of the module's meshes, ascending.
+func moduleRanks(m *ir.Module) []int {
+	var rs []int
+	for _, pm := range m.Meshes {
+		if pm != nil {
+			rs = append(rs, pm.ProcessIDs...)
+		}
+	}
+	slices.Sort(rs)
+	return slices.Compact(rs)
+}
+
+type commBuilder struct {
+	m      *ir.Module
+	x      *IndexInfo
+	rank   int
+	world  []int
+	meshes meshes
+	errs   []error
+}
+
+func (b *commBuilder) fail(prog string, bi int, op *ir.Op, format string, args ...any) {
+	b.errs = append(b.errs, &OpError{Program: prog, Block: bi, ID: op.ID, Type: op.Type, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp, bool) {
+	c := CommOp{Program: prog, Block: bi, ID: op.ID, Type: op.Type, RingID: -1}
+	c.Origin, _ = op.Attrs.String("origin")
+	if op.Dist != nil && op.Dist.ImplType != "" {
+		c.Impl = op.Dist.ImplType + ":" + strconv.Itoa(op.Dist.ImplIndex)
+	}
+	cst, known := costs[op.Type]
+	if !known {
+		b.fail(prog, bi, op, "no cost formula for collective type %s", op.Type)
+		return c, false
+	}
+
+	// The group: the peer pair of a point-to-point op, else the ring.
+	if peer, ok := op.Attrs.Int("peer"); ok && cst.full {
+		c.Group = []int{b.rank, int(peer)}
+		slices.Sort(c.Group)
+		if id, ok := op.Attrs.Int("ring_id"); ok {
+			c.RingID = id
+		}
+	} else {
+		id, ok := op.Attrs.Int("ring_id")
+		if !ok {
+			b.fail(prog, bi, op, "no ring_id attr")
+			return c, false
+		}
+		c.RingID = id
+		g := b.m.Group(int(id))
+		if g == nil {
+			b.fail(prog, bi, op, "ring_id %d is not in the module's group table", id)
+			return c, false
+		}
+		if !slices.Contains(g.Ranks, b.rank) {
+			b.fail(prog, bi, op, "rank %d is not in group %d %s", b.rank, id, fmtInts(g.Ranks))
+			return c, false
+		}
+		c.Group = slices.Sorted(slices.Values(g.Ranks))
+	}
+	c.Axis = b.axis(op, c.Group, c.RingID)
+
+	// The payload, and the sizes of input and output.
+	in, inOK, err := b.payload(p, bi, op, false)
+	if err != nil {
+		b.fail(prog, bi, op, "%v", err)
+		return c, false
+	}
+	out, outOK, err := b.payload(p, bi, op, true)
+	if err != nil {
+		b.fail(prog, bi, op, "%v", err)
+		return c, false
+	}
+	shown := in
+	if in.v == nil {
+		shown = out
+	}
+	if shown.v != nil {
+		c.Payload, c.DType, c.Shape = shown.name, shown.v.Type.DType, shown.v.Type.Shape
+	} else if !cst.zero {
+		b.fail(prog, bi, op, "no payload: neither an X nor an Out arg names a declared dense tensor")
+		return c, false
+	}
+
+	n := len(c.Group)
+	switch {
+	case cst.zero || n <= 1:
+		return c, true
+	case cst.out && !outOK, !cst.out && !inOK:
+		c.DataDependent = true
+		return c, true
+	}
+	c.Bytes, _ = CollectiveBytes(op.Type, n, in.bytes, out.bytes)
+	if cst.partial {
+		if num, ok := op.Attrs.Int("num"); ok && num > 1 {
+			c.Bytes = (c.Bytes + num/2) / num
+		}
+	}
+	return c, true
+}
+
+type payloadVar struct {
+	name  string
+	v     *ir.Var
+	bytes int64
+}
+
+// payload finds the op's input (X, x) or output (Out, out) var and its
+// size in bytes; ok is false when the size is unknown (a dim of -1) or
+// there is no such arg.
+func (b *commBuilder) payload(p *ir.Program, bi int, op *ir.Op, output bool) (payloadVar, bool, error) {
+	slots, names, side := op.Inputs, []string{"X", "x"}, "input"
+	if output {
+		slots, names, side = op.Outputs, []string{"Out", "out"}, "output"
+	}
+	var pv payloadVar
+	for _, n := range names {
+		for _, s := range slots {
+			if s.Name != n || len(s.Args) == 0 {
+				continue
+			}
+			if len(s.Args) > 1 {
+				return pv, false, fmt.Errorf("%s %s has %d args, want 1", side, n, len(s.Args))
+			}
+			id, ok := b.x.Lookup(p, bi, s.Args[0])
+			var v *ir.Var
+			if ok {
+				v = b.x.Var(id)
+			}
+			if v == nil {
+				return pv, false, fmt.Errorf("%s %s names undeclared var %s", side, n, quoteName(s.Args[0]))
+			}
+			if !v.Type.IsTensor() {
+				return pv, false, fmt.Errorf("%s %s %s is a %s, not a dense tensor", side, n, quoteName(v.Name), v.Type.Kind)
+			}
+			pv = payloadVar{name: v.Name, v: v}
+			size, ok := tensorBytes(v.Type)
+			pv.bytes = size
+			return pv, ok, nil
+		}
+	}
+	return pv, false, nil
+}
+
+// tensorBytes returns numel × dtype size, and false when a dim is unknown
+// or the product overflows.
+func tensorBytes(t ir.Type) (int64, bool) {
+	n, ok := t.Numel()
+	if !ok {
+		return 0, false
+	}
+	s := int64(t.DType.Size())
+	if s > 0 && n > (1<<63-1)/s {
+		return 0, false
+	}
+	return n * s, true
+}
+
+// axis names the group: the first mesh dim (the op's mesh first, then
+// every mesh in declaration order) whose group for this rank is group;
+// "world" when group is every rank of the module; "group N" otherwise.
+func (b *commBuilder) axis(op *ir.Op, group []int, ring int64) string {
+	var order []*ir.ProcessMesh
+	if op.Dist != nil {
+		if pm := b.meshes.get(op.Dist.Mesh); pm != nil {
+			order = append(order, pm)
+		}
+	}
+	order = append(order, b.m.Meshes...)
+	for _, pm := range order {
+		if pm == nil || !pm.Contains(b.rank) {
+			continue
+		}
+		for d := range pm.Shape {
+			g, err := pm.Group(d, b.rank)
+			if err == nil && slices.Equal(g, group) && d < len(pm.DimNames) {
+				return pm.DimNames[d]
+			}
+		}
+	}
+	if slices.Equal(group, b.world) {
+		return "world"
+	}
+	if ring < 0 {
+		return "p2p"
+	}
+	return fmt.Sprintf("group %d", ring)
+}
+
+// SumComm totals the ops of program ("main" or "startup") among ops: a
+// data-dependent op counts in Ops and DataDependent, not in Bytes. Totals
+// are sums of the ops' rounded figures, so they add up to the column.
+func SumComm(program string, ops []CommOp) CommTotals {
+	t := CommTotals{Program: program}
+	byAxis, byType := map[string]*CommTotal{}, map[string]*CommTotal{}
+	add := func(m map[string]*CommTotal, name string, c *CommOp) {
+		s := m[name]
+		if s == nil {
+			s = &CommTotal{Name: name}
+			m[name] = s
+		}
+		s.Ops++
+		if c.DataDependent {
+			s.DataDependent++
+		} else {
+			s.Bytes += c.Bytes
+		}
+	}
+	for i := range ops {
+		c := &ops[i]
+		if c.Program != program {
+			continue
+		}
+		t.Ops++
+		if c.DataDependent {
+			t.DataDependent++
+		} else {
+			t.Bytes += c.Bytes
+		}
+		add(byAxis, c.Axis, c)
+		add(byType, c.Type, c)
+	}
+	sorted := func(m map[string]*CommTotal) []CommTotal {
+		out := make([]CommTotal, 0, len(m))
+		for _, s := range m {
+			out = append(out, *s)
+		}
+		slices.SortFunc(out, func(a, b CommTotal) int { return strings.Compare(a.Name, b.Name) })
+		return out
+	}
+	t.ByAxis, t.ByType = sorted(byAxis), sorted(byType)
+	return t
+}
+
+// Axis returns the total of the axis named name, and false when no op
+// runs along it.
+func (t CommTotals) Axis(name string) (CommTotal, bool) { return findTotal(t.ByAxis, name) }
+
+// OfType returns the total of the collective type typ.
+func (t CommTotals) OfType(typ string) (CommTotal, bool) { return findTotal(t.ByType, typ) }
+
+func findTotal(ts []CommTotal, name string) (CommTotal, bool) {
+	for _, t := range ts {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return CommTotal{}, false
+}
+
+// MemoryClass sums one class of vars.
+type MemoryClass struct {
+	Vars  int   // vars counted
+	Bytes int64 // their local bytes
+	// Unknown counts the vars left out: a dim of unknown size (-1).
+	Unknown int
+}
+
+// MemoryReport is the result of Memory: the local bytes of the dense
+// tensors declared in main (every block) on the rank main is partitioned
+// for. After partitioning a var's declared shape is its local shape.
+// Startup declares the same persistables as main, so it is not counted
+// again. Activations are every non-persistable dense var, grads and
+// temporaries included, all at once: an upper bound of what is live, not
+// a peak.
+type MemoryReport struct {
+	Rank         int
+	Params       MemoryClass // kind param
+	Persistables MemoryClass // kind persist
+	Activations  MemoryClass // kind var
+}
+
+// Total returns the bytes of the three classes.
+func (r *MemoryReport) Total() int64 {
+	return r.Params.Bytes + r.Persistables.Bytes + r.Activations.Bytes
+}
+
+func buildMemory(m *ir.Module) (*MemoryReport, error) {
+	rank, err := partitionedRank(m)
+	if err != nil {
+		return nil, err
+	}
+	rep := &MemoryReport{Rank: rank}
+	for _, blk := range m.Main.Blocks {
+		if blk == nil {
+			continue
+		}
+		for _, v := range blk.Vars() {
+			if v == nil || !v.Type.IsTensor() {
+				continue
+			}
+			c := &rep.Activations
+			switch v.Kind {
+			case ir.KindParam:
+				c = &rep.Params
+			case ir.KindPersist:
+				c = &rep.Persistables
+			}
+			size, ok := tensorBytes(v.Type)
+			if !ok {
+				c.Unknown++
+				continue
+			}
+			c.Vars++
+			c.Bytes += size
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,577 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
+)
+
+const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]"
+
+// explainDoc is explain's help: what it prints, the cost formulas and the
+// JSON schema.
+const explainDoc = `Explain lists the collectives of each rank's program — why each is there
+(its origin: the impl that inserted it and its reason) and what it costs —
+then totals per mesh axis and per collective type: main per training
+step, startup once. The input is an annotated serial module, partitioned
+here for rank 0 (the lowest rank), -rank R or -all ranks, or a module
+already partitioned, explained as it is.
+
+Columns: op id (and ^B for an op in block B > 0), type, axis (the mesh dim
+whose group for this rank is the op's group; "world" for every rank;
+"group N" otherwise), group (its ranks), the payload's dtype and local
+shape (the X input, or Out for recv_v2), the bytes this rank moves, and
+the origin ("serial op, impl T:N" for a collective of the serial program,
+kept and pointed at its group by impl T:N).
+
+Bytes per run of an op, with n the group size and size the payload's
+local bytes, rounded half up to whole bytes, op by op (totals add up):
+  c_allreduce_*, all_reduce          2(n-1)/n × size(X)
+  c_allgather, all_gather, c_concat  (n-1)/n × size(Out)
+  c_reducescatter, reduce_scatter    (n-1)/n × size(X)
+  alltoall, all_to_all               (n-1)/n × size(X)
+  c_broadcast, broadcast             (n-1)/n × size(X)  (the ring algorithm)
+  send_v2 / recv_v2                  size(X) / size(Out)
+  c_identity, c_split                0 (local)
+  global_scatter, global_gather      data-dependent: the rows are decided
+                                     by the routing at run time
+The other collective types are in the doc of package analysis. A group
+of one rank moves 0. -measure runs one training step of the
+serial module in the simulator (startup, then one step of main, fed as
+'distpass check' feeds it) and adds the bytes each op moved: the same
+formulas on the actual tensors, and for global_scatter/global_gather the
+rows sent to other ranks × columns × dtype size (rows a rank keeps are
+free).
+
+-memory adds the local bytes of main's vars: parameters, other
+persistables, and activations (every non-persistable var at once, grads
+and temporaries included: an upper bound, not a peak); vars with a dim
+of -1 are left out and counted.
+
+-json prints one JSON document instead:
+  {"file": NAME, "measured": BOOL, "ranks": [RANK...]}
+  RANK:  {"rank": R, "collectives": [OP...], "totals": [TOTALS...],
+          "measured_totals": [TOTALS...] (with -measure),
+          "memory": MEMORY (with -memory)}
+  OP:    {"program": "main"|"startup", "block": B, "op": ID, "type": T,
+          "ring_id": N (-1: none), "group": [R...], "axis": A,
+          "payload": VAR, "dtype": D, "shape": [N...], "bytes": N|null
+          (null when data-dependent), "data_dependent": BOOL,
+          "measured_bytes": N (with -measure, if the op ran),
+          "origin": S ("" for a serial op), "impl": "T:N" ("" for none)}
+  TOTALS: {"program": P, "per": "step"|"once", "ops": N, "bytes": N,
+          "data_dependent": N, "by_axis": [SUM...], "by_type": [SUM...]}
+  SUM:   {"name": S, "ops": N, "bytes": N, "data_dependent": N}
+  MEMORY: {"params": CLASS, "persistables": CLASS, "activations": CLASS,
+          "total_bytes": N}, CLASS: {"vars": N, "bytes": N, "unknown": N}
+Ranks come in ascending order, ops in program order (main, then startup),
+sums sorted by name.
+
+Errors: a parse error is file:line:col: message; a program's is
+"rank R: op N TYPE: message". Exit codes: 0 ok, 1 bad input, 2 usage.`
+
+func runExplain(env *Env, args []string) int {
+	fs := newFlagSet(env, "explain", explainArgs, explainDoc)
+	var rankFlag optionalInt
+	fs.Var(&rankFlag, "rank", "explain rank `R` (default: the lowest rank of the module's meshes)")
+	all := fs.Bool("all", false, "explain every rank")
+	asJSON := fs.Bool("json", false, "print one JSON document (schema above)")
+	measure := fs.Bool("measure", false, "run one simulated training step and add the bytes each collective moved")
+	memory := fs.Bool("memory", false, "add the memory summary of each rank")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintf(env.Stderr, "distpass explain: %s\nusage: distpass explain %s\n", msg, explainArgs)
+		return ExitUsage
+	}
+	rankGiven, rank := rankFlag.set, &rankFlag.v
+	switch {
+	case rankGiven && *rank < 0:
+		return usageErr(fmt.Sprintf("-rank %d: a rank is not negative", *rank))
+	case rankGiven && *all:
+		return usageErr("give at most one of -rank R and -all")
+	case fs.NArg() > 1:
+		return usageErr("one FILE at most")
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, format+"\n", a...)
+		return ExitFail
+	}
+	ins, err := readInputs(env, fs.Args())
+	if err != nil {
+		return fail("distpass explain: %v", err)
+	}
+	m, err := parse(ins[0])
+	if err != nil {
+		return fail("%v", err)
+	}
+	if m.Main == nil {
+		return fail("%s: no main program", ins[0].name)
+	}
+
+	var results []*explained
+	if m.Main.Rank >= 0 {
+		// Already partitioned: explain it as it is.
+		if rankGiven && *rank != m.Main.Rank {
+			return fail("%s: the module is partitioned for rank %d, not %d", ins[0].name, m.Main.Rank, *rank)
+		}
+		if *measure {
+			return fail("%s: -measure runs the serial module, and this one is partitioned for rank %d", ins[0].name, m.Main.Rank)
+		}
+		results = []*explained{explainModule(m.Main.Rank, m)}
+	} else {
+		ranks := passes.Ranks(m)
+		if len(ranks) == 0 {
+			return fail("%s: the module has no mesh, so no ranks", ins[0].name)
+		}
+		want := ranks[:1]
+		switch {
+		case *all:
+			want = ranks
+		case rankGiven:
+			if !slices.Contains(ranks, *rank) {
+				return fail("%s: rank %d is in no mesh of the module (ranks %s)", ins[0].name, *rank, ir.FormatInts(ranks))
+			}
+			want = []int{*rank}
+		}
+		results = partitionAndExplain(m, want)
+	}
+	for _, r := range results {
+		if r.err != nil {
+			for _, line := range errorLines(r.err) {
+				fmt.Fprintf(env.Stderr, "rank %d: %s\n", r.rank, line)
+			}
+			return ExitFail
+		}
+	}
+
+	var traffic *check.Traffic
+	if *measure {
+		traffic, err = check.MeasureTraffic(context.Background(), m, check.Options{})
+		if err != nil {
+			for _, line := range errorLines(err) {
+				fmt.Fprintf(env.Stderr, "%s: measure: %s\n", ins[0].name, line)
+			}
+			return ExitFail
+		}
+	}
+	if *asJSON {
+		err = writeExplainJSON(env.Stdout, ins[0].name, results, traffic, *memory)
+	} else {
+		err = writeExplainText(env.Stdout, results, traffic, *memory)
+	}
+	if err != nil {
+		return fail("distpass explain: %v", err)
+	}
+	return ExitOK
+}
+
+// optionalInt is an int flag that knows whether it was given; unset, it
+// prints no default.
+type optionalInt struct {
+	v   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.v)
+}
+
+func (o *optionalInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+// explained is one rank's reports, or the error that stopped them.
+type explained struct {
+	rank int
+	comm *analysis.CommReport
+	mem  *analysis.MemoryReport
+	err  error
+}
+
+func explainModule(rank int, m *ir.Module) *explained {
+	e := &explained{rank: rank}
+	c := analysis.NewCache(m)
+	if e.comm, e.err = analysis.Get[*analysis.CommReport](c, analysis.Comm); e.err != nil {
+		return e
+	}
+	e.mem, e.err = analysis.Get[*analysis.MemoryReport](c, analysis.Memory)
+	return e
+}
+
+// partitionAndExplain partitions a clone of m for each rank and explains
+// it, concurrently (at most GOMAXPROCS at once), as passes.PartitionAll
+// does; the results come in the order of ranks.
+func partitionAndExplain(m *ir.Module, ranks []int) []*explained {
+	out := make([]*explained, len(ranks))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range ranks {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c := m.Clone() // reads m only
+			if err := passes.Partition(c, registry.DefaultRegistry(), r); err != nil {
+				out[i] = &explained{rank: r, err: err}
+				return
+			}
+			out[i] = explainModule(r, c)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// errorLines spells err one problem a line: each analysis.OpError of a
+// joined error on its own ("op N TYPE: …"), other errors line by line.
+func errorLines(err error) []string {
+	var ops []string
+	var walk func(error)
+	walk = func(err error) {
+		switch u := err.(type) {
+		case *analysis.OpError:
+			ops = append(ops, u.Error())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	if len(ops) > 0 {
+		return ops
+	}
+	return strings.Split(err.Error(), "\n")
+}
+
+// measuredOps returns ops with each op's measured bytes in place of its
+// figure, and an op that never ran as data-dependent (no figure).
+func measuredOps(rank int, ops []analysis.CommOp, tr *check.Traffic) []analysis.CommOp {
+	out := slices.Clone(ops)
+	for i := range out {
+		b, ok := tr.Bytes(rank, out[i].ID)
+		out[i].Bytes, out[i].DataDependent = b, !ok
+	}
+	return out
+}
+
+// ---- text ----
+
+func writeExplainText(w io.Writer, results []*explained, tr *check.Traffic, memory bool) error {
+	var sb strings.Builder
+	for i, r := range results {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		fmt.Fprintf(&sb, "rank %d\n", r.rank)
+		var measured []analysis.CommOp
+		if tr != nil {
+			measured = measuredOps(r.rank, r.comm.Ops, tr)
+		}
+		for _, prog := range []struct {
+			tot       analysis.CommTotals
+			per, unit string
+		}{{r.comm.Main, "per step", "bytes/step"}, {r.comm.Startup, "once", "bytes"}} {
+			writeProgramText(&sb, r.comm, measured, prog.tot, prog.per, prog.unit)
+		}
+		if memory {
+			writeMemoryText(&sb, r.mem)
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []analysis.CommOp, tot analysis.CommTotals, per, unit string) {
+	name := tot.Program
+	fmt.Fprintf(sb, "\n%s: %s, %s\n", name, plural(tot.Ops, "collective"), per)
+	if tot.Ops == 0 {
+		return
+	}
+	head := []string{"op", "type", "axis", "group", "dtype", "shape", unit}
+	right := []bool{true, false, false, false, false, false, true}
+	if measured != nil {
+		head = append(head, "measured")
+		right = append(right, true)
+	}
+	head = append(head, "origin")
+	right = append(right, false)
+	rows := [][]string{head}
+	for i, op := range rep.Ops {
+		if op.Program != name {
+			continue
+		}
+		id := strconv.FormatInt(op.ID, 10)
+		if op.Block > 0 {
+			id += " ^" + strconv.Itoa(op.Block)
+		}
+		dtype, shape := "-", "-"
+		if op.Payload != "" {
+			dtype, shape = op.DType.String(), formatShape(op.Shape)
+		}
+		row := []string{id, op.Type, op.Axis, ir.FormatInts(op.Group), dtype, shape, opBytes(op)}
+		if measured != nil {
+			row = append(row, opBytes(measured[i]))
+		}
+		origin := op.Origin
+		if origin == "" {
+			origin = "serial op"
+			if op.Impl != "" {
+				origin += ", impl " + op.Impl
+			}
+		}
+		rows = append(rows, append(row, origin))
+	}
+	writeTable(sb, rows, right)
+
+	var mtot analysis.CommTotals
+	if measured != nil {
+		mtot = analysis.SumComm(name, measured)
+	}
+	for _, by := range []struct {
+		head       string
+		sums, msum []analysis.CommTotal
+	}{{"axis", tot.ByAxis, mtot.ByAxis}, {"type", tot.ByType, mtot.ByType}} {
+		head := []string{"by " + by.head, "ops", unit}
+		right := []bool{false, true, true}
+		if measured != nil {
+			head = append(head, "measured")
+			right = append(right, true)
+		}
+		rows := [][]string{head}
+		for j, s := range by.sums {
+			row := []string{s.Name, strconv.Itoa(s.Ops), sumBytes(s.Bytes, s.Ops, s.DataDependent)}
+			if measured != nil {
+				row = append(row, sumBytes(by.msum[j].Bytes, by.msum[j].Ops, by.msum[j].DataDependent))
+			}
+			rows = append(rows, row)
+		}
+		row := []string{"total", strconv.Itoa(tot.Ops), sumBytes(tot.Bytes, tot.Ops, tot.DataDependent)}
+		if measured != nil {
+			row = append(row, sumBytes(mtot.Bytes, mtot.Ops, mtot.DataDependent))
+		}
+		rows = append(rows, row)
+		sb.WriteByte('\n')
+		writeTable(sb, rows, right)
+	}
+}
+
+func writeMemoryText(sb *strings.Builder, mem *analysis.MemoryReport) {
+	fmt.Fprintf(sb, "\nmemory: local bytes of main's vars\n")
+	rows := [][]string{{"class", "vars", "bytes", "unknown size"}}
+	for _, c := range []struct {
+		name string
+		c    analysis.MemoryClass
+	}{{"params", mem.Params}, {"persistables", mem.Persistables}, {"activations", mem.Activations}} {
+		rows = append(rows, []string{c.name, strconv.Itoa(c.c.Vars), strconv.FormatInt(c.c.Bytes, 10), strconv.Itoa(c.c.Unknown)})
+	}
+	rows = append(rows, []string{"total",
+		strconv.Itoa(mem.Params.Vars + mem.Persistables.Vars + mem.Activations.Vars),
+		strconv.FormatInt(mem.Total(), 10),
+		strconv.Itoa(mem.Params.Unknown + mem.Persistables.Unknown + mem.Activations.Unknown)})
+	writeTable(sb, rows, []bool{false, true, true, true})
+}
+
+func opBytes(op analysis.CommOp) string {
+	if op.DataDependent {
+		return "data-dependent"
+	}
+	return strconv.FormatInt(op.Bytes, 10)
+}
+
+func sumBytes(b int64, ops, dataDependent int) string {
+	if dataDependent > 0 && dataDependent == ops {
+		return "data-dependent"
+	}
+	s := strconv.FormatInt(b, 10)
+	if dataDependent > 0 {
+		s += " + " + strconv.Itoa(dataDependent) + " data-dependent"
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func formatShape(s []int64) string {
+	xs := make([]int, len(s))
+	for i, d := range s {
+		xs[i] = int(d)
+	}
+	return ir.FormatInts(xs)
+}
+
+// writeTable writes rows indented by two spaces, columns two spaces
+// apart, each padded to its widest cell (right-aligned where right is
+// set); the last column is not padded.
+func writeTable(sb *strings.Builder, rows [][]string, right []bool) {
+	width := make([]int, len(right))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, row := range rows {
+		var line strings.Builder
+		line.WriteString("  ")
+		for i, c := range row {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			switch {
+			case right[i]:
+				line.WriteString(pad + c)
+			case i == len(row)-1:
+				line.WriteString(c)
+			default:
+				line.WriteString(c + pad)
+			}
+		}
+		sb.WriteString(strings.TrimRight(line.String(), " "))
+		sb.WriteByte('\n')
+	}
+}
+
+// ---- JSON ----
+
+type jsonExplain struct {
+	File     string     `json:"file"`
+	Measured bool       `json:"measured"`
+	Ranks    []jsonRank `json:"ranks"`
+}
+
+type jsonRank struct {
+	Rank           int          `json:"rank"`
+	Collectives    []jsonOp     `json:"collectives"`
+	Totals         []jsonTotals `json:"totals"`
+	MeasuredTotals []jsonTotals `json:"measured_totals,omitempty"`
+	Memory         *jsonMemory  `json:"memory,omitempty"`
+}
+
+type jsonOp struct {
+	Program       string  `json:"program"`
+	Block         int     `json:"block"`
+	Op            int64   `json:"op"`
+	Type          string  `json:"type"`
+	RingID        int64   `json:"ring_id"`
+	Group         []int   `json:"group"`
+	Axis          string  `json:"axis"`
+	Payload       string  `json:"payload"`
+	DType         string  `json:"dtype"`
+	Shape         []int64 `json:"shape"`
+	Bytes         *int64  `json:"bytes"`
+	DataDependent bool    `json:"data_dependent"`
+	MeasuredBytes *int64  `json:"measured_bytes,omitempty"`
+	Origin        string  `json:"origin"`
+	Impl          string  `json:"impl"`
+}
+
+type jsonTotals struct {
+	Program       string    `json:"program"`
+	Per           string    `json:"per"`
+	Ops           int       `json:"ops"`
+	Bytes         int64     `json:"bytes"`
+	DataDependent int       `json:"data_dependent"`
+	ByAxis        []jsonSum `json:"by_axis"`
+	ByType        []jsonSum `json:"by_type"`
+}
+
+type jsonSum struct {
+	Name          string `json:"name"`
+	Ops           int    `json:"ops"`
+	Bytes         int64  `json:"bytes"`
+	DataDependent int    `json:"data_dependent"`
+}
+
+type jsonMemory struct {
+	Params       jsonClass `json:"params"`
+	Persistables jsonClass `json:"persistables"`
+	Activations  jsonClass `json:"activations"`
+	TotalBytes   int64     `json:"total_bytes"`
+}
+
+type jsonClass struct {
+	Vars    int   `json:"vars"`
+	Bytes   int64 `json:"bytes"`
+	Unknown int   `json:"unknown"`
+}
+
+func writeExplainJSON(w io.Writer, file string, results []*explained, tr *check.Traffic, memory bool) error {
+	doc := jsonExplain{File: file, Measured: tr != nil, Ranks: []jsonRank{}}
+	for _, r := range results {
+		jr := jsonRank{Rank: r.rank, Collectives: []jsonOp{}}
+		for _, op := range r.comm.Ops {
+			jo := jsonOp{Program: op.Program, Block: op.Block, Op: op.ID, Type: op.Type, RingID: op.RingID,
+				Group: op.Group, Axis: op.Axis, Payload: op.Payload, Shape: op.Shape,
+				DataDependent: op.DataDependent, Origin: op.Origin, Impl: op.Impl}
+			if op.Payload != "" {
+				jo.DType = op.DType.String()
+			}
+			if !op.DataDependent {
+				jo.Bytes = &op.Bytes
+			}
+			if tr != nil {
+				if b, ok := tr.Bytes(r.rank, op.ID); ok {
+					jo.MeasuredBytes = &b
+				}
+			}
+			jr.Collectives = append(jr.Collectives, jo)
+		}
+		jr.Totals = []jsonTotals{jsonTotal(r.comm.Main, "step"), jsonTotal(r.comm.Startup, "once")}
+		if tr != nil {
+			ms := measuredOps(r.rank, r.comm.Ops, tr)
+			jr.MeasuredTotals = []jsonTotals{jsonTotal(analysis.SumComm("main", ms), "step"),
+				jsonTotal(analysis.SumComm("startup", ms), "once")}
+		}
+		if memory {
+			c := func(m analysis.MemoryClass) jsonClass { return jsonClass{m.Vars, m.Bytes, m.Unknown} }
+			jr.Memory = &jsonMemory{c(r.mem.Params), c(r.mem.Persistables), c(r.mem.Activations), r.mem.Total()}
+		}
+		doc.Ranks = append(doc.Ranks, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(doc)
+}
+
+func jsonTotal(t analysis.CommTotals, per string) jsonTotals {
+	sums := func(ts []analysis.CommTotal) []jsonSum {
+		out := []jsonSum{}
+		for _, s := range ts {
+			out = append(out, jsonSum{s.Name, s.Ops, s.Bytes, s.DataDependent})
+		}
+		return out
+	}
+	return jsonTotals{Program: t.Program, Per: per, Ops: t.Ops, Bytes: t.Bytes, DataDependent: t.DataDependent,
+		ByAxis: sums(t.ByAxis), ByType: sums(t.ByType)}
+}
