@@ -98,6 +98,11 @@ func exchangeLower(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	op.Attrs.Set("ring_id", ir.Int(int64(id)))
+	reason := fmt.Sprintf("expert-parallel: exchange over the %s group", ctx.Mesh.DimNames[axis])
+	if op.Type != ctx.ImplType {
+		reason = fmt.Sprintf("expert-parallel: the grad of %s, over the %s group", ctx.ImplType, ctx.Mesh.DimNames[axis])
+	}
+	op.Attrs.Set("origin", ir.String(ctx.Origin(reason)))
 	ctx.Keep(op)
 	return nil
 }
@@ -191,6 +196,7 @@ func ExpertCapacity() *Impl {
 			op.Attrs.Set("n_expert", ir.Int(ne/w))
 		}
 		op.Attrs.Set("n_worker", ir.Int(w))
+		op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("expert-parallel: counts of the %d ranks along %s", w, ctx.Mesh.DimNames[axis]))))
 		ctx.Keep(op)
 		return nil
 	}

@@ -56,8 +56,8 @@ func TestExpertExchangeLowering(t *testing.T) {
 		build:    exchangeBuild("global_scatter", ir.String("mp"), []int{-1}, 8),
 		implType: "global_scatter", fn: ExpertExchange().Forward,
 		want: map[int]lowering{
-			0: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", ring_id = 3, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
-			3: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", ring_id = 4, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			0: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", ring_id = 3, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			3: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", ring_id = 4, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
 		},
 	}, {
 		name:     "global_gather_backward",
@@ -65,7 +65,7 @@ func TestExpertExchangeLowering(t *testing.T) {
 		implType: "global_scatter", fn: ExpertExchange().Backward,
 		want: map[int]lowering{
 			// Along dp, rank 3's group is [1, 3]: ring 2.
-			3: {Main: []string{"op 1 global_gather(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"dp\", ring_id = 2, use_calc_stream = true} role forward dist @world impl global_gather:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			3: {Main: []string{"op 1 global_gather(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"dp\", origin = \"global_scatter:0 expert-parallel: the grad of global_scatter, over the dp group\", ring_id = 2, use_calc_stream = true} role forward dist @world impl global_gather:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
 		},
 	}})
 }

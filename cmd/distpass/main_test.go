@@ -24,6 +24,9 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// DISTPASS_UPDATE=1 rewrites the files that cmp compares with,
+		// as for the golden cases; read the diff.
+		UpdateScripts: os.Getenv("DISTPASS_UPDATE") != "",
 		Setup: func(env *testscript.Env) error {
 			return copyDir(examples, filepath.Join(env.WorkDir, "examples"))
 		},
