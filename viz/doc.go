@@ -1,7 +1,8 @@
 // Package viz draws programs as Graphviz DOT, through
 // github.com/emicklei/dot. DOT draws one program as one digraph;
 // ModuleDOT draws each program of a module, main first, then startup.
-// Render the text with Graphviz: dot -Tsvg main.dot > main.svg.
+// Render the text with Graphviz: dot -Tsvg main.dot > main.svg. It also
+// writes the pass explorer, an HTML page of a pipeline's runs.
 //
 // # What a drawing shows
 //
@@ -90,4 +91,37 @@
 // render every drawing they make with dot and fail on any warning. The
 // graph sets newrank=true: without it Graphviz 2.43 fails ("trouble in
 // init_rank") or warns on some edges that cycle between clusters.
+//
+// # The pass explorer
+//
+// After the Go compiler's ssa.html: a Recorder, an instrument of the pass
+// manager, records a run (the module before the pipeline and after every
+// execution, nested ones included), and WriteExplorer writes the Traces of
+// one or more runs as one self-contained HTML page, a tab per run ("rank
+// 0", "rank 1", ...). distpass html and distpass run -html write it.
+//
+// Each tab has a column per execution that changed the module, the input
+// first. Whether an execution changed it is decided by ir.Hash; one that
+// changed nothing is listed in the header of the column before ("also:
+// dce (#3), verify (#4)"), and one a gate skipped is listed as skipped.
+// A failed execution always has a column of its own, framed in red, with
+// its error (and its stack when it panicked); the module is as it left it.
+//
+// A column shows the module as ir.Print writes it, a line per row. The
+// lines that differ from the column before (a line diff through
+// github.com/rogpeppe/go-internal/diff) are green, and a red rule marks
+// where lines were removed. Var names (declared, in slots, in op dists, in
+// grads) and op ids (after op and fwd) are spans, class var with
+// data-var=NAME (as printed) and class op with data-op=PROGRAM:ID: a
+// click highlights that var or op in every column and drawing, in the
+// next of eight colours, and a second click clears it. A click on a
+// column's title folds it.
+//
+// Under the text is the drawing of main's block 0 (DOT with
+// ExplorerOptions.MaxNodes), inline SVG from Graphviz's dot, found with
+// ExplorerOptions.LookPath and run with a timeout. Without dot the page
+// says so in place of each drawing, and works otherwise. The page has no
+// external resources; it depends only on the traces and the options,
+// byte for byte, except for the SVG, which is what the installed Graphviz
+// makes.
 package viz

@@ -10,6 +10,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/viz"
 )
 
 // listFlag collects a comma-separated list, for -print-before=a,b.
@@ -81,7 +82,8 @@ type instrumentFlags struct {
 	before, after                             listFlag
 	bisect                                    *int
 	dumpDir, repro                            *string
-	input                                     string // the module's file name, for errors
+	input                                     string              // the module's file name, for errors
+	extra                                     []passes.Instrument // after the flags' own
 }
 
 func addInstrumentFlags(fs *flag.FlagSet) *instrumentFlags {
@@ -124,7 +126,7 @@ func (f *instrumentFlags) instruments(env *Env) []passes.Instrument {
 	if *f.timePasses {
 		insts = append(insts, &passes.TimePasses{W: env.Stderr})
 	}
-	return insts
+	return append(insts, f.extra...)
 }
 
 func runRun(env *Env, args []string) int {
@@ -134,12 +136,14 @@ The instrument flags report on stderr. With -reproducer and no -pipeline,
 run replays a reproducer file: its module through its pipeline.`)
 	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,dce,canonicalize-names' (see distpass passes)")
 	out := fs.String("o", "", "write the module to `FILE` instead of stdout")
+	htmlOut := fs.String("html", "", "also write the pass explorer, an HTML page of the IR after every pass, to `FILE`")
 	flags := addInstrumentFlags(fs)
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
 	}
 	var m *ir.Module
 	text := *pipeline
+	name := "<stdin>" // the module's name on the -html page
 	if text == "" && *flags.repro != "" {
 		if fs.NArg() > 0 {
 			fmt.Fprintln(env.Stderr, "distpass run: a replay takes its module from the reproducer, not from FILE")
@@ -155,7 +159,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
 		}
-		flags.input = *flags.repro
+		flags.input, name = *flags.repro, *flags.repro
 		*flags.repro = "" // a replay that fails must not overwrite what it replays
 	} else {
 		if text == "" {
@@ -177,13 +181,25 @@ run replays a reproducer file: its module through its pipeline.`)
 			return ExitFail
 		}
 		flags.input = ins[0].name
+		name = ins[0].name
 	}
 	pl, err := passes.DefaultRegistry().Parse(text)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 		return ExitUsage
 	}
-	return runPipeline(env, pl, m, flags, *out)
+	if *htmlOut == "" {
+		return runPipeline(env, pl, m, flags, *out)
+	}
+	// The page is written whether the run succeeds or fails.
+	rec := &viz.Recorder{Name: name}
+	flags.extra = append(flags.extra, rec)
+	code := runPipeline(env, pl, m, flags, *out)
+	if err := writeExplorer(env, *htmlOut, "distpass run "+name, []*viz.Trace{rec.Trace()}, htmlMaxNodes); err != nil {
+		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+		return ExitFail
+	}
+	return code
 }
 
 // runPipeline runs pl over m with the flags' instruments and writes the

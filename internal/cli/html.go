@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/viz"
+)
+
+// htmlMaxNodes caps the drawings of run -html, as html's -max-nodes does
+// by default.
+const htmlMaxNodes = 60
+
+func runHTML(env *Env, args []string) int {
+	fs := newFlagSet(env, "html", "-pipeline P [-o FILE] [-max-nodes N] [FILE|-]",
+		`Html runs the pipeline over the module and writes one HTML page, the
+pass explorer: a column per pass that changed the module (the input
+first; passes that changed nothing are listed under the column before),
+changed lines highlighted, clickable var names and op ids, and a drawing
+of main's block 0 per column when Graphviz's dot is installed. When the
+pipeline names $RANK, it runs once per rank of the module's meshes, with
+$RANK replaced, on a copy of the module: a tab per rank. A failed pass
+still writes the page, its column marked, and exits 1.`)
+	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,partition{rank=$RANK}' (see distpass passes)")
+	out := fs.String("o", "", "write the page to `FILE` instead of stdout")
+	maxNodes := fs.Int("max-nodes", htmlMaxNodes, "draw at most `N` nodes of main's block 0 per column (0: no cap)")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	if *pipeline == "" {
+		fmt.Fprintln(env.Stderr, "distpass html: -pipeline is required (see distpass passes)")
+		return ExitUsage
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(env.Stderr, "distpass html: one FILE at most")
+		return ExitUsage
+	}
+	ins, err := readInputs(env, fs.Args())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
+		return ExitFail
+	}
+	m, err := parse(ins[0])
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		return ExitFail
+	}
+
+	// One run per rank when the pipeline names $RANK, else one run,
+	// named for the input.
+	type run struct {
+		name string
+		pl   *passes.Pipeline
+	}
+	names, texts := []string{ins[0].name}, []string{*pipeline}
+	if strings.Contains(*pipeline, "$RANK") {
+		ranks := passes.Ranks(m)
+		if len(ranks) == 0 {
+			fmt.Fprintf(env.Stderr, "%s: the pipeline names $RANK but the module has no mesh\n", ins[0].name)
+			return ExitFail
+		}
+		names, texts = nil, nil
+		for _, r := range ranks {
+			names = append(names, "rank "+strconv.Itoa(r))
+			texts = append(texts, strings.ReplaceAll(*pipeline, "$RANK", strconv.Itoa(r)))
+		}
+	}
+	reg := passes.DefaultRegistry()
+	var runs []run
+	for i, text := range texts {
+		pl, err := reg.Parse(text)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
+			return ExitUsage
+		}
+		runs = append(runs, run{names[i], pl})
+	}
+
+	code := ExitOK
+	var traces []*viz.Trace
+	for _, r := range runs {
+		rec := &viz.Recorder{Name: r.name}
+		if err := (&passes.Manager{Instruments: []passes.Instrument{rec}}).Run(context.Background(), r.pl, m.Clone()); err != nil {
+			prefix := ""
+			if len(runs) > 1 {
+				prefix = r.name + ": "
+			}
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(env.Stderr, "%s%s\n", prefix, line)
+			}
+			code = ExitFail
+		}
+		traces = append(traces, rec.Trace())
+	}
+	title := "distpass html " + ins[0].name
+	if err := writeExplorer(env, *out, title, traces, *maxNodes); err != nil {
+		fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
+		return ExitFail
+	}
+	return code
+}
+
+// writeExplorer writes the pass explorer page of traces to out, or to
+// stdout when out is "".
+func writeExplorer(env *Env, out, title string, traces []*viz.Trace, maxNodes int) error {
+	var buf bytes.Buffer
+	if err := viz.WriteExplorer(&buf, traces, viz.ExplorerOptions{Title: title, MaxNodes: maxNodes}); err != nil {
+		return err
+	}
+	if out == "" {
+		_, err := env.Stdout.Write(buf.Bytes())
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
