@@ -86,13 +86,11 @@ still writes the page, its column marked, and exits 1.`)
 	for _, r := range runs {
 		rec := &viz.Recorder{Name: r.name}
 		if err := (&passes.Manager{Instruments: []passes.Instrument{rec}}).Run(context.Background(), r.pl, m.Clone()); err != nil {
-			prefix := ""
+			where := ins[0].name
 			if len(runs) > 1 {
-				prefix = r.name + ": "
+				where += ": " + r.name
 			}
-			for _, line := range strings.Split(err.Error(), "\n") {
-				fmt.Fprintf(env.Stderr, "%s%s\n", prefix, line)
-			}
+			printErr(env, where, err)
 			code = ExitFail
 		}
 		traces = append(traces, rec.Trace())
