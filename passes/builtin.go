@@ -16,6 +16,7 @@ func DefaultRegistry() *Registry {
 		CollectiveDialectPass(),
 		AppendBackwardPass(),
 		AppendOptimizerPass(),
+		AnnotateDataParallelPass(),
 	}
 	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
 	order := []OrderRule{
@@ -25,6 +26,10 @@ func DefaultRegistry() *Registry {
 		{"append-backward", "partition", "partitioning lowers backward ops through their forward ops, so the backward ops must exist first"},
 		{"append-optimizer", "partition-vars", "partitioning needs the optimizer ops to lower them"},
 		{"append-optimizer", "partition", "partitioning needs the optimizer ops to lower them"},
+		{"append-backward", "annotate-data-parallel", "the grad ops and vars need their annotations too"},
+		{"annotate-data-parallel", "append-optimizer", "append-optimizer annotates its ops and state from the params' dists"},
+		{"annotate-data-parallel", "check-annotations", "there is nothing to check before the annotations exist"},
+		{"annotate-data-parallel", "partition", "partitioning needs the annotations"},
 	}
 	r, err := NewRegistry(ps, append(order, partitionOrder...))
 	if err != nil {

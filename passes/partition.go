@@ -114,8 +114,12 @@ lower-backward, lower-optimizer, relink-block-attrs, remap-params-grads.`,
 	}
 }
 
-// Partition runs the seven partition steps on m in place for rank.
+// Partition runs the seven partition steps on m in place for rank, with
+// the impls of reg (nil: registry.DefaultRegistry()).
 func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
+	if reg == nil {
+		reg = registry.DefaultRegistry()
+	}
 	cache := analysis.NewCache(m)
 	rep, err := analysis.Get[*analysis.AnnotationReport](cache, analysis.Annotations)
 	if err != nil {
@@ -160,9 +164,9 @@ func Ranks(m *ir.Module) []int {
 
 // PartitionAll partitions a clone of m for every rank of its meshes,
 // concurrently (at most GOMAXPROCS at once), and returns the modules in
-// rank order. The result does not depend on scheduling: each rank's
-// lowering reads only the serial module and its own clone. m is not
-// changed.
+// rank order; reg nil means registry.DefaultRegistry(). The result does
+// not depend on scheduling: each rank's lowering reads only the serial
+// module and its own clone. m is not changed.
 func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]*ir.Module, error) {
 	return PartitionAllProgress(ctx, m, reg, nil)
 }
@@ -171,6 +175,9 @@ func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]
 // as each rank finishes, with the number of ranks done and the total.
 // The calls do not overlap.
 func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) ([]*ir.Module, error) {
+	if reg == nil {
+		reg = registry.DefaultRegistry()
+	}
 	ranks := Ranks(m)
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("partition-all: the module has no mesh")
@@ -330,6 +337,9 @@ var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_los
 // Lower replaces, in every block of main, the ops of one phase by what
 // their impls emit.
 func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
+	if reg == nil {
+		reg = registry.DefaultRegistry()
+	}
 	p := m.Main
 	if p == nil || p.Rank < 0 {
 		return fmt.Errorf("main program is not partitioned: run partition-vars first")

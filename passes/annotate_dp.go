@@ -1,0 +1,381 @@
+package passes
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// AnnotateDataParallelPass is the naive data-parallel completion: the
+// batch dim of the data is split along one mesh dim, everything else is
+// replicated.
+func AnnotateDataParallelPass() *Pass {
+	return &Pass{
+		Name: "annotate-data-parallel",
+		Doc: `annotate an unannotated module for data parallelism
+The batch dim (dim 0) of every data var (is_data, or written by a feed
+op) is split along the mesh dim axis, and so is dim 0 of every
+non-persistable var that carries it: an output of an op that reads a var
+carrying it, whose dim 0 is the data's batch size (-1 in inference
+programs), and v@GRAD of such a v. Everything else is replicated; every
+op gets impl default:0 with its args' mappings; a loss (role loss) read
+from batch-split vars is partial avg. Ops it cannot prove batch-parallel
+are refused, each named: an op that reads the batch and writes a
+non-persistable tensor without it (a reduction over the batch), a
+reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
+transpose2 that moves it, a flatten that folds it. The mesh is mesh=NAME
+(declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
+N ranks 0..N-1 whose dim is axis). A module with dists is refused.`,
+		Options: []Option{
+			{Name: "mesh", Kind: OptString, Default: "", Doc: "the declared mesh to use"},
+			{Name: "shape", Kind: OptString, Default: "", Doc: "the rank count of a new 1-D mesh named world"},
+			{Name: "axis", Kind: OptString, Default: "dp", Doc: "the mesh dim to split the batch along"},
+		},
+		Run: func(ctx *Context, m *ir.Module) error {
+			return AnnotateDataParallel(m, ctx.String("mesh"), ctx.String("shape"), ctx.String("axis"))
+		},
+	}
+}
+
+// AnnotateDataParallel is the annotate-data-parallel pass: see its Doc.
+// On error the module is unchanged.
+func AnnotateDataParallel(m *ir.Module, meshName, shape, axisName string) error {
+	if m.Main == nil || len(m.Main.Blocks) == 0 {
+		return errors.New("no main program")
+	}
+	pm, newMesh, err := dpMesh(m, meshName, shape, axisName)
+	if err != nil {
+		return err
+	}
+	axis := pm.DimIndex(axisName)
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			for _, v := range b.Vars() {
+				if v.Dist != nil {
+					return fmt.Errorf("%s block %d: var %s already has a dist: annotate-data-parallel annotates unannotated modules", p.Name, b.Index, v.Name)
+				}
+			}
+			for _, op := range b.Ops {
+				if op.Dist != nil {
+					return fmt.Errorf("%s block %d: %s already has a dist: annotate-data-parallel annotates unannotated modules", p.Name, b.Index, op)
+				}
+			}
+		}
+	}
+	a := &dpAnnotator{m: m, p: m.Main, batch: map[string]bool{}, xshape: map[string]bool{}}
+	if err := a.seed(); err != nil {
+		return err
+	}
+	a.propagate()
+	if err := errors.Join(a.errs...); err != nil {
+		return err
+	}
+	if a.size > 0 && a.size%int64(pm.Shape[axis]) != 0 {
+		return fmt.Errorf("the batch size %d does not split evenly over mesh dim %s of size %d", a.size, axisName, pm.Shape[axis])
+	}
+
+	// Apply.
+	if newMesh {
+		m.Meshes = append(m.Meshes, pm)
+	}
+	mapping := func(v *ir.Var) []int {
+		mp := make([]int, v.Type.Rank())
+		for i := range mp {
+			mp[i] = -1
+		}
+		switch {
+		case a.batch[v.Name] && len(mp) > 0:
+			mp[0] = axis
+		case a.xshape[v.Name]:
+			mp[1] = axis
+		}
+		return mp
+	}
+	for _, b := range a.p.Blocks {
+		for _, v := range b.Vars() {
+			if v.Type.IsTensor() {
+				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mapping(v)}
+			}
+		}
+	}
+	for _, b := range a.p.Blocks {
+		for _, op := range b.Ops {
+			d := &ir.OpDist{Mesh: pm.Name, ImplType: "default"}
+			for i, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+				for _, s := range slots {
+					for _, arg := range s.Args {
+						v := a.p.LookupVar(b, arg)
+						if v == nil || !v.Type.IsTensor() {
+							continue
+						}
+						ad := ir.ArgDist{Name: arg, DimsMapping: mapping(v)}
+						if i == 0 {
+							d.Inputs = append(d.Inputs, ad)
+						} else {
+							d.Outputs = append(d.Outputs, ad)
+						}
+					}
+				}
+			}
+			op.Dist = d
+			if op.Role.IsLoss() && op.Role.IsForward() && a.readsBatch(op) {
+				for out := range op.OutputNames {
+					if v := a.p.LookupVar(b, out); v != nil && v.Type.IsTensor() && !a.batch[out] {
+						v.Dist.Partial = []ir.Partial{{Dim: axis, Reduce: ir.ReduceAvg}}
+					}
+				}
+			}
+		}
+	}
+	if s := m.Startup; s != nil {
+		for _, b := range s.Blocks {
+			for _, v := range b.Vars() {
+				if !v.Type.IsTensor() {
+					continue
+				}
+				mp := make([]int, v.Type.Rank())
+				for i := range mp {
+					mp[i] = -1
+				}
+				if mv := m.Main.Global().Var(v.Name); mv != nil && mv.Dist != nil {
+					mp = slices.Clone(mv.Dist.DimsMapping)
+				}
+				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
+			}
+		}
+	}
+	return nil
+}
+
+// dpMesh finds or makes the mesh: a declared one by name, or a new 1-D
+// mesh "world" of shape ranks.
+func dpMesh(m *ir.Module, name, shape, axis string) (*ir.ProcessMesh, bool, error) {
+	switch {
+	case name != "" && shape != "":
+		return nil, false, errors.New("give mesh=NAME or shape=N, not both")
+	case name != "":
+		pm := m.Mesh(name)
+		if pm == nil {
+			return nil, false, fmt.Errorf("no mesh named %s", name)
+		}
+		if pm.DimIndex(axis) < 0 {
+			return nil, false, fmt.Errorf("mesh %s has no dim named %s (dims [%s])", name, axis, strings.Join(pm.DimNames, ", "))
+		}
+		return pm, false, nil
+	case shape != "":
+		n, err := strconv.Atoi(shape)
+		if err != nil || n <= 0 {
+			return nil, false, fmt.Errorf("shape=%q: want a positive rank count", shape)
+		}
+		if m.Mesh("world") != nil {
+			return nil, false, errors.New("the module already has a mesh named world: give mesh=world")
+		}
+		ranks := make([]int, n)
+		for i := range ranks {
+			ranks[i] = i
+		}
+		return &ir.ProcessMesh{Name: "world", Shape: []int{n}, DimNames: []string{axis}, ProcessIDs: ranks}, true, nil
+	}
+	return nil, false, errors.New("give mesh=NAME or shape=N")
+}
+
+type dpAnnotator struct {
+	m     *ir.Module
+	p     *ir.Program
+	batch map[string]bool // vars whose dim 0 is the batch
+	// xshape holds the XShape outputs of ops on the batch: the batch is
+	// their dim 1.
+	xshape map[string]bool
+	size  int64           // the batch size, -1 when unknown, 0 before the first data var
+	errs  []error
+}
+
+func (a *dpAnnotator) fail(b *ir.Block, op *ir.Op, format string, args ...any) {
+	where := ""
+	if b.Index != 0 {
+		where = fmt.Sprintf("block %d: ", b.Index)
+	}
+	a.errs = append(a.errs, fmt.Errorf("%s%s: "+format, append([]any{where, op}, args...)...))
+}
+
+// seed marks the data vars: is_data, or written by a feed op. They must
+// agree on the batch size.
+func (a *dpAnnotator) seed() error {
+	var data []*ir.Var
+	for _, b := range a.p.Blocks {
+		for _, v := range b.Vars() {
+			if v.Has(ir.FlagIsData) && v.Type.IsTensor() && v.Type.Rank() > 0 {
+				data = append(data, v)
+			}
+		}
+		for _, op := range b.Ops {
+			if op.Type != "feed" {
+				continue
+			}
+			for out := range op.OutputNames {
+				if v := a.p.LookupVar(b, out); v != nil && v.Type.IsTensor() && v.Type.Rank() > 0 && !slices.Contains(data, v) {
+					data = append(data, v)
+				}
+			}
+		}
+	}
+	if len(data) == 0 {
+		return errors.New("no data var (is_data, or written by a feed op) to take the batch dim from")
+	}
+	for _, v := range data {
+		d := v.Type.Shape[0]
+		if a.size != 0 && d != a.size {
+			return fmt.Errorf("data vars disagree on the batch size: %s has %d, another %d", v.Name, d, a.size)
+		}
+		a.size = d
+		a.batch[v.Name] = true
+	}
+	return nil
+}
+
+func (a *dpAnnotator) readsBatch(op *ir.Op) bool {
+	for in := range op.InputNames {
+		if a.batch[in] {
+			return true
+		}
+	}
+	return false
+}
+
+// propagate marks, op by op in program order, the outputs that carry the
+// batch, and refuses what it cannot prove batch-parallel. Grad ops follow
+// their var: v@GRAD carries the batch when v does.
+func (a *dpAnnotator) propagate() {
+	for _, b := range a.p.Blocks {
+		for _, op := range b.Ops {
+			if op.Type == "feed" || !a.readsBatch(op) {
+				continue
+			}
+			if op.Role.IsBackward() || op.Role.IsOptimize() {
+				for out := range op.OutputNames {
+					if i := strings.Index(out, "@GRAD"); i > 0 && a.batch[out[:i]] {
+						a.batch[out] = true
+					}
+				}
+				continue
+			}
+			if why := a.movesBatch(b, op); why != "" {
+				a.fail(b, op, "not provably batch-parallel: %s", why)
+				continue
+			}
+			// Inference batch_norm normalises with the running statistics;
+			// its saved-statistics outputs are not per sample.
+			inferBN := op.Type == "batch_norm" && (boolAttrOf(op, "is_test") || boolAttrOf(op, "use_global_stats"))
+			for _, s := range op.Outputs {
+				if inferBN && s.Name != "Y" {
+					continue
+				}
+				if s.Name == "XShape" {
+					// [0, X's dims…]: the batch is its dim 1.
+					for _, out := range s.Args {
+						if v := a.p.LookupVar(b, out); v != nil && v.Type.Rank() > 1 && v.Type.Shape[1] == a.size {
+							a.xshape[out] = true
+						}
+					}
+					continue
+				}
+				for _, out := range s.Args {
+					v := a.p.LookupVar(b, out)
+					if v == nil || !v.Type.IsTensor() || v.Persistable() {
+						continue
+					}
+					if v.Type.Rank() > 0 && v.Type.Shape[0] == a.size {
+						a.batch[out] = true
+						continue
+					}
+					if op.Role.IsLoss() {
+						continue // the loss: partial avg over the batch
+					}
+					a.fail(b, op, "not provably batch-parallel: it reads the batch and writes %s %s, whose dim 0 is not the batch size %d (a reduction over the batch?)",
+						out, fmtShape(v.Type.Shape), a.size)
+				}
+			}
+		}
+	}
+}
+
+func boolAttrOf(op *ir.Op, name string) bool {
+	v, _ := op.Attrs.Bool(name)
+	return v
+}
+
+// movesBatch says why op, which reads the batch, may not keep it in dim
+// 0, or "".
+func (a *dpAnnotator) movesBatch(b *ir.Block, op *ir.Op) string {
+	switch {
+	case op.Type == "batch_norm" && !boolAttrOf(op, "is_test") && !boolAttrOf(op, "use_global_stats"):
+		return "training batch_norm takes its statistics over the batch (a synchronised batch norm is not supported)"
+	case strings.HasPrefix(op.Type, "reduce_"):
+		all, _ := op.Attrs.Bool("reduce_all")
+		dims, _ := op.Attrs.Ints("dim")
+		if all || len(dims) == 0 || slices.ContainsFunc(dims, func(d int64) bool { return d == 0 || d == -a.rankOf(b, op, "X") }) {
+			return fmt.Sprintf("it reduces over the batch dim (dim %v, reduce_all %v)", []int64(dims), all)
+		}
+	case op.Type == "transpose2" || op.Type == "transpose":
+		if perm, _ := op.Attrs.Ints("axis"); len(perm) > 0 && perm[0] != 0 {
+			return fmt.Sprintf("its perm %v moves the batch dim", []int64(perm))
+		}
+	case op.Type == "flatten_contiguous_range":
+		if start, _ := op.Attrs.Int("start_axis"); start == 0 {
+			return "it folds the batch dim into others (start_axis 0)"
+		}
+	case op.Type == "reshape2" || op.Type == "reshape":
+		return a.reshapeMoves(b, op)
+	}
+	return ""
+}
+
+func (a *dpAnnotator) rankOf(b *ir.Block, op *ir.Op, slot string) int64 {
+	if xs := op.Input(slot); len(xs) == 1 {
+		if v := a.p.LookupVar(b, xs[0]); v != nil {
+			return int64(v.Type.Rank())
+		}
+	}
+	return 0
+}
+
+// reshapeMoves proves a reshape keeps dim 0: shape[0] is 0 (copy) or the
+// batch size, or it is -1 and the other dims hold exactly X's non-batch
+// elements.
+func (a *dpAnnotator) reshapeMoves(b *ir.Block, op *ir.Op) string {
+	shape, ok := op.Attrs.Ints("shape")
+	if !ok || len(shape) == 0 {
+		return "its target shape is not a shape attr (ShapeTensor?), so dim 0 cannot be proved kept"
+	}
+	if shape[0] == 0 || (a.size > 0 && shape[0] == a.size) {
+		return ""
+	}
+	xs := op.Input("X")
+	if shape[0] == -1 && len(xs) == 1 {
+		if x := a.p.LookupVar(b, xs[0]); x != nil && x.Type.Rank() > 0 {
+			in, out := int64(1), int64(1)
+			for _, d := range x.Type.Shape[1:] {
+				in *= d
+			}
+			for _, d := range shape[1:] {
+				out *= d
+			}
+			if in > 0 && in == out {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("its shape %v does not keep the batch dim in dim 0", []int64(shape))
+}
+
+func fmtShape(s []int64) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
