@@ -190,8 +190,8 @@ type dpAnnotator struct {
 	// xshape holds the XShape outputs of ops on the batch: the batch is
 	// their dim 1.
 	xshape map[string]bool
-	size  int64           // the batch size, -1 when unknown, 0 before the first data var
-	errs  []error
+	size   int64 // the batch size, -1 when unknown, 0 before the first data var
+	errs   []error
 }
 
 func (a *dpAnnotator) fail(b *ir.Block, op *ir.Op, format string, args ...any) {
