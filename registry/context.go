@@ -152,7 +152,6 @@ func (c *Ctx) Origin(reason string) string {
 	return c.ImplType + ":" + strconv.Itoa(c.ImplIndex) + " " + reason
 }
 
-
 // Var returns the var name as this block sees it, or nil.
 func (c *Ctx) Var(name string) *ir.Var { return c.Prog.LookupVar(c.Block, name) }
 
