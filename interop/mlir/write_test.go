@@ -141,12 +141,16 @@ type failWriter struct{ err error }
 
 func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
 
-// mlirOpt returns the path of mlir-opt-16 or mlir-opt, or skips.
+// mlirOpt returns the path of mlir-opt-16 or mlir-opt, or skips (fails
+// when DISTPASS_REQUIRE_MLIR_OPT is set, as CI does).
 func mlirOpt(t *testing.T) string {
 	for _, name := range []string{"mlir-opt-16", "mlir-opt"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("DISTPASS_REQUIRE_MLIR_OPT") != "" {
+		t.Fatal("no mlir-opt-16 or mlir-opt on PATH, and DISTPASS_REQUIRE_MLIR_OPT is set")
 	}
 	t.Skip("no mlir-opt-16 or mlir-opt on PATH (Debian: apt-get install mlir-16-tools)")
 	return ""
