@@ -25,7 +25,7 @@ import (
 	"github.com/distpass/distpass/registry"
 )
 
-const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-mem MB]"
+const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
 
 // benchStages are the stages bench knows, in the order it runs them; all
 // but mlir run by default.
@@ -75,7 +75,9 @@ wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
 peak_heap_bytes). Sizes are bytes, times nanoseconds.
 
--mlir FILE writes the MLIR twin of the largest module to FILE, untimed.`
+-mlir FILE writes the MLIR twin of the largest module to FILE, and -dpir
+FILE its .dpir text, untimed: the inputs of comparisons with mlir-opt and
+of the other commands.`
 
 // benchReport is the JSON document of bench -json.
 type benchReport struct {
@@ -131,6 +133,7 @@ func runBench(env *Env, args []string) int {
 	stagesFlag := fs.String("stages", strings.Join(benchStages[:len(benchStages)-1], ","), "the stages to run, comma-separated")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
 	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
+	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
 	memMB := fs.Int64("mem", -1, "partition-all keeps every rank's output only if the estimate fits in this many `MB` (0: always stream; -1: half of the available memory)")
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
@@ -283,9 +286,15 @@ func runBench(env *Env, args []string) int {
 		}
 		text = nil
 		rep.Modules = append(rep.Modules, mod)
-		if i == largest && *mlirFile != "" {
-			st.show("bench: %d ops: writing %s", n, *mlirFile)
-			if err := writeMLIR(*mlirFile, m); err != nil {
+		for _, out := range []struct {
+			path  string
+			write func(string, *ir.Module) error
+		}{{*mlirFile, writeMLIR}, {*dpirFile, writeModule}} {
+			if i != largest || out.path == "" {
+				continue
+			}
+			st.show("bench: %d ops: writing %s", n, out.path)
+			if err := out.write(out.path, m); err != nil {
 				st.clear()
 				fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
 				return ExitFail
