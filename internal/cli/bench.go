@@ -37,7 +37,9 @@ it builds the module of N ops (at least; the real count is the ops
 column) from -seed, then runs each stage of -stages once, in this order:
 
   print          ir.Print of the module to a buffer; the text is kept
-  parse          ir.ParseString of that text (no copy, as the CLI does)
+                 for parse (and dropped after it)
+  parse          ir.ParseString of that text (no copy, as the CLI does);
+                 the parsed module is dropped after the stage
   verify         ir.Verify of the module
   clone          Module.Clone
   partition      passes.Partition of rank 0, on a clone made before
@@ -62,8 +64,8 @@ serial op: the work of every rank); and its peak heap: the highest heap
 in use (runtime/metrics heap objects + unused bytes, i.e.
 MemStats.HeapInuse) sampled every 1ms by a background goroutine and at
 the stage's start and end, so a spike shorter than the period can be
-missed. Heap figures include what is live across the stage (the module,
-the text).
+missed. Heap figures include what is live across the stage: the module
+(module_heap_bytes), and the text during parse.
 
 With -json the figures are a JSON document with the fields go_version,
 goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
@@ -215,7 +217,12 @@ func runBench(env *Env, args []string) int {
 			f    func() (*benchStage, error)
 		}{
 			{"print", func() (*benchStage, error) {
-				return run("print", func() error { text = ir.Print(m); return nil })
+				r, err := run("print", func() error { text = ir.Print(m); return nil })
+				mod.TextBytes = len(text)
+				if !want["parse"] {
+					text = nil
+				}
+				return r, err
 			}},
 			{"parse", func() (*benchStage, error) {
 				if text == nil {
@@ -228,6 +235,8 @@ func runBench(env *Env, args []string) int {
 					return err
 				})
 				runtime.KeepAlive(parsed)
+				mod.TextBytes = len(text)
+				text = nil // later stages need not carry it
 				return r, err
 			}},
 			{"verify", func() (*benchStage, error) {
@@ -277,14 +286,11 @@ func runBench(env *Env, args []string) int {
 				return ExitFail
 			}
 		}
-		if text != nil {
-			mod.TextBytes = len(text)
-		} else {
+		if mod.TextBytes == 0 {
 			var cw countWriter
 			ir.Fprint(&cw, m)
 			mod.TextBytes = int(cw)
 		}
-		text = nil
 		rep.Modules = append(rep.Modules, mod)
 		for _, out := range []struct {
 			path  string
