@@ -12,11 +12,26 @@ import (
 // Layers are what grows; each layer has the tiny GPT's shape, so even a
 // million-op module stays small in memory per op.
 func SyntheticGPT(nOps int, seed int64) (*ir.Module, error) {
-	cfg := GPTConfig{Layers: 1, Hidden: 64, Heads: 4, Vocab: 128, Seq: 8, Batch: 8, DType: ir.F32, Seed: seed}
+	return SyntheticGPTMesh(nOps, seed, 2, 4)
+}
+
+// SyntheticGPTMesh is SyntheticGPT annotated for dp,mp on a dp×mp mesh
+// (ranks 0..dp·mp-1); SyntheticGPT is SyntheticGPTMesh(nOps, seed, 2, 4),
+// and that mesh gives the same module. The op count does not depend on
+// the mesh. Sizes grow with the mesh where they must divide evenly: the
+// batch is lcm(8, dp), the heads lcm(4, mp), the hidden width lcm(64,
+// heads) and the vocabulary lcm(128, mp), so an 8×8 mesh has 8 heads of
+// width 8 and the tiny GPT's other sizes.
+func SyntheticGPTMesh(nOps int, seed int64, dp, mp int) (*ir.Module, error) {
+	if dp <= 0 || mp <= 0 {
+		return nil, fmt.Errorf("synthetic GPT: mesh %dx%d: dims must be positive", dp, mp)
+	}
+	heads := lcm(4, mp)
+	cfg := GPTConfig{Layers: 1, Hidden: lcm(64, heads), Heads: heads, Vocab: lcm(128, mp), Seq: 8, Batch: lcm(8, dp), DType: ir.F32, Seed: seed}
 	build := func(layers int) (*ir.Module, error) {
 		c := cfg
 		c.Layers = layers
-		return GPTTraining(c, "dp,mp", Mesh([]int{2, 4}, []string{"dp", "mp"}), "adam")
+		return GPTTraining(c, "dp,mp", Mesh([]int{dp, mp}, []string{"dp", "mp"}), "adam")
 	}
 	one, err := build(2)
 	if err != nil {
@@ -34,6 +49,14 @@ func SyntheticGPT(nOps int, seed int64) (*ir.Module, error) {
 	}
 	pairs := max(1, (nOps-base+perPair-1)/perPair)
 	return build(2 * pairs)
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }
 
 func numOps(m *ir.Module) int {

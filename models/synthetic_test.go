@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 )
 
 func TestSyntheticGPT(t *testing.T) {
@@ -28,5 +29,40 @@ func TestSyntheticGPT(t *testing.T) {
 		if bytes.Equal(ir.Print(m), ir.Print(other)) {
 			t.Errorf("seeds 7 and 8 give the same module")
 		}
+	}
+}
+
+// A mesh of another shape partitions: its sizes divide evenly, and the
+// op count does not depend on the mesh.
+func TestSyntheticGPTMesh(t *testing.T) {
+	def, err := SyntheticGPT(1000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := SyntheticGPTMesh(1000, 3, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ir.Print(def), ir.Print(same)) {
+		t.Errorf("SyntheticGPTMesh(…, 2, 4) differs from SyntheticGPT")
+	}
+	for _, mesh := range [][2]int{{8, 8}, {4, 4}, {1, 2}, {16, 4}} {
+		m, err := SyntheticGPTMesh(1000, 3, mesh[0], mesh[1])
+		if err != nil {
+			t.Fatalf("%v: %v", mesh, err)
+		}
+		if got, want := numOps(m), numOps(def); got != want {
+			t.Errorf("%v: %d ops, want %d", mesh, got, want)
+		}
+		if err := ir.Verify(m); err != nil {
+			t.Fatalf("%v: %v", mesh, err)
+		}
+		last := mesh[0]*mesh[1] - 1
+		if err := passes.Partition(m.Clone(), nil, last); err != nil {
+			t.Errorf("%v: rank %d: %v", mesh, last, err)
+		}
+	}
+	if _, err := SyntheticGPTMesh(1000, 3, 0, 4); err == nil {
+		t.Errorf("a 0x4 mesh: no error")
 	}
 }

@@ -86,6 +86,8 @@ func commands() []command {
 		{"explain", explainArgs, "list each rank's collectives: why each is there and the bytes it moves", runExplain},
 		{"example", exampleArgs, "print an annotated example training module", runExample},
 		{"version", "", "print distpass's version", runVersion},
+		{"bench", benchArgs, "time print, parse, verify, clone and partition on synthetic GPTs of N ops", runBench},
+		{"mlir", "[FILE|-]", "print the MLIR twin of a module's main program (generic form)", runMLIR},
 	}
 }
 

@@ -1,0 +1,561 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+	"unsafe"
+
+	"github.com/distpass/distpass/interop/mlir"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/models"
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
+)
+
+const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
+
+// benchStages are the stages bench knows, in the order it runs them; all
+// but mlir run by default.
+var benchStages = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "mlir"}
+
+const benchDoc = `Bench measures distpass on synthetic GPT training modules
+(models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
+it builds the module of N ops (at least; the real count is the ops
+column) from -seed, then runs each stage of -stages once, in this order:
+
+  print          ir.Print of the module to a buffer; the text is kept
+                 for parse (and dropped after it)
+  parse          ir.ParseString of that text (no copy, as the CLI does);
+                 the parsed module is dropped after the stage
+  verify         ir.Verify of the module
+  clone          Module.Clone
+  partition      passes.Partition of rank 0, on a clone made before
+                 the stage and not counted
+  partition-all  every rank of the mesh, concurrently (GOMAXPROCS at
+                 once), outputs not written: passes.PartitionAll, which
+                 keeps every rank's module, when they fit in -mem;
+                 otherwise "streamed": the same schedule of clone and
+                 passes.Partition per rank, each output dropped when done
+  mlir           interop/mlir.Write of the MLIR twin to io.Discard; only
+                 when listed
+
+The mesh has -ranks ranks, dp×mp with dp the largest divisor whose square
+is at most R (8: 2×4, the default module; 64: 8×8). Before each stage a
+GC runs, so stages do not pay for each other's garbage.
+
+Each stage reports its wall time; the CPU time of the process (user and
+system, every thread) and its minor page faults, from getrusage; its
+allocations, count and bytes (runtime.MemStats deltas of Mallocs and
+TotalAlloc); the same per op of the module (for partition-all, per
+serial op: the work of every rank); and its peak heap: the highest heap
+in use (runtime/metrics heap objects + unused bytes, i.e.
+MemStats.HeapInuse) sampled every 1ms by a background goroutine and at
+the stage's start and end, so a spike shorter than the period can be
+missed. Heap figures include what is live across the stage: the module
+(module_heap_bytes), and the text during parse.
+
+With -json the figures are a JSON document with the fields go_version,
+goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
+peak_heap_method, load_average (1-minute, before and after the run),
+modules (one per N: requested_ops, ops, text_bytes, module_heap_bytes
+(the module's live heap), generate_ns) and stages (one per N and stage:
+stage, requested_ops, ops, ranks and streamed (partition-all only),
+wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
+bytes_per_op, heap_base_bytes (heap in use as the stage starts),
+peak_heap_bytes). Sizes are bytes, times nanoseconds.
+
+-mlir FILE writes the MLIR twin of the largest module to FILE, and -dpir
+FILE its .dpir text, untimed: the inputs of comparisons with mlir-opt and
+of the other commands.`
+
+// benchReport is the JSON document of bench -json.
+type benchReport struct {
+	GoVersion      string        `json:"go_version"`
+	GOOS           string        `json:"goos"`
+	GOARCH         string        `json:"goarch"`
+	GOMAXPROCS     int           `json:"gomaxprocs"`
+	NumCPU         int           `json:"num_cpu"`
+	Seed           int64         `json:"seed"`
+	Ranks          int           `json:"ranks"`
+	Mesh           [2]int        `json:"mesh"` // dp, mp
+	PeakHeapMethod string        `json:"peak_heap_method"`
+	LoadAverage    [2]float64    `json:"load_average"` // 1-minute, before and after the run
+	Modules        []benchModule `json:"modules"`
+	Stages         []benchStage  `json:"stages"`
+}
+
+// benchModule describes one generated module.
+type benchModule struct {
+	RequestedOps    int    `json:"requested_ops"`
+	Ops             int    `json:"ops"`        // main and startup
+	TextBytes       int    `json:"text_bytes"` // of its .dpir text
+	ModuleHeapBytes uint64 `json:"module_heap_bytes"`
+	GenerateNs      int64  `json:"generate_ns"`
+}
+
+// benchStage is one stage's figures on one module.
+type benchStage struct {
+	Stage         string  `json:"stage"`
+	RequestedOps  int     `json:"requested_ops"`
+	Ops           int     `json:"ops"`
+	Ranks         int     `json:"ranks,omitempty"`    // partition-all only
+	Streamed      bool    `json:"streamed,omitempty"` // partition-all only
+	WallNs        int64   `json:"wall_ns"`
+	CPUNs         int64   `json:"cpu_ns"`      // user+system, every thread of the process
+	PageFaults    int64   `json:"page_faults"` // minor
+	NsPerOp       float64 `json:"ns_per_op"`
+	Allocs        uint64  `json:"allocs"`
+	Bytes         uint64  `json:"bytes"`
+	AllocsPerOp   float64 `json:"allocs_per_op"`
+	BytesPerOp    float64 `json:"bytes_per_op"`
+	HeapBaseBytes uint64  `json:"heap_base_bytes"`
+	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
+}
+
+const peakHeapMethod = "max of HeapInuse (runtime/metrics /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes) sampled every 1ms by a goroutine and at the stage's start and end"
+
+func runBench(env *Env, args []string) int {
+	fs := newFlagSet(env, "bench", benchArgs, benchDoc)
+	opsFlag := fs.String("ops", "10000", "the op counts, `N[,N...]`")
+	ranks := fs.Int("ranks", 8, "the number of ranks of the mesh")
+	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
+	stagesFlag := fs.String("stages", strings.Join(benchStages[:len(benchStages)-1], ","), "the stages to run, comma-separated")
+	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
+	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
+	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
+	memMB := fs.Int64("mem", -1, "partition-all keeps every rank's output only if the estimate fits in this many `MB` (0: always stream; -1: half of the available memory)")
+	if code, ok := parseFlags(env, fs, args); !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "distpass bench: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	var sizes []int
+	for _, s := range strings.Split(*opsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return usageErr("-ops: %q is not a positive op count", s)
+		}
+		sizes = append(sizes, n)
+	}
+	if *ranks <= 0 {
+		return usageErr("-ranks: %d is not a positive rank count", *ranks)
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(*stagesFlag, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(benchStages, s) {
+			return usageErr("-stages: unknown stage %q (known: %s)", s, strings.Join(benchStages, ", "))
+		}
+		want[s] = true
+	}
+	budget := uint64(*memMB) << 20
+	if *memMB < 0 {
+		budget = availableMemory() / 2
+	}
+
+	dp, mp := meshFor(*ranks)
+	rep := benchReport{
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
+		Seed: *seed, Ranks: *ranks, Mesh: [2]int{dp, mp}, PeakHeapMethod: peakHeapMethod,
+	}
+	rep.LoadAverage[0] = loadAverage()
+	largest := 0
+	for i, n := range sizes {
+		if n > sizes[largest] {
+			largest = i
+		}
+	}
+	st := env.progress()
+	defer st.clear()
+	reg := registry.DefaultRegistry()
+	for i, n := range sizes {
+		st.show("bench: %d ops: generating", n)
+		runtime.GC()
+		base := heapAlloc()
+		t0 := time.Now()
+		m, err := models.SyntheticGPTMesh(n, *seed, dp, mp)
+		gen := time.Since(t0)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
+			return ExitFail
+		}
+		runtime.GC()
+		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: heapAlloc() - base}
+		run := func(stage string, f func() error) (*benchStage, error) {
+			st.show("bench: %d ops: %s", n, stage)
+			r, err := measure(f)
+			if err != nil {
+				return nil, fmt.Errorf("%d ops: %s: %w", n, stage, err)
+			}
+			r.Stage, r.RequestedOps, r.Ops = stage, n, mod.Ops
+			perOp(&r)
+			rep.Stages = append(rep.Stages, r)
+			return &rep.Stages[len(rep.Stages)-1], nil
+		}
+		var text []byte
+		stages := []struct {
+			name string
+			f    func() (*benchStage, error)
+		}{
+			{"print", func() (*benchStage, error) {
+				r, err := run("print", func() error { text = ir.Print(m); return nil })
+				mod.TextBytes = len(text)
+				if !want["parse"] {
+					text = nil
+				}
+				return r, err
+			}},
+			{"parse", func() (*benchStage, error) {
+				if text == nil {
+					text = ir.Print(m)
+				}
+				var parsed *ir.Module
+				r, err := run("parse", func() error {
+					var err error
+					parsed, err = ir.ParseString("synthetic.dpir", unsafe.String(unsafe.SliceData(text), len(text)))
+					return err
+				})
+				runtime.KeepAlive(parsed)
+				mod.TextBytes = len(text)
+				text = nil // later stages need not carry it
+				return r, err
+			}},
+			{"verify", func() (*benchStage, error) {
+				return run("verify", func() error { return ir.Verify(m) })
+			}},
+			{"clone", func() (*benchStage, error) {
+				var c *ir.Module
+				r, err := run("clone", func() error { c = m.Clone(); return nil })
+				runtime.KeepAlive(c)
+				return r, err
+			}},
+			{"partition", func() (*benchStage, error) {
+				c := m.Clone()
+				return run("partition", func() error { return passes.Partition(c, reg, 0) })
+			}},
+			{"partition-all", func() (*benchStage, error) {
+				// Each rank's output is about the size of the serial
+				// module; GOMAXPROCS more are being built at any time.
+				need := uint64(*ranks+2*runtime.GOMAXPROCS(0)) * mod.ModuleHeapBytes
+				stream := need > budget
+				var outs []*ir.Module
+				r, err := run("partition-all", func() error {
+					if stream {
+						return partitionStream(m, reg)
+					}
+					var err error
+					outs, err = passes.PartitionAll(context.Background(), m, reg)
+					return err
+				})
+				runtime.KeepAlive(outs)
+				if r != nil {
+					r.Ranks, r.Streamed = *ranks, stream
+				}
+				return r, err
+			}},
+			{"mlir", func() (*benchStage, error) {
+				return run("mlir", func() error { return mlir.Write(io.Discard, m) })
+			}},
+		}
+		for _, s := range stages {
+			if !want[s.name] {
+				continue
+			}
+			if _, err := s.f(); err != nil {
+				st.clear()
+				printErr(env, "", fmt.Errorf("distpass bench: %w", err))
+				return ExitFail
+			}
+		}
+		if mod.TextBytes == 0 {
+			var cw countWriter
+			ir.Fprint(&cw, m)
+			mod.TextBytes = int(cw)
+		}
+		rep.Modules = append(rep.Modules, mod)
+		for _, out := range []struct {
+			path  string
+			write func(string, *ir.Module) error
+		}{{*mlirFile, writeMLIR}, {*dpirFile, writeModule}} {
+			if i != largest || out.path == "" {
+				continue
+			}
+			st.show("bench: %d ops: writing %s", n, out.path)
+			if err := out.write(out.path, m); err != nil {
+				st.clear()
+				fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
+				return ExitFail
+			}
+		}
+	}
+	st.clear()
+	rep.LoadAverage[1] = loadAverage()
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
+			return ExitFail
+		}
+		return ExitOK
+	}
+	printBenchTable(env.Stdout, &rep)
+	return ExitOK
+}
+
+// meshFor returns dp×mp = ranks with dp the largest divisor whose square
+// is at most ranks.
+func meshFor(ranks int) (dp, mp int) {
+	dp = 1
+	for d := 1; d*d <= ranks; d++ {
+		if ranks%d == 0 {
+			dp = d
+		}
+	}
+	return dp, ranks / dp
+}
+
+func numOps(m *ir.Module) int {
+	n := 0
+	for _, p := range m.Programs() {
+		n += p.NumOps()
+	}
+	return n
+}
+
+func heapAlloc() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// measure runs f after a GC, timing it, counting its allocations and
+// sampling the heap while it runs.
+func measure(f func() error) (benchStage, error) {
+	runtime.GC()
+	s := startHeapSampler(time.Millisecond)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0, flt0, _ := rusage()
+	t0 := time.Now()
+	err := f()
+	wall := time.Since(t0)
+	cpu1, flt1, _ := rusage()
+	runtime.ReadMemStats(&after)
+	base, peak := s.stop()
+	peak = max(peak, after.HeapInuse)
+	return benchStage{
+		WallNs:        wall.Nanoseconds(),
+		CPUNs:         cpu1 - cpu0,
+		PageFaults:    flt1 - flt0,
+		Allocs:        after.Mallocs - before.Mallocs,
+		Bytes:         after.TotalAlloc - before.TotalAlloc,
+		HeapBaseBytes: base,
+		PeakHeapBytes: peak,
+	}, err
+}
+
+func perOp(r *benchStage) {
+	if r.Ops == 0 {
+		return
+	}
+	n := float64(r.Ops)
+	r.NsPerOp = float64(r.WallNs) / n
+	r.AllocsPerOp = float64(r.Allocs) / n
+	r.BytesPerOp = float64(r.Bytes) / n
+}
+
+// heapSampler records the highest HeapInuse it sees.
+type heapSampler struct {
+	done chan struct{}
+	res  chan [2]uint64 // first sample, peak
+}
+
+var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/unused:bytes"}
+
+func startHeapSampler(period time.Duration) *heapSampler {
+	s := &heapSampler{done: make(chan struct{}), res: make(chan [2]uint64, 1)}
+	samples := make([]metrics.Sample, len(heapMetrics))
+	for i, n := range heapMetrics {
+		samples[i].Name = n
+	}
+	read := func() uint64 {
+		metrics.Read(samples)
+		var sum uint64
+		for _, x := range samples {
+			if x.Value.Kind() == metrics.KindUint64 {
+				sum += x.Value.Uint64()
+			}
+		}
+		return sum
+	}
+	first := read()
+	ready := make(chan struct{})
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		peak := first
+		close(ready)
+		for {
+			select {
+			case <-t.C:
+				peak = max(peak, read())
+			case <-s.done:
+				s.res <- [2]uint64{first, max(peak, read())}
+				return
+			}
+		}
+	}()
+	<-ready
+	return s
+}
+
+// stop ends the sampling and returns the first sample and the peak.
+func (s *heapSampler) stop() (first, peak uint64) {
+	close(s.done)
+	r := <-s.res
+	return r[0], r[1]
+}
+
+// partitionStream partitions a clone of m for every rank, GOMAXPROCS at
+// once as PartitionAll does, and drops each output when it is done.
+func partitionStream(m *ir.Module, reg *registry.Registry) error {
+	ranks := passes.Ranks(m)
+	errs := make([]error, len(ranks))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range ranks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = passes.Partition(m.Clone(), reg, r)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// availableMemory returns MemAvailable of /proc/meminfo, or 8 GiB where
+// there is none.
+func availableMemory() uint64 {
+	const fallback = 8 << 30
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return fallback
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return fallback
+}
+
+// loadAverage returns the 1-minute load average of /proc/loadavg, or 0.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	x, _ := strconv.ParseFloat(f[0], 64)
+	return x
+}
+
+func writeMLIR(path string, m *ir.Module) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = mlir.Write(f, m)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func printBenchTable(w io.Writer, rep *benchReport) {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	fmt.Fprintf(bw, "distpass bench: %s %s/%s, GOMAXPROCS=%d of %d CPUs, load %.2f→%.2f, mesh %dx%d (%d ranks), seed %d\n",
+		rep.GoVersion, rep.GOOS, rep.GOARCH, rep.GOMAXPROCS, rep.NumCPU, rep.LoadAverage[0], rep.LoadAverage[1],
+		rep.Mesh[0], rep.Mesh[1], rep.Ranks, rep.Seed)
+	for _, m := range rep.Modules {
+		fmt.Fprintf(bw, "module of %d ops: generated in %s, %.1f MB of heap, %.1f MB of text\n",
+			m.Ops, fmtWall(m.GenerateNs), mb(m.ModuleHeapBytes), mb(uint64(m.TextBytes)))
+	}
+	bw.WriteByte('\n')
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "stage\tops\twall\tcpu\tns/op\tallocs/op\tbytes/op\tpeak heap MB\t\n")
+	streamed := false
+	for _, s := range rep.Stages {
+		name := s.Stage
+		if s.Streamed {
+			name += "*"
+			streamed = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.0f\t%.2f\t%.0f\t%.1f\t\n", name, s.Ops, fmtWall(s.WallNs), fmtWall(s.CPUNs), s.NsPerOp, s.AllocsPerOp, s.BytesPerOp, mb(s.PeakHeapBytes))
+	}
+	tw.Flush()
+	var notes bytes.Buffer
+	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all: the work of all %d ranks).\n", rep.Ranks)
+	if streamed {
+		notes.WriteString("* streamed: the outputs of every rank would not fit in -mem; each was dropped when done.\n")
+	}
+	bw.Write(notes.Bytes())
+}
+
+func fmtWall(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond))
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
+
+func mb(b uint64) float64 { return float64(b) / (1 << 20) }

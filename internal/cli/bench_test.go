@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// bench -json at a small op count: every documented field is there, and
+// every figure that must be positive is.
+func TestBenchJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "2000", "-json", "-stages", strings.Join(benchStages, ",")}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout.String())
+	}
+	for _, f := range []string{"go_version", "goos", "goarch", "gomaxprocs", "num_cpu", "seed", "ranks", "mesh", "peak_heap_method", "load_average", "modules", "stages"} {
+		if _, ok := doc[f]; !ok {
+			t.Errorf("no field %s", f)
+		}
+	}
+	if doc["ranks"] != 8.0 || !slices.Equal(floats(doc["mesh"]), []float64{2, 4}) {
+		t.Errorf("ranks %v mesh %v, want 8 and [2, 4]", doc["ranks"], doc["mesh"])
+	}
+	mods, _ := doc["modules"].([]any)
+	if len(mods) != 1 {
+		t.Fatalf("%d modules, want 1", len(mods))
+	}
+	mod := mods[0].(map[string]any)
+	for _, f := range []string{"requested_ops", "ops", "text_bytes", "module_heap_bytes", "generate_ns"} {
+		if x, _ := mod[f].(float64); x <= 0 {
+			t.Errorf("module: %s = %v, want > 0", f, mod[f])
+		}
+	}
+	if mod["requested_ops"] != 2000.0 || mod["ops"].(float64) < 2000 {
+		t.Errorf("module: requested %v, ops %v", mod["requested_ops"], mod["ops"])
+	}
+	stages, _ := doc["stages"].([]any)
+	var names []string
+	for _, s := range stages {
+		st := s.(map[string]any)
+		name, _ := st["stage"].(string)
+		names = append(names, name)
+		positive := []string{"requested_ops", "ops", "wall_ns", "ns_per_op", "heap_base_bytes", "peak_heap_bytes"}
+		if name != "verify" { // verify may allocate nothing per op
+			positive = append(positive, "allocs", "bytes", "allocs_per_op", "bytes_per_op")
+		}
+		for _, f := range positive {
+			if x, _ := st[f].(float64); x <= 0 {
+				t.Errorf("%s: %s = %v, want > 0", name, f, st[f])
+			}
+		}
+		for _, f := range []string{"cpu_ns", "page_faults"} {
+			if x, ok := st[f].(float64); !ok || x < 0 {
+				t.Errorf("%s: %s = %v, want >= 0", name, f, st[f])
+			}
+		}
+		if st["peak_heap_bytes"].(float64) < st["heap_base_bytes"].(float64) {
+			t.Errorf("%s: peak heap below the base", name)
+		}
+		if name == "partition-all" {
+			if st["ranks"] != 8.0 {
+				t.Errorf("partition-all: ranks %v", st["ranks"])
+			}
+		} else if _, ok := st["ranks"]; ok {
+			t.Errorf("%s has ranks", name)
+		}
+	}
+	if !slices.Equal(names, benchStages) {
+		t.Errorf("stages %v, want %v", names, benchStages)
+	}
+}
+
+func floats(v any) []float64 {
+	var out []float64
+	xs, _ := v.([]any)
+	for _, x := range xs {
+		f, _ := x.(float64)
+		out = append(out, f)
+	}
+	return out
+}
+
+// -mem 0 streams partition-all; ranks other than 8 make another mesh.
+func TestBenchStreamAndMesh(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "500", "-ranks", "16", "-mem", "0", "-stages", "partition-all"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"mesh 4x4 (16 ranks)", "partition-all*", "* streamed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestMeshFor(t *testing.T) {
+	for _, c := range []struct{ ranks, dp, mp int }{{1, 1, 1}, {2, 1, 2}, {4, 2, 2}, {8, 2, 4}, {12, 3, 4}, {64, 8, 8}, {7, 1, 7}} {
+		if dp, mp := meshFor(c.ranks); dp != c.dp || mp != c.mp {
+			t.Errorf("meshFor(%d) = %dx%d, want %dx%d", c.ranks, dp, mp, c.dp, c.mp)
+		}
+	}
+}
