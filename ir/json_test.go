@@ -246,7 +246,9 @@ func TestJSONDecodeDefaults(t *testing.T) {
 	b := NewBuilder(want)
 	b.Var("x", Tensor(F32)).Dist = &TensorDist{Partial: []Partial{{Dim: 1, Reduce: ReduceSum}}}
 	b.Var("r", NoShape(Reader))
-	b.Block().Ops = append(b.Block().Ops, &Op{ID: 3, Attrs: Attrs{{"a", Float(1)}, {"b", Ints{}}}})
+	// Attrs keep the order of the document (imported programs keep their
+	// file's order through JSON).
+	b.Block().Ops = append(b.Block().Ops, &Op{ID: 3, Attrs: Attrs{{"b", Ints{}}, {"a", Float(1)}}})
 	want.Main.Name = ""
 	want.Main.AddBlock(-1)
 	if !Equal(want, m) {
@@ -311,8 +313,8 @@ func jsonDecodeErrorCases() []jsonErrorCase {
 		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"partial": [null]}}`), `main block 0 var "x": partial at position 0 is null`},
 		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"partial": [{"dim": 0, "reduce": "prod"}]}}`),
 			`main block 0 var "x": unknown reduce "prod"`},
-		{vars(`{"name": "x", "type": {"dtype": "f32"}, "attrs": [{"name": "a", "kind": "long", "value": 1}]}`),
-			`main block 0 var "x" attr "a": unknown kind "long"`},
+		{vars(`{"name": "x", "type": {"dtype": "f32"}, "attrs": [{"name": "a", "kind": "int64", "value": 1}]}`),
+			`main block 0 var "x" attr "a": unknown kind "int64"`},
 		{block(`"ops": [null]`), "main block 0: op at position 0 is null"},
 		{block(`"ops": [{"id": "1"}]`), "json: main.blocks.ops.id: want integer, got string"},
 		{op(`"role": "bakward"`), `main block 0 op 1: unknown role "bakward"`},
@@ -388,14 +390,19 @@ func TestJSONEncodeErrors(t *testing.T) {
 		{"reduce", func(m *Module) { m.Main.Global().Var("x").WithPartial(0, 7) }, `main block 0 var "x": unknown reduce 7`},
 		{"role", func(m *Module) { m.Main.Global().Ops[0].Role = 0x40 }, "main block 0 op 1: role 0x40 has unknown bits"},
 		{"nil value", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("z", nil) }, `main block 0 op 1 attr "z": nil value`},
-		{"unsorted attrs", func(m *Module) {
+		{"duplicate unsorted attrs", func(m *Module) {
 			op := m.Main.Global().Ops[0]
-			op.Attrs = append(op.Attrs, Attr{"a", Int(1)})
-		}, `main block 0 op 1 attr "a": attrs not sorted by unique name`},
+			op.Attrs = append(op.Attrs, Attr{"a", Int(1)}, Attr{"k", Int(2)})
+		}, `main block 0 op 1 attr "k": given twice`},
 		{"duplicate attrs", func(m *Module) {
 			v := m.Main.Global().Var("x")
 			v.Attrs = Attrs{{"a", Int(1)}, {"a", Int(2)}}
-		}, `main block 0 var "x" attr "a": attrs not sorted by unique name`},
+		}, `main block 0 var "x" attr "a": given twice`},
+		{"invalid scalar", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("s", Scalar{Type: 7}) },
+			`main block 0 op 1 attr "s": invalid scalar {Type:7 B:false I:0 R:0 Im:0}`},
+		{"lod without HasLoD", func(m *Module) { m.Main.Global().Var("x").Type.LoD = 1 }, `main block 0 var "x": lod 1 without HasLoD`},
+		{"no-shape lod", func(m *Module) { m.Main.Global().Var("x").Type = Type{Kind: TensorArray, HasLoD: true} },
+			`main block 0 var "x": type tensor_array has a lod`},
 		{"utf8 name", func(m *Module) { m.Name = "\xff" }, "module name: string is not valid UTF-8"},
 		{"utf8 arg", func(m *Module) { m.Main.Global().Ops[0].Inputs = Slots("X", "\xff") }, "main block 0 op 1: string is not valid UTF-8"},
 		{"utf8 attr", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("s", Strings{"ok", "\xfe"}) },

@@ -260,9 +260,13 @@ func TestVerifyRules(t *testing.T) {
 			[]string{"main block 0: var x: unknown flag bits 0x400"}},
 		{"var/attr-nil", func(m *Module) { mainVar(m, "x").Attrs = Attrs{{Name: "a"}} },
 			[]string{"main block 0: var x: attr a has no value"}},
-		{"var/attrs-order", func(m *Module) {
-			mainVar(m, "x").Attrs = Attrs{{Name: "b", Value: Int(1)}, {Name: "a", Value: Int(2)}}
-		}, []string{"main block 0: var x: attrs out of order: b before a"}},
+		{"var/attr-twice-unsorted", func(m *Module) {
+			// Attrs may come in any order (imported programs keep their
+			// file's), but a name still appears once.
+			mainVar(m, "x").Attrs = Attrs{{Name: "b", Value: Int(1)}, {Name: "a", Value: Int(2)}, {Name: "b", Value: Int(3)}}
+		}, []string{"main block 0: var x: attr b set twice"}},
+		{"var/attr-scalar", func(m *Module) { mainVar(m, "x").Attrs = Attrs{{Name: "s", Value: Scalar{Type: 9}}} },
+			[]string{"main block 0: var x: attr s: invalid scalar"}},
 		{"var/attr-twice", func(m *Module) {
 			mainVar(m, "x").Attrs = Attrs{{Name: "a", Value: Int(1)}, {Name: "a", Value: Int(2)}}
 		}, []string{"main block 0: var x: attr a set twice"}},
@@ -332,8 +336,33 @@ func TestVerifyRules(t *testing.T) {
 			[]string{"main block 0: op 24 fetch: invalid role 0x20"}},
 		{"op/attr-nil", func(m *Module) { mainOp(m, "fetch").Attrs[0].Value = nil },
 			[]string{"main block 0: op 24 fetch: attr col has no value"}},
-		{"op/attrs-order", func(m *Module) { mainOp(m, "fetch").Attrs = Attrs{A("col", Int(0)), A("a", Int(1))} },
-			[]string{"main block 0: op 24 fetch: attrs out of order: col before a"}},
+		{"op/attr-twice-unsorted", func(m *Module) {
+			mainOp(m, "fetch").Attrs = Attrs{A("col", Int(0)), A("a", Int(1)), A("col", Int(2))}
+		}, []string{"main block 0: op 24 fetch: attr col set twice"}},
+		{"op/attr-twice-many", func(m *Module) {
+			op := mainOp(m, "fetch")
+			for _, n := range []string{"k", "j", "i", "h", "g", "f", "e", "d", "c", "b"} {
+				op.Attrs = append(op.Attrs, A(n, Int(1)))
+			}
+			op.Attrs = append(op.Attrs, A("e", Int(2)))
+		}, []string{"main block 0: op 24 fetch: attr e set twice"}},
+		{"op/scalars", func(m *Module) {
+			mainOp(m, "fetch").Attrs.Set("s", Scalars{LongScalar(1), {Type: ScalarLong, R: 1}})
+		}, []string{"main block 0: op 24 fetch: attr s: element 1 is an invalid scalar"}},
+		{"op/var-ref", func(m *Module) { mainOp(m, "fetch").Attrs.Set("v", VarRef("nosuch")) },
+			[]string{"main block 0: op 24 fetch: attr v names undeclared var nosuch"}},
+		{"op/var-refs", func(m *Module) { mainOp(m, "fetch").Attrs.Set("v", VarRefs{"x", "nosuch"}) },
+			[]string{"main block 0: op 24 fetch: attr v names undeclared var nosuch"}},
+		{"var/lod-on-no-shape", func(m *Module) { mainVar(m, "scopes").Type.HasLoD = true },
+			[]string{"main block 0: var scopes: step_scopes has a lod level"}},
+		{"var/lod-negative", func(m *Module) { t := &mainVar(m, "x").Type; t.LoD, t.HasLoD = -1, true },
+			[]string{"main block 0: var x: negative lod level -1"}},
+		{"var/tensor-elems", func(m *Module) { mainVar(m, "x").Type.Elems = []Type{Tensor(F32)} },
+			[]string{"main block 0: var x: tensor has elements"}},
+		{"var/array-elems", func(m *Module) {
+			mainVar(m, "scopes").Type = Type{Kind: TensorArray, Elems: []Type{Tensor(F32), NoShape(Raw)}}
+		}, []string{"main block 0: var scopes: tensor_array has 2 elements, want at most 1",
+			"main block 0: var scopes: element 1 of tensor_array: is not a tensor with a dtype"}},
 		{"op/attr-twice", func(m *Module) { mainOp(m, "fetch").Attrs = Attrs{A("col", Int(0)), A("col", Int(1))} },
 			[]string{"main block 0: op 24 fetch: attr col set twice"}},
 		{"op/block-ref-missing", func(m *Module) { mainOp(m, "while_grad").Attrs.Set("sub_block", BlockRef(9)) },
@@ -503,6 +532,17 @@ func TestVerifyAllowed(t *testing.T) {
 			op := mainOp(m, "while")
 			op.Attrs.Delete("sub_block")
 			op.Attrs.Set("sub_blocks", BlockRefs{1})
+		}},
+		{"attrs-in-file-order", func(m *Module) {
+			mainOp(m, "fetch").Attrs = Attrs{A("op_namescope", String("/")), A("col", Int(0))}
+			mainVar(m, "x").Attrs = Attrs{{Name: "b", Value: Int(1)}, {Name: "a", Value: Int(2)}}
+		}},
+		{"paddle-values", func(m *Module) {
+			mainOp(m, "fetch").Attrs = Attrs{A("v", VarRef("x")), A("vs", VarRefs{"x", "h"}), A("l", Long(1)),
+				A("s", ComplexScalar(1, 2)), A("ss", Scalars{BoolScalar(true), Float64Scalar(0.5)})}
+			mainVar(m, "scopes").Type = Type{Kind: Reader, Elems: []Type{{Kind: DenseTensor, DType: F32, Shape: []int64{-1, 3}, HasLoD: true, LoD: 1}}}
+			t := &mainVar(m, "x").Type
+			t.HasLoD, t.LoD = true, 2
 		}},
 		{"owner-listing-output-twice", func(m *Module) {
 			op := mainOp(m, "fill_constant")
