@@ -163,6 +163,41 @@ func DecodeJSON(data []byte) (*Module, error) {
 	return decodeModule(&jm)
 }
 
+// EncodeAttrsJSON returns an attribute list as the JSON array EncodeJSON
+// writes for one (compact, on one line), for formats that embed IR
+// attributes; DecodeAttrsJSON reads it back, in order.
+func EncodeAttrsJSON(as Attrs) ([]byte, error) {
+	ja, err := encodeAttrs("attrs", as)
+	if err != nil {
+		return nil, err
+	}
+	if ja == nil {
+		ja = []*jsonAttr{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ja); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// DecodeAttrsJSON reads an attribute list written by EncodeAttrsJSON.
+func DecodeAttrsJSON(data []byte) (Attrs, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var ja []*jsonAttr
+	if err := dec.Decode(&ja); err != nil {
+		return nil, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("json: data after the attrs")
+	}
+	return decodeAttrs("attrs", ja)
+}
+
 // The DTOs. Lists of objects hold pointers so that a null element is seen.
 
 type jsonModule struct {
