@@ -792,7 +792,7 @@ func (d *decoder) opAttr(outer string, f *field) (ir.Attr, error) {
 		for extra&(1<<n) == 0 {
 			n++
 		}
-		return ir.Attr{}, d.errf(f.off, "%s: field %d (%s) set on a %s attr", msg, n, attrFieldNames[n], attrTypeName(r.typ))
+		return ir.Attr{}, d.errf(f.off, "%s: field %d (%s) set on %s %s attr", msg, n, attrFieldNames[n], article(attrTypeName(r.typ)), attrTypeName(r.typ))
 	}
 	a := ir.Attr{Name: r.name}
 	switch r.typ {
@@ -849,6 +849,14 @@ func (d *decoder) opAttr(outer string, f *field) (ir.Attr, error) {
 		a.Value = orEmpty[ir.Scalars](r.scalars)
 	}
 	return a, nil
+}
+
+// article is "a" or "an" before an AttrType name.
+func article(name string) string {
+	if name != "" && strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // orEmpty returns xs as a list value, empty rather than nil.
