@@ -752,3 +752,61 @@ func TestViolationError(t *testing.T) {
 		t.Errorf("VerifyError.Error() = %q, want %q", got, want)
 	}
 }
+
+// Programs from Paddle are not SSA: an op may update in place a var it
+// also reads (inference batch_norm's running statistics, sgd's ParamOut,
+// increment), any number of times; two ops that define a var without
+// reading it are still caught, in place updates between them or not.
+func TestVerifyInPlaceUpdates(t *testing.T) {
+	src := `program main {
+  block 0 {
+    var x : f32[2, 4]
+    var mean : f32[4]
+    var variance : f32[4]
+    var y : f32[2, 4]
+    var i : i64[1]
+    param w : f32[4]
+    var g : f32[4]
+    persist lr : f32[1]
+    op 1 fill_constant() -> (Out: x) {shape = [2, 4]} role forward
+    op 2 fill_constant() -> (Out: mean) {shape = [4]} role forward
+    op 3 fill_constant() -> (Out: variance) {shape = [4]} role forward
+    op 4 batch_norm(X: x, Mean: mean, Variance: variance) -> (Y: y, MeanOut: mean, VarianceOut: variance) {is_test = true} role forward
+    op 5 fill_constant() -> (Out: i) {shape = [1]} role forward
+    op 6 increment(X: i) -> (Out: i) {step = 1.0} role forward
+    op 7 increment(X: i) -> (Out: i) {step = 1.0} role forward
+    op 8 fill_constant() -> (Out: g) {shape = [4]} role backward
+    op 9 sgd(Param: w, Grad: g, LearningRate: lr) -> (ParamOut: w) role optimize
+  }
+}`
+	m, err := Parse("inplace.dpir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(m); err != nil {
+		t.Fatalf("in-place updates rejected:\n%v", err)
+	}
+	bad := []struct {
+		name string
+		edit func(b *Block)
+		want string
+	}{
+		{"second definer after in-place updates", func(b *Block) {
+			b.Ops = append(b.Ops, &Op{ID: 10, Type: "fill_constant", Outputs: Slots("Out", "i")})
+		}, "main block 0: var i: defined by op 10 fill_constant and op 5 fill_constant"},
+		{"in-place op that does not read", func(b *Block) {
+			b.Ops[5].Inputs = nil // increment no longer reads i: it defines it again
+		}, "main block 0: var i: defined by op 6 increment and op 5 fill_constant"},
+		{"reading another var is not in place", func(b *Block) {
+			b.Ops[3].Inputs = Slots("X", "x", "Mean", "variance", "Variance", "variance")
+		}, "main block 0: var mean: defined by op 4 batch_norm and op 2 fill_constant"},
+	}
+	for _, tt := range bad {
+		c := m.Clone()
+		tt.edit(c.Main.Global())
+		err := Verify(c)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: Verify = %v\nwant %s", tt.name, err, tt.want)
+		}
+	}
+}
