@@ -78,6 +78,7 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 	var nextID int64 = 1
 	var names ir.Strings
 	var versions ir.Ints
+	var legacy, version ir.Value
 	hasMap := false
 	err := d.each(msg, data, 0, func(f *field) error {
 		switch f.num {
@@ -90,15 +91,15 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 			if err := d.scalar(msg, "3 (legacy op_compatible_map)", f, protowire.BytesType); err != nil {
 				return err
 			}
-			if m.Attrs.Has(resLegacy) {
+			if legacy != nil {
 				return d.errf(f.off, "%s: field 3 (legacy op_compatible_map) given twice", msg)
 			}
-			m.Attrs = append(m.Attrs, ir.Attr{Name: resLegacy, Value: ir.String(base64.StdEncoding.EncodeToString(f.b))})
+			legacy = ir.String(base64.StdEncoding.EncodeToString(f.b))
 		case progVersion:
 			if err := d.scalar(msg, "version", f, protowire.BytesType); err != nil {
 				return err
 			}
-			if m.Attrs.Has(resVersion) {
+			if version != nil {
 				return d.errf(f.off, "%s: field 4 (version) given twice", msg)
 			}
 			var v int64
@@ -115,7 +116,7 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 			if err != nil {
 				return err
 			}
-			m.Attrs = append(m.Attrs, ir.Attr{Name: resVersion, Value: ir.Long(v)})
+			version = ir.Long(v)
 		case progOpVersionMap:
 			if err := d.scalar(msg, "op_version_map", f, protowire.BytesType); err != nil {
 				return err
@@ -143,6 +144,13 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	// In the order Export writes the fields, whatever the file's order.
+	if legacy != nil {
+		m.Attrs = append(m.Attrs, ir.Attr{Name: resLegacy, Value: legacy})
+	}
+	if version != nil {
+		m.Attrs = append(m.Attrs, ir.Attr{Name: resVersion, Value: version})
 	}
 	if hasMap {
 		m.Attrs = append(m.Attrs, ir.Attr{Name: resOpVersionNames, Value: names}, ir.Attr{Name: resOpVersions, Value: versions})
@@ -364,9 +372,15 @@ func (d *decoder) varAttr(outer string, f *field) (ir.Attr, error) {
 	if strings.HasPrefix(a.Name, reservedPrefix) {
 		return a, d.errf(f.off, "%s: the name prefix %q is reserved", msg, reservedPrefix)
 	}
-	want := map[int32]int{atINT: varAttrI, atSTRING: varAttrS, atINTS: varAttrInts}
-	vf, ok := want[typ]
-	if !ok {
+	var vf int
+	switch typ {
+	case atINT:
+		vf = varAttrI
+	case atSTRING:
+		vf = varAttrS
+	case atINTS:
+		vf = varAttrInts
+	default:
 		return a, d.errf(f.off, "%s: type %s is not one a var attr holds (INT, STRING, INTS)", msg, attrTypeName(typ))
 	}
 	for _, n := range []int{varAttrI, varAttrS, varAttrInts} {
@@ -535,6 +549,8 @@ func (d *decoder) tensorDesc(msg string, f *field) (ir.Type, error) {
 	return t, err
 }
 
+var opFieldNames = map[protowire.Number]string{opInputs: "inputs", opOutputs: "outputs", opAttrs: "attrs"}
+
 // rawOp is an OpDesc's fields, gathered before the op is built: its type,
 // which names the op in messages, comes after its slots.
 type rawOp struct {
@@ -550,8 +566,8 @@ func (d *decoder) opDesc(outer string, f *field) (*ir.Op, error) {
 	err := d.each(outer, f.b, f.boff, func(g *field) error {
 		switch g.num {
 		case opInputs, opOutputs, opAttrs:
-			if err := d.scalar(outer, map[protowire.Number]string{1: "inputs", 2: "outputs", 4: "attrs"}[g.num], g, protowire.BytesType); err != nil {
-				return err
+			if g.typ != protowire.BytesType {
+				return d.wrongType(outer, opFieldNames[g.num], g, protowire.BytesType)
 			}
 			c := *g
 			switch g.num {
@@ -924,8 +940,7 @@ func (d *decoder) scalarMsg(msg string, f *field) (ir.Scalar, error) {
 	if err != nil {
 		return s, err
 	}
-	own := map[ir.ScalarKind]uint32{ir.ScalarBool: 1 << scalarB, ir.ScalarLong: 1 << scalarI,
-		ir.ScalarFloat64: 1 << scalarR, ir.ScalarComplex: 1 << scalarC}[s.Type]
+	own := uint32(1) << [...]int{ir.ScalarBool: scalarB, ir.ScalarLong: scalarI, ir.ScalarFloat64: scalarR, ir.ScalarComplex: scalarC}[s.Type]
 	if extra := set &^ (1<<scalarType | own); extra != 0 {
 		n := 0
 		for extra&(1<<n) == 0 {
