@@ -52,7 +52,7 @@ func (d *decoder) each(msg string, b []byte, off int, fn func(f *field) error) e
 	for pos < len(b) {
 		num, typ, n := protowire.ConsumeTag(b[pos:])
 		if n < 0 {
-			return d.errf(off+pos, "%s: malformed field tag (%v)", msg, protowire.ParseError(n))
+			return d.errf(off+pos, "%s: malformed field tag (%v)", msg, parseErr(n))
 		}
 		f = field{num: num, typ: typ, off: off + pos}
 		pos += n
@@ -74,7 +74,7 @@ func (d *decoder) each(msg string, b []byte, off int, fn func(f *field) error) e
 			return d.errf(f.off, "%s: field %d has wire type %d (groups are not used by Paddle)", msg, num, typ)
 		}
 		if n < 0 {
-			return d.errf(f.off, "%s: field %d: malformed value (%v)", msg, num, protowire.ParseError(n))
+			return d.errf(f.off, "%s: field %d: malformed value (%v)", msg, num, parseErr(n))
 		}
 		pos += n
 		if err := fn(&f); err != nil {
@@ -82,6 +82,23 @@ func (d *decoder) each(msg string, b []byte, off int, fn func(f *field) error) e
 		}
 	}
 	return nil
+}
+
+// parseErr says what a negative length from protowire's Consume functions
+// means. (protowire's own messages vary their spaces on purpose, so that
+// nobody matches them; ours are stable.)
+func parseErr(n int) string {
+	switch n {
+	case -1:
+		return "unexpected end of data"
+	case -2:
+		return "invalid field number"
+	case -3:
+		return "varint overflows 64 bits"
+	case -4:
+		return "reserved field number"
+	}
+	return "malformed"
 }
 
 // wireNames spells wire types in messages.
@@ -143,7 +160,7 @@ func (d *decoder) repeated(msg, fname string, f *field, want protowire.Type, one
 			v, n = protowire.ConsumeFixed64(b)
 		}
 		if n < 0 {
-			return d.errf(f.boff+len(f.b)-len(b), "%s: field %d (%s): malformed packed element (%v)", msg, f.num, fname, protowire.ParseError(n))
+			return d.errf(f.boff+len(f.b)-len(b), "%s: field %d (%s): malformed packed element (%v)", msg, f.num, fname, parseErr(n))
 		}
 		if err := one(v); err != nil {
 			return err
