@@ -196,7 +196,6 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 	b := p.AddBlock(-1)
 	b.Parent = 0 // a required field; proto2 reads a missing one as 0
 	var opFields []*field
-	hasIdx := false
 	err := d.each(msg, f.b, f.boff, func(g *field) error {
 		switch g.num {
 		case blockIdx:
@@ -207,7 +206,6 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 			if int(idx) != pos {
 				return d.errf(g.off, "%s: idx %d is not the block's position %d", msg, idx, pos)
 			}
-			hasIdx = true
 		case blockParent:
 			v, err := d.int32Of(msg, "parent_idx", g)
 			b.Parent = int(v)
@@ -241,7 +239,7 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 	if err != nil {
 		return err
 	}
-	_ = hasIdx // a missing idx is taken as the position
+	// A missing idx is taken as the position.
 	b.Ops = make([]*ir.Op, 0, len(opFields))
 	for i, g := range opFields {
 		op, err := d.opDesc(fmt.Sprintf("%s > OpDesc %d", msg, i), g)
