@@ -208,40 +208,21 @@ type Attr struct {
 	Value Value
 }
 
-// Attrs is an attribute list with unique names, in a significant order.
-// Lists that distpass builds are sorted by name, and Set keeps a sorted list
-// sorted, so that printing, hashing and equality do not depend on the order
-// in which a pass set them. A list in another order keeps it: programs
-// imported from Paddle keep the order of their file, which older Paddle
-// versions wrote unsorted; Set appends a new name to such a list. Use Set
+// Attrs is an attribute list kept sorted by name with unique names, so that
+// printing, hashing and equality never depend on insertion order. Use Set
 // and Get rather than appending.
 type Attrs []Attr
 
-// find returns the index of name, or where Set would insert it.
 func (as Attrs) find(name string) (int, bool) {
-	sorted := true
-	for i := range as {
-		if as[i].Name == name {
-			return i, true
+	return sort.Find(len(as), func(i int) int {
+		switch {
+		case name < as[i].Name:
+			return -1
+		case name > as[i].Name:
+			return 1
 		}
-		if i > 0 && as[i-1].Name >= as[i].Name {
-			sorted = false
-		}
-	}
-	if !sorted {
-		return len(as), false
-	}
-	return sort.Search(len(as), func(i int) bool { return as[i].Name > name }), false
-}
-
-// Sorted reports whether the names are in ascending order (and unique).
-func (as Attrs) Sorted() bool {
-	for i := 1; i < len(as); i++ {
-		if as[i-1].Name >= as[i].Name {
-			return false
-		}
-	}
-	return true
+		return 0
+	})
 }
 
 // Get returns the value named name, or nil.
@@ -258,8 +239,7 @@ func (as Attrs) Has(name string) bool {
 	return ok
 }
 
-// Set replaces the value of the attribute named name in place, or adds
-// it: in name order when the list is sorted, at the end otherwise.
+// Set adds or replaces the attribute named name.
 func (as *Attrs) Set(name string, v Value) {
 	i, ok := as.find(name)
 	if ok {

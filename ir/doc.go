@@ -6,7 +6,7 @@
 // Program, the params-grads list and the process-group table. A Program is
 // a list of Blocks (block 0 is global); a Block an ordered var table and an
 // ordered op list. Vars carry a Type and an optional TensorDist; ops carry
-// ordered input and output slots, attributes, a Role with Paddle's
+// ordered input and output slots, sorted attributes, a Role with Paddle's
 // bit values, the id of their forward op (Fwd) and an optional OpDist.
 // Build modules with Builder, copy them with Module.Clone, compare them
 // with Equal (the go-cmp options are CmpOptions), check them with Verify.
@@ -68,9 +68,12 @@
 // "-0.1", "1e-05") or is "nan", "inf", "-inf"; the printer writes the
 // shortest form that re-parses to the same float64, so a float that came
 // from a float32 also comes back with the same float32 bits. A string is
-// Go-quoted. Attributes keep the order they are written in: distpass
-// writes them sorted by name, programs imported from Paddle keep their
-// file's order. "^1" refers to block 1. A role omitted is forward;
+// Go-quoted. Attributes are written (and kept) sorted by name, whatever
+// order the text gives them in: the order is no fact of a program, so
+// printing is canonical and Hash and Equal do not depend on how an op was
+// built. A format whose files do order attributes (Paddle's does) keeps
+// that order as an attribute of its own (interop/paddle's
+// paddle.attr_order). "^1" refers to block 1. A role omitted is forward;
 // "forward|loss" is the loss bit alone. Block indices must run 0, 1, 2...
 // in order.
 //

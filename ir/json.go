@@ -103,10 +103,8 @@ const jsonVersion = 1
 //     indexes, var refs var names). Integers are exact 64-bit values. A
 //     float is a JSON number (-0 included) or one of the strings "nan",
 //     "inf" and "-inf". A scalar is {"bool": true}, {"long": 3},
-//     {"float64": 0.5} or {"complex": [1, -2]}. Attributes are written in
-//     their order (sorted by name, but for imported programs that keep
-//     their file's) and read back in the order given. The module's own
-//     attrs are its "attrs".
+//     {"float64": 0.5} or {"complex": [1, -2]}. Attributes are written
+//     sorted by name. The module's own attrs are its "attrs".
 //   - A params-grads entry's "grad" is absent when the parameter has no
 //     gradient.
 //   - A var's "flags", "attrs" and "dist", an op's "attrs", "fwd" and
@@ -117,15 +115,15 @@ const jsonVersion = 1
 // "index" to the block's position, var and type "kind" to var and tensor,
 // "role" to forward, and "reduce" to sum. A null member counts as left out;
 // null is never a valid array element. Unknown members are errors, so that
-// a misspelt member is not silently dropped. Attributes keep the order
-// they come in.
+// a misspelt member is not silently dropped. Attributes may come in any
+// order.
 //
 // EncodeJSON fails on what the schema cannot express or DecodeJSON would
 // reject: nil meshes, blocks, vars, ops or attribute values, a block whose
 // Index is not its position, a var declared twice in a block, attributes
-// with a name given twice, invalid scalars, out-of-range enums, unknown role or flag bits,
-// a tensor without a valid dtype, a no-shape type with a dtype or shape,
-// and strings that are not valid UTF-8.
+// not sorted by unique name, invalid scalars, out-of-range enums, unknown
+// role or flag bits, a tensor without a valid dtype, a no-shape type with a
+// dtype or shape, and strings that are not valid UTF-8.
 func EncodeJSON(m *Module) ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("nil module")
@@ -165,7 +163,7 @@ func DecodeJSON(data []byte) (*Module, error) {
 
 // EncodeAttrsJSON returns an attribute list as the JSON array EncodeJSON
 // writes for one (compact, on one line), for formats that embed IR
-// attributes; DecodeAttrsJSON reads it back, in order.
+// attributes; DecodeAttrsJSON reads it back.
 func EncodeAttrsJSON(as Attrs) ([]byte, error) {
 	ja, err := encodeAttrs("attrs", as)
 	if err != nil {
@@ -664,11 +662,10 @@ func encodeAttrs(where string, as Attrs) ([]*jsonAttr, error) {
 		return nil, nil
 	}
 	out := make([]*jsonAttr, len(as))
-	sorted := as.Sorted()
 	for i, a := range as {
 		awhere := fmt.Sprintf("%s attr %q", where, a.Name)
-		if !sorted && as[:i].Has(a.Name) {
-			return nil, fmt.Errorf("%s: given twice", awhere)
+		if i > 0 && as[i-1].Name >= a.Name {
+			return nil, fmt.Errorf("%s: attrs not sorted by unique name", awhere)
 		}
 		if !utf8.ValidString(a.Name) {
 			return nil, errUTF8(awhere)
@@ -1092,7 +1089,7 @@ func decodeAttrs(where string, js []*jsonAttr) (Attrs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", awhere, err)
 		}
-		as = append(as, Attr{Name: ja.Name, Value: v})
+		as.Set(ja.Name, v)
 	}
 	return as, nil
 }

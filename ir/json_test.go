@@ -246,9 +246,7 @@ func TestJSONDecodeDefaults(t *testing.T) {
 	b := NewBuilder(want)
 	b.Var("x", Tensor(F32)).Dist = &TensorDist{Partial: []Partial{{Dim: 1, Reduce: ReduceSum}}}
 	b.Var("r", NoShape(Reader))
-	// Attrs keep the order of the document (imported programs keep their
-	// file's order through JSON).
-	b.Block().Ops = append(b.Block().Ops, &Op{ID: 3, Attrs: Attrs{{"b", Ints{}}, {"a", Float(1)}}})
+	b.Block().Ops = append(b.Block().Ops, &Op{ID: 3, Attrs: Attrs{{"a", Float(1)}, {"b", Ints{}}}})
 	want.Main.Name = ""
 	want.Main.AddBlock(-1)
 	if !Equal(want, m) {
@@ -390,14 +388,14 @@ func TestJSONEncodeErrors(t *testing.T) {
 		{"reduce", func(m *Module) { m.Main.Global().Var("x").WithPartial(0, 7) }, `main block 0 var "x": unknown reduce 7`},
 		{"role", func(m *Module) { m.Main.Global().Ops[0].Role = 0x40 }, "main block 0 op 1: role 0x40 has unknown bits"},
 		{"nil value", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("z", nil) }, `main block 0 op 1 attr "z": nil value`},
-		{"duplicate unsorted attrs", func(m *Module) {
+		{"unsorted attrs", func(m *Module) {
 			op := m.Main.Global().Ops[0]
-			op.Attrs = append(op.Attrs, Attr{"a", Int(1)}, Attr{"k", Int(2)})
-		}, `main block 0 op 1 attr "k": given twice`},
+			op.Attrs = append(op.Attrs, Attr{"a", Int(1)})
+		}, `main block 0 op 1 attr "a": attrs not sorted by unique name`},
 		{"duplicate attrs", func(m *Module) {
 			v := m.Main.Global().Var("x")
 			v.Attrs = Attrs{{"a", Int(1)}, {"a", Int(2)}}
-		}, `main block 0 var "x" attr "a": given twice`},
+		}, `main block 0 var "x" attr "a": attrs not sorted by unique name`},
 		{"invalid scalar", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("s", Scalar{Type: 7}) },
 			`main block 0 op 1 attr "s": invalid scalar {Type:7 B:false I:0 R:0 Im:0}`},
 		{"lod without HasLoD", func(m *Module) { m.Main.Global().Var("x").Type.LoD = 1 }, `main block 0 var "x": lod 1 without HasLoD`},

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The value kinds, types, module attrs, attr orders and role bits that
+// The value kinds, types, module attrs and role bits that
 // programs imported from Paddle need: text, JSON, clone, hash and equality
 // keep them all.
 func TestPaddleValuesRoundTrip(t *testing.T) {
@@ -45,9 +45,6 @@ func TestPaddleValuesRoundTrip(t *testing.T) {
 		if got == nil || got.Kind() != c.want.Kind() || !Equal(withAttr(c.want), withAttr(got)) {
 			t.Errorf("attr %s = %#v, want %#v", c.name, got, c.want)
 		}
-	}
-	if got := op.Attrs[0].Name; got != "zeta" {
-		t.Errorf("attrs were reordered: first is %s, want zeta (text order)", got)
 	}
 	if op.Role != RoleBackward|0x1000 || m.Main.Global().Ops[2].Role != 0x20 {
 		t.Errorf("roles = %v, %v", op.Role, m.Main.Global().Ops[2].Role)
@@ -154,12 +151,8 @@ func TestPaddleValuesHashAndEqual(t *testing.T) {
 		"lod declared":     func(m *Module) { m.Main.Global().Var("x").Type.HasLoD = false },
 		"elem shape":       func(m *Module) { m.Main.Global().Var("arr").Type.Elems[0].Shape[1] = 8 },
 		"tuple elem":       func(m *Module) { m.Main.Global().Var("tup").Type.Elems[1] = Type{Kind: Raw} },
-		"attr order": func(m *Module) {
-			as := m.Main.Global().Ops[0].Attrs
-			as[0], as[1] = as[1], as[0]
-		},
-		"module attr": func(m *Module) { m.Attrs.Set("paddle.version", Long(0)) },
-		"role bits":   func(m *Module) { m.Main.Global().Ops[2].Role = 0x40 },
+		"module attr":      func(m *Module) { m.Attrs.Set("paddle.version", Long(0)) },
+		"role bits":        func(m *Module) { m.Main.Global().Ops[2].Role = 0x40 },
 	}
 	h := Hash(base)
 	for name, edit := range edits {
@@ -234,31 +227,49 @@ func TestPaddleValueParseErrors(t *testing.T) {
 	}
 }
 
-// Set keeps a sorted list sorted and appends to one in another order;
-// Get finds names in both.
-func TestAttrsOrder(t *testing.T) {
+// Attrs stay sorted by name however they are given: Set inserts in order,
+// and text and JSON in another order read back sorted, so that a module
+// built or written in any order prints, hashes and compares the same.
+func TestAttrsSorted(t *testing.T) {
 	var as Attrs
-	for _, n := range []string{"m", "c", "x", "a"} {
+	for _, n := range []string{"op_role", "col", "b", "a"} {
 		as.Set(n, Int(1))
 	}
-	if got := attrNames(as); got != "a c m x" {
-		t.Errorf("sorted list: %s", got)
+	if got := attrNames(as); got != "a b col op_role" {
+		t.Errorf("Set: %s", got)
 	}
-	file := Attrs{{"op_role", Int(0)}, {"col", Int(1)}, {"b", Int(2)}}
-	file.Set("a", Int(3))
-	file.Set("col", Int(4))
-	if got := attrNames(file); got != "op_role col b a" {
-		t.Errorf("file-order list: %s", got)
+	sorted, err := Parse("s", []byte(`attr z = 1
+attr m = long(2)
+program main { block 0 { var x : f32[2] {zz = 1, aa = var(x)}
+op 1 o() -> () {op_role = 0, col = 1, b = scalar(true), a = float64(0.5)} } }`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v, _ := file.Int("col"); v != 4 {
-		t.Errorf("col = %d", v)
+	op := sorted.Main.Global().Ops[0]
+	if got := attrNames(op.Attrs); got != "a b col op_role" {
+		t.Errorf("parsed op attrs: %s", got)
 	}
-	if !file.Has("b") || file.Has("z") || file.Sorted() || !as.Sorted() {
-		t.Error("Has or Sorted wrong")
+	if got := attrNames(sorted.Main.Global().Var("x").Attrs) + " / " + attrNames(sorted.Attrs); got != "aa zz / m z" {
+		t.Errorf("parsed var and module attrs: %s", got)
 	}
-	file.Delete("op_role")
-	if got := attrNames(file); got != "col b a" {
-		t.Errorf("after delete: %s", got)
+	js := []byte(`{"version": 1, "name": "", "meshes": [], "groups": [],
+"attrs": [{"name": "z", "kind": "int", "value": 1}, {"name": "m", "kind": "long", "value": 2}],
+"main": {"name": "main", "blocks": [{"vars": [{"name": "x", "type": {"dtype": "f32", "shape": [2]},
+  "attrs": [{"name": "zz", "kind": "int", "value": 1}, {"name": "aa", "kind": "var", "value": "x"}]}],
+ "ops": [{"id": 1, "type": "o", "attrs": [{"name": "op_role", "kind": "int", "value": 0}, {"name": "col", "kind": "int", "value": 1},
+  {"name": "b", "kind": "scalar", "value": {"bool": true}}, {"name": "a", "kind": "float64", "value": 0.5}]}]}]}}`)
+	fromJSON, err := DecodeJSON(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(sorted, fromJSON); d != "" {
+		t.Errorf("JSON in another order:\n%s", d)
+	}
+	if Hash(sorted) != Hash(fromJSON) || !bytes.Equal(Print(sorted), Print(fromJSON)) {
+		t.Error("hash or text differs")
+	}
+	if err := Verify(sorted); err != nil {
+		t.Error(err)
 	}
 }
 

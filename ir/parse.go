@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unsafe"
 )
@@ -540,20 +541,22 @@ func (p *parser) varAttrs(v *Var) {
 	p.next()
 }
 
-// addAttr returns as with key = the value that follows, appended:
-// attributes keep the order of the text.
+// addAttr returns as with key = the value that follows. Attributes are
+// usually written sorted, and appending keeps that O(1).
 func (p *parser) addAttr(as Attrs, key string, line, col int) Attrs {
 	val := p.value()
 	if p.err != nil {
 		return as
 	}
-	for i := range as {
-		if as[i].Name == key {
-			p.errorAt(line, col, "attribute %s given twice", quoteName(key))
-			return as
-		}
+	i, found := as.find(key)
+	if found {
+		p.errorAt(line, col, "attribute %s given twice", quoteName(key))
+		return as
 	}
-	return append(as, Attr{Name: key, Value: val})
+	if i == len(as) {
+		return append(as, Attr{Name: key, Value: val})
+	}
+	return slices.Insert(as, i, Attr{Name: key, Value: val})
 }
 
 func (p *parser) op(b *Block) {

@@ -104,10 +104,10 @@ func (e *VerifyError) Error() string {
 //     present and non-nil; Index is the block's position; block 0 has
 //     parent -1, every other block a parent that is another block, with no
 //     cycle in the parent chain; Forward is -1 or another block.
-//   - module attrs: unique names and valid values.
+//   - module attrs: sorted, unique and with valid values.
 //   - vars: non-empty names, unique per block; a known kind and known
-//     flags; attrs with unique names (in any order) and valid values (no
-//     nil, no scalar of an unknown type); a dense tensor has a valid
+//     flags; attrs sorted, unique and with valid values (no nil, no scalar
+//     of an unknown type); a dense tensor has a valid
 //     dtype, dims ≥ -1 and an element count that fits int64 (unknown dims
 //     skipped), a lod level ≥ 0 and no elements; a no-shape kind has no
 //     dtype, no shape, no lod level and no dist, and elements only as
@@ -884,30 +884,18 @@ func partialProblems(ps []Partial, dm []int, rank int, mesh string) []string {
 	return msgs
 }
 
-// attrProblems checks that attrs have unique names and valid values (in
-// any order: imported programs keep their file's). It returns nil when all
-// is well.
+// attrProblems checks that attrs are sorted by name, unique, and have
+// valid values. It returns nil when all is well.
 func attrProblems(as Attrs) []string {
 	var msgs []string
-	var seen map[string]bool
-	if len(as) > 8 {
-		seen = make(map[string]bool, len(as))
-	}
 	for i, a := range as {
-		dup := false
-		if seen != nil {
-			dup = seen[a.Name]
-			seen[a.Name] = true
-		} else {
-			for _, b := range as[:i] {
-				if b.Name == a.Name {
-					dup = true
-					break
-				}
+		if i > 0 {
+			prev := as[i-1].Name
+			if prev == a.Name {
+				msgs = append(msgs, "attr "+quoteName(a.Name)+" set twice")
+			} else if prev > a.Name {
+				msgs = append(msgs, "attrs out of order: "+quoteName(prev)+" before "+quoteName(a.Name))
 			}
-		}
-		if dup {
-			msgs = append(msgs, "attr "+quoteName(a.Name)+" set twice")
 		}
 		switch v := a.Value.(type) {
 		case nil:
@@ -960,7 +948,7 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		ps.opErr(bi, op, "", "invalid role "+op.Role.String())
 	}
 
-	// Attrs: names, values, block refs, var refs.
+	// Attrs: order, values, block refs, var refs.
 	ownsSub, varRefs, attrsBad := false, false, false
 	for i := range op.Attrs {
 		a := &op.Attrs[i]

@@ -30,9 +30,8 @@
 //     selected_rows(f32[100, 8]), reader(...), tuple(f32, i64). VarDesc
 //     attrs (INT, STRING, INTS) are var attrs.
 //   - OpDesc: an op with its type, input and output slots in file order
-//     (empty slots kept) and attrs in file order (Paddle wrote them
-//     unsorted before 2.x). Op ids are 1, 2, ... in program order.
-//     AttrTypes map to values: INT Int, FLOAT Float (a float32, re-encoded
+//     (empty slots kept) and its attrs. Op ids are 1, 2, ... in program
+//     order. AttrTypes map to values: INT Int, FLOAT Float (a float32, re-encoded
 //     to the same bits), STRING String, INTS Ints, FLOATS Floats, STRINGS
 //     Strings, BOOLEAN Bool, BOOLEANS Bools, BLOCK BlockRef, BLOCKS
 //     BlockRefs, LONG Long, LONGS Longs, FLOAT64 Float64, FLOAT64S
@@ -49,12 +48,26 @@
 //   - module: paddle.version (long), paddle.op_version_names (strings) and
 //     paddle.op_versions (ints), paddle.op_compatible_map (the legacy field
 //     3, base64).
-//   - op: paddle.op_role_at, where op_role stood among the attrs when not
-//     where Export would put it (before the first attr that sorts after
-//     it), or -1 when the op had none; paddle.is_target, OpDesc.is_target
-//     when the file has it.
+//   - op and var: paddle.attr_order (strings), the attrs' names in file
+//     order, an op's op_role among them, when that is not the default
+//     order: names sorted and, for an op, op_role present. An op's list
+//     without op_role says the op had none (Export still writes one, by
+//     name, for a role that is not 0).
+//   - op: paddle.is_target, OpDesc.is_target when the file has it.
 //   - var: paddle.fields, the optional VarDesc bools the file wrote, when
 //     not the usual ones (persistable always, the others when true).
+//
+// The IR keeps attrs sorted by name (its invariant: printing is canonical,
+// and ir.Hash and ir.Equal do not depend on how an op was built), so the
+// order of a file's attrs is a fact of the file like the others, kept as
+// paddle.attr_order. Export writes the attrs in that order when an op or
+// var has one (names it lists that the op no longer has are skipped, and
+// attrs it does not list follow by name); otherwise sorted by name, with
+// op_role among them, which is what recent Paddle writes: such files
+// import with no paddle.attr_order, while those of Paddle 2.2 and older,
+// which wrote attrs in hash-map order, import with one on nearly every op.
+// One list covers op_role too: its place in the file, or its absence
+// (files of 2018 have none), is part of the order.
 //
 // # Sidecar
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -285,14 +286,23 @@ func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar)
 	if v.Dist != nil {
 		need("tensor dist").Dist = v.Dist
 	}
-	exact := true
+	var order ir.Value
 	for _, a := range v.Attrs {
-		if a.Name == resVarFields {
-			continue
-		}
-		if strings.HasPrefix(a.Name, reservedPrefix) {
+		switch {
+		case a.Name == resAttrOrder:
+			order = a.Value
+		case a.Name == resVarFields:
+		case strings.HasPrefix(a.Name, reservedPrefix):
 			return fmt.Errorf("paddle: %s: unknown reserved attr %s", vwhere, a.Name)
 		}
+	}
+	seq, err := writeOrder(v.Attrs, order, false, false)
+	if err != nil {
+		return fmt.Errorf("paddle: %s: %v", vwhere, err)
+	}
+	exact := true
+	for _, i := range seq {
+		a := v.Attrs[i]
 		if !varAttrFits(a.Value) {
 			exact = false
 			continue
@@ -463,17 +473,12 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 		need("op dist").Dist = op.Dist
 	}
 
-	rolePos := -2 // -2: the default place
 	var isTarget *bool
-	n := 0 // Paddle attrs written
+	var order ir.Value
 	for _, a := range op.Attrs {
 		switch a.Name {
-		case resOpRoleAt:
-			x, ok := a.Value.(ir.Int)
-			if !ok || x < -1 {
-				return fmt.Errorf("paddle: %s: attr %s must be an int ≥ -1", owhere, resOpRoleAt)
-			}
-			rolePos = int(x)
+		case resAttrOrder:
+			order = a.Value
 		case resIsTarget:
 			x, ok := a.Value.(ir.Bool)
 			if !ok {
@@ -481,39 +486,29 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 			}
 			b := bool(x)
 			isTarget = &b
-		case "op_role":
+		case roleAttr:
 			return fmt.Errorf("paddle: %s: an op_role attr besides the op's role", owhere)
 		default:
 			if strings.HasPrefix(a.Name, reservedPrefix) {
 				return fmt.Errorf("paddle: %s: unknown reserved attr %s", owhere, a.Name)
 			}
-			n++
 		}
 	}
-	if rolePos == -2 || rolePos == -1 && op.Role != 0 {
-		rolePos = roleDefaultPos(op.Attrs)
-	}
-	if rolePos > n {
-		rolePos = n
+	seq, err := writeOrder(op.Attrs, order, true, op.Role != 0)
+	if err != nil {
+		return fmt.Errorf("paddle: %s: %v", owhere, err)
 	}
 	exact := true
-	i := 0
-	for _, a := range op.Attrs {
-		if strings.HasPrefix(a.Name, reservedPrefix) {
+	for _, i := range seq {
+		if i < 0 {
+			e.roleAttr(op.Role)
 			continue
 		}
-		if i == rolePos {
-			e.roleAttr(op.Role)
-		}
-		i++
-		ok, err := e.attr(owhere, a)
+		ok, err := e.attr(owhere, op.Attrs[i])
 		if err != nil {
 			return err
 		}
 		exact = exact && ok
-	}
-	if i == rolePos {
-		e.roleAttr(op.Role)
 	}
 	if !exact {
 		need("attr values the proto rounds").Attrs = op.Attrs
@@ -526,6 +521,80 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 	}
 	e.end(s)
 	return nil
+}
+
+// writeOrder returns the order in which Export writes the attrs of as (an
+// op's when op is set, a var's otherwise), as indexes into as, -1 standing
+// for the op's op_role attr. Reserved attrs are no attrs of the file. With
+// no resAttrOrder (order nil) the order is by name, the IR's, with an op's
+// op_role in its place among them. With one, it is the names order lists
+// (names as no longer has are skipped, a pass may have dropped them; an
+// op's op_role is written where the list has it, and not at all if the list
+// lacks it and the role is 0), then the attrs it does not list, by name.
+func writeOrder(as ir.Attrs, order ir.Value, op, roleSet bool) ([]int, error) {
+	seq := make([]int, 0, len(as)+1)
+	if order == nil {
+		role := !op
+		for i := range as {
+			name := as[i].Name
+			if strings.HasPrefix(name, reservedPrefix) {
+				continue
+			}
+			if !role && name > roleAttr {
+				seq, role = append(seq, -1), true
+			}
+			seq = append(seq, i)
+		}
+		if !role {
+			seq = append(seq, -1)
+		}
+		return seq, nil
+	}
+	names, ok := order.(ir.Strings)
+	if !ok {
+		return nil, fmt.Errorf("attr %s is a %s, want strings", resAttrOrder, order.Kind())
+	}
+	listed := make([]bool, len(as))
+	role := !op
+	for j, name := range names {
+		if op && name == roleAttr {
+			if role {
+				return nil, fmt.Errorf("attr %s lists %s twice", resAttrOrder, name)
+			}
+			seq, role = append(seq, -1), true
+			continue
+		}
+		if strings.HasPrefix(name, reservedPrefix) {
+			return nil, fmt.Errorf("attr %s lists %s, a reserved attr", resAttrOrder, name)
+		}
+		i, found := slices.BinarySearchFunc(as, name, func(x ir.Attr, name string) int { return strings.Compare(x.Name, name) })
+		if !found {
+			if slices.Contains(names[:j], name) {
+				return nil, fmt.Errorf("attr %s lists %s twice", resAttrOrder, name)
+			}
+			continue
+		}
+		if listed[i] {
+			return nil, fmt.Errorf("attr %s lists %s twice", resAttrOrder, name)
+		}
+		listed[i] = true
+		seq = append(seq, i)
+	}
+	role = role || !roleSet
+	for i := range as {
+		name := as[i].Name
+		if listed[i] || strings.HasPrefix(name, reservedPrefix) {
+			continue
+		}
+		if !role && name > roleAttr {
+			seq, role = append(seq, -1), true
+		}
+		seq = append(seq, i)
+	}
+	if !role {
+		seq = append(seq, -1)
+	}
+	return seq, nil
 }
 
 func (e *encoder) roleAttr(r ir.Role) {

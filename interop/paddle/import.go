@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,13 +26,18 @@ const (
 	resOpVersions     = "paddle.op_versions"       // ints: their versions
 	resLegacy         = "paddle.op_compatible_map" // string: base64 of the legacy ProgramDesc field 3
 
+	// Op and var attrs.
+	resAttrOrder = "paddle.attr_order" // strings: the attrs' names in file order (op_role among an op's), when not the default order
+
 	// Op attrs.
-	resOpRoleAt = "paddle.op_role_at" // int: -1 no op_role attr; else its position among the attrs
-	resIsTarget = "paddle.is_target"  // bool: OpDesc.is_target, when the file has it
+	resIsTarget = "paddle.is_target" // bool: OpDesc.is_target, when the file has it
 
 	// Var attrs.
 	resVarFields = "paddle.fields" // strings: the optional VarDesc bools the file writes, when not the usual ones
 )
+
+// roleAttr is the name of the attr that holds an op's role in a file.
+const roleAttr = "op_role"
 
 // The optional bool fields of VarDesc, in field order, as resVarFields
 // names them.
@@ -145,15 +151,16 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	// In the order Export writes the fields, whatever the file's order.
+	// Export writes these fields in its own order, whatever the file's.
 	if legacy != nil {
-		m.Attrs = append(m.Attrs, ir.Attr{Name: resLegacy, Value: legacy})
+		m.Attrs.Set(resLegacy, legacy)
 	}
 	if version != nil {
-		m.Attrs = append(m.Attrs, ir.Attr{Name: resVersion, Value: version})
+		m.Attrs.Set(resVersion, version)
 	}
 	if hasMap {
-		m.Attrs = append(m.Attrs, ir.Attr{Name: resOpVersionNames, Value: names}, ir.Attr{Name: resOpVersions, Value: versions})
+		m.Attrs.Set(resOpVersionNames, names)
+		m.Attrs.Set(resOpVersions, versions)
 	}
 	if len(m.Main.Blocks) == 0 {
 		return nil, &Error{File: d.name, Offset: -1, Msg: "ProgramDesc has no blocks"}
@@ -258,6 +265,7 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 	v := &ir.Var{}
 	var vals, present [4]bool
 	var attrs ir.Attrs
+	var order fileOrder
 	hasType := false
 	err := d.each(msg, f.b, f.boff, func(g *field) error {
 		switch g.num {
@@ -287,10 +295,10 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 			if err != nil {
 				return err
 			}
-			if attrs.Has(a.Name) {
+			if !addAttr(&attrs, a) {
 				return d.errf(g.off, "%s: attr %q given twice", msg, a.Name)
 			}
-			attrs = append(attrs, a)
+			order.add(a.Name)
 		default:
 			return d.unknown(msg, g)
 		}
@@ -323,10 +331,43 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 				names = append(names, varBoolFields[i].name)
 			}
 		}
-		attrs = append(attrs, ir.Attr{Name: resVarFields, Value: names})
+		attrs.Set(resVarFields, names)
+	}
+	if order.unsorted {
+		attrs.Set(resAttrOrder, order.names)
 	}
 	v.Attrs = attrs
 	return v, nil
+}
+
+// addAttr inserts a in as, which is sorted by name, at its place; it
+// reports false, leaving as alone, when as already has a's name.
+func addAttr(as *ir.Attrs, a ir.Attr) bool {
+	i, found := slices.BinarySearchFunc(*as, a.Name, func(x ir.Attr, name string) int { return strings.Compare(x.Name, name) })
+	if found {
+		return false
+	}
+	if i == len(*as) {
+		*as = append(*as, a) // files mostly come sorted
+	} else {
+		*as = slices.Insert(*as, i, a)
+	}
+	return true
+}
+
+// fileOrder collects attr names in the order a file gives them, and
+// whether that order is sorted by name (the IR's order, and so the one
+// Export writes unless a resAttrOrder says otherwise).
+type fileOrder struct {
+	names    ir.Strings
+	unsorted bool
+}
+
+func (o *fileOrder) add(name string) {
+	if n := len(o.names); n > 0 && o.names[n-1] >= name {
+		o.unsorted = true
+	}
+	o.names = append(o.names, name)
 }
 
 // defaultVarFields says which optional VarDesc bools Export writes for v
@@ -603,54 +644,40 @@ func (d *decoder) opDesc(outer string, f *field) (*ir.Op, error) {
 		return nil, err
 	}
 	op.Attrs = make(ir.Attrs, 0, len(r.attrs)+1)
-	rolePos := -1
+	order := fileOrder{names: make(ir.Strings, 0, len(r.attrs))}
+	hasRole := false
 	for _, g := range r.attrs {
 		a, err := d.opAttr(msg, g)
 		if err != nil {
 			return nil, err
 		}
-		if op.Attrs.Has(a.Name) || a.Name == "op_role" && rolePos >= 0 {
-			return nil, d.errf(g.off, "%s: attr %q given twice", msg, a.Name)
-		}
-		if a.Name == "op_role" {
+		if a.Name == roleAttr {
+			if hasRole {
+				return nil, d.errf(g.off, "%s: attr %q given twice", msg, a.Name)
+			}
 			v, ok := a.Value.(ir.Int)
 			if !ok {
 				return nil, d.errf(g.off, "%s: attr op_role is a %s, want INT", msg, a.Value.Kind())
 			}
 			op.Role = ir.Role(uint32(int32(v)))
-			rolePos = len(op.Attrs)
-			continue
+			hasRole = true
+		} else if !addAttr(&op.Attrs, a) {
+			return nil, d.errf(g.off, "%s: attr %q given twice", msg, a.Name)
 		}
-		op.Attrs = append(op.Attrs, a)
+		order.add(a.Name)
 	}
-	if rolePos != roleDefaultPos(op.Attrs) {
-		op.Attrs = append(op.Attrs, ir.Attr{Name: resOpRoleAt, Value: ir.Int(rolePos)})
+	// Export writes op_role among the attrs by name unless told otherwise:
+	// the order to keep is one that is not sorted or has no op_role.
+	if order.unsorted || !hasRole {
+		op.Attrs.Set(resAttrOrder, order.names)
 	}
 	if r.isTarget != nil {
-		op.Attrs = append(op.Attrs, ir.Attr{Name: resIsTarget, Value: ir.Bool(*r.isTarget)})
+		op.Attrs.Set(resIsTarget, ir.Bool(*r.isTarget))
 	}
 	if len(op.Attrs) == 0 {
 		op.Attrs = nil
 	}
 	return op, nil
-}
-
-// roleDefaultPos is where Export writes op_role among attrs (Paddle's,
-// without the reserved ones) unless resOpRoleAt says otherwise: before the
-// first attr whose name sorts after it, which is its place in a sorted
-// list.
-func roleDefaultPos(as ir.Attrs) int {
-	n := 0
-	for _, a := range as {
-		if strings.HasPrefix(a.Name, reservedPrefix) {
-			continue
-		}
-		if a.Name > "op_role" {
-			return n
-		}
-		n++
-	}
-	return n
 }
 
 func (d *decoder) slots(msg, what string, fs []*field) ([]ir.Slot, error) {

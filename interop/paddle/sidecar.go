@@ -158,7 +158,7 @@ func (sc *sidecar) module(m *ir.Module) {
 	}
 	for _, a := range m.Attrs {
 		if !strings.HasPrefix(a.Name, reservedPrefix) {
-			// The module's own attrs: keep the whole list, in order.
+			// The module's own attrs: keep the whole list.
 			if raw, err := ir.EncodeAttrsJSON(m.Attrs); err == nil {
 				sc.doc.Attrs = raw
 			}
