@@ -87,7 +87,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -139,18 +138,6 @@ func ImportPIR(name string, data []byte) (*ir.Module, error) {
 		return nil, fmt.Errorf("%s: the imported module does not verify:\n%w", name, err)
 	}
 	return m, nil
-}
-
-// moduleName is the file name without directory and extension.
-func moduleName(file string) string {
-	if file == "" {
-		return ""
-	}
-	base := filepath.Base(file)
-	if s := strings.TrimSuffix(base, filepath.Ext(base)); s != "" {
-		return s
-	}
-	return base
 }
 
 // pirDialects maps PIR's dialect ids to dialect names.
