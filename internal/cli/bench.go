@@ -27,9 +27,12 @@ import (
 
 const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
 
-// benchStages are the stages bench knows, in the order it runs them; all
-// but mlir run by default.
-var benchStages = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "mlir"}
+// benchStages are the stages bench knows, in the order it runs them;
+// defaultStages those it runs without -stages.
+var (
+	benchStages   = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "mlir"}
+	defaultStages = benchStages[:6]
+)
 
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
 (models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
@@ -132,7 +135,7 @@ func runBench(env *Env, args []string) int {
 	opsFlag := fs.String("ops", "10000", "the op counts, `N[,N...]`")
 	ranks := fs.Int("ranks", 8, "the number of ranks of the mesh")
 	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
-	stagesFlag := fs.String("stages", strings.Join(benchStages[:len(benchStages)-1], ","), "the stages to run, comma-separated")
+	stagesFlag := fs.String("stages", strings.Join(defaultStages, ","), "the stages to run, comma-separated")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
 	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
 	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
@@ -199,7 +202,10 @@ func runBench(env *Env, args []string) int {
 			return ExitFail
 		}
 		runtime.GC()
-		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: heapAlloc() - base}
+		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}
+		// run measures one stage and adds its figures to the report; the
+		// caller may fill in more of them (with the pointer returned)
+		// until the next stage runs.
 		run := func(stage string, f func() error) (*benchStage, error) {
 			st.show("bench: %d ops: %s", n, stage)
 			r, err := measure(f)
