@@ -8,6 +8,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/tools v0.52.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

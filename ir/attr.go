@@ -21,9 +21,19 @@ const (
 	KindStrings
 	KindBlock
 	KindBlocks
+	KindLong
+	KindLongs
+	KindFloat64
+	KindFloat64s
+	KindVarRef
+	KindVarRefs
+	KindScalar
+	KindScalars
+	numAttrKinds
 )
 
-var attrKindNames = [...]string{"bool", "int", "float", "string", "bools", "ints", "floats", "strings", "block", "blocks"}
+var attrKindNames = [numAttrKinds]string{"bool", "int", "float", "string", "bools", "ints", "floats", "strings", "block", "blocks",
+	"long", "longs", "float64", "float64s", "var", "vars", "scalar", "scalars"}
 
 func (k AttrKind) String() string {
 	if int(k) < len(attrKindNames) {
@@ -33,7 +43,13 @@ func (k AttrKind) String() string {
 }
 
 // Value is an attribute value: one of Bool, Int, Float, String, Bools, Ints,
-// Floats, Strings, BlockRef, BlockRefs. The set is closed.
+// Floats, Strings, BlockRef, BlockRefs, Long, Longs, Float64, Float64s,
+// VarRef, VarRefs, Scalar, Scalars. The set is closed.
+//
+// distpass itself writes the first ten. The others exist so that programs
+// imported from Paddle keep the exact attribute type of each value (Paddle
+// tells INT from LONG and FLOAT, a float32, from FLOAT64): Int and Float
+// are Paddle's INT and FLOAT, Long and Float64 its LONG and FLOAT64.
 type Value interface {
 	Kind() AttrKind
 	isValue()
@@ -60,7 +76,68 @@ type (
 	BlockRef int
 	// BlockRefs is a list of block refs.
 	BlockRefs []int
+	// Long is a 64-bit integer that Paddle keeps apart from Int (its LONG
+	// attribute type); `long(5)` in text.
+	Long int64
+	// Longs is a list of Longs; `longs[1, 2]` in text.
+	Longs []int64
+	// Float64 is a double that Paddle keeps apart from Float (its FLOAT64
+	// attribute type; Float is its float32 FLOAT); `float64(0.5)` in text.
+	Float64 float64
+	// Float64s is a list of Float64s; `float64s[0.5, 1.0]` in text.
+	Float64s []float64
+	// VarRef names a var, resolved through the op's block chain (Paddle's
+	// VAR attribute type); `var(x)` in text.
+	VarRef string
+	// VarRefs is a list of var refs; `vars[x, y]` in text.
+	VarRefs []string
+	// Scalars is a list of scalars; `scalars[1, 0.5, true]` in text.
+	Scalars []Scalar
 )
+
+// ScalarKind says which field of a Scalar holds its value.
+type ScalarKind uint8
+
+// The scalar kinds, with Paddle's Scalar.Type numbers.
+const (
+	ScalarBool    ScalarKind = 1
+	ScalarLong    ScalarKind = 2
+	ScalarFloat64 ScalarKind = 3
+	ScalarComplex ScalarKind = 4
+)
+
+// Scalar is a typed number (Paddle's SCALAR attribute type): a bool, an
+// int64, a float64 or a complex128, as Type says; the other fields are
+// zero. In text: `scalar(true)`, `scalar(3)`, `scalar(0.5)`,
+// `scalar(complex(1.0, -2.0))`.
+type Scalar struct {
+	Type ScalarKind
+	B    bool
+	I    int64
+	R    float64 // the float, or the real part of a complex
+	Im   float64 // the imaginary part of a complex
+}
+
+// BoolScalar, LongScalar, Float64Scalar and ComplexScalar build scalars.
+func BoolScalar(b bool) Scalar            { return Scalar{Type: ScalarBool, B: b} }
+func LongScalar(i int64) Scalar           { return Scalar{Type: ScalarLong, I: i} }
+func Float64Scalar(f float64) Scalar      { return Scalar{Type: ScalarFloat64, R: f} }
+func ComplexScalar(re, im float64) Scalar { return Scalar{Type: ScalarComplex, R: re, Im: im} }
+
+// Valid reports whether s has a known type and no field set but its own.
+func (s Scalar) Valid() bool {
+	switch s.Type {
+	case ScalarBool:
+		return s.I == 0 && s.R == 0 && s.Im == 0
+	case ScalarLong:
+		return !s.B && s.R == 0 && s.Im == 0
+	case ScalarFloat64:
+		return !s.B && s.I == 0 && s.Im == 0
+	case ScalarComplex:
+		return !s.B && s.I == 0
+	}
+	return false
+}
 
 func (Bool) Kind() AttrKind      { return KindBool }
 func (Int) Kind() AttrKind       { return KindInt }
@@ -72,6 +149,14 @@ func (Floats) Kind() AttrKind    { return KindFloats }
 func (Strings) Kind() AttrKind   { return KindStrings }
 func (BlockRef) Kind() AttrKind  { return KindBlock }
 func (BlockRefs) Kind() AttrKind { return KindBlocks }
+func (Long) Kind() AttrKind      { return KindLong }
+func (Longs) Kind() AttrKind     { return KindLongs }
+func (Float64) Kind() AttrKind   { return KindFloat64 }
+func (Float64s) Kind() AttrKind  { return KindFloat64s }
+func (VarRef) Kind() AttrKind    { return KindVarRef }
+func (VarRefs) Kind() AttrKind   { return KindVarRefs }
+func (Scalar) Kind() AttrKind    { return KindScalar }
+func (Scalars) Kind() AttrKind   { return KindScalars }
 
 func (Bool) isValue()      {}
 func (Int) isValue()       {}
@@ -83,6 +168,14 @@ func (Floats) isValue()    {}
 func (Strings) isValue()   {}
 func (BlockRef) isValue()  {}
 func (BlockRefs) isValue() {}
+func (Long) isValue()      {}
+func (Longs) isValue()     {}
+func (Float64) isValue()   {}
+func (Float64s) isValue()  {}
+func (VarRef) isValue()    {}
+func (VarRefs) isValue()   {}
+func (Scalar) isValue()    {}
+func (Scalars) isValue()   {}
 
 // cloneValue returns a value that shares no memory with v.
 func cloneValue(v Value) Value {
@@ -97,6 +190,14 @@ func cloneValue(v Value) Value {
 		return Strings(slices.Clone([]string(v)))
 	case BlockRefs:
 		return BlockRefs(slices.Clone([]int(v)))
+	case Longs:
+		return Longs(slices.Clone([]int64(v)))
+	case Float64s:
+		return Float64s(slices.Clone([]float64(v)))
+	case VarRefs:
+		return VarRefs(slices.Clone([]string(v)))
+	case Scalars:
+		return Scalars(slices.Clone([]Scalar(v)))
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import "slices"
 func (m *Module) Clone() *Module {
 	c := &Module{
 		Name:       m.Name,
+		Attrs:      m.Attrs.Clone(),
 		Meshes:     make([]*ProcessMesh, len(m.Meshes)),
 		Main:       m.Main.Clone(),
 		Startup:    m.Startup.Clone(),
@@ -124,13 +125,26 @@ func (cl *cloner) block(b *Block) *Block {
 
 // var_ replaces v's slices and pointers with copies.
 func (cl *cloner) var_(v *Var) {
-	v.Type.Shape = cloneOrNil(&cl.i64s, v.Type.Shape)
+	v.Type = cl.typ(v.Type)
 	v.Attrs = cl.attrList(v.Attrs)
 	if d := v.Dist; d != nil {
 		d2 := cl.tdists.one()
 		*d2 = TensorDist{Mesh: d.Mesh, DimsMapping: cloneOrNil(&cl.ints, d.DimsMapping), Partial: cloneOrNil(&cl.parts, d.Partial)}
 		v.Dist = d2
 	}
+}
+
+// typ returns a copy of t that shares no memory with it.
+func (cl *cloner) typ(t Type) Type {
+	t.Shape = cloneOrNil(&cl.i64s, t.Shape)
+	if t.Elems != nil {
+		es := make([]Type, len(t.Elems))
+		for i, e := range t.Elems {
+			es[i] = cl.typ(e)
+		}
+		t.Elems = es
+	}
+	return t
 }
 
 // op replaces o's slices and pointers with copies.

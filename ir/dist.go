@@ -26,6 +26,9 @@ func (r Reduce) String() string {
 	return fmt.Sprintf("reduce(%d)", uint8(r))
 }
 
+// ParseReduce returns the reduction spelled s (sum, avg, max or min).
+func ParseReduce(s string) (Reduce, bool) { return parseReduce(s) }
+
 func parseReduce(s string) (Reduce, bool) {
 	for r := ReduceSum; r < numReduces; r++ {
 		if reduceNames[r] == s {

@@ -67,22 +67,38 @@ func ParseDType(s string) (DType, bool) {
 }
 
 // TypeKind says whether a var is a dense tensor or one of the no-shape
-// kinds Paddle programs carry (readers, scopes, feed and fetch lists).
+// kinds Paddle programs carry (readers, scopes, feed and fetch lists,
+// tensor arrays, selected rows, ...).
 type TypeKind uint8
 
-// The var type kinds. Only DenseTensor has a dtype and a shape.
+// The var type kinds. Only DenseTensor has a dtype and a shape. The
+// comment names Paddle's VarType.Type of each.
 const (
-	DenseTensor TypeKind = iota
-	Reader
-	StepScopes
-	TensorArray
-	FeedList
-	FetchList
-	Raw
+	DenseTensor  TypeKind = iota // DENSE_TENSOR (LOD_TENSOR)
+	Reader                       // READER
+	StepScopes                   // STEP_SCOPES
+	TensorArray                  // DENSE_TENSOR_ARRAY (LOD_TENSOR_ARRAY)
+	FeedList                     // FEED_MINIBATCH: the feed var
+	FetchList                    // FETCH_LIST: the fetch var
+	Raw                          // RAW
+	SelectedRows                 // SELECTED_ROWS
+	LoDRankTable                 // LOD_RANK_TABLE
+	PlaceList                    // PLACE_LIST
+	Tuple                        // TUPLE
+	StringKind                   // STRING
+	StringsKind                  // STRINGS
+	Vocab                        // VOCAB
+	FeedVarList                  // FEED_LIST
+	PString                      // PSTRING
+	SparseCOO                    // SPARSE_COO
+	SparseCSR                    // SPARSE_CSR
+	FetchVarList                 // FETCH_VAR_LIST (old programs only)
 	numTypeKinds
 )
 
-var typeKindNames = [numTypeKinds]string{"tensor", "reader", "step_scopes", "tensor_array", "feed_list", "fetch_list", "raw"}
+var typeKindNames = [numTypeKinds]string{"tensor", "reader", "step_scopes", "tensor_array", "feed_list", "fetch_list", "raw",
+	"selected_rows", "lod_rank_table", "place_list", "tuple", "string", "strings", "vocab", "feed_var_list", "pstring",
+	"sparse_coo", "sparse_csr", "fetch_var_list"}
 
 // String returns the kind's text-format spelling.
 func (k TypeKind) String() string {
@@ -104,10 +120,23 @@ func parseNoShapeKind(s string) (TypeKind, bool) {
 
 // Type is a var's type: a dense tensor with dtype and shape (-1 is an
 // unknown dim, an empty shape a scalar), or a no-shape kind.
+//
+// Programs imported from Paddle carry more, kept so that they export as
+// they came: a dense tensor's LoD level, when the program declares one
+// (HasLoD; LoD is the level), and what a no-shape kind describes, in Elems:
+// the element tensor of a tensor array, the tensor of selected rows,
+// strings, a vocab or a sparse tensor (one element each); the tensors a
+// reader yields; the element types of a tuple (a tensor element with a
+// dtype and no shape stands for that dtype, one of another kind for the
+// kind). Elems of a dense tensor are always empty; elements of a no-shape
+// kind never have elements of their own, except none at all.
 type Type struct {
-	Kind  TypeKind
-	DType DType
-	Shape []int64
+	Kind   TypeKind
+	DType  DType
+	Shape  []int64
+	LoD    int
+	HasLoD bool
+	Elems  []Type
 }
 
 // Tensor returns a dense tensor type.

@@ -17,6 +17,7 @@ func CmpOptions() cmp.Options {
 		cmpopts.EquateEmpty(),
 		cmpopts.EquateNaNs(),
 		cmp.Comparer(func(a, b Float) bool { return a == b || a != a && b != b }),
+		cmp.Comparer(func(a, b Float64) bool { return a == b || a != a && b != b }),
 	}
 }
 

@@ -119,6 +119,8 @@ func (h *hasher) module(m *Module) {
 		return
 	}
 	h.str(m.Name)
+	h.int(len(m.Attrs))
+	h.s = mixAttrs(h.s, m.Attrs)
 	h.int(len(m.Meshes))
 	for _, pm := range m.Meshes {
 		if pm == nil {
@@ -196,6 +198,9 @@ func mixVar(s uint64, v *Var) uint64 {
 	for _, d := range v.Type.Shape {
 		s = mix(s, uint64(d))
 	}
+	if t := &v.Type; t.HasLoD || t.LoD != 0 || t.Elems != nil {
+		s = mixTypeExtra(s, t)
+	}
 	s = mixAttrs(s, v.Attrs)
 	if d := v.Dist; d != nil {
 		s = mixStr(s, d.Mesh)
@@ -204,6 +209,20 @@ func mixVar(s uint64, v *Var) uint64 {
 		for _, pd := range d.Partial {
 			s = mix(s, uint64(pd.Dim)|uint64(pd.Reduce)<<56)
 		}
+	}
+	return s
+}
+
+// mixTypeExtra folds what a type carries beyond kind, dtype and shape.
+func mixTypeExtra(s uint64, t *Type) uint64 {
+	s = mix2(s, uint64(t.LoD)^b2u(t.HasLoD)<<62^b2u(t.Elems != nil)<<63, uint64(len(t.Elems)))
+	for i := range t.Elems {
+		e := &t.Elems[i]
+		s = mix2(s, uint64(e.Kind)|uint64(e.DType)<<8, uint64(len(e.Shape)))
+		for _, d := range e.Shape {
+			s = mix(s, uint64(d))
+		}
+		s = mixTypeExtra(s, e)
 	}
 	return s
 }
@@ -288,8 +307,41 @@ func mixValue(s uint64, v Value) uint64 {
 		}
 	case BlockRefs:
 		s = mixInts(mix(s, k), v)
+	case Long:
+		return mix2(s, k, uint64(v))
+	case Float64:
+		return mix2(s, k, floatBits(float64(v)))
+	case VarRef:
+		return mixStr(mix(s, k), string(v))
+	case Scalar:
+		return mixScalar(mix(s, k), v)
+	case Longs:
+		s = mix(s, k|uint64(len(v)))
+		for _, x := range v {
+			s = mix(s, uint64(x))
+		}
+	case Float64s:
+		s = mix(s, k|uint64(len(v)))
+		for _, x := range v {
+			s = mix(s, floatBits(x))
+		}
+	case VarRefs:
+		s = mix(s, k|uint64(len(v)))
+		for _, x := range v {
+			s = mixStr(s, x)
+		}
+	case Scalars:
+		s = mix(s, k|uint64(len(v)))
+		for _, x := range v {
+			s = mixScalar(s, x)
+		}
 	}
 	return s
+}
+
+func mixScalar(s uint64, x Scalar) uint64 {
+	s = mix2(s, uint64(x.Type)|b2u(x.B)<<8, uint64(x.I))
+	return mix2(s, floatBits(x.R), floatBits(x.Im))
 }
 
 // floatBits returns the bits of f, with every NaN alike: they all print

@@ -80,10 +80,14 @@ const jsonVersion = 1
 //     absent when the module has no such program; a program's "rank" is -1
 //     for a serial program.
 //   - A var's "kind" is var, persist or param. A type's "kind" is tensor,
-//     with a "dtype" (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64) and
-//     a "shape" (-1 an unknown dim, [] a scalar), or one of the no-shape
-//     kinds reader, step_scopes, tensor_array, feed_list, fetch_list and raw,
-//     with neither.
+//     with a "dtype" (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64), a
+//     "shape" (-1 an unknown dim, [] a scalar) and, when declared, a "lod"
+//     level; or one of the no-shape kinds (reader, step_scopes,
+//     tensor_array, feed_list, fetch_list, raw, selected_rows,
+//     lod_rank_table, place_list, tuple, string, strings, vocab,
+//     feed_var_list, pstring, sparse_coo, sparse_csr, fetch_var_list), with
+//     none of those but, when the type has them, "elems": a list of types
+//     (a tuple's elements have a dtype or a kind and no shape).
 //   - A var's "flags" are names: is_data, need_check_feed, need_clip,
 //     stop_gradient, trainable, written in that order. Its "dist" is
 //     {"mesh", "dims_mapping", "partial"}, each partial {"dim", "reduce"}
@@ -94,10 +98,13 @@ const jsonVersion = 1
 //     id. An op's "dist" is {"mesh", "impl_type", "impl_index", "recompute",
 //     "inputs", "outputs"}, the last two lists of {"name", "dims_mapping"}.
 //   - An attribute is {"name", "kind", "value"} with kind bool, int, float,
-//     string, bools, ints, floats, strings, block or blocks (block refs are
-//     block indexes). Integers are exact 64-bit values. A float is a JSON
-//     number (-0 included) or one of the strings "nan", "inf" and "-inf".
-//     Attributes are written sorted by name.
+//     string, bools, ints, floats, strings, block, blocks, long, longs,
+//     float64, float64s, var, vars, scalar or scalars (block refs are block
+//     indexes, var refs var names). Integers are exact 64-bit values. A
+//     float is a JSON number (-0 included) or one of the strings "nan",
+//     "inf" and "-inf". A scalar is {"bool": true}, {"long": 3},
+//     {"float64": 0.5} or {"complex": [1, -2]}. Attributes are written
+//     sorted by name. The module's own attrs are its "attrs".
 //   - A params-grads entry's "grad" is absent when the parameter has no
 //     gradient.
 //   - A var's "flags", "attrs" and "dist", an op's "attrs", "fwd" and
@@ -114,9 +121,9 @@ const jsonVersion = 1
 // EncodeJSON fails on what the schema cannot express or DecodeJSON would
 // reject: nil meshes, blocks, vars, ops or attribute values, a block whose
 // Index is not its position, a var declared twice in a block, attributes
-// not sorted by unique name, out-of-range enums, unknown role or flag bits,
-// a tensor without a valid dtype, a no-shape type with a dtype or shape,
-// and strings that are not valid UTF-8.
+// not sorted by unique name, invalid scalars, out-of-range enums, unknown
+// role or flag bits, a tensor without a valid dtype, a no-shape type with a
+// dtype or shape, and strings that are not valid UTF-8.
 func EncodeJSON(m *Module) ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("nil module")
@@ -154,11 +161,47 @@ func DecodeJSON(data []byte) (*Module, error) {
 	return decodeModule(&jm)
 }
 
+// EncodeAttrsJSON returns an attribute list as the JSON array EncodeJSON
+// writes for one (compact, on one line), for formats that embed IR
+// attributes; DecodeAttrsJSON reads it back.
+func EncodeAttrsJSON(as Attrs) ([]byte, error) {
+	ja, err := encodeAttrs("attrs", as)
+	if err != nil {
+		return nil, err
+	}
+	if ja == nil {
+		ja = []*jsonAttr{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ja); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// DecodeAttrsJSON reads an attribute list written by EncodeAttrsJSON.
+func DecodeAttrsJSON(data []byte) (Attrs, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var ja []*jsonAttr
+	if err := dec.Decode(&ja); err != nil {
+		return nil, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("json: data after the attrs")
+	}
+	return decodeAttrs("attrs", ja)
+}
+
 // The DTOs. Lists of objects hold pointers so that a null element is seen.
 
 type jsonModule struct {
 	Version    *int             `json:"version"`
 	Name       string           `json:"name"`
+	Attrs      []*jsonAttr      `json:"attrs,omitempty"`
 	Meshes     []*jsonMesh      `json:"meshes"`
 	Groups     []*jsonGroup     `json:"groups"`
 	Main       *jsonProgram     `json:"main,omitempty"`
@@ -210,6 +253,8 @@ type jsonType struct {
 	Kind  *string      `json:"kind"`
 	DType *string      `json:"dtype,omitempty"`
 	Shape *list[int64] `json:"shape,omitempty"`
+	LoD   *int         `json:"lod,omitempty"`
+	Elems *[]*jsonType `json:"elems,omitempty"`
 }
 
 type jsonTensorDist struct {
@@ -360,6 +405,10 @@ func encodeModule(m *Module) (*jsonModule, error) {
 	if !utf8.ValidString(m.Name) {
 		return nil, errUTF8("module name")
 	}
+	var err error
+	if jm.Attrs, err = encodeAttrs("module", m.Attrs); err != nil {
+		return nil, err
+	}
 	for i, pm := range m.Meshes {
 		if pm == nil {
 			return nil, fmt.Errorf("mesh at position %d is nil", i)
@@ -372,7 +421,6 @@ func encodeModule(m *Module) (*jsonModule, error) {
 	for _, g := range m.Groups {
 		jm.Groups = append(jm.Groups, &jsonGroup{ID: g.ID, Ranks: mk(g.Ranks)})
 	}
-	var err error
 	if m.Main != nil {
 		if jm.Main, err = encodeProgram("main", m.Main); err != nil {
 			return nil, err
@@ -471,20 +519,9 @@ func encodeVar(where string, v *Var) (*jsonVar, error) {
 		return nil, errUTF8(where)
 	}
 	jv := &jsonVar{Name: v.Name, Kind: new(v.Kind.String())}
-	jt := &jsonType{Kind: new(v.Type.Kind.String())}
-	switch {
-	case v.Type.Kind == DenseTensor:
-		if !v.Type.DType.Valid() {
-			return nil, fmt.Errorf("%s: tensor has dtype %v", where, v.Type.DType)
-		}
-		jt.DType = new(v.Type.DType.String())
-		jt.Shape = new(mk(v.Type.Shape))
-	case v.Type.Kind >= numTypeKinds:
-		return nil, fmt.Errorf("%s: unknown type kind %d", where, v.Type.Kind)
-	case v.Type.DType != DTypeInvalid:
-		return nil, fmt.Errorf("%s: type %v has a dtype", where, v.Type.Kind)
-	case len(v.Type.Shape) > 0:
-		return nil, fmt.Errorf("%s: type %v has a shape", where, v.Type.Kind)
+	jt, err := encodeType(where, v.Type, false)
+	if err != nil {
+		return nil, err
 	}
 	jv.Type = jt
 	if unknown := v.Flags &^ (1<<numFlags - 1); unknown != 0 {
@@ -495,7 +532,6 @@ func encodeVar(where string, v *Var) (*jsonVar, error) {
 			jv.Flags = append(jv.Flags, n)
 		}
 	}
-	var err error
 	if jv.Attrs, err = encodeAttrs(where, v.Attrs); err != nil {
 		return nil, err
 	}
@@ -513,6 +549,56 @@ func encodeVar(where string, v *Var) (*jsonVar, error) {
 		jv.Dist = jd
 	}
 	return jv, nil
+}
+
+// encodeType returns the JSON of t; code is set for a tuple's elements,
+// which are a dtype or a kind (a tensor with no dtype is the kind).
+func encodeType(where string, t Type, code bool) (*jsonType, error) {
+	jt := &jsonType{Kind: new(t.Kind.String())}
+	switch {
+	case t.Kind == DenseTensor:
+		if code && t.DType == DTypeInvalid {
+			break
+		}
+		if !t.DType.Valid() {
+			return nil, fmt.Errorf("%s: tensor has dtype %v", where, t.DType)
+		}
+		jt.DType = new(t.DType.String())
+		if !code {
+			jt.Shape = new(mk(t.Shape))
+		}
+		if t.HasLoD {
+			jt.LoD = new(t.LoD)
+		} else if t.LoD != 0 {
+			return nil, fmt.Errorf("%s: lod %d without HasLoD", where, t.LoD)
+		}
+	case t.Kind >= numTypeKinds:
+		return nil, fmt.Errorf("%s: unknown type kind %d", where, t.Kind)
+	case t.DType != DTypeInvalid:
+		return nil, fmt.Errorf("%s: type %v has a dtype", where, t.Kind)
+	case len(t.Shape) > 0:
+		return nil, fmt.Errorf("%s: type %v has a shape", where, t.Kind)
+	case t.HasLoD || t.LoD != 0:
+		return nil, fmt.Errorf("%s: type %v has a lod", where, t.Kind)
+	}
+	if t.Elems != nil {
+		if t.Kind == DenseTensor || code {
+			return nil, fmt.Errorf("%s: type %v has elements", where, t.Kind)
+		}
+		elems := make([]*jsonType, len(t.Elems))
+		jt.Elems = &elems
+		for i, e := range t.Elems {
+			if t.Kind != Tuple && e.Kind != DenseTensor {
+				return nil, fmt.Errorf("%s: element %d of %v is a %v", where, i, t.Kind, e.Kind)
+			}
+			je, err := encodeType(where, e, t.Kind == Tuple)
+			if err != nil {
+				return nil, err
+			}
+			elems[i] = je
+		}
+	}
+	return jt, nil
 }
 
 func encodeOp(where string, op *Op) (*jsonOp, error) {
@@ -626,10 +712,60 @@ func encodeValue(v Value) (any, error) {
 		return mk([]string(v)), nil
 	case BlockRefs:
 		return mk([]int(v)), nil
+	case Long:
+		return int64(v), nil
+	case Longs:
+		return mk([]int64(v)), nil
+	case Float64:
+		return jsonFloat(float64(v)), nil
+	case Float64s:
+		out := make([]any, len(v))
+		for i, f := range v {
+			out[i] = jsonFloat(f)
+		}
+		return out, nil
+	case VarRef:
+		if !utf8.ValidString(string(v)) {
+			return nil, errors.New("string is not valid UTF-8")
+		}
+		return string(v), nil
+	case VarRefs:
+		if !validUTF8(v...) {
+			return nil, errors.New("string is not valid UTF-8")
+		}
+		return mk([]string(v)), nil
+	case Scalar:
+		return encodeScalar(v)
+	case Scalars:
+		out := make([]any, len(v))
+		for i, x := range v {
+			var err error
+			if out[i], err = encodeScalar(x); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	case nil:
 		return nil, errors.New("nil value")
 	}
 	return nil, fmt.Errorf("unknown value type %T", v)
+}
+
+// encodeScalar returns a scalar as a one-member object: {"bool": true},
+// {"long": 3}, {"float64": 0.5} or {"complex": [1, -2]}.
+func encodeScalar(x Scalar) (any, error) {
+	if !x.Valid() {
+		return nil, fmt.Errorf("invalid scalar %+v", x)
+	}
+	switch x.Type {
+	case ScalarBool:
+		return map[string]any{"bool": x.B}, nil
+	case ScalarLong:
+		return map[string]any{"long": x.I}, nil
+	case ScalarFloat64:
+		return map[string]any{"float64": jsonFloat(x.R)}, nil
+	}
+	return map[string]any{"complex": []any{jsonFloat(x.R), jsonFloat(x.Im)}}, nil
 }
 
 // jsonFloat returns f as a JSON number, or as "nan", "inf" or "-inf".
@@ -655,6 +791,10 @@ func decodeModule(jm *jsonModule) (*Module, error) {
 		return nil, fmt.Errorf("unsupported version %d (want %d)", *jm.Version, jsonVersion)
 	}
 	m := &Module{Name: jm.Name}
+	var err error
+	if m.Attrs, err = decodeAttrs("module", jm.Attrs); err != nil {
+		return nil, err
+	}
 	for i, jpm := range jm.Meshes {
 		if jpm == nil {
 			return nil, fmt.Errorf("mesh at position %d is null", i)
@@ -667,7 +807,6 @@ func decodeModule(jm *jsonModule) (*Module, error) {
 		}
 		m.Groups = append(m.Groups, Group{ID: jg.ID, Ranks: jg.Ranks})
 	}
-	var err error
 	if jm.Main != nil {
 		if m.Main, err = decodeProgram("main", jm.Main); err != nil {
 			return nil, err
@@ -757,34 +896,12 @@ func decodeVar(where string, jv *jsonVar) (*Var, error) {
 			return nil, fmt.Errorf("%s: unknown var kind %q", where, *jv.Kind)
 		}
 	}
-	jt := jv.Type
-	if jt == nil {
+	if jv.Type == nil {
 		return nil, fmt.Errorf("%s: missing type", where)
 	}
-	if jt.Kind == nil || *jt.Kind == "tensor" {
-		if jt.DType == nil {
-			return nil, fmt.Errorf("%s: missing dtype", where)
-		}
-		d, ok := ParseDType(*jt.DType)
-		if !ok {
-			return nil, fmt.Errorf("%s: unknown dtype %q", where, *jt.DType)
-		}
-		v.Type = Type{Kind: DenseTensor, DType: d, Shape: []int64{}}
-		if jt.Shape != nil && *jt.Shape != nil {
-			v.Type.Shape = *jt.Shape
-		}
-	} else {
-		k, ok := parseNoShapeKind(*jt.Kind)
-		if !ok {
-			return nil, fmt.Errorf("%s: unknown type kind %q", where, *jt.Kind)
-		}
-		if jt.DType != nil {
-			return nil, fmt.Errorf("%s: type %v has a dtype", where, k)
-		}
-		if jt.Shape != nil && len(*jt.Shape) > 0 {
-			return nil, fmt.Errorf("%s: type %v has a shape", where, k)
-		}
-		v.Type = NoShape(k)
+	var err error
+	if v.Type, err = decodeType(where, jv.Type, false); err != nil {
+		return nil, err
 	}
 	for _, f := range jv.Flags {
 		bit, ok := flagByName(f)
@@ -793,7 +910,6 @@ func decodeVar(where string, jv *jsonVar) (*Var, error) {
 		}
 		v.Flags |= bit
 	}
-	var err error
 	if v.Attrs, err = decodeAttrs(where, jv.Attrs); err != nil {
 		return nil, err
 	}
@@ -818,6 +934,77 @@ func decodeVar(where string, jv *jsonVar) (*Var, error) {
 		v.Dist = d
 	}
 	return v, nil
+}
+
+// decodeType reads a type; code is set for a tuple's elements.
+func decodeType(where string, jt *jsonType, code bool) (Type, error) {
+	var t Type
+	if jt.Kind == nil || *jt.Kind == "tensor" {
+		if jt.DType == nil {
+			if code {
+				return Type{Kind: DenseTensor}, nil
+			}
+			return t, fmt.Errorf("%s: missing dtype", where)
+		}
+		d, ok := ParseDType(*jt.DType)
+		if !ok {
+			return t, fmt.Errorf("%s: unknown dtype %q", where, *jt.DType)
+		}
+		t = Type{Kind: DenseTensor, DType: d}
+		if !code {
+			t.Shape = []int64{}
+		}
+		if jt.Shape != nil && *jt.Shape != nil {
+			if code {
+				return t, fmt.Errorf("%s: tuple element has a shape", where)
+			}
+			t.Shape = *jt.Shape
+		}
+		if jt.LoD != nil {
+			if code {
+				return t, fmt.Errorf("%s: tuple element has a lod", where)
+			}
+			t.LoD, t.HasLoD = *jt.LoD, true
+		}
+		if jt.Elems != nil && *jt.Elems != nil {
+			return t, fmt.Errorf("%s: tensor has elements", where)
+		}
+		return t, nil
+	}
+	k, ok := parseNoShapeKind(*jt.Kind)
+	if !ok {
+		return t, fmt.Errorf("%s: unknown type kind %q", where, *jt.Kind)
+	}
+	if jt.DType != nil {
+		return t, fmt.Errorf("%s: type %v has a dtype", where, k)
+	}
+	if jt.Shape != nil && len(*jt.Shape) > 0 {
+		return t, fmt.Errorf("%s: type %v has a shape", where, k)
+	}
+	if jt.LoD != nil {
+		return t, fmt.Errorf("%s: type %v has a lod", where, k)
+	}
+	t = NoShape(k)
+	if jt.Elems != nil && *jt.Elems != nil {
+		if code {
+			return t, fmt.Errorf("%s: tuple element has elements", where)
+		}
+		t.Elems = make([]Type, len(*jt.Elems))
+		for i, je := range *jt.Elems {
+			if je == nil {
+				return t, fmt.Errorf("%s: element %d of %v is null", where, i, k)
+			}
+			e, err := decodeType(where, je, k == Tuple)
+			if err != nil {
+				return t, err
+			}
+			if k != Tuple && e.Kind != DenseTensor {
+				return t, fmt.Errorf("%s: element %d of %v is a %v", where, i, k, e.Kind)
+			}
+			t.Elems[i] = e
+		}
+	}
+	return t, nil
 }
 
 func decodeOp(where string, jo *jsonOp) (*Op, error) {
@@ -940,6 +1127,17 @@ func decodeValue(kind string, x any) (Value, error) {
 	case KindBlock:
 		i, err := jsonInt(x, strconv.IntSize)
 		return BlockRef(i), err
+	case KindLong:
+		i, err := jsonInt(x, 64)
+		return Long(i), err
+	case KindFloat64:
+		f, err := jsonNumber(x)
+		return Float64(f), err
+	case KindVarRef:
+		s, err := jsonString(x)
+		return VarRef(s), err
+	case KindScalar:
+		return decodeScalar(x)
 	}
 	xs, ok := x.([]any)
 	if !ok {
@@ -993,6 +1191,46 @@ func decodeValue(kind string, x any) (Value, error) {
 			}
 		}
 		return out, nil
+	case KindLongs:
+		out := make(Longs, len(xs))
+		for i, e := range xs {
+			n, e2 := jsonInt(e, 64)
+			out[i] = n
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindFloat64s:
+		out := make(Float64s, len(xs))
+		for i, e := range xs {
+			f, e2 := jsonNumber(e)
+			out[i] = f
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindVarRefs:
+		out := make(VarRefs, len(xs))
+		for i, e := range xs {
+			s, e2 := jsonString(e)
+			out[i] = s
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case KindScalars:
+		out := make(Scalars, len(xs))
+		for i, e := range xs {
+			sc, e2 := decodeScalar(e)
+			out[i] = sc
+			if elem(i, e2) != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	default: // KindBlocks
 		out := make(BlockRefs, len(xs))
 		for i, e := range xs {
@@ -1004,6 +1242,40 @@ func decodeValue(kind string, x any) (Value, error) {
 		}
 		return out, nil
 	}
+}
+
+// decodeScalar reads the one-member object encodeScalar writes.
+func decodeScalar(x any) (Scalar, error) {
+	obj, ok := x.(map[string]any)
+	if !ok || len(obj) != 1 {
+		return Scalar{}, fmt.Errorf(`want a scalar object such as {"long": 3}, got %s`, jsonKind(x))
+	}
+	for k, v := range obj {
+		switch k {
+		case "bool":
+			b, err := jsonBool(v)
+			return BoolScalar(b), err
+		case "long":
+			i, err := jsonInt(v, 64)
+			return LongScalar(i), err
+		case "float64":
+			f, err := jsonNumber(v)
+			return Float64Scalar(f), err
+		case "complex":
+			xs, ok := v.([]any)
+			if !ok || len(xs) != 2 {
+				return Scalar{}, fmt.Errorf("complex: want [re, im], got %s", jsonKind(v))
+			}
+			re, err := jsonNumber(xs[0])
+			if err != nil {
+				return Scalar{}, err
+			}
+			im, err := jsonNumber(xs[1])
+			return ComplexScalar(re, im), err
+		}
+		return Scalar{}, fmt.Errorf("unknown scalar type %q", k)
+	}
+	return Scalar{}, errors.New("empty scalar object")
 }
 
 // jsonKind names the JSON type of a decoded value, for messages.

@@ -311,8 +311,8 @@ func jsonDecodeErrorCases() []jsonErrorCase {
 		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"partial": [null]}}`), `main block 0 var "x": partial at position 0 is null`},
 		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"partial": [{"dim": 0, "reduce": "prod"}]}}`),
 			`main block 0 var "x": unknown reduce "prod"`},
-		{vars(`{"name": "x", "type": {"dtype": "f32"}, "attrs": [{"name": "a", "kind": "long", "value": 1}]}`),
-			`main block 0 var "x" attr "a": unknown kind "long"`},
+		{vars(`{"name": "x", "type": {"dtype": "f32"}, "attrs": [{"name": "a", "kind": "int64", "value": 1}]}`),
+			`main block 0 var "x" attr "a": unknown kind "int64"`},
 		{block(`"ops": [null]`), "main block 0: op at position 0 is null"},
 		{block(`"ops": [{"id": "1"}]`), "json: main.blocks.ops.id: want integer, got string"},
 		{op(`"role": "bakward"`), `main block 0 op 1: unknown role "bakward"`},
@@ -396,6 +396,11 @@ func TestJSONEncodeErrors(t *testing.T) {
 			v := m.Main.Global().Var("x")
 			v.Attrs = Attrs{{"a", Int(1)}, {"a", Int(2)}}
 		}, `main block 0 var "x" attr "a": attrs not sorted by unique name`},
+		{"invalid scalar", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("s", Scalar{Type: 7}) },
+			`main block 0 op 1 attr "s": invalid scalar {Type:7 B:false I:0 R:0 Im:0}`},
+		{"lod without HasLoD", func(m *Module) { m.Main.Global().Var("x").Type.LoD = 1 }, `main block 0 var "x": lod 1 without HasLoD`},
+		{"no-shape lod", func(m *Module) { m.Main.Global().Var("x").Type = Type{Kind: TensorArray, HasLoD: true} },
+			`main block 0 var "x": type tensor_array has a lod`},
 		{"utf8 name", func(m *Module) { m.Name = "\xff" }, "module name: string is not valid UTF-8"},
 		{"utf8 arg", func(m *Module) { m.Main.Global().Ops[0].Inputs = Slots("X", "\xff") }, "main block 0 op 1: string is not valid UTF-8"},
 		{"utf8 attr", func(m *Module) { m.Main.Global().Ops[0].Attrs.Set("s", Strings{"ok", "\xfe"}) },

@@ -199,6 +199,14 @@ func (lx *lexer) next() {
 // at i and says whether it is an integer or a float.
 func (lx *lexer) scanNumber(i int) (int, tokKind) {
 	src := lx.src
+	if i+2 < len(src) && src[i] == '0' && (src[i+1] == 'x' || src[i+1] == 'X') && isHexDigit(src[i+2]) {
+		// A hex integer: role bits with no name are written so.
+		i += 2
+		for i < len(src) && isHexDigit(src[i]) {
+			i++
+		}
+		return i, tInt
+	}
 	kind := tInt
 	for i < len(src) && src[i] >= '0' && src[i] <= '9' {
 		i++
@@ -224,6 +232,10 @@ func (lx *lexer) scanNumber(i int) (int, tokKind) {
 		}
 	}
 	return i, kind
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // hasWord reports whether src holds word at i, not followed by a name char.

@@ -7,9 +7,12 @@ import (
 
 // Module is the unit every pass works on: named meshes, a main and an
 // optional startup program, the params-grads list, and the process-group
-// table that partitioning fills.
+// table that partitioning fills. Attrs are module-level facts that an
+// importer keeps for its exporter, such as a Paddle program's version
+// (`attr paddle.version = 2002002` in text); passes carry them along.
 type Module struct {
 	Name       string
+	Attrs      Attrs
 	Meshes     []*ProcessMesh
 	Main       *Program
 	Startup    *Program

@@ -125,12 +125,27 @@ func (p *parser) int64Lit(what string) int64 {
 		return 0
 	}
 	v, ok := decimal(p.text())
+	if hasHexPrefix(p.text()) {
+		var u uint64
+		u, ok = hexLit(p.text())
+		v = int64(u)
+		ok = ok && u <= math.MaxInt64
+	}
 	if !ok {
 		p.fail("integer %s out of range", p.text())
 		return 0
 	}
 	p.next()
 	return v
+}
+
+// hasHexPrefix reports whether an integer token is written in hex.
+func hasHexPrefix(b []byte) bool { return len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') }
+
+// hexLit converts a hex integer token ("0x" and hex digits).
+func hexLit(b []byte) (uint64, bool) {
+	u, err := strconv.ParseUint(string(b[2:]), 16, 64)
+	return u, err == nil
 }
 
 // decimal converts an integer token ("-"? digits): strconv.ParseInt's
@@ -202,6 +217,12 @@ func (p *parser) module() *Module {
 	}
 	for p.err == nil && p.tok.kind != tEOF {
 		switch {
+		case p.is("attr"):
+			p.next()
+			line, col := p.tok.line, p.tok.col
+			key := p.name("attribute name")
+			p.want(tEquals)
+			m.Attrs = p.addAttr(m.Attrs, key, line, col)
 		case p.is("mesh"):
 			p.mesh(m)
 		case p.is("group"):
@@ -211,7 +232,7 @@ func (p *parser) module() *Module {
 		case p.is("grads"):
 			p.grads(m)
 		default:
-			p.expected(`"mesh", "group", "program" or "grads"`)
+			p.expected(`"attr", "mesh", "group", "program" or "grads"`)
 		}
 	}
 	if p.err == nil && m.Main == nil {
@@ -378,13 +399,66 @@ func (p *parser) typ() Type {
 	word := p.text()
 	if d, ok := ParseDType(string(word)); ok {
 		p.next()
-		return Type{Kind: DenseTensor, DType: d, Shape: p.int64List("dim")}
+		t := Type{Kind: DenseTensor, DType: d, Shape: p.int64List("dim")}
+		if p.is("lod") {
+			p.next()
+			line, col := p.tok.line, p.tok.col
+			t.LoD, t.HasLoD = p.intLit("lod level"), true
+			if p.err == nil && t.LoD < 0 {
+				p.errorAt(line, col, "lod level %d is negative", t.LoD)
+			}
+		}
+		return t
 	}
 	if k, ok := parseNoShapeKind(string(word)); ok {
 		p.next()
-		return Type{Kind: k}
+		t := Type{Kind: k}
+		if p.tok.kind == tLParen {
+			p.next()
+			t.Elems = []Type{}
+			for p.err == nil && p.tok.kind != tRParen {
+				if len(t.Elems) > 0 && !p.want(tComma) {
+					return t
+				}
+				var e Type
+				if k == Tuple {
+					e = p.typeCode()
+				} else {
+					line, col := p.tok.line, p.tok.col
+					if e = p.typ(); p.err == nil && e.Kind != DenseTensor {
+						p.errorAt(line, col, "element of %s must be a tensor type", k)
+					}
+				}
+				t.Elems = append(t.Elems, e)
+			}
+			p.next()
+		}
+		return t
 	}
 	p.fail("unknown type %q", word)
+	return Type{}
+}
+
+// typeCode reads a tuple element: a dtype, or a kind ("tensor" too).
+func (p *parser) typeCode() Type {
+	if p.tok.kind != tName {
+		p.expected("dtype or type kind")
+		return Type{}
+	}
+	word := string(p.text())
+	if d, ok := ParseDType(word); ok {
+		p.next()
+		return Type{Kind: DenseTensor, DType: d}
+	}
+	if word == "tensor" {
+		p.next()
+		return Type{Kind: DenseTensor}
+	}
+	if k, ok := parseNoShapeKind(word); ok {
+		p.next()
+		return Type{Kind: k}
+	}
+	p.fail("unknown dtype or type kind %q", word)
 	return Type{}
 }
 
@@ -566,6 +640,21 @@ func (p *parser) slots() []Slot {
 func (p *parser) role() Role {
 	var r Role
 	for {
+		if p.tok.kind == tInt && hasHexPrefix(p.text()) {
+			// Bits with no name, as Role.String writes them.
+			v, ok := hexLit(p.text())
+			if !ok || v > math.MaxUint32 {
+				p.fail("role bits %s out of range", p.text())
+				return r
+			}
+			r |= Role(v)
+			p.next()
+			if p.tok.kind != tPipe {
+				return r
+			}
+			p.next()
+			continue
+		}
 		if p.tok.kind != tName {
 			p.expected("role")
 			return r
@@ -669,6 +758,10 @@ func (p *parser) value() Value {
 			return Float(f)
 		case "ints", "floats", "bools", "strings", "blocks":
 			return p.typedEmpty()
+		case "long", "float64", "var", "scalar":
+			return p.typedValue()
+		case "longs", "float64s", "vars", "scalars":
+			return p.typedList()
 		}
 	}
 	p.expected("attribute value")
@@ -691,6 +784,124 @@ func (p *parser) floatLit() (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// typedValue reads long(5), float64(0.5), var(x) or scalar(...).
+func (p *parser) typedValue() Value {
+	word := string(p.text())
+	p.next()
+	if !p.want(tLParen) {
+		return nil
+	}
+	var v Value
+	switch word {
+	case "long":
+		v = Long(p.int64Lit("integer"))
+	case "float64":
+		v = Float64(p.number())
+	case "var":
+		v = VarRef(p.name("var name"))
+	default:
+		v = p.scalar()
+	}
+	if !p.want(tRParen) {
+		return nil
+	}
+	return v
+}
+
+// number reads a float or an integer as a float64.
+func (p *parser) number() float64 {
+	switch {
+	case p.tok.kind == tInt:
+		line, col := p.tok.line, p.tok.col
+		text := string(p.text())
+		v := p.int64Lit("number")
+		if f := float64(v); int64(f) != v || f == 1<<63 {
+			p.errorAt(line, col, "integer %s is not exact as a float; write a float", text)
+		}
+		return float64(v)
+	case p.tok.kind == tFloat, p.is("nan"), p.is("inf"):
+		f, ok := p.floatLit()
+		if ok {
+			p.next()
+		}
+		return f
+	}
+	p.expected("number")
+	return 0
+}
+
+// scalar reads the value of a scalar: true, false, an integer, a float or
+// complex(re, im).
+func (p *parser) scalar() Scalar {
+	switch {
+	case p.tok.kind == tInt:
+		return LongScalar(p.int64Lit("integer"))
+	case p.tok.kind == tFloat, p.is("nan"), p.is("inf"):
+		return Float64Scalar(p.number())
+	case p.is("true"):
+		p.next()
+		return BoolScalar(true)
+	case p.is("false"):
+		p.next()
+		return BoolScalar(false)
+	case p.is("complex"):
+		p.next()
+		p.want(tLParen)
+		re := p.number()
+		p.want(tComma)
+		im := p.number()
+		p.want(tRParen)
+		return ComplexScalar(re, im)
+	}
+	p.expected("scalar (true, false, a number or complex(re, im))")
+	return Scalar{}
+}
+
+// typedList reads longs[...], float64s[...], vars[...] or scalars[...].
+func (p *parser) typedList() Value {
+	word := string(p.text())
+	p.next()
+	if !p.want(tLBrack) {
+		return nil
+	}
+	var (
+		longs   Longs
+		floats  Float64s
+		vars    VarRefs
+		scalars Scalars
+	)
+	n := 0
+	for p.err == nil && p.tok.kind != tRBrack {
+		if n > 0 && !p.want(tComma) {
+			return nil
+		}
+		n++
+		switch word {
+		case "longs":
+			longs = append(longs, p.int64Lit("integer"))
+		case "float64s":
+			floats = append(floats, p.number())
+		case "vars":
+			vars = append(vars, p.name("var name"))
+		default:
+			scalars = append(scalars, p.scalar())
+		}
+	}
+	p.next()
+	if p.err != nil {
+		return nil
+	}
+	switch word {
+	case "longs":
+		return longs
+	case "float64s":
+		return floats
+	case "vars":
+		return vars
+	}
+	return scalars
 }
 
 func (p *parser) typedEmpty() Value {

@@ -100,6 +100,11 @@ func (p *printer) module(m *Module) {
 		p.name(m.Name)
 		p.byte('\n')
 	}
+	for _, a := range m.Attrs {
+		p.str("attr ")
+		p.attr(a)
+		p.byte('\n')
+	}
 	for _, pm := range m.Meshes {
 		p.str("mesh ")
 		p.name(pm.Name)
@@ -229,10 +234,39 @@ func (p *printer) varDecl(v *Var) {
 func (p *printer) typ(t Type) {
 	if t.Kind != DenseTensor {
 		p.str(t.Kind.String())
+		if t.Elems == nil {
+			return
+		}
+		p.byte('(')
+		for i, e := range t.Elems {
+			if i > 0 {
+				p.str(", ")
+			}
+			if t.Kind == Tuple {
+				p.typeCode(e)
+			} else {
+				p.typ(e)
+			}
+		}
+		p.byte(')')
 		return
 	}
 	p.str(t.DType.String())
 	p.ints64(t.Shape)
+	if t.HasLoD || t.LoD != 0 {
+		p.str(" lod ")
+		p.int(int64(t.LoD))
+	}
+}
+
+// typeCode prints a tuple element: a dtype, or a kind ("tensor" for a
+// dense tensor of no dtype).
+func (p *printer) typeCode(t Type) {
+	if t.Kind == DenseTensor && t.DType != DTypeInvalid {
+		p.str(t.DType.String())
+		return
+	}
+	p.str(t.Kind.String())
 }
 
 func (p *printer) tensorDist(d *TensorDist) {
@@ -380,9 +414,79 @@ func (p *printer) value(v Value) {
 			p.byte('^')
 			p.int(int64(x))
 		})
+	case Long:
+		p.str("long(")
+		p.int(int64(v))
+		p.byte(')')
+	case Longs:
+		p.str("longs")
+		p.ints64(v)
+	case Float64:
+		p.str("float64(")
+		p.buf = appendFloat(p.buf, float64(v))
+		p.byte(')')
+	case Float64s:
+		p.str("float64s[")
+		for i, x := range v {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.buf = appendFloat(p.buf, x)
+		}
+		p.byte(']')
+	case VarRef:
+		p.str("var(")
+		p.name(string(v))
+		p.byte(')')
+	case VarRefs:
+		p.str("vars[")
+		for i, x := range v {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.name(x)
+		}
+		p.byte(']')
+	case Scalar:
+		p.str("scalar(")
+		p.scalar(v)
+		p.byte(')')
+	case Scalars:
+		p.str("scalars[")
+		for i, x := range v {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.scalar(x)
+		}
+		p.byte(']')
 	default:
 		// A nil Value: not expressible; print something the parser rejects.
 		p.str("?nil")
+	}
+}
+
+// scalar prints the value of a scalar: true, 3, 0.5 or complex(1.0, 2.0).
+// A scalar of an unknown kind, or with a field set that its kind does not
+// use, is not expressible; it prints as something the parser rejects.
+func (p *printer) scalar(s Scalar) {
+	if !s.Valid() {
+		p.str("?scalar")
+		return
+	}
+	switch s.Type {
+	case ScalarBool:
+		p.buf = strconv.AppendBool(p.buf, s.B)
+	case ScalarLong:
+		p.int(s.I)
+	case ScalarFloat64:
+		p.buf = appendFloat(p.buf, s.R)
+	case ScalarComplex:
+		p.str("complex(")
+		p.buf = appendFloat(p.buf, s.R)
+		p.str(", ")
+		p.buf = appendFloat(p.buf, s.Im)
+		p.byte(')')
 	}
 }
 

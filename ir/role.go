@@ -55,14 +55,13 @@ func (r Role) IsLossGrad() bool { return r == RoleBackward|RoleLoss }
 func (r Role) Valid() bool { return r&^roleKnown == 0 }
 
 // String spells r as in the text format: "forward", "backward|loss",
-// "optimize|lrsched". The loss bit alone reads "forward|loss". Unknown bits
-// print as a hex number, which the parser rejects.
+// "optimize|lrsched". The loss bit alone reads "forward|loss". Bits with no
+// name (Paddle's kNotSpecified 0x1000, say, which an imported program may
+// carry) follow the named ones as one hex number: "backward|0x1000", or
+// "0x1000" alone. The parser reads them back; the verifier flags them.
 func (r Role) String() string {
 	if r == RoleForward {
 		return "forward"
-	}
-	if !r.Valid() {
-		return "0x" + strconv.FormatUint(uint64(r), 16)
 	}
 	var sb strings.Builder
 	if r == RoleLoss {
@@ -75,6 +74,13 @@ func (r Role) String() string {
 			}
 			sb.WriteString(rb.name)
 		}
+	}
+	if unknown := r &^ roleKnown; unknown != 0 {
+		if sb.Len() > 0 {
+			sb.WriteByte('|')
+		}
+		sb.WriteString("0x")
+		sb.WriteString(strconv.FormatUint(uint64(unknown), 16))
 	}
 	return sb.String()
 }

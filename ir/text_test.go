@@ -189,7 +189,7 @@ func TestParseErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"empty", "", "t.dpir:1:1: no main program"},
-		{"junk top", "foo", `t.dpir:1:1: expected "mesh", "group", "program" or "grads", found name "foo"`},
+		{"junk top", "foo", `t.dpir:1:1: expected "attr", "mesh", "group", "program" or "grads", found name "foo"`},
 		{"bad byte", "program main {\x01", "t.dpir:1:15: unexpected byte 0x01"},
 		{"bad char", "program main ! {", `t.dpir:1:14: unexpected '!'`},
 		{"lone minus", "group - 1", `t.dpir:1:7: unexpected "-"`},

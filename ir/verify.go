@@ -104,18 +104,23 @@ func (e *VerifyError) Error() string {
 //     present and non-nil; Index is the block's position; block 0 has
 //     parent -1, every other block a parent that is another block, with no
 //     cycle in the parent chain; Forward is -1 or another block.
+//   - module attrs: sorted, unique and with valid values.
 //   - vars: non-empty names, unique per block; a known kind and known
-//     flags; attrs sorted, unique and non-nil; a dense tensor has a valid
+//     flags; attrs sorted, unique and with valid values (no nil, no scalar
+//     of an unknown type); a dense tensor has a valid
 //     dtype, dims ≥ -1 and an element count that fits int64 (unknown dims
-//     skipped); a no-shape kind has no dtype, no shape and no dist; a dist
+//     skipped), a lod level ≥ 0 and no elements; a no-shape kind has no
+//     dtype, no shape, no lod level and no dist, and elements only as
+//     Type describes them; a dist
 //     names a mesh, maps each tensor dim to -1 or a mesh dim, no mesh dim
 //     twice, and its partial dims are mesh dims, sorted, unique, not
 //     mapped, with a known reduction.
 //   - ops: id ≥ 1 and unique in the program; a type; a valid role; attrs
-//     sorted, unique and non-nil; block refs name a block of the program
-//     other than block 0 and the op's own; every arg names a var declared
-//     in the op's block or an ancestor; fwd, when set, is on a non-forward
-//     op and names a forward op of the same program.
+//     as for vars; block refs name a block of the program other than
+//     block 0 and the op's own; every arg, and every var ref of an attr,
+//     names a var declared in the op's block or an ancestor; fwd, when
+//     set, is on a non-forward op and names a forward op of the same
+//     program.
 //   - op dists: a known mesh; impl index ≥ 0; each arg dist names an arg
 //     of the op on the same side, with a mapping as long as the var's rank,
 //     of -1 or mesh dims, no mesh dim twice.
@@ -132,6 +137,11 @@ func Verify(m *Module) error {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
 	}
 	v := &verifier{m: m, seed: maphash.MakeSeed()}
+	if len(m.Attrs) > 0 && !attrsOK(m.Attrs) {
+		for _, msg := range attrProblems(m.Attrs) {
+			v.moduleErr("module " + msg)
+		}
+	}
 	v.checkMeshes()
 	v.checkGroups()
 	var progs [2]*progState
@@ -634,7 +644,7 @@ func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 	if unknown := v.Flags &^ (1<<numFlags - 1); unknown != 0 {
 		ps.varErr(bi, v.Name, fmt.Sprintf("unknown flag bits %#x", uint16(unknown)))
 	}
-	if len(v.Attrs) > 0 {
+	if len(v.Attrs) > 0 && !attrsOK(v.Attrs) {
 		if msgs := attrProblems(v.Attrs); msgs != nil {
 			for _, msg := range msgs {
 				ps.varErr(bi, v.Name, msg)
@@ -656,6 +666,11 @@ func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 				ps.varErr(bi, v.Name, msg)
 			}
 		}
+		if t.LoD != 0 || t.Elems != nil {
+			for _, msg := range typeExtraProblems(t) {
+				ps.varErr(bi, v.Name, msg)
+			}
+		}
 		if v.Dist != nil {
 			ps.checkTensorDist(bi, v)
 		}
@@ -671,7 +686,67 @@ func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 		if v.Dist != nil {
 			ps.varErr(bi, v.Name, t.Kind.String()+" has a dist")
 		}
+		if t.HasLoD || t.LoD != 0 || t.Elems != nil {
+			for _, msg := range typeExtraProblems(t) {
+				ps.varErr(bi, v.Name, msg)
+			}
+		}
 	}
+}
+
+// typeExtraProblems checks a type's LoD level and elements (see Type).
+func typeExtraProblems(t *Type) []string {
+	var msgs []string
+	switch {
+	case t.Kind != DenseTensor && (t.HasLoD || t.LoD != 0):
+		msgs = append(msgs, t.Kind.String()+" has a lod level")
+	case t.LoD < 0:
+		msgs = append(msgs, fmt.Sprintf("negative lod level %d", t.LoD))
+	case t.LoD != 0 && !t.HasLoD:
+		msgs = append(msgs, fmt.Sprintf("lod level %d without HasLoD", t.LoD))
+	}
+	if t.Elems == nil {
+		return msgs
+	}
+	switch t.Kind {
+	case DenseTensor:
+		return append(msgs, "tensor has elements")
+	case Reader, Tuple:
+	case TensorArray, SelectedRows, StringKind, StringsKind, Vocab, SparseCOO, SparseCSR:
+		if len(t.Elems) > 1 {
+			msgs = append(msgs, fmt.Sprintf("%s has %d elements, want at most 1", t.Kind, len(t.Elems)))
+		}
+	default:
+		return append(msgs, t.Kind.String()+" has elements")
+	}
+	for i := range t.Elems {
+		e := &t.Elems[i]
+		where := fmt.Sprintf("element %d of %s: ", i, t.Kind)
+		if e.Elems != nil {
+			msgs = append(msgs, where+"has elements")
+		}
+		if t.Kind == Tuple {
+			if len(e.Shape) > 0 || e.HasLoD || e.LoD != 0 {
+				msgs = append(msgs, where+"has a shape or lod level")
+			}
+			if e.Kind >= numTypeKinds || e.Kind != DenseTensor && e.DType != DTypeInvalid || e.DType >= numDTypes {
+				msgs = append(msgs, where+"is neither a dtype nor a kind")
+			}
+			continue
+		}
+		if e.Kind != DenseTensor || !e.DType.Valid() {
+			msgs = append(msgs, where+"is not a tensor with a dtype")
+		}
+		if !shapeOK(e.Shape) {
+			for _, msg := range shapeProblems(e.Shape) {
+				msgs = append(msgs, where+msg)
+			}
+		}
+		if e.LoD < 0 || e.LoD != 0 && !e.HasLoD || e.HasLoD && t.Kind != TensorArray && t.Kind != Reader {
+			msgs = append(msgs, where+"has an invalid lod level")
+		}
+	}
+	return msgs
 }
 
 // shapeOK is the fast check of a dense shape: dims ≥ -1 and an element
@@ -810,7 +885,7 @@ func partialProblems(ps []Partial, dm []int, rank int, mesh string) []string {
 }
 
 // attrProblems checks that attrs are sorted by name, unique, and have
-// values. It returns nil when all is well.
+// valid values. It returns nil when all is well.
 func attrProblems(as Attrs) []string {
 	var msgs []string
 	for i, a := range as {
@@ -822,11 +897,39 @@ func attrProblems(as Attrs) []string {
 				msgs = append(msgs, "attrs out of order: "+quoteName(prev)+" before "+quoteName(a.Name))
 			}
 		}
-		if a.Value == nil {
+		switch v := a.Value.(type) {
+		case nil:
 			msgs = append(msgs, "attr "+quoteName(a.Name)+" has no value")
+		case Scalar:
+			if !v.Valid() {
+				msgs = append(msgs, "attr "+quoteName(a.Name)+": invalid scalar")
+			}
+		case Scalars:
+			for j, x := range v {
+				if !x.Valid() {
+					msgs = append(msgs, fmt.Sprintf("attr %s: element %d is an invalid scalar", quoteName(a.Name), j))
+				}
+			}
 		}
 	}
 	return msgs
+}
+
+// attrsOK is the fast check of an attr list: sorted unique names with
+// values of no kind that needs a closer look. False means "look closer":
+// attrProblems says what, if anything, is wrong.
+func attrsOK(as Attrs) bool {
+	for i := range as {
+		a := &as[i]
+		if i > 0 && as[i-1].Name >= a.Name {
+			return false
+		}
+		switch a.Value.(type) {
+		case nil, Scalar, Scalars:
+			return false
+		}
+	}
+	return true
 }
 
 func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
@@ -845,16 +948,20 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		ps.opErr(bi, op, "", "invalid role "+op.Role.String())
 	}
 
-	// Attrs: order, values, block refs.
-	ownsSub, attrsBad := false, false
+	// Attrs: order, values, block refs, var refs.
+	ownsSub, varRefs, attrsBad := false, false, false
 	for i := range op.Attrs {
 		a := &op.Attrs[i]
-		if i > 0 && op.Attrs[i-1].Name >= a.Name || a.Value == nil {
+		if i > 0 && op.Attrs[i-1].Name >= a.Name {
 			attrsBad = true
 		}
 		switch a.Value.(type) {
 		case BlockRef, BlockRefs:
 			ownsSub = true
+		case VarRef, VarRefs:
+			varRefs = true
+		case nil, Scalar, Scalars:
+			attrsBad = true
 		}
 	}
 	if attrsBad {
@@ -870,6 +977,19 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 			case BlockRefs:
 				for _, x := range r {
 					ps.checkRef(bi, op, a.Name, x)
+				}
+			}
+		}
+	}
+
+	if varRefs {
+		for _, a := range op.Attrs {
+			switch r := a.Value.(type) {
+			case VarRef:
+				ps.checkVarRef(bi, op, a.Name, string(r))
+			case VarRefs:
+				for _, x := range r {
+					ps.checkVarRef(bi, op, a.Name, x)
 				}
 			}
 		}
@@ -975,6 +1095,14 @@ func (ps *progState) checkRef(bi int, op *Op, attr string, r int) {
 		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to the global block", quoteName(attr)))
 	case r == bi:
 		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to its own block %d", quoteName(attr), r))
+	}
+}
+
+// checkVarRef checks that a var ref of attr names a var of the op's block
+// chain.
+func (ps *progState) checkVarRef(bi int, op *Op, attr, name string) {
+	if _, v := ps.lookup(bi, name); v == nil {
+		ps.opErr(bi, op, name, fmt.Sprintf("attr %s names undeclared var %s", quoteName(attr), quoteName(name)))
 	}
 }
 

@@ -263,6 +263,8 @@ func TestVerifyRules(t *testing.T) {
 		{"var/attrs-order", func(m *Module) {
 			mainVar(m, "x").Attrs = Attrs{{Name: "b", Value: Int(1)}, {Name: "a", Value: Int(2)}}
 		}, []string{"main block 0: var x: attrs out of order: b before a"}},
+		{"var/attr-scalar", func(m *Module) { mainVar(m, "x").Attrs = Attrs{{Name: "s", Value: Scalar{Type: 9}}} },
+			[]string{"main block 0: var x: attr s: invalid scalar"}},
 		{"var/attr-twice", func(m *Module) {
 			mainVar(m, "x").Attrs = Attrs{{Name: "a", Value: Int(1)}, {Name: "a", Value: Int(2)}}
 		}, []string{"main block 0: var x: attr a set twice"}},
@@ -334,6 +336,23 @@ func TestVerifyRules(t *testing.T) {
 			[]string{"main block 0: op 24 fetch: attr col has no value"}},
 		{"op/attrs-order", func(m *Module) { mainOp(m, "fetch").Attrs = Attrs{A("col", Int(0)), A("a", Int(1))} },
 			[]string{"main block 0: op 24 fetch: attrs out of order: col before a"}},
+		{"op/scalars", func(m *Module) {
+			mainOp(m, "fetch").Attrs.Set("s", Scalars{LongScalar(1), {Type: ScalarLong, R: 1}})
+		}, []string{"main block 0: op 24 fetch: attr s: element 1 is an invalid scalar"}},
+		{"op/var-ref", func(m *Module) { mainOp(m, "fetch").Attrs.Set("v", VarRef("nosuch")) },
+			[]string{"main block 0: op 24 fetch: attr v names undeclared var nosuch"}},
+		{"op/var-refs", func(m *Module) { mainOp(m, "fetch").Attrs.Set("v", VarRefs{"x", "nosuch"}) },
+			[]string{"main block 0: op 24 fetch: attr v names undeclared var nosuch"}},
+		{"var/lod-on-no-shape", func(m *Module) { mainVar(m, "scopes").Type.HasLoD = true },
+			[]string{"main block 0: var scopes: step_scopes has a lod level"}},
+		{"var/lod-negative", func(m *Module) { t := &mainVar(m, "x").Type; t.LoD, t.HasLoD = -1, true },
+			[]string{"main block 0: var x: negative lod level -1"}},
+		{"var/tensor-elems", func(m *Module) { mainVar(m, "x").Type.Elems = []Type{Tensor(F32)} },
+			[]string{"main block 0: var x: tensor has elements"}},
+		{"var/array-elems", func(m *Module) {
+			mainVar(m, "scopes").Type = Type{Kind: TensorArray, Elems: []Type{Tensor(F32), NoShape(Raw)}}
+		}, []string{"main block 0: var scopes: tensor_array has 2 elements, want at most 1",
+			"main block 0: var scopes: element 1 of tensor_array: is not a tensor with a dtype"}},
 		{"op/attr-twice", func(m *Module) { mainOp(m, "fetch").Attrs = Attrs{A("col", Int(0)), A("col", Int(1))} },
 			[]string{"main block 0: op 24 fetch: attr col set twice"}},
 		{"op/block-ref-missing", func(m *Module) { mainOp(m, "while_grad").Attrs.Set("sub_block", BlockRef(9)) },
@@ -503,6 +522,13 @@ func TestVerifyAllowed(t *testing.T) {
 			op := mainOp(m, "while")
 			op.Attrs.Delete("sub_block")
 			op.Attrs.Set("sub_blocks", BlockRefs{1})
+		}},
+		{"paddle-values", func(m *Module) {
+			mainOp(m, "fetch").Attrs = Attrs{A("l", Long(1)), A("s", ComplexScalar(1, 2)),
+				A("ss", Scalars{BoolScalar(true), Float64Scalar(0.5)}), A("v", VarRef("x")), A("vs", VarRefs{"x", "h"})}
+			mainVar(m, "scopes").Type = Type{Kind: Reader, Elems: []Type{{Kind: DenseTensor, DType: F32, Shape: []int64{-1, 3}, HasLoD: true, LoD: 1}}}
+			t := &mainVar(m, "x").Type
+			t.HasLoD, t.LoD = true, 2
 		}},
 		{"owner-listing-output-twice", func(m *Module) {
 			op := mainOp(m, "fill_constant")
@@ -710,5 +736,63 @@ func TestViolationError(t *testing.T) {
 	e := &VerifyError{Violations: []Violation{tests[0].v, tests[1].v}}
 	if got, want := e.Error(), "mesh world: empty shape\nmain: no blocks"; got != want {
 		t.Errorf("VerifyError.Error() = %q, want %q", got, want)
+	}
+}
+
+// Programs from Paddle are not SSA: an op may update in place a var it
+// also reads (inference batch_norm's running statistics, sgd's ParamOut,
+// increment), any number of times; two ops that define a var without
+// reading it are still caught, in place updates between them or not.
+func TestVerifyInPlaceUpdates(t *testing.T) {
+	src := `program main {
+  block 0 {
+    var x : f32[2, 4]
+    var mean : f32[4]
+    var variance : f32[4]
+    var y : f32[2, 4]
+    var i : i64[1]
+    param w : f32[4]
+    var g : f32[4]
+    persist lr : f32[1]
+    op 1 fill_constant() -> (Out: x) {shape = [2, 4]} role forward
+    op 2 fill_constant() -> (Out: mean) {shape = [4]} role forward
+    op 3 fill_constant() -> (Out: variance) {shape = [4]} role forward
+    op 4 batch_norm(X: x, Mean: mean, Variance: variance) -> (Y: y, MeanOut: mean, VarianceOut: variance) {is_test = true} role forward
+    op 5 fill_constant() -> (Out: i) {shape = [1]} role forward
+    op 6 increment(X: i) -> (Out: i) {step = 1.0} role forward
+    op 7 increment(X: i) -> (Out: i) {step = 1.0} role forward
+    op 8 fill_constant() -> (Out: g) {shape = [4]} role backward
+    op 9 sgd(Param: w, Grad: g, LearningRate: lr) -> (ParamOut: w) role optimize
+  }
+}`
+	m, err := Parse("inplace.dpir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(m); err != nil {
+		t.Fatalf("in-place updates rejected:\n%v", err)
+	}
+	bad := []struct {
+		name string
+		edit func(b *Block)
+		want string
+	}{
+		{"second definer after in-place updates", func(b *Block) {
+			b.Ops = append(b.Ops, &Op{ID: 10, Type: "fill_constant", Outputs: Slots("Out", "i")})
+		}, "main block 0: var i: defined by op 10 fill_constant and op 5 fill_constant"},
+		{"in-place op that does not read", func(b *Block) {
+			b.Ops[5].Inputs = nil // increment no longer reads i: it defines it again
+		}, "main block 0: var i: defined by op 6 increment and op 5 fill_constant"},
+		{"reading another var is not in place", func(b *Block) {
+			b.Ops[3].Inputs = Slots("X", "x", "Mean", "variance", "Variance", "variance")
+		}, "main block 0: var mean: defined by op 4 batch_norm and op 2 fill_constant"},
+	}
+	for _, tt := range bad {
+		c := m.Clone()
+		tt.edit(c.Main.Global())
+		err := Verify(c)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: Verify = %v\nwant %s", tt.name, err, tt.want)
+		}
 	}
 }

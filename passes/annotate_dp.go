@@ -303,9 +303,15 @@ func (a *dpAnnotator) propagate() {
 	}
 }
 
+// boolAttrOf reads a boolean attr that old Paddle files write as an int.
 func boolAttrOf(op *ir.Op, name string) bool {
-	v, _ := op.Attrs.Bool(name)
-	return v
+	switch v := op.Attrs.Get(name).(type) {
+	case ir.Bool:
+		return bool(v)
+	case ir.Int:
+		return v != 0
+	}
+	return false
 }
 
 // movesBatch says why op, which reads the batch, may not keep it in dim

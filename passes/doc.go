@@ -17,4 +17,14 @@
 // bisect-limit, dump-dir and the crash reproducer. The run loop is short:
 // instruments before, run, invalidate the analyses the pass does not
 // preserve, instruments after (verification among them).
+//
+// The partition passes turn an annotated serial module into one rank's
+// program (Partition; PartitionAll for every rank, plainly). For many
+// ranks, PartitionClasses lowers once per class of ranks that belong to
+// the same meshes and relabels the rank-dependent attrs (ring ids,
+// embedding offsets) for the others, checking each class against a plain
+// lowering of its last rank. Errors name the rank and the op (OpError).
+// The training passes append-backward and append-optimizer, and
+// annotate-data-parallel (the naive data-parallel completion of an
+// unannotated program), build what the partitioner takes.
 package passes

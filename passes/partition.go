@@ -239,29 +239,24 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	if err != nil {
 		return err
 	}
-	type change struct {
-		v     *ir.Var
-		shape []int64
-	}
-	var changes []change
 	for _, p := range m.Programs() {
 		if p.Rank >= 0 {
 			return fmt.Errorf("program %s is already partitioned for rank %d", p.Name, p.Rank)
 		}
+	}
+	// The analysis is complete before the first var changes, and each
+	// shape it returns is its own capped slice, which the var can keep.
+	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
 				if !v.Type.IsTensor() {
 					continue
 				}
-				l, ok := ls.Of(p, b.Index, v.Name)
-				if ok && l.Shape != nil {
-					changes = append(changes, change{v, slices.Clone(l.Shape)})
+				if l, ok := ls.Of(p, b.Index, v.Name); ok && l.Shape != nil {
+					v.Type.Shape = l.Shape
 				}
 			}
 		}
-	}
-	for _, c := range changes {
-		c.v.Type.Shape = c.shape
 	}
 	if s := m.Startup; s != nil {
 		// Paddle's startup partition: an initialiser's shape attr is its
@@ -344,10 +339,13 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 	if p == nil || p.Rank < 0 {
 		return fmt.Errorf("main program is not partitioned: run partition-vars first")
 	}
-	byID := map[int64]*ir.Op{}
-	for _, b := range p.Blocks {
-		for _, op := range b.Ops {
-			byID[op.ID] = op
+	var byID map[int64]*ir.Op // only backward ops look their forward op up
+	if phase == LowerBackward {
+		byID = map[int64]*ir.Op{}
+		for _, b := range p.Blocks {
+			for _, op := range b.Ops {
+				byID[op.ID] = op
+			}
 		}
 	}
 	st := registry.NewState()

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -15,10 +16,35 @@ type State struct {
 	// LossGradSeen is set once the loss-grad op (backward|loss) has been
 	// lowered: data-parallel gradient sync starts there.
 	LossGradSeen bool
+
+	groups map[groupKey]groupEntry // Ctx.Group's answers, by mesh and axis
+	ops    []ir.Op                 // a slab the emitted ops come from
+}
+
+type groupKey struct {
+	mesh *ir.ProcessMesh
+	axis int
+}
+
+type groupEntry struct {
+	id    int
+	ranks []int
+	err   error
 }
 
 // NewState returns the state of a fresh lowering.
-func NewState() *State { return &State{Synced: map[string]bool{}} }
+func NewState() *State { return &State{Synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }
+
+// newOp returns a zero op from the state's slab: emitted ops are many and
+// small, and live as long as the program.
+func (st *State) newOp() *ir.Op {
+	if len(st.ops) == 0 {
+		st.ops = make([]ir.Op, 256)
+	}
+	op := &st.ops[0]
+	st.ops = st.ops[1:]
+	return op
+}
 
 // Ctx is what an impl sees while it lowers one op on one rank: where it
 // is, the op's mesh and groups, and how to emit ops and vars.
@@ -67,36 +93,63 @@ func (c *Ctx) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.A
 }
 
 func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.Attr) *ir.Op {
-	op := &ir.Op{ID: c.Module.FreshOpID(), Type: typ, Inputs: ins, Outputs: outs}
+	st := c.State
+	if st == nil {
+		st = NewState()
+	}
+	op := st.newOp()
+	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
+	op.Attrs = make(ir.Attrs, 0, len(attrs)+1) // Set inserts without growing
 	for _, a := range attrs {
 		op.Attrs.Set(a.Name, a.Value)
 	}
 	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
-	d := &ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex}
-	for _, s := range ins {
-		for _, a := range s.Args {
-			d.Inputs = append(d.Inputs, ir.ArgDist{Name: a, DimsMapping: c.mappingOf(a)})
+	// One allocation for the arg dists of both sides, one for their
+	// mappings.
+	nIn, nOut, nDims := 0, 0, 0
+	for i, ss := range [2][]ir.Slot{ins, outs} {
+		for _, s := range ss {
+			for _, a := range s.Args {
+				if i == 0 {
+					nIn++
+				} else {
+					nOut++
+				}
+				if v := c.Var(a); v != nil && v.Dist != nil {
+					nDims += len(v.Dist.DimsMapping)
+				}
+			}
 		}
 	}
-	for _, s := range outs {
-		for _, a := range s.Args {
-			d.Outputs = append(d.Outputs, ir.ArgDist{Name: a, DimsMapping: c.mappingOf(a)})
+	ads := make([]ir.ArgDist, 0, nIn+nOut)
+	dims := make([]int, 0, nDims)
+	for _, ss := range [2][]ir.Slot{ins, outs} {
+		for _, s := range ss {
+			for _, a := range s.Args {
+				m := []int{}
+				if v := c.Var(a); v != nil && v.Dist != nil {
+					start := len(dims)
+					dims = append(dims, v.Dist.DimsMapping...)
+					m = dims[start:len(dims):len(dims)]
+				}
+				ads = append(ads, ir.ArgDist{Name: a, DimsMapping: m})
+			}
 		}
 	}
-	op.Dist = d
+	op.Dist = &ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
+		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
+	if nIn == 0 {
+		op.Dist.Inputs = nil
+	}
+	if nOut == 0 {
+		op.Dist.Outputs = nil
+	}
 	return op
 }
 
 // Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".
 func (c *Ctx) Origin(reason string) string {
-	return fmt.Sprintf("%s:%d %s", c.ImplType, c.ImplIndex, reason)
-}
-
-func (c *Ctx) mappingOf(name string) []int {
-	if v := c.Var(name); v != nil && v.Dist != nil {
-		return slices.Clone(v.Dist.DimsMapping)
-	}
-	return []int{}
+	return c.ImplType + ":" + strconv.Itoa(c.ImplIndex) + " " + reason
 }
 
 // Var returns the var name as this block sees it, or nil.
@@ -139,16 +192,31 @@ func (c *Ctx) Mapping(name string) []int {
 // this rank. The group table was built from the meshes before lowering,
 // so every rank finds the same id for the same ranks.
 func (c *Ctx) Group(axis int) (int, []int, error) {
+	var k groupKey
+	if c.State != nil {
+		k = groupKey{c.Mesh, axis}
+		if e, ok := c.State.groups[k]; ok {
+			return e.id, e.ranks, e.err
+		}
+	}
+	e := c.group(axis)
+	if c.State != nil {
+		c.State.groups[k] = e
+	}
+	return e.id, e.ranks, e.err
+}
+
+func (c *Ctx) group(axis int) groupEntry {
 	ranks, err := c.Mesh.Group(axis, c.Rank)
 	if err != nil {
-		return 0, nil, err
+		return groupEntry{err: err}
 	}
 	for _, g := range c.Module.Groups {
 		if slices.Equal(g.Ranks, ranks) {
-			return g.ID, ranks, nil
+			return groupEntry{id: g.ID, ranks: ranks}
 		}
 	}
-	return 0, nil, fmt.Errorf("no process group %v in the group table", ranks)
+	return groupEntry{err: fmt.Errorf("no process group %v in the group table", ranks)}
 }
 
 // Coord returns this rank's coordinate along mesh axis.

@@ -37,7 +37,8 @@ func elementwiseCompatible(ctx *Ctx, op *ir.Op) error {
 		slot, name string
 		m          []int
 	}
-	var args []arg
+	var buf [8]arg // most ops have few args: no allocation
+	args := buf[:0]
 	maxRank := 0
 	for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		for _, s := range slots {

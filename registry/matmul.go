@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -98,13 +99,14 @@ func readMatmulArgs(ctx *Ctx, op *ir.Op) (*matmulArgs, error) {
 	return a, nil
 }
 
-// swapLastTwo returns a copy of m with its last two entries swapped when
-// swap is set and m has two or more entries.
+// swapLastTwo returns m with its last two entries swapped (a copy) when
+// swap is set and m has two or more entries, else m itself.
 func swapLastTwo(m []int, swap bool) []int {
-	c := append([]int{}, m...)
-	if swap && len(c) >= 2 {
-		c[len(c)-1], c[len(c)-2] = c[len(c)-2], c[len(c)-1]
+	if !swap || len(m) < 2 {
+		return m // read only: no copy needed
 	}
+	c := slices.Clone(m)
+	c[len(c)-1], c[len(c)-2] = c[len(c)-2], c[len(c)-1]
 	return c
 }
 

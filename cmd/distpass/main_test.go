@@ -16,9 +16,15 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
 // archive of distpass commands (the real main, run in-process by
-// testscript), with the examples directory copied in as examples/.
+// testscript), with the examples directory copied in as examples/ and the
+// Paddle program files of interop/paddle/testdata as paddle/ (binary
+// files, which txtar does not hold).
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paddleFiles, err := filepath.Abs("../../interop/paddle/testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +34,10 @@ func TestScripts(t *testing.T) {
 		// as for the golden cases; read the diff.
 		UpdateScripts: os.Getenv("DISTPASS_UPDATE") != "",
 		Setup: func(env *testscript.Env) error {
-			return copyDir(examples, filepath.Join(env.WorkDir, "examples"))
+			if err := copyDir(examples, filepath.Join(env.WorkDir, "examples")); err != nil {
+				return err
+			}
+			return copyDir(paddleFiles, filepath.Join(env.WorkDir, "paddle"))
 		},
 	})
 }

@@ -84,7 +84,8 @@ func implTable() string {
 }
 
 // TestReadmeCommands runs every command of the README's sh blocks, as
-// written and in order, in a directory holding a copy of examples/:
+// written and in order, in a directory holding a copy of examples/ and of
+// the Paddle fixtures:
 // `go run ./cmd/distpass ARGS` runs distpass in-process, pipes feed
 // stdout to stdin, `dot` runs Graphviz when it is installed, and `go
 // test ./...` is what is running. Any other command is an error, so the
@@ -100,6 +101,11 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	dir := t.TempDir()
 	if err := copyDir(examples, filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	// The Paddle fixtures, at the path the README names them by.
+	fixtures := filepath.Join("interop", "paddle", "testdata")
+	if err := copyDir(filepath.Join("..", "..", fixtures), filepath.Join(dir, fixtures)); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

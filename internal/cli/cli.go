@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -85,6 +86,8 @@ func commands() []command {
 		{"check", "[-steps N] [-tol T] [FILE|-]", "run serial and partitioned training steps and compare them", runCheck},
 		{"explain", explainArgs, "list each rank's collectives: why each is there and the bytes it moves", runExplain},
 		{"example", exampleArgs, "print an annotated example training module", runExample},
+		{"import", importArgs, "read a Paddle program file (ProgramDesc) as .dpir text", runImport},
+		{"export", exportArgs, "write a module's main program as a Paddle ProgramDesc", runExport},
 		{"version", "", "print distpass's version", runVersion},
 		{"bench", benchArgs, "time print, parse, verify, clone and partition on synthetic GPTs of N ops", runBench},
 		{"mlir", "[FILE|-]", "print the MLIR twin of a module's main program (generic form)", runMLIR},
@@ -172,6 +175,24 @@ func parseFlags(env *Env, fs *flag.FlagSet, args []string) (int, bool) {
 	return 0, true
 }
 
+// parseFlagsAnywhere is parseFlags for commands whose flags may also
+// follow their FILE arguments ("distpass import model.pdmodel -o m.dpir"):
+// it returns the arguments that are not flags, in order.
+func parseFlagsAnywhere(env *Env, fs *flag.FlagSet, args []string) ([]string, int, bool) {
+	var pos []string
+	for {
+		if code, ok := parseFlags(env, fs, args); !ok {
+			return nil, code, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 // readFile maps the file when it can, and reads it otherwise. The bytes
 // must not be modified: parse keeps names that point into them.
 func readFile(path string) ([]byte, error) {
@@ -186,9 +207,20 @@ func readFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// parse parses an input without copying it: the CLI owns the bytes and
-// never changes them, so the module's names may point into them.
+// parse reads an input as a module: a Paddle ProgramDesc or PIR JSON
+// program (told by content, whatever the file is called) or .dpir text, parsed without
+// copying: the CLI owns the bytes and never changes them, so the module's
+// names may point into them.
 func parse(in input) (*ir.Module, error) {
+	if paddle.IsPIR(in.data) {
+		return paddle.ImportPIR(in.name, in.data)
+	}
+	if f := paddle.Sniff(in.data); f != paddle.Unknown && paddle.IsBinary(in.data) {
+		if f == paddle.Pickle {
+			return nil, errors.New(pickleError(in.name))
+		}
+		return paddle.Import(in.name, in.data)
+	}
 	return ir.ParseString(in.name, unsafe.String(unsafe.SliceData(in.data), len(in.data)))
 }
 

@@ -15,6 +15,10 @@ func TestEveryCommandHelpAndExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pdmodel, err := os.ReadFile(filepath.Join("..", "..", "interop", "paddle", "testdata", "lite_conv_bn_relu.pdmodel"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	bad := []byte("program main {\n  block 0 {\n    op 1 relu(X: nosuch) -> ()\n  }\n}\n")
 	garbled := []byte("program main { block 0 { op }")
 	tmp := t.TempDir()
@@ -36,6 +40,8 @@ func TestEveryCommandHelpAndExitCodes(t *testing.T) {
 		"version":   {run{nil, nil}, run{[]string{"extra"}, nil}, run{}},
 		"bench":     {run{[]string{"-ops", "300", "-stages", "print,verify"}, nil}, run{[]string{"-ops", "x"}, nil}, run{}},
 		"mlir":      {run{[]string{"-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, garbled}},
+		"import":    {run{[]string{"-"}, pdmodel}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, mlp}},
+		"export":    {run{[]string{"-drop", "-o", filepath.Join(tmp, "x.pdmodel"), "-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-o", filepath.Join(tmp, "y.pdmodel"), "-"}, mlp}},
 	}
 	for _, c := range commands() {
 		tc, ok := cases[c.name]

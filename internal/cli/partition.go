@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
@@ -15,13 +19,27 @@ import (
 func runPartition(env *Env, args []string) int {
 	fs := newFlagSet(env, "partition", "-rank R | -all [-o DIR] [instrument flags] [FILE|-]",
 		`Partition produces the SPMD program of one rank (-rank R, to stdout or
-to -o FILE), or of every rank of the module's meshes (-all, concurrently,
-as rank<R>.dpir files in the directory -o DIR). The input is not changed.
+to -o FILE), or of every rank of the module's meshes (-all, as
+rank<R>.dpir files in the directory -o DIR). The input is not changed.
 With -rank, the instrument flags of 'distpass run' apply to the pipeline
-partition{rank=R}.`)
+partition{rank=R}.
+
+-all lowers once per class of ranks that belong to the same meshes (and
+once more to check the class), then gives every other rank its own ring
+ids and embedding offsets; see passes.PartitionClasses. With -shared it
+writes class<K>.dpir, the program of each class's first rank, and
+ranks.json:
+  {"version": 1, "classes": [{"file": "class0.dpir", "ranks": [0, 1, …],
+    "sites": [{"program": "main", "op": 12, "attr": "ring_id"}, …],
+    "values": {"1": [3, …], …}}],
+   "plain": {"5": "rank5.dpir"}}
+rank R's program is its class's file with program ranks R and, for each
+site, the attr set to values["R"][i] (an int); a class that had to be
+lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
 	rank := fs.Int("rank", -1, "the rank to produce")
 	all := fs.Bool("all", false, "produce every rank")
 	out := fs.String("o", "", "with -rank: write to `FILE`; with -all: the directory for rank<R>.dpir")
+	shared := fs.Bool("shared", false, "with -all: write each class's program once (class<K>.dpir) and ranks.json, the attrs each rank differs in")
 	flags := addInstrumentFlags(fs)
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
@@ -50,27 +68,7 @@ partition{rank=R}.`)
 	}
 	flags.input = ins[0].name
 	if *all {
-		st := env.progress()
-		mods, err := passes.PartitionAllProgress(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
-			st.show("partition: %d/%d ranks", done, total)
-		})
-		st.clear()
-		if err != nil {
-			printErr(env, ins[0].name, err)
-			return ExitFail
-		}
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
-			return ExitFail
-		}
-		for _, pm := range mods {
-			path := filepath.Join(*out, "rank"+strconv.Itoa(pm.Main.Rank)+".dpir")
-			if err := writeModule(path, pm); err != nil {
-				fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
-				return ExitFail
-			}
-		}
-		return ExitOK
+		return partitionAll(env, ins[0].name, m, *out, *shared)
 	}
 	pl, err := passes.DefaultRegistry().Parse("partition{rank=" + strconv.Itoa(*rank) + "}")
 	if err != nil {
@@ -90,4 +88,120 @@ func writeModule(path string, m *ir.Module) error {
 		err = cerr
 	}
 	return err
+}
+
+// partitionAll writes every rank's program into dir, or with shared the
+// classes' programs and ranks.json. Printing and writing use every core.
+func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) int {
+	st := env.progress()
+	cs, err := passes.PartitionClasses(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
+		st.show("partition: lowered %d/%d", done, total)
+	})
+	if err != nil {
+		st.clear()
+		printErr(env, name, err)
+		return ExitFail
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		st.clear()
+		fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
+		return ExitFail
+	}
+	type file struct {
+		path  string
+		build func() (*ir.Module, error)
+	}
+	var files []file
+	table := sharedTable{Version: 1, Plain: map[string]string{}}
+	for k, c := range cs.Classes {
+		if shared && c.Fallback == "" {
+			path := "class" + strconv.Itoa(k) + ".dpir"
+			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(c.Ranks[0]) }})
+			sc := sharedClass{File: path, Ranks: c.Ranks, Values: map[string][]int64{}}
+			for _, s := range c.Sites {
+				sc.Sites = append(sc.Sites, sharedSite{s.Program, s.OpID, s.Attr})
+			}
+			for i, r := range c.Ranks {
+				vs := make([]int64, len(c.Values[i]))
+				for j, v := range c.Values[i] {
+					iv, ok := v.(ir.Int)
+					if !ok {
+						st.clear()
+						fmt.Fprintf(env.Stderr, "distpass partition: rank %d: a %s value in ranks.json\n", r, v.Kind())
+						return ExitFail
+					}
+					vs[j] = int64(iv)
+				}
+				sc.Values[strconv.Itoa(r)] = vs
+			}
+			table.Classes = append(table.Classes, sc)
+			continue
+		}
+		for _, r := range c.Ranks {
+			path := "rank" + strconv.Itoa(r) + ".dpir"
+			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(r) }})
+			if shared {
+				table.Plain[strconv.Itoa(r)] = path
+			}
+		}
+	}
+	errs := make([]error, len(files))
+	var mu sync.Mutex // orders the progress lines
+	done := 0
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pm, err := f.build()
+			if err == nil {
+				err = writeModule(f.path, pm)
+			}
+			errs[i] = err
+			mu.Lock()
+			done++
+			st.show("partition: wrote %d/%d files", done, len(files))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	st.clear()
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
+		return ExitFail
+	}
+	if shared {
+		data, err := json.MarshalIndent(table, "", "  ")
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "ranks.json"), append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
+			return ExitFail
+		}
+	}
+	return ExitOK
+}
+
+// The ranks.json of partition -all -shared.
+type sharedTable struct {
+	Version int               `json:"version"`
+	Classes []sharedClass     `json:"classes"`
+	Plain   map[string]string `json:"plain"`
+}
+
+type sharedClass struct {
+	File   string             `json:"file"`
+	Ranks  []int              `json:"ranks"`
+	Sites  []sharedSite       `json:"sites"`
+	Values map[string][]int64 `json:"values"`
+}
+
+type sharedSite struct {
+	Program string `json:"program"`
+	Op      int64  `json:"op"`
+	Attr    string `json:"attr"`
 }

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/distpass/distpass/interop/paddle"
+	"github.com/distpass/distpass/ir"
+)
+
+const importArgs = "FILE [-o out.dpir] [-sidecar in.json]"
+
+func runImport(env *Env, args []string) int {
+	fs := newFlagSet(env, "import", importArgs,
+		`Import reads a Paddle program file and prints it as .dpir text, to stdout
+or to -o FILE. The format is told by content: a ProgramDesc protobuf
+(.pdmodel, __model__) starts with byte 0x0A; a Paddle 3 PIR JSON program
+is an object whose base_code.magic is "pir" (its operands have no slot
+names: they become in0, in1, …). A Python pickle (0x80), such
+as the model_state_rank*.pdmodel that Paddle's save_distributed_checkpoint
+writes, is a state dict, not a program, and is refused. -sidecar reads the
+JSON that 'distpass export -sidecar' wrote beside the file (meshes, dists
+and what else the ProgramDesc cannot hold).`)
+	out := fs.String("o", "", "write the module to `FILE` instead of stdout")
+	side := fs.String("sidecar", "", "read the sidecar `FILE` written beside the program")
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(env.Stderr, "distpass import: give one FILE")
+		return ExitUsage
+	}
+	ins, err := readInputs(env, files)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
+		return ExitFail
+	}
+	in := ins[0]
+	if paddle.IsPIR(in.data) {
+		if *side != "" {
+			fmt.Fprintln(env.Stderr, "distpass import: -sidecar is for ProgramDesc files; a PIR program carries its own dist attrs")
+			return ExitUsage
+		}
+		m, err := paddle.ImportPIR(in.name, in.data)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			return ExitFail
+		}
+		return writeImported(env, m, *out)
+	}
+	switch paddle.Sniff(in.data) {
+	case paddle.Pickle:
+		fmt.Fprintln(env.Stderr, pickleError(in.name))
+		return ExitFail
+	case paddle.Unknown:
+		fmt.Fprintf(env.Stderr, "%s: not a Paddle program: a ProgramDesc starts with byte 0x0A, a PIR JSON program is an object with base_code.magic \"pir\"\n", in.name)
+		return ExitFail
+	}
+	var sc []byte
+	if *side != "" {
+		if sc, err = os.ReadFile(*side); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
+			return ExitFail
+		}
+	}
+	m, err := paddle.ImportWithSidecar(in.name, in.data, sc)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		return ExitFail
+	}
+	return writeImported(env, m, *out)
+}
+
+// writeImported prints an imported module to out, or stdout.
+func writeImported(env *Env, m *ir.Module, out string) int {
+	var err error
+	if out == "" {
+		err = ir.Fprint(env.Stdout, m)
+	} else {
+		err = os.WriteFile(out, ir.Print(m), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// pickleError says what a pickle given for a program is.
+func pickleError(name string) string {
+	return name + ": a Python pickle (a pickled state dict, such as Paddle's .pdparams or the model_state_rank*.pdmodel of save_distributed_checkpoint), not a program"
+}

@@ -1,0 +1,88 @@
+// Package paddle reads and writes PaddlePaddle program files: the
+// ProgramDesc protobuf of .pdmodel and __model__ files, as ir modules.
+//
+// Import decodes a file into a module whose main program is the file's
+// program; Export encodes a module's main program back. For a module that
+// Import made, Export gives the file's bytes back exactly, and the module
+// holds everything needed for that, so its .dpir text parses back to a
+// module that exports to the same bytes too. The codec is written over the
+// protobuf wire format (google.golang.org/protobuf's protowire), from the
+// field numbers of framework.proto; no generated code. It accepts packed
+// and unpacked repeated fields, sign-extended int32 varints and missing
+// required fields (read as proto2 reads them), and rejects, naming the
+// message, the field and the byte offset, any field or enum value it does
+// not know: "model.pdmodel: BlockDesc 0 > OpDesc 3 "relu" > Attr "x":
+// unknown field 9 (varint) at byte offset 1234".
+//
+// # Where each part of a ProgramDesc goes
+//
+//   - blocks: the program's blocks, with parent_idx as Parent and
+//     forward_block_idx as Forward (-1 when absent). A block's idx must be
+//     its position.
+//   - VarDesc: a var. persistable and is_parameter give its kind (var,
+//     persist, param); need_check_feed and stop_gradient its flags. The
+//     VarType gives its type: a DENSE_TENSOR is a dense tensor of the
+//     TensorDesc's dtype and dims (-1 kept), with "lod N" when the file
+//     declares a lod_level; the other kinds are the IR's no-shape kinds
+//     (FEED_MINIBATCH is feed_list, FETCH_LIST fetch_list, FEED_LIST
+//     feed_var_list, the rest by their lower-case names), and what their
+//     desc carries becomes the type's elements: tensor_array(f32[-1] lod 1),
+//     selected_rows(f32[100, 8]), reader(...), tuple(f32, i64). VarDesc
+//     attrs (INT, STRING, INTS) are var attrs.
+//   - OpDesc: an op with its type, input and output slots in file order
+//     (empty slots kept) and its attrs. Op ids are 1, 2, ... in program
+//     order. AttrTypes map to values: INT Int, FLOAT Float (a float32, re-encoded
+//     to the same bits), STRING String, INTS Ints, FLOATS Floats, STRINGS
+//     Strings, BOOLEAN Bool, BOOLEANS Bools, BLOCK BlockRef, BLOCKS
+//     BlockRefs, LONG Long, LONGS Longs, FLOAT64 Float64, FLOAT64S
+//     Float64s, VAR VarRef, VARS VarRefs, SCALAR Scalar, SCALARS Scalars.
+//     op_role becomes the op's Role, every bit kept; op_role_var,
+//     op_namescope, op_callstack, op_device and with_quant_attr stay
+//     attrs.
+//   - version, op_version_map and the legacy field 3 (OpCompatibleMap of
+//     Paddle ~1.6, kept as opaque bytes) become module attrs.
+//
+// What the IR has no field for is kept in attrs whose names start with
+// "paddle.", a prefix no Paddle attr uses:
+//
+//   - module: paddle.version (long), paddle.op_version_names (strings) and
+//     paddle.op_versions (ints), paddle.op_compatible_map (the legacy field
+//     3, base64).
+//   - op and var: paddle.attr_order (strings), the attrs' names in file
+//     order, an op's op_role among them, when that is not the default
+//     order: names sorted and, for an op, op_role present. An op's list
+//     without op_role says the op had none (Export still writes one, by
+//     name, for a role that is not 0).
+//   - op: paddle.is_target, OpDesc.is_target when the file has it.
+//   - var: paddle.fields, the optional VarDesc bools the file wrote, when
+//     not the usual ones (persistable always, the others when true).
+//
+// The IR keeps attrs sorted by name (its invariant: printing is canonical,
+// and ir.Hash and ir.Equal do not depend on how an op was built), so the
+// order of a file's attrs is a fact of the file like the others, kept as
+// paddle.attr_order. Export writes the attrs in that order when an op or
+// var has one (names it lists that the op no longer has are skipped, and
+// attrs it does not list follow by name); otherwise sorted by name, with
+// op_role among them, which is what recent Paddle writes: such files
+// import with no paddle.attr_order, while those of Paddle 2.2 and older,
+// which wrote attrs in hash-map order, import with one on nearly every op.
+// One list covers op_role too: its place in the file, or its absence
+// (files of 2018 have none), is part of the order.
+//
+// # Sidecar
+//
+// The proto cannot hold distpass's annotations: tensor and op dists, fwd,
+// op ids other than 1, 2, ..., the process-group table, meshes,
+// params-grads, the startup program, a partitioned program's rank, the
+// var flags is_data, need_clip and trainable, and attr values the proto
+// would round (a Float that is no float32). Export fails naming the first
+// such thing, unless ExportOptions.Drop says to lose them;
+// ExportWithSidecar writes them to a small versioned JSON document beside
+// the ProgramDesc, keyed by block index and var name and by block index
+// and op position, and ImportWithSidecar reads the pair back into an equal
+// module. The sidecar's schema is in sidecar.go.
+//
+// Sniff tells a ProgramDesc from a pickle (Paddle's .pdparams, and the
+// model_state_rank*.pdmodel that save_distributed_checkpoint writes) by
+// content.
+package paddle

@@ -1,0 +1,487 @@
+package paddle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The sidecar is a small JSON document beside a ProgramDesc file that holds
+// what the proto cannot: distpass's annotations and module-level tables.
+//
+//	{
+//	  "format": "distpass-paddle-sidecar",
+//	  "version": 1,
+//	  "module": "mlp",
+//	  "meshes": [{"name": "world", "shape": [2, 2], "dims": ["dp", "mp"], "ranks": [0, 1, 2, 3]}],
+//	  "groups": [{"id": 0, "ranks": [0, 1, 2, 3]}],
+//	  "param_grads": [{"param": "w", "grad": "w@GRAD"}],
+//	  "attrs": [...],
+//	  "main": {
+//	    "rank": 3,
+//	    "vars": [{"block": 0, "name": "x", "flags": ["is_data"],
+//	              "dist": {"mesh": "world", "dims_mapping": [0, -1], "partial": [{"dim": 1, "reduce": "sum"}]}}],
+//	    "ops": [{"block": 0, "pos": 2, "id": 9, "fwd": 3,
+//	             "dist": {"mesh": "world", "impl_type": "matmul_v2", "impl_index": 0, "recompute": false,
+//	                      "inputs": [{"name": "x", "dims_mapping": [0, -1]}], "outputs": [...]},
+//	             "attrs": [...]}]
+//	  },
+//	  "startup": {"program": "<base64 ProgramDesc>", "vars": [...], "ops": [...]}
+//	}
+//
+// Vars are keyed by block index and name, ops by block index and position
+// in the block. "id" is an op's id when it is not its number in program
+// order (Import numbers ops 1, 2, ...); "attrs" (in ir.EncodeAttrsJSON's
+// form) replaces the attrs read from the proto when some value there is
+// rounded or cannot be held, and the module's "attrs" the module attrs
+// when it has some the proto cannot hold. "rank" is a partitioned program's
+// rank. The startup program is a ProgramDesc of its own, base64 in
+// "program". Members are left out when empty.
+const (
+	sidecarFormat  = "distpass-paddle-sidecar"
+	sidecarVersion = 1
+)
+
+// sidecar collects what the proto cannot hold while a module is exported.
+// A nil sidecar drops it all.
+type sidecar struct {
+	first string // the first thing noted, for Export's error
+	doc   sidecarDoc
+}
+
+type sidecarDoc struct {
+	Format     string          `json:"format"`
+	Version    int             `json:"version"`
+	Module     string          `json:"module,omitempty"`
+	Meshes     []*sideMesh     `json:"meshes,omitempty"`
+	Groups     []*sideGroup    `json:"groups,omitempty"`
+	ParamGrads []*sideGrad     `json:"param_grads,omitempty"`
+	Attrs      json.RawMessage `json:"attrs,omitempty"`
+	Main       *progSidecar    `json:"main,omitempty"`
+	Startup    *progSidecar    `json:"startup,omitempty"`
+}
+
+type sideMesh struct {
+	Name  string   `json:"name"`
+	Shape []int    `json:"shape"`
+	Dims  []string `json:"dims"`
+	Ranks []int    `json:"ranks"`
+}
+
+type sideGroup struct {
+	ID    int   `json:"id"`
+	Ranks []int `json:"ranks"`
+}
+
+type sideGrad struct {
+	Param string `json:"param"`
+	Grad  string `json:"grad,omitempty"`
+}
+
+// progSidecar is what one program adds.
+type progSidecar struct {
+	Program []byte      `json:"program,omitempty"` // the startup program's ProgramDesc
+	Rank    *int        `json:"rank,omitempty"`
+	Vars    []*varEntry `json:"vars,omitempty"`
+	Ops     []*opEntry  `json:"ops,omitempty"`
+}
+
+type varEntry struct {
+	Block int
+	Name  string
+	Flags ir.VarFlags
+	Dist  *ir.TensorDist
+	Attrs ir.Attrs
+}
+
+type opEntry struct {
+	Block int
+	Pos   int
+	ID    *int64
+	Fwd   int64
+	Dist  *ir.OpDist
+	Attrs ir.Attrs
+}
+
+func newSidecar() *sidecar {
+	return &sidecar{doc: sidecarDoc{Format: sidecarFormat, Version: sidecarVersion}}
+}
+
+// note records that what cannot go in the proto.
+func (sc *sidecar) note(what string) {
+	if sc != nil && sc.first == "" {
+		sc.first = what
+	}
+}
+
+// prog returns the entries of program name ("main" or "startup").
+func (sc *sidecar) prog(name string) *progSidecar {
+	if sc == nil {
+		return &progSidecar{}
+	}
+	if name == "main" {
+		if sc.doc.Main == nil {
+			sc.doc.Main = &progSidecar{}
+		}
+		return sc.doc.Main
+	}
+	if sc.doc.Startup == nil {
+		sc.doc.Startup = &progSidecar{}
+	}
+	return sc.doc.Startup
+}
+
+// module records the module-level tables.
+func (sc *sidecar) module(m *ir.Module) {
+	if sc == nil {
+		return
+	}
+	sc.doc.Module = m.Name
+	for _, pm := range m.Meshes {
+		if pm == nil {
+			continue
+		}
+		sc.note("mesh " + pm.Name)
+		sc.doc.Meshes = append(sc.doc.Meshes, &sideMesh{Name: pm.Name, Shape: orNone(pm.Shape), Dims: orNone(pm.DimNames), Ranks: orNone(pm.ProcessIDs)})
+	}
+	for _, g := range m.Groups {
+		sc.note(fmt.Sprintf("process group %d", g.ID))
+		sc.doc.Groups = append(sc.doc.Groups, &sideGroup{ID: g.ID, Ranks: orNone(g.Ranks)})
+	}
+	for _, pg := range m.ParamGrads {
+		sc.note("params-grads entry " + pg.Param)
+		sc.doc.ParamGrads = append(sc.doc.ParamGrads, &sideGrad{Param: pg.Param, Grad: pg.Grad})
+	}
+	for _, a := range m.Attrs {
+		if !strings.HasPrefix(a.Name, reservedPrefix) {
+			// The module's own attrs: keep the whole list.
+			if raw, err := ir.EncodeAttrsJSON(m.Attrs); err == nil {
+				sc.doc.Attrs = raw
+			}
+			break
+		}
+	}
+}
+
+func orNone[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// The JSON forms of the entries.
+
+type jsonVarEntry struct {
+	Block int             `json:"block"`
+	Name  string          `json:"name"`
+	Flags []string        `json:"flags,omitempty"`
+	Dist  *jsonTensorDist `json:"dist,omitempty"`
+	Attrs json.RawMessage `json:"attrs,omitempty"`
+}
+
+type jsonTensorDist struct {
+	Mesh        string        `json:"mesh"`
+	DimsMapping []int         `json:"dims_mapping"`
+	Partial     []jsonPartial `json:"partial,omitempty"`
+}
+
+type jsonPartial struct {
+	Dim    int    `json:"dim"`
+	Reduce string `json:"reduce"`
+}
+
+type jsonOpEntry struct {
+	Block int             `json:"block"`
+	Pos   int             `json:"pos"`
+	ID    *int64          `json:"id,omitempty"`
+	Fwd   int64           `json:"fwd,omitempty"`
+	Dist  *jsonOpDist     `json:"dist,omitempty"`
+	Attrs json.RawMessage `json:"attrs,omitempty"`
+}
+
+type jsonOpDist struct {
+	Mesh      string        `json:"mesh"`
+	ImplType  string        `json:"impl_type"`
+	ImplIndex int           `json:"impl_index"`
+	Recompute bool          `json:"recompute"`
+	Inputs    []jsonArgDist `json:"inputs"`
+	Outputs   []jsonArgDist `json:"outputs"`
+}
+
+type jsonArgDist struct {
+	Name        string `json:"name"`
+	DimsMapping []int  `json:"dims_mapping"`
+}
+
+// flagNames are the var flags the sidecar holds.
+var flagNames = []struct {
+	flag ir.VarFlags
+	name string
+}{{ir.FlagIsData, "is_data"}, {ir.FlagNeedClip, "need_clip"}, {ir.FlagTrainable, "trainable"}}
+
+func (v *varEntry) MarshalJSON() ([]byte, error) {
+	j := jsonVarEntry{Block: v.Block, Name: v.Name}
+	for _, f := range flagNames {
+		if v.Flags&f.flag != 0 {
+			j.Flags = append(j.Flags, f.name)
+		}
+	}
+	if d := v.Dist; d != nil {
+		j.Dist = &jsonTensorDist{Mesh: d.Mesh, DimsMapping: orNone(d.DimsMapping)}
+		for _, p := range d.Partial {
+			j.Dist.Partial = append(j.Dist.Partial, jsonPartial{Dim: p.Dim, Reduce: p.Reduce.String()})
+		}
+	}
+	if v.Attrs != nil {
+		raw, err := ir.EncodeAttrsJSON(v.Attrs)
+		if err != nil {
+			return nil, fmt.Errorf("block %d var %q: %v", v.Block, v.Name, err)
+		}
+		j.Attrs = raw
+	}
+	return json.Marshal(j)
+}
+
+func (v *varEntry) UnmarshalJSON(b []byte) error {
+	var j jsonVarEntry
+	if err := strictUnmarshal(b, &j); err != nil {
+		return err
+	}
+	*v = varEntry{Block: j.Block, Name: j.Name}
+	where := fmt.Sprintf("block %d var %q", j.Block, j.Name)
+	for _, n := range j.Flags {
+		found := false
+		for _, f := range flagNames {
+			if f.name == n {
+				v.Flags |= f.flag
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("%s: unknown flag %q", where, n)
+		}
+	}
+	if d := j.Dist; d != nil {
+		v.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: orNone(d.DimsMapping)}
+		for _, p := range d.Partial {
+			r, ok := ir.ParseReduce(p.Reduce)
+			if !ok {
+				return fmt.Errorf("%s: unknown reduce %q", where, p.Reduce)
+			}
+			v.Dist.Partial = append(v.Dist.Partial, ir.Partial{Dim: p.Dim, Reduce: r})
+		}
+	}
+	if j.Attrs != nil {
+		as, err := ir.DecodeAttrsJSON(j.Attrs)
+		if err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+		v.Attrs = orNone(as)
+	}
+	return nil
+}
+
+func (o *opEntry) MarshalJSON() ([]byte, error) {
+	j := jsonOpEntry{Block: o.Block, Pos: o.Pos, ID: o.ID, Fwd: o.Fwd}
+	if d := o.Dist; d != nil {
+		j.Dist = &jsonOpDist{Mesh: d.Mesh, ImplType: d.ImplType, ImplIndex: d.ImplIndex, Recompute: d.Recompute,
+			Inputs: argDistsJSON(d.Inputs), Outputs: argDistsJSON(d.Outputs)}
+	}
+	if o.Attrs != nil {
+		raw, err := ir.EncodeAttrsJSON(o.Attrs)
+		if err != nil {
+			return nil, fmt.Errorf("block %d op %d: %v", o.Block, o.Pos, err)
+		}
+		j.Attrs = raw
+	}
+	return json.Marshal(j)
+}
+
+func argDistsJSON(as []ir.ArgDist) []jsonArgDist {
+	out := make([]jsonArgDist, len(as))
+	for i, a := range as {
+		out[i] = jsonArgDist{Name: a.Name, DimsMapping: orNone(a.DimsMapping)}
+	}
+	return out
+}
+
+func argDistsIR(js []jsonArgDist) []ir.ArgDist {
+	if len(js) == 0 {
+		return nil
+	}
+	out := make([]ir.ArgDist, len(js))
+	for i, a := range js {
+		out[i] = ir.ArgDist{Name: a.Name, DimsMapping: orNone(a.DimsMapping)}
+	}
+	return out
+}
+
+func (o *opEntry) UnmarshalJSON(b []byte) error {
+	var j jsonOpEntry
+	if err := strictUnmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = opEntry{Block: j.Block, Pos: j.Pos, ID: j.ID, Fwd: j.Fwd}
+	if d := j.Dist; d != nil {
+		o.Dist = &ir.OpDist{Mesh: d.Mesh, ImplType: d.ImplType, ImplIndex: d.ImplIndex, Recompute: d.Recompute,
+			Inputs: argDistsIR(d.Inputs), Outputs: argDistsIR(d.Outputs)}
+	}
+	if j.Attrs != nil {
+		as, err := ir.DecodeAttrsJSON(j.Attrs)
+		if err != nil {
+			return fmt.Errorf("block %d op %d: %v", j.Block, j.Pos, err)
+		}
+		o.Attrs = orNone(as)
+	}
+	return nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// ExportWithSidecar encodes the main program of m as a ProgramDesc, and
+// what the proto cannot hold as the sidecar, a small JSON document (see
+// the package documentation). ImportWithSidecar reads the pair back into a
+// module Equal to m.
+func ExportWithSidecar(m *ir.Module) (pb []byte, side []byte, err error) {
+	sc := newSidecar()
+	pb, err = exportModule(m, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p := sc.doc.Main; p != nil && p.Rank == nil && len(p.Vars) == 0 && len(p.Ops) == 0 {
+		sc.doc.Main = nil
+	}
+	side, err = json.MarshalIndent(&sc.doc, "", "  ")
+	if err != nil {
+		return nil, nil, fmt.Errorf("paddle: sidecar: %v", err)
+	}
+	return pb, append(side, '\n'), nil
+}
+
+// ImportWithSidecar reads a ProgramDesc and the sidecar ExportWithSidecar
+// wrote beside it. An empty sidecar is the same as Import.
+func ImportWithSidecar(name string, pb, side []byte) (*ir.Module, error) {
+	m, err := Import(name, pb)
+	if err != nil || len(bytes.TrimSpace(side)) == 0 {
+		return m, err
+	}
+	var doc sidecarDoc
+	if err := strictUnmarshal(side, &doc); err != nil {
+		return nil, fmt.Errorf("%s sidecar: %v", name, err)
+	}
+	if err := applySidecar(name, m, &doc); err != nil {
+		return nil, fmt.Errorf("%s sidecar: %v", name, err)
+	}
+	return m, nil
+}
+
+func applySidecar(name string, m *ir.Module, doc *sidecarDoc) error {
+	if doc.Format != sidecarFormat {
+		return fmt.Errorf("format %q, want %q", doc.Format, sidecarFormat)
+	}
+	if doc.Version != sidecarVersion {
+		return fmt.Errorf("unsupported version %d (want %d)", doc.Version, sidecarVersion)
+	}
+	m.Name = doc.Module
+	for i, pm := range doc.Meshes {
+		if pm == nil {
+			return fmt.Errorf("mesh %d is null", i)
+		}
+		m.Meshes = append(m.Meshes, &ir.ProcessMesh{Name: pm.Name, Shape: orNone(pm.Shape), DimNames: orNone(pm.Dims), ProcessIDs: orNone(pm.Ranks)})
+	}
+	for i, g := range doc.Groups {
+		if g == nil {
+			return fmt.Errorf("group %d is null", i)
+		}
+		m.Groups = append(m.Groups, ir.Group{ID: g.ID, Ranks: orNone(g.Ranks)})
+	}
+	for i, pg := range doc.ParamGrads {
+		if pg == nil {
+			return fmt.Errorf("param_grads entry %d is null", i)
+		}
+		m.ParamGrads = append(m.ParamGrads, ir.ParamGrad{Param: pg.Param, Grad: pg.Grad})
+	}
+	if doc.Attrs != nil {
+		as, err := ir.DecodeAttrsJSON(doc.Attrs)
+		if err != nil {
+			return fmt.Errorf("module attrs: %v", err)
+		}
+		m.Attrs = as
+	}
+	if doc.Main != nil {
+		if doc.Main.Program != nil {
+			return errors.New(`main: the main program is the ProgramDesc, not "program"`)
+		}
+		if err := applyProg(m.Main, doc.Main); err != nil {
+			return fmt.Errorf("main: %v", err)
+		}
+	}
+	if doc.Startup != nil {
+		sm, err := Import(name+" startup", doc.Startup.Program)
+		if err != nil {
+			return err
+		}
+		m.Startup = sm.Main
+		m.Startup.Name = "startup"
+		if err := applyProg(m.Startup, doc.Startup); err != nil {
+			return fmt.Errorf("startup: %v", err)
+		}
+	}
+	return nil
+}
+
+func applyProg(p *ir.Program, ps *progSidecar) error {
+	if ps.Rank != nil {
+		p.Rank = *ps.Rank
+	}
+	for _, ve := range ps.Vars {
+		if ve == nil {
+			return errors.New("null var entry")
+		}
+		b := p.Block(ve.Block)
+		if b == nil {
+			return fmt.Errorf("var %q: no block %d", ve.Name, ve.Block)
+		}
+		v := b.Var(ve.Name)
+		if v == nil {
+			return fmt.Errorf("block %d: no var %q", ve.Block, ve.Name)
+		}
+		v.Flags |= ve.Flags
+		if ve.Dist != nil {
+			v.Dist = ve.Dist
+		}
+		if ve.Attrs != nil {
+			v.Attrs = ve.Attrs
+		}
+	}
+	for _, oe := range ps.Ops {
+		if oe == nil {
+			return errors.New("null op entry")
+		}
+		b := p.Block(oe.Block)
+		if b == nil || oe.Pos < 0 || oe.Pos >= len(b.Ops) {
+			return fmt.Errorf("no op at block %d position %d", oe.Block, oe.Pos)
+		}
+		op := b.Ops[oe.Pos]
+		if oe.ID != nil {
+			op.ID = *oe.ID
+		}
+		op.Fwd = oe.Fwd
+		if oe.Dist != nil {
+			op.Dist = oe.Dist
+		}
+		if oe.Attrs != nil {
+			op.Attrs = oe.Attrs
+		}
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package passes
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+)
+
+// Partitioning by rank classes. In an SPMD program the ranks' programs
+// differ only in a few rank-dependent attrs: the ring_id of a collective
+// (the group along a mesh dim is a different slice for each rank) and the
+// start_index of a vocab-parallel embedding (the rank's coordinate times
+// the local rows). Ranks that belong to the same meshes lower to the same
+// structure, so each such class is lowered once, for its first rank, and
+// every other rank's program is that one with its own values of those
+// attrs. The contract for impls that makes this sound: a lowering depends
+// on the rank only through Ctx.Group (ring ids) and Ctx.Coord (embedding
+// offsets). Each class's last rank is also lowered plainly and compared
+// by structural hash; a class that fails the comparison, or holds an attr
+// the relabelling does not know (a send/recv peer), is lowered rank by
+// rank instead, and says so in Fallback.
+
+// Classes is a partition of every rank of a module, by class.
+type Classes struct {
+	Classes []*Class
+	// Groups is the process-group table every rank shares.
+	Groups []ir.Group
+}
+
+// Class is the ranks that lower to the same structure.
+type Class struct {
+	// Ranks, ascending; Ranks[0] is the representative.
+	Ranks []int
+	// Module is the representative's partitioned module.
+	Module *ir.Module
+	// Sites are the rank-dependent attrs of Module, Values[i][j] the
+	// value of Sites[j] on Ranks[i].
+	Sites  []Site
+	Values [][]ir.Value
+	// Fallback, when not empty, says why this class was lowered rank by
+	// rank; Plain then holds the module of each rank.
+	Fallback string
+	Plain    []*ir.Module
+}
+
+// Site is one rank-dependent attr of a class's representative program:
+// attr Attr of op OpID in program Program.
+type Site struct {
+	Program string
+	OpID    int64
+	Attr    string
+}
+
+// Ranks returns every rank of every class, ascending.
+func (cs *Classes) Ranks() []int {
+	var rs []int
+	for _, c := range cs.Classes {
+		rs = append(rs, c.Ranks...)
+	}
+	slices.Sort(rs)
+	return rs
+}
+
+// Module builds rank's partitioned module: a clone of its class's
+// representative with the rank's values of the sites, or the plain module
+// of a fallback class. The result is the caller's.
+func (cs *Classes) Module(rank int) (*ir.Module, error) {
+	for _, c := range cs.Classes {
+		i := slices.Index(c.Ranks, rank)
+		if i < 0 {
+			continue
+		}
+		if c.Fallback != "" {
+			return c.Plain[i].Clone(), nil
+		}
+		return c.instantiate(i)
+	}
+	return nil, fmt.Errorf("rank %d is in no class", rank)
+}
+
+func (c *Class) instantiate(i int) (*ir.Module, error) {
+	m := c.Module.Clone()
+	rank := c.Ranks[i]
+	for _, p := range m.Programs() {
+		p.Rank = rank
+	}
+	if i == 0 {
+		return m, nil
+	}
+	ops := opsByID(m)
+	for j, s := range c.Sites {
+		op := ops[s.Program][s.OpID]
+		if op == nil {
+			return nil, fmt.Errorf("rank %d: %s op %d is gone", rank, s.Program, s.OpID)
+		}
+		op.Attrs.Set(s.Attr, c.Values[i][j])
+	}
+	return m, nil
+}
+
+func opsByID(m *ir.Module) map[string]map[int64]*ir.Op {
+	out := map[string]map[int64]*ir.Op{}
+	for _, p := range m.Programs() {
+		byID := map[int64]*ir.Op{}
+		for _, b := range p.Blocks {
+			for _, op := range b.Ops {
+				byID[op.ID] = op
+			}
+		}
+		out[p.Name] = byID
+	}
+	return out
+}
+
+// PartitionClasses partitions m for every rank of its meshes by classes
+// (see Classes): each class's representative and, for the check, its
+// last rank are lowered on clones, concurrently; m is not changed.
+// progress, when not nil, is called as each lowering finishes.
+func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) (*Classes, error) {
+	if reg == nil {
+		reg = registry.DefaultRegistry()
+	}
+	ranks := Ranks(m)
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("partition-all: the module has no mesh")
+	}
+	// Class key: which meshes a rank belongs to.
+	var keys []string
+	byKey := map[string][]int{}
+	for _, r := range ranks {
+		var sb strings.Builder
+		for _, pm := range m.Meshes {
+			if pm.Contains(r) {
+				sb.WriteByte('1')
+			} else {
+				sb.WriteByte('0')
+			}
+		}
+		k := sb.String()
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	cs := &Classes{}
+	for _, k := range keys {
+		cs.Classes = append(cs.Classes, &Class{Ranks: byKey[k]})
+	}
+
+	// Lower the representatives and the check ranks.
+	type job struct {
+		c     *Class
+		rank  int
+		check bool
+	}
+	var jobs []job
+	for _, c := range cs.Classes {
+		jobs = append(jobs, job{c, c.Ranks[0], false})
+		if len(c.Ranks) > 1 {
+			jobs = append(jobs, job{c, c.Ranks[len(c.Ranks)-1], true})
+		}
+	}
+	mods, err := lowerRanks(ctx, m, reg, jobs, func(j job) int { return j.rank }, progress)
+	if err != nil {
+		return nil, err
+	}
+	checks := map[*Class]*ir.Module{}
+	for i, j := range jobs {
+		if j.check {
+			checks[j.c] = mods[i]
+		} else {
+			j.c.Module = mods[i]
+		}
+	}
+	cs.Groups = cs.Classes[0].Module.Groups
+	for _, c := range cs.Classes {
+		if why := c.relabel(); why != "" {
+			c.Fallback = why
+		} else if chk := checks[c]; chk != nil {
+			got, err := c.instantiate(len(c.Ranks) - 1)
+			if err != nil {
+				return nil, err
+			}
+			if ir.Hash(got) != ir.Hash(chk) {
+				c.Fallback = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Ctx.Group and Ctx.Coord", c.Ranks[len(c.Ranks)-1])
+			}
+		}
+		if c.Fallback == "" {
+			continue
+		}
+		c.Plain, err = lowerRanks(ctx, m, reg, c.Ranks, func(r int) int { return r }, nil)
+		if err != nil {
+			return nil, err
+		}
+		c.Module, c.Sites, c.Values = nil, nil, nil
+	}
+	return cs, nil
+}
+
+// lowerRanks partitions a clone of m for the rank of each job,
+// concurrently, in job order.
+func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry, jobs []J, rankOf func(J) int,
+	progress func(done, total int)) ([]*ir.Module, error) {
+	out := make([]*ir.Module, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(jobs))
+					mu.Unlock()
+				}
+			}()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
+			c := m.Clone()
+			if err := Partition(c, reg, rankOf(j)); err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = c
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// relabel finds the representative's rank-dependent attrs and computes
+// their value on every rank of the class, or says why it cannot.
+func (c *Class) relabel() string {
+	m := c.Module
+	rep := c.Ranks[0]
+	groupID := map[string]int{}
+	for _, g := range m.Groups {
+		groupID[ranksKey(g.Ranks)] = g.ID
+	}
+	world := Ranks(m)
+	type recipe func(rank int) (ir.Value, error)
+	var recipes []recipe
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			for _, op := range b.Ops {
+				if _, ok := op.Attrs.Int("peer"); ok {
+					return fmt.Sprintf("%s op %d %s has a peer attr: point-to-point ops are not relabelled", p.Name, op.ID, op.Type)
+				}
+				if id, ok := op.Attrs.Int("ring_id"); ok {
+					g := m.Group(int(id))
+					if g == nil {
+						return fmt.Sprintf("%s op %d %s: ring_id %d is not in the group table", p.Name, op.ID, op.Type, id)
+					}
+					if slices.Equal(g.Ranks, world) {
+						continue // the world's group is every rank's
+					}
+					pm, axis := groupAxis(m, op, g.Ranks, rep)
+					if pm == nil {
+						return fmt.Sprintf("%s op %d %s: ring_id %d %v is no mesh dim's group of rank %d", p.Name, op.ID, op.Type, id, g.Ranks, rep)
+					}
+					c.Sites = append(c.Sites, Site{p.Name, op.ID, "ring_id"})
+					recipes = append(recipes, func(r int) (ir.Value, error) {
+						rs, err := pm.Group(axis, r)
+						if err != nil {
+							return nil, err
+						}
+						id, ok := groupID[ranksKey(rs)]
+						if !ok {
+							return nil, fmt.Errorf("group %v is not in the group table", rs)
+						}
+						return ir.Int(int64(id)), nil
+					})
+				}
+				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
+					rec, why := embeddingRecipe(m, p, b, op, rep)
+					if why != "" {
+						return why
+					}
+					c.Sites = append(c.Sites, Site{p.Name, op.ID, "start_index"})
+					recipes = append(recipes, rec)
+				}
+			}
+		}
+	}
+	c.Values = make([][]ir.Value, len(c.Ranks))
+	for i, r := range c.Ranks {
+		c.Values[i] = make([]ir.Value, len(recipes))
+		for j, rec := range recipes {
+			v, err := rec(r)
+			if err != nil {
+				return fmt.Sprintf("rank %d: %s op %d: %v", r, c.Sites[j].Program, c.Sites[j].OpID, err)
+			}
+			c.Values[i][j] = v
+		}
+	}
+	return ""
+}
+
+// groupAxis finds the mesh dim whose group of rank is ranks: on the op's
+// mesh first, then on every mesh.
+func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh, int) {
+	meshes := slices.Clone(m.Meshes)
+	if op.Dist != nil {
+		if pm := m.Mesh(op.Dist.Mesh); pm != nil {
+			meshes = append([]*ir.ProcessMesh{pm}, meshes...)
+		}
+	}
+	for _, pm := range meshes {
+		if !pm.Contains(rank) {
+			continue
+		}
+		for axis := range pm.Shape {
+			if g, err := pm.Group(axis, rank); err == nil && slices.Equal(g, ranks) {
+				return pm, axis
+			}
+		}
+	}
+	return nil, 0
+}
+
+// embeddingRecipe is start_index = the rank's coordinate along W's row
+// axis × W's local rows, checked against the representative's value.
+func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string) {
+	ws := op.Input("W")
+	start, _ := op.Attrs.Int("start_index")
+	var w *ir.Var
+	if len(ws) == 1 {
+		w = p.LookupVar(b, ws[0])
+	}
+	if w == nil || w.Dist == nil || len(w.Dist.DimsMapping) == 0 || w.Dist.DimsMapping[0] < 0 || w.Type.Rank() == 0 {
+		return nil, fmt.Sprintf("%s op %d %s: its W is not a row-split var", p.Name, op.ID, op.Type)
+	}
+	pm := m.Mesh(w.Dist.Mesh)
+	axis, rows := w.Dist.DimsMapping[0], w.Type.Shape[0]
+	rec := func(r int) (ir.Value, error) {
+		coord, err := pm.Coord(r)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Int(int64(coord[axis]) * rows), nil
+	}
+	if v, err := rec(rep); err != nil || v != ir.Int(start) {
+		return nil, fmt.Sprintf("%s op %d %s: start_index %d is not rank %d's coordinate times %d rows", p.Name, op.ID, op.Type, start, rep, rows)
+	}
+	return rec, ""
+}
+
+func ranksKey(rs []int) string {
+	var sb strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(r))
+	}
+	return sb.String()
+}
