@@ -27,30 +27,37 @@ import (
 
 const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
 
-// benchStages are the stages bench knows, in the order it runs them; all
-// but mlir run by default.
-var benchStages = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "mlir"}
+// benchStages are the stages bench knows, in the order it runs them;
+// defaultStages those it runs without -stages.
+var (
+	benchStages   = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "partition-classes", "mlir"}
+	defaultStages = benchStages[:7]
+)
 
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
 (models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
 it builds the module of N ops (at least; the real count is the ops
 column) from -seed, then runs each stage of -stages once, in this order:
 
-  print          ir.Print of the module to a buffer; the text is kept
-                 for parse (and dropped after it)
-  parse          ir.ParseString of that text (no copy, as the CLI does);
-                 the parsed module is dropped after the stage
-  verify         ir.Verify of the module
-  clone          Module.Clone
-  partition      passes.Partition of rank 0, on a clone made before
-                 the stage and not counted
-  partition-all  every rank of the mesh, concurrently (GOMAXPROCS at
-                 once), outputs not written: passes.PartitionAll, which
-                 keeps every rank's module, when they fit in -mem;
-                 otherwise "streamed": the same schedule of clone and
-                 passes.Partition per rank, each output dropped when done
-  mlir           interop/mlir.Write of the MLIR twin to io.Discard; only
-                 when listed
+  print              ir.Print of the module to a buffer; the text is
+                     kept for parse (and dropped after it)
+  parse              ir.ParseString of that text (no copy, as the CLI
+                     does); the parsed module is dropped after the stage
+  verify             ir.Verify of the module
+  clone              Module.Clone
+  partition          passes.Partition of rank 0, on a clone made before
+                     the stage and not counted
+  partition-all      every rank of the mesh, concurrently (GOMAXPROCS at
+                     once), outputs not written: passes.PartitionAll,
+                     which keeps every rank's module, when they fit in
+                     -mem; otherwise "streamed": the same schedule of
+                     clone and passes.Partition per rank, each output
+                     dropped when done
+  partition-classes  passes.PartitionClasses, what partition -all runs:
+                     each class of ranks lowered once (its last rank
+                     again, as a check); rank modules not instantiated
+  mlir               interop/mlir.Write of the MLIR twin to io.Discard;
+                     only when listed
 
 The mesh has -ranks ranks, dp×mp with dp the largest divisor whose square
 is at most R (8: 2×4, the default module; 64: 8×8). Before each stage a
@@ -72,7 +79,8 @@ goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
 peak_heap_method, load_average (1-minute, before and after the run),
 modules (one per N: requested_ops, ops, text_bytes, module_heap_bytes
 (the module's live heap), generate_ns) and stages (one per N and stage:
-stage, requested_ops, ops, ranks and streamed (partition-all only),
+stage, requested_ops, ops, ranks (partition-all and -classes), streamed
+(partition-all), classes and fallbacks (partition-classes),
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
 peak_heap_bytes). Sizes are bytes, times nanoseconds.
@@ -111,8 +119,10 @@ type benchStage struct {
 	Stage         string  `json:"stage"`
 	RequestedOps  int     `json:"requested_ops"`
 	Ops           int     `json:"ops"`
-	Ranks         int     `json:"ranks,omitempty"`    // partition-all only
-	Streamed      bool    `json:"streamed,omitempty"` // partition-all only
+	Ranks         int     `json:"ranks,omitempty"`     // partition-all only
+	Streamed      bool    `json:"streamed,omitempty"`  // partition-all only
+	Classes       int     `json:"classes,omitempty"`   // partition-classes only
+	Fallbacks     int     `json:"fallbacks,omitempty"` // partition-classes: classes lowered rank by rank
 	WallNs        int64   `json:"wall_ns"`
 	CPUNs         int64   `json:"cpu_ns"`      // user+system, every thread of the process
 	PageFaults    int64   `json:"page_faults"` // minor
@@ -132,7 +142,7 @@ func runBench(env *Env, args []string) int {
 	opsFlag := fs.String("ops", "10000", "the op counts, `N[,N...]`")
 	ranks := fs.Int("ranks", 8, "the number of ranks of the mesh")
 	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
-	stagesFlag := fs.String("stages", strings.Join(benchStages[:len(benchStages)-1], ","), "the stages to run, comma-separated")
+	stagesFlag := fs.String("stages", strings.Join(defaultStages, ","), "the stages to run, comma-separated")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
 	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
 	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
@@ -199,7 +209,10 @@ func runBench(env *Env, args []string) int {
 			return ExitFail
 		}
 		runtime.GC()
-		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: heapAlloc() - base}
+		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}
+		// run measures one stage and adds its figures to the report; the
+		// caller may fill in more of them (with the pointer returned)
+		// until the next stage runs.
 		run := func(stage string, f func() error) (*benchStage, error) {
 			st.show("bench: %d ops: %s", n, stage)
 			r, err := measure(f)
@@ -269,6 +282,23 @@ func runBench(env *Env, args []string) int {
 				runtime.KeepAlive(outs)
 				if r != nil {
 					r.Ranks, r.Streamed = *ranks, stream
+				}
+				return r, err
+			}},
+			{"partition-classes", func() (*benchStage, error) {
+				var cs *passes.Classes
+				r, err := run("partition-classes", func() error {
+					var err error
+					cs, err = passes.PartitionClasses(context.Background(), m, reg, nil)
+					return err
+				})
+				if r != nil {
+					r.Ranks, r.Classes = *ranks, len(cs.Classes)
+					for _, c := range cs.Classes {
+						if c.Fallback != "" {
+							r.Fallbacks++
+						}
+					}
 				}
 				return r, err
 			}},
@@ -532,7 +562,12 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	}
 	tw.Flush()
 	var notes bytes.Buffer
-	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all: the work of all %d ranks).\n", rep.Ranks)
+	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
+	for _, s := range rep.Stages {
+		if s.Stage == "partition-classes" {
+			fmt.Fprintf(&notes, "partition-classes, %d ops: classes %d, lowered rank by rank %d.\n", s.Ops, s.Classes, s.Fallbacks)
+		}
+	}
 	if streamed {
 		notes.WriteString("* streamed: the outputs of every rank would not fit in -mem; each was dropped when done.\n")
 	}

@@ -64,12 +64,17 @@ func TestBenchJSON(t *testing.T) {
 		if st["peak_heap_bytes"].(float64) < st["heap_base_bytes"].(float64) {
 			t.Errorf("%s: peak heap below the base", name)
 		}
-		if name == "partition-all" {
+		if strings.HasPrefix(name, "partition-") {
 			if st["ranks"] != 8.0 {
-				t.Errorf("partition-all: ranks %v", st["ranks"])
+				t.Errorf("%s: ranks %v", name, st["ranks"])
 			}
 		} else if _, ok := st["ranks"]; ok {
 			t.Errorf("%s has ranks", name)
+		}
+		if name == "partition-classes" {
+			if x, _ := st["classes"].(float64); x < 1 {
+				t.Errorf("partition-classes: classes %v", st["classes"])
+			}
 		}
 	}
 	if !slices.Equal(names, benchStages) {

@@ -31,7 +31,11 @@
 //     MLIR's escapes (\" \\ and \XX hex for every byte outside printable
 //     ASCII), bools true and false, lists as [a, b] of those (an empty list
 //     of any kind is []), a block ref as its index, `N : i64`. A name that
-//     is not an MLIR bare identifier is quoted.
+//     is not an MLIR bare identifier is quoted. The attr types kept from
+//     Paddle programs: long and float64 (and their lists) as ints and
+//     floats are; a var ref as the opaque attr #dist.var<"name">; a
+//     scalar as the bool, i64 or f64 it holds, a complex one as
+//     #complex.number<:f64 re, im>.
 //   - Types: a dense tensor is tensor<8x64xf32> (a scalar tensor<f32>, a
 //     -1 dim ?; bool is i1, u8 ui8, and the rest keep their width:
 //     i8..i64, f16, bf16, f32, f64); a no-shape var is the opaque type

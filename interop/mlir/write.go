@@ -403,6 +403,22 @@ func (w *writer) value(v ir.Value) {
 		list(w, v, w.quoted)
 	case ir.BlockRefs:
 		list(w, v, func(x int) { w.i64(int64(x)) })
+	case ir.Long:
+		w.i64(int64(v))
+	case ir.Longs:
+		list(w, v, w.i64)
+	case ir.Float64:
+		w.f64(float64(v))
+	case ir.Float64s:
+		list(w, v, w.f64)
+	case ir.VarRef:
+		w.varRef(string(v))
+	case ir.VarRefs:
+		list(w, v, w.varRef)
+	case ir.Scalar:
+		w.scalar(v)
+	case ir.Scalars:
+		list(w, v, w.scalar)
 	default:
 		w.str("unit") // a nil value; the verifier rejects it
 	}
@@ -419,14 +435,49 @@ func list[T any](w *writer, xs []T, elem func(T)) {
 	w.byte(']')
 }
 
+// varRef writes a var named in an attr, which MLIR cannot point at as a
+// value: the opaque attribute #dist.var<"name">.
+func (w *writer) varRef(name string) {
+	w.str("#dist.var<")
+	w.quoted(name)
+	w.byte('>')
+}
+
+// scalar writes a Paddle scalar as the attr of its kind: a bool, an i64,
+// an f64, or a complex number #complex.number<:f64 re, im>.
+func (w *writer) scalar(x ir.Scalar) {
+	switch x.Type {
+	case ir.ScalarBool:
+		w.buf = strconv.AppendBool(w.buf, x.B)
+	case ir.ScalarLong:
+		w.i64(x.I)
+	case ir.ScalarFloat64:
+		w.f64(x.R)
+	case ir.ScalarComplex:
+		w.str("#complex.number<:f64 ")
+		w.float(x.R)
+		w.str(", ")
+		w.float(x.Im)
+		w.byte('>')
+	default:
+		w.str("unit") // an unknown kind; the verifier rejects it
+	}
+}
+
 func (w *writer) i64(x int64) {
 	w.int(x)
 	w.str(" : i64")
 }
 
-// f64 writes a float attr: the shortest decimal that reads back as x,
-// with a "." as MLIR's float literals need; NaN and infinities as bits.
+// f64 writes a float attr, `F : f64`.
 func (w *writer) f64(x float64) {
+	w.float(x)
+	w.str(" : f64")
+}
+
+// float writes the shortest decimal that reads back as x, with a "." as
+// MLIR's float literals need; NaN and infinities as their bits in hex.
+func (w *writer) float(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		w.str("0x")
 		s := strconv.FormatUint(math.Float64bits(x), 16)
@@ -436,7 +487,6 @@ func (w *writer) f64(x float64) {
 			}
 			w.byte(c)
 		}
-		w.str(" : f64")
 		return
 	}
 	start := len(w.buf)
@@ -457,7 +507,6 @@ func (w *writer) f64(x float64) {
 		w.buf = append(w.buf[:mant], ".0"...)
 		w.buf = append(w.buf, exp...)
 	}
-	w.str(" : f64")
 }
 
 // typ writes the type of v (nil: an undeclared var, none).

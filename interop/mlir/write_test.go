@@ -102,6 +102,31 @@ func TestWriteTiny(t *testing.T) {
 	}
 }
 
+// The attr types kept from Paddle programs.
+func TestWritePaddleAttrs(t *testing.T) {
+	src := `program main {
+  block 0 {
+    var x : f32[2]
+    op 1 demo(X: x) -> () {c = scalar(complex(1.0, -2.0)), f = float64(0.1), fs = float64s[0.5, nan], l = long(-3), ls = longs[1, 2], s = scalars[false, 7, 0.25], v = var(x@GRAD), vs = vars[x, y]}
+  }
+}
+`
+	m, err := ir.Parse("paddle.dpir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `module {
+  func.func @main(%x: tensor<2xf32>) {
+    "dist.demo"(%x) {c = #complex.number<:f64 1.0, -2.0>, f = 0.1 : f64, fs = [0.5 : f64, 0x7FF8000000000001 : f64], l = -3 : i64, ls = [1 : i64, 2 : i64], s = [false, 7 : i64, 0.25 : f64], v = #dist.var<"x@GRAD">, vs = [#dist.var<"x">, #dist.var<"y">]} : (tensor<2xf32>) -> ()
+    return
+  }
+}
+`
+	if got := string(twin(t, m)); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestWriteNameless(t *testing.T) {
 	m := ir.NewModule("")
 	b := ir.NewBuilder(m)
@@ -187,6 +212,16 @@ func TestMLIROpt(t *testing.T) {
 			cases = append(cases, tc{f + "_rank3", r, r.Main.NumOps()})
 		}
 	}
+	// Every var type and attr type kept from Paddle programs.
+	src, err := os.ReadFile(filepath.Join("..", "..", "ir", "testdata", "paddle_values.dpir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := ir.Parse("paddle_values.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, tc{"paddle_values", pv, pv.Main.NumOps()})
 	gpt, err := models.SyntheticGPT(2000, 1)
 	if err != nil {
 		t.Fatal(err)
