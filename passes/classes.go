@@ -40,8 +40,9 @@ type Class struct {
 	Ranks []int
 	// Module is the representative's partitioned module.
 	Module *ir.Module
-	// Sites are the rank-dependent attrs of Module, Values[i][j] the
-	// value of Sites[j] on Ranks[i].
+	// Sites are the rank-dependent attrs of Module. Many share a value
+	// (every collective over the same mesh dim): Site.Value indexes
+	// Values[i], the distinct values of rank Ranks[i].
 	Sites  []Site
 	Values [][]ir.Value
 	// Fallback, when not empty, says why this class was lowered rank by
@@ -51,11 +52,13 @@ type Class struct {
 }
 
 // Site is one rank-dependent attr of a class's representative program:
-// attr Attr of op OpID in program Program.
+// attr Attr of op OpID in program Program, whose value on rank Ranks[i]
+// is Values[i][Value].
 type Site struct {
 	Program string
 	OpID    int64
 	Attr    string
+	Value   int
 }
 
 // Ranks returns every rank of every class, ascending.
@@ -95,12 +98,12 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 		return m, nil
 	}
 	ops := opsByID(m)
-	for j, s := range c.Sites {
+	for _, s := range c.Sites {
 		op := ops[s.Program][s.OpID]
 		if op == nil {
 			return nil, fmt.Errorf("rank %d: %s op %d is gone", rank, s.Program, s.OpID)
 		}
-		op.Attrs.Set(s.Attr, c.Values[i][j])
+		op.Attrs.Set(s.Attr, c.Values[i][s.Value])
 	}
 	return m, nil
 }
@@ -260,7 +263,19 @@ func (c *Class) relabel() string {
 	}
 	world := Ranks(m)
 	type recipe func(rank int) (ir.Value, error)
+	// Recipes are few (one per mesh dim for ring ids, one per embedding
+	// shard shape), sites many: each site names its recipe.
 	var recipes []recipe
+	recipeOf := map[string]int{}
+	site := func(p *ir.Program, op *ir.Op, attr, key string, rec recipe) {
+		k, ok := recipeOf[key]
+		if !ok {
+			k = len(recipes)
+			recipeOf[key] = k
+			recipes = append(recipes, rec)
+		}
+		c.Sites = append(c.Sites, Site{p.Name, op.ID, attr, k})
+	}
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
@@ -279,8 +294,7 @@ func (c *Class) relabel() string {
 					if pm == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d %v is no mesh dim's group of rank %d", p.Name, op.ID, op.Type, id, g.Ranks, rep)
 					}
-					c.Sites = append(c.Sites, Site{p.Name, op.ID, "ring_id"})
-					recipes = append(recipes, func(r int) (ir.Value, error) {
+					site(p, op, "ring_id", fmt.Sprintf("group %p %d", pm, axis), func(r int) (ir.Value, error) {
 						rs, err := pm.Group(axis, r)
 						if err != nil {
 							return nil, err
@@ -293,12 +307,11 @@ func (c *Class) relabel() string {
 					})
 				}
 				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
-					rec, why := embeddingRecipe(m, p, b, op, rep)
+					rec, key, why := embeddingRecipe(m, p, b, op, rep)
 					if why != "" {
 						return why
 					}
-					c.Sites = append(c.Sites, Site{p.Name, op.ID, "start_index"})
-					recipes = append(recipes, rec)
+					site(p, op, "start_index", key, rec)
 				}
 			}
 		}
@@ -309,7 +322,7 @@ func (c *Class) relabel() string {
 		for j, rec := range recipes {
 			v, err := rec(r)
 			if err != nil {
-				return fmt.Sprintf("rank %d: %s op %d: %v", r, c.Sites[j].Program, c.Sites[j].OpID, err)
+				return fmt.Sprintf("rank %d: %v", r, err)
 			}
 			c.Values[i][j] = v
 		}
@@ -341,7 +354,7 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 
 // embeddingRecipe is start_index = the rank's coordinate along W's row
 // axis × W's local rows, checked against the representative's value.
-func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string) {
+func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string, string) {
 	ws := op.Input("W")
 	start, _ := op.Attrs.Int("start_index")
 	var w *ir.Var
@@ -349,7 +362,7 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 		w = p.LookupVar(b, ws[0])
 	}
 	if w == nil || w.Dist == nil || len(w.Dist.DimsMapping) == 0 || w.Dist.DimsMapping[0] < 0 || w.Type.Rank() == 0 {
-		return nil, fmt.Sprintf("%s op %d %s: its W is not a row-split var", p.Name, op.ID, op.Type)
+		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split var", p.Name, op.ID, op.Type)
 	}
 	pm := m.Mesh(w.Dist.Mesh)
 	axis, rows := w.Dist.DimsMapping[0], w.Type.Shape[0]
@@ -361,9 +374,9 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 		return ir.Int(int64(coord[axis]) * rows), nil
 	}
 	if v, err := rec(rep); err != nil || v != ir.Int(start) {
-		return nil, fmt.Sprintf("%s op %d %s: start_index %d is not rank %d's coordinate times %d rows", p.Name, op.ID, op.Type, start, rep, rows)
+		return nil, "", fmt.Sprintf("%s op %d %s: start_index %d is not rank %d's coordinate times %d rows", p.Name, op.ID, op.Type, start, rep, rows)
 	}
-	return rec, ""
+	return rec, fmt.Sprintf("rows %s %d %d", pm.Name, axis, rows), ""
 }
 
 func ranksKey(rs []int) string {

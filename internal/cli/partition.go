@@ -30,11 +30,13 @@ ids and embedding offsets; see passes.PartitionClasses. With -shared it
 writes class<K>.dpir, the program of each class's first rank, and
 ranks.json:
   {"version": 1, "classes": [{"file": "class0.dpir", "ranks": [0, 1, …],
-    "sites": [{"program": "main", "op": 12, "attr": "ring_id"}, …],
+    "sites": [{"program": "main", "op": 12, "attr": "ring_id", "value": 0}, …],
     "values": {"1": [3, …], …}}],
    "plain": {"5": "rank5.dpir"}}
 rank R's program is its class's file with program ranks R and, for each
-site, the attr set to values["R"][i] (an int); a class that had to be
+site, the attr set to values["R"][site.value] (an int: sites that share a
+value, such as every collective over one mesh dim, share an entry); a
+class that had to be
 lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
 	rank := fs.Int("rank", -1, "the rank to produce")
 	all := fs.Bool("all", false, "produce every rank")
@@ -119,7 +121,7 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(c.Ranks[0]) }})
 			sc := sharedClass{File: path, Ranks: c.Ranks, Values: map[string][]int64{}}
 			for _, s := range c.Sites {
-				sc.Sites = append(sc.Sites, sharedSite{s.Program, s.OpID, s.Attr})
+				sc.Sites = append(sc.Sites, sharedSite{s.Program, s.OpID, s.Attr, s.Value})
 			}
 			for i, r := range c.Ranks {
 				vs := make([]int64, len(c.Values[i]))
@@ -204,4 +206,5 @@ type sharedSite struct {
 	Program string `json:"program"`
 	Op      int64  `json:"op"`
 	Attr    string `json:"attr"`
+	Value   int    `json:"value"` // index into the rank's values
 }
