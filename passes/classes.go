@@ -59,6 +59,18 @@ type Site struct {
 	OpID    int64
 	Attr    string
 	Value   int
+
+	blk, pos int // where the op stands in its program: the same in a clone
+}
+
+// op finds the site's op in m, a clone of the representative's module.
+func (s Site) op(m *ir.Module) *ir.Op {
+	for _, p := range m.Programs() {
+		if p.Name == s.Program && s.blk < len(p.Blocks) && s.pos < len(p.Blocks[s.blk].Ops) {
+			return p.Blocks[s.blk].Ops[s.pos]
+		}
+	}
+	return nil
 }
 
 // Ranks returns every rank of every class, ascending.
@@ -97,10 +109,9 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 	if i == 0 {
 		return m, nil
 	}
-	ops := opsByID(m)
 	for _, s := range c.Sites {
-		op := ops[s.Program][s.OpID]
-		if op == nil {
+		op := s.op(m)
+		if op == nil || op.ID != s.OpID {
 			return nil, fmt.Errorf("rank %d: %s op %d is gone", rank, s.Program, s.OpID)
 		}
 		op.Attrs.Set(s.Attr, c.Values[i][s.Value])
@@ -108,18 +119,30 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 	return m, nil
 }
 
-func opsByID(m *ir.Module) map[string]map[int64]*ir.Op {
-	out := map[string]map[int64]*ir.Op{}
-	for _, p := range m.Programs() {
-		byID := map[int64]*ir.Op{}
-		for _, b := range p.Blocks {
-			for _, op := range b.Ops {
-				byID[op.ID] = op
-			}
-		}
-		out[p.Name] = byID
+// hashAs is the structural hash of rank Ranks[i]'s module, computed on the
+// representative's with the rank's values set and then put back: no
+// clone.
+func (c *Class) hashAs(i int) uint64 {
+	m := c.Module
+	saved := make([]ir.Value, len(c.Sites))
+	for j, s := range c.Sites {
+		op := s.op(m)
+		saved[j] = op.Attrs.Get(s.Attr)
+		op.Attrs.Set(s.Attr, c.Values[i][s.Value])
 	}
-	return out
+	ranks := make([]int, 0, 2)
+	for _, p := range m.Programs() {
+		ranks = append(ranks, p.Rank)
+		p.Rank = c.Ranks[i]
+	}
+	h := ir.Hash(m)
+	for j, s := range c.Sites {
+		s.op(m).Attrs.Set(s.Attr, saved[j])
+	}
+	for k, p := range m.Programs() {
+		p.Rank = ranks[k]
+	}
+	return h
 }
 
 // PartitionClasses partitions m for every rank of its meshes by classes
@@ -187,11 +210,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		if why := c.relabel(); why != "" {
 			c.Fallback = why
 		} else if chk := checks[c]; chk != nil {
-			got, err := c.instantiate(len(c.Ranks) - 1)
-			if err != nil {
-				return nil, err
-			}
-			if ir.Hash(got) != ir.Hash(chk) {
+			if c.hashAs(len(c.Ranks)-1) != ir.Hash(chk) {
 				c.Fallback = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Ctx.Group and Ctx.Coord", c.Ranks[len(c.Ranks)-1])
 			}
 		}
@@ -267,6 +286,7 @@ func (c *Class) relabel() string {
 	// shard shape), sites many: each site names its recipe.
 	var recipes []recipe
 	recipeOf := map[string]int{}
+	var blk, pos int // of the op being looked at
 	site := func(p *ir.Program, op *ir.Op, attr, key string, rec recipe) {
 		k, ok := recipeOf[key]
 		if !ok {
@@ -274,11 +294,12 @@ func (c *Class) relabel() string {
 			recipeOf[key] = k
 			recipes = append(recipes, rec)
 		}
-		c.Sites = append(c.Sites, Site{p.Name, op.ID, attr, k})
+		c.Sites = append(c.Sites, Site{Program: p.Name, OpID: op.ID, Attr: attr, Value: k, blk: blk, pos: pos})
 	}
 	for _, p := range m.Programs() {
-		for _, b := range p.Blocks {
-			for _, op := range b.Ops {
+		for bi, b := range p.Blocks {
+			for oi, op := range b.Ops {
+				blk, pos = bi, oi
 				if _, ok := op.Attrs.Int("peer"); ok {
 					return fmt.Sprintf("%s op %d %s has a peer attr: point-to-point ops are not relabelled", p.Name, op.ID, op.Type)
 				}
