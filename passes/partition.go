@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
@@ -182,46 +180,8 @@ func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *registry.Regis
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("partition-all: the module has no mesh")
 	}
-	out := make([]*ir.Module, len(ranks))
-	errs := make([]error, len(ranks))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	report := func() {
-		if progress != nil {
-			mu.Lock()
-			done++
-			progress(done, len(ranks))
-			mu.Unlock()
-		}
-	}
-	for i, r := range ranks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			defer report()
-			if err := ctx.Err(); err != nil {
-				errs[i] = err
-				return
-			}
-			c := m.Clone() // reads m only
-			if err := Partition(c, reg, r); err != nil {
-				errs[i] = err // names the rank, or is about the serial module
-				return
-			}
-			out[i] = c
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	// Each rank's lowering reads only m and its own clone.
+	return lowerRanks(ctx, m, reg, ranks, func(r int) int { return r }, progress)
 }
 
 // PartitionVars sets every var's local shape for rank, the startup
