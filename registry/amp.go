@@ -87,13 +87,13 @@ func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
-	ctx.Emit("cast", ir.Slots("X", local), ir.Slots("Out", name),
+	ctx.Emit("cast", ctx.Slot("X", local), ctx.Slot("Out", name),
 		fmt.Sprintf("amp: %s to int32 for the allreduce", found),
 		ir.A("in_dtype", ir.Int(paddleBool)), ir.A("out_dtype", ir.Int(paddleInt32)))
-	ctx.Emit("c_allreduce_max", ir.Slots("X", name), ir.Slots("Out", name),
+	ctx.Emit("c_allreduce_max", ctx.Slot("X", name), ctx.Slot("Out", name),
 		fmt.Sprintf("amp: %s is true on every rank if it is on one", found),
 		collectiveAttrs(world.ID, false)...)
-	ctx.Emit("cast", ir.Slots("X", name), ir.Slots("Out", found),
+	ctx.Emit("cast", ctx.Slot("X", name), ctx.Slot("Out", found),
 		fmt.Sprintf("amp: %s back to bool", found),
 		ir.A("in_dtype", ir.Int(paddleInt32)), ir.A("out_dtype", ir.Int(paddleBool)))
 	return nil

@@ -19,6 +19,8 @@ type State struct {
 
 	groups map[groupKey]groupEntry // Ctx.Group's answers, by mesh and axis
 	ops    []ir.Op                 // a slab the emitted ops come from
+	slots  []ir.Slot               // and their one-arg slots
+	args   []string
 }
 
 type groupKey struct {
@@ -145,6 +147,25 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 		op.Dist.Outputs = nil
 	}
 	return op
+}
+
+// Slot returns the slot list name: [arg] of an emitted op, carved from
+// the lowering's slabs: collectives and scales, emitted by the thousand,
+// each take two.
+func (c *Ctx) Slot(name, arg string) []ir.Slot {
+	st := c.State
+	if st == nil {
+		return ir.Slots(name, arg)
+	}
+	if len(st.slots) == 0 {
+		st.slots = make([]ir.Slot, 256)
+		st.args = make([]string, 256)
+	}
+	st.args[0] = arg
+	st.slots[0] = ir.Slot{Name: name, Args: st.args[0:1:1]}
+	out := st.slots[0:1:1]
+	st.slots, st.args = st.slots[1:], st.args[1:]
+	return out
 }
 
 // Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".

@@ -108,7 +108,7 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 					return err
 				}
 			}
-			ctx.EmitStartup("c_broadcast", ir.Slots("X", name), ir.Slots("Out", name),
+			ctx.EmitStartup("c_broadcast", ctx.Slot("X", name), ctx.Slot("Out", name),
 				fmt.Sprintf("init sync: broadcast %s from root 0 over %s", name, ctx.Mesh.DimNames[axis]),
 				ir.A("ring_id", ir.Int(int64(id))), ir.A("root", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)))
 		}
@@ -156,10 +156,10 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 			return err
 		}
 		dim := ctx.Mesh.DimNames[axis]
-		ctx.Emit("c_allreduce_sum", ir.Slots("X", g), ir.Slots("Out", g),
+		ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
 			fmt.Sprintf("data-parallel: %s summed over %s", g, dim),
 			ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
-		ctx.Emit("scale", ir.Slots("X", g), ir.Slots("Out", g),
+		ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
 			fmt.Sprintf("data-parallel: %s averaged over %s", g, dim),
 			ir.A("scale", ir.Float(1/float64(len(ranks)))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
 	}

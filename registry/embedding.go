@@ -122,7 +122,7 @@ func embeddingForward(ctx *Ctx, op *ir.Op) error {
 	op.Attrs.Set("start_index", ir.Int(start))
 	op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("vocab-parallel: look up this rank's rows of %s (from row start_index)", w))))
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", out),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
 		fmt.Sprintf("vocab-parallel: partial lookups summed over %s", dim),
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)

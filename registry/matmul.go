@@ -218,7 +218,7 @@ func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, a.xm...)})
-	ctx.Emit("c_identity", ir.Slots("X", a.x), ir.Slots("Out", tmp.Name),
+	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name),
 		fmt.Sprintf("column-parallel: X replicated to the %s group (identity forward, allreduce backward)", ctx.Mesh.DimNames[axis]),
 		collectiveAttrs(id, true)...)
 	renameArg(op, "X", true, a.x, tmp.Name)
@@ -246,7 +246,7 @@ func matmulRowForward(ctx *Ctx, op *ir.Op) error {
 	tmp := ctx.NewVar("c_allreduce_sum.tmp", ov, tempDist(ctx, out))
 	renameArg(op, "Out", false, out, tmp.Name)
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", out),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
 		fmt.Sprintf("row-parallel: partial Out summed over %s", ctx.Mesh.DimNames[axis]),
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)
@@ -288,7 +288,7 @@ func matmulBackward(ctx *Ctx, op *ir.Op) error {
 	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
 	renameArg(op, "X@GRAD", false, xg, tmp.Name)
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ir.Slots("X", tmp.Name), ir.Slots("Out", xg),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", xg),
 		fmt.Sprintf("column-parallel: X@GRAD summed over %s", ctx.Mesh.DimNames[axis]),
 		collectiveAttrs(id, true)...)
 	return SyncGrads(ctx, op)

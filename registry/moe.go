@@ -160,7 +160,7 @@ func groupedMatmulBackward(ctx *Ctx, op *ir.Op) error {
 	if len(gs) == 1 && len(w) == 1 {
 		if m := ctx.Mapping(w[0]); len(m) == 3 && m[0] >= 0 && ctx.Mesh.Shape[m[0]] > 1 {
 			n := ctx.Mesh.Shape[m[0]]
-			ctx.Emit("scale", ir.Slots("X", gs[0]), ir.Slots("Out", gs[0]),
+			ctx.Emit("scale", ctx.Slot("X", gs[0]), ctx.Slot("Out", gs[0]),
 				fmt.Sprintf("expert-parallel: %s holds the grads of the tokens of all %d ranks along %s, each of its own rank's loss; averaged, not summed over ranks",
 					gs[0], n, ctx.Mesh.DimNames[m[0]]),
 				ir.A("scale", ir.Float(1/float64(n))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
