@@ -1143,105 +1143,43 @@ func decodeValue(kind string, x any) (Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("want array, got %s", jsonKind(x))
 	}
-	var err error
-	elem := func(i int, e error) error {
-		if e != nil && err == nil {
-			err = fmt.Errorf("element %d: %v", i, e)
-		}
-		return err
-	}
 	switch k {
 	case KindBools:
-		out := make(Bools, len(xs))
-		for i, e := range xs {
-			b, e2 := jsonBool(e)
-			out[i] = b
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Bools](xs, jsonBool)
 	case KindInts:
-		out := make(Ints, len(xs))
-		for i, e := range xs {
-			n, e2 := jsonInt(e, 64)
-			out[i] = n
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Ints](xs, func(e any) (int64, error) { return jsonInt(e, 64) })
 	case KindFloats:
-		out := make(Floats, len(xs))
-		for i, e := range xs {
-			f, e2 := jsonNumber(e)
-			out[i] = f
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Floats](xs, jsonNumber)
 	case KindStrings:
-		out := make(Strings, len(xs))
-		for i, e := range xs {
-			s, e2 := jsonString(e)
-			out[i] = s
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Strings](xs, jsonString)
 	case KindLongs:
-		out := make(Longs, len(xs))
-		for i, e := range xs {
-			n, e2 := jsonInt(e, 64)
-			out[i] = n
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Longs](xs, func(e any) (int64, error) { return jsonInt(e, 64) })
 	case KindFloat64s:
-		out := make(Float64s, len(xs))
-		for i, e := range xs {
-			f, e2 := jsonNumber(e)
-			out[i] = f
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Float64s](xs, jsonNumber)
 	case KindVarRefs:
-		out := make(VarRefs, len(xs))
-		for i, e := range xs {
-			s, e2 := jsonString(e)
-			out[i] = s
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[VarRefs](xs, jsonString)
 	case KindScalars:
-		out := make(Scalars, len(xs))
-		for i, e := range xs {
-			sc, e2 := decodeScalar(e)
-			out[i] = sc
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[Scalars](xs, decodeScalar)
 	default: // KindBlocks
-		out := make(BlockRefs, len(xs))
-		for i, e := range xs {
-			n, e2 := jsonInt(e, strconv.IntSize)
-			out[i] = int(n)
-			if elem(i, e2) != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return decodeList[BlockRefs](xs, func(e any) (int, error) {
+			n, err := jsonInt(e, strconv.IntSize)
+			return int(n), err
+		})
 	}
+}
+
+// decodeList decodes each element of xs with one, naming the first
+// element that fails.
+func decodeList[L ~[]E, E any](xs []any, one func(any) (E, error)) (Value, error) {
+	out := make(L, len(xs))
+	for i, x := range xs {
+		e, err := one(x)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %v", i, err)
+		}
+		out[i] = e
+	}
+	return any(out).(Value), nil
 }
 
 // decodeScalar reads the one-member object encodeScalar writes.
