@@ -291,20 +291,11 @@ func mixValue(s uint64, v Value) uint64 {
 			s = mix(s, b2u(x))
 		}
 	case Ints:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mix(s, uint64(x))
-		}
+		return mixInt64s(s, k, v)
 	case Floats:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mix(s, floatBits(x))
-		}
+		return mixFloat64s(s, k, v)
 	case Strings:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mixStr(s, x)
-		}
+		return mixStrings(s, k, v)
 	case BlockRefs:
 		s = mixInts(mix(s, k), v)
 	case Long:
@@ -316,25 +307,42 @@ func mixValue(s uint64, v Value) uint64 {
 	case Scalar:
 		return mixScalar(mix(s, k), v)
 	case Longs:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mix(s, uint64(x))
-		}
+		return mixInt64s(s, k, v)
 	case Float64s:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mix(s, floatBits(x))
-		}
+		return mixFloat64s(s, k, v)
 	case VarRefs:
-		s = mix(s, k|uint64(len(v)))
-		for _, x := range v {
-			s = mixStr(s, x)
-		}
+		return mixStrings(s, k, v)
 	case Scalars:
 		s = mix(s, k|uint64(len(v)))
 		for _, x := range v {
 			s = mixScalar(s, x)
 		}
+	}
+	return s
+}
+
+// mixInt64s, mixFloat64s and mixStrings mix a list of kind k: its
+// length, then each element.
+func mixInt64s(s, k uint64, xs []int64) uint64 {
+	s = mix(s, k|uint64(len(xs)))
+	for _, x := range xs {
+		s = mix(s, uint64(x))
+	}
+	return s
+}
+
+func mixFloat64s(s, k uint64, xs []float64) uint64 {
+	s = mix(s, k|uint64(len(xs)))
+	for _, x := range xs {
+		s = mix(s, floatBits(x))
+	}
+	return s
+}
+
+func mixStrings(s, k uint64, xs []string) uint64 {
+	s = mix(s, k|uint64(len(xs)))
+	for _, x := range xs {
+		s = mixStr(s, x)
 	}
 	return s
 }
