@@ -79,17 +79,22 @@ func planBroadcast(op *ir.Op, x, y *Tensor) (*bcast, error) {
 	return &bcast{out: out, xi: broadcastIndex(out, big), yi: broadcastIndex(out, padded)}, nil
 }
 
+// broadcastXY reads the X and Y of a binary op and plans their
+// broadcast.
+func broadcastXY(op *ir.Op, in Args) (x, y *Tensor, p *bcast, err error) {
+	if x, err = one(op, in, "X"); err != nil {
+		return nil, nil, nil, err
+	}
+	if y, err = one(op, in, "Y"); err != nil {
+		return nil, nil, nil, err
+	}
+	p, err = planBroadcast(op, x, y)
+	return x, y, p, err
+}
+
 func binary(b binop) Kernel {
 	return func(op *ir.Op, in Args) (Args, error) {
-		x, err := one(op, in, "X")
-		if err != nil {
-			return nil, err
-		}
-		y, err := one(op, in, "Y")
-		if err != nil {
-			return nil, err
-		}
-		p, err := planBroadcast(op, x, y)
+		x, y, p, err := broadcastXY(op, in)
 		if err != nil {
 			return nil, err
 		}
@@ -105,19 +110,11 @@ func binary(b binop) Kernel {
 // element it read, which reduces over broadcast dims.
 func binaryGrad(b binop) Kernel {
 	return func(op *ir.Op, in Args) (Args, error) {
-		x, err := one(op, in, "X")
-		if err != nil {
-			return nil, err
-		}
-		y, err := one(op, in, "Y")
+		x, y, p, err := broadcastXY(op, in)
 		if err != nil {
 			return nil, err
 		}
 		g, err := one(op, in, "Out@GRAD")
-		if err != nil {
-			return nil, err
-		}
-		p, err := planBroadcast(op, x, y)
 		if err != nil {
 			return nil, err
 		}
@@ -146,15 +143,7 @@ func binaryGrad(b binop) Kernel {
 // compare returns a comparison kernel writing a bool Out.
 func compare(f func(a, b float64) bool) Kernel {
 	return func(op *ir.Op, in Args) (Args, error) {
-		x, err := one(op, in, "X")
-		if err != nil {
-			return nil, err
-		}
-		y, err := one(op, in, "Y")
-		if err != nil {
-			return nil, err
-		}
-		p, err := planBroadcast(op, x, y)
+		x, y, p, err := broadcastXY(op, in)
 		if err != nil {
 			return nil, err
 		}
