@@ -86,7 +86,7 @@ func commands() []command {
 		{"check", "[-steps N] [-tol T] [FILE|-]", "run serial and partitioned training steps and compare them", runCheck},
 		{"explain", explainArgs, "list each rank's collectives: why each is there and the bytes it moves", runExplain},
 		{"example", exampleArgs, "print an annotated example training module", runExample},
-		{"import", importArgs, "read a Paddle program file (ProgramDesc) as .dpir text", runImport},
+		{"import", importArgs, "read a Paddle program file (ProgramDesc or PIR JSON) as .dpir text", runImport},
 		{"export", exportArgs, "write a module's main program as a Paddle ProgramDesc", runExport},
 		{"version", "", "print distpass's version", runVersion},
 		{"bench", benchArgs, "time print, parse, verify, clone and partition on synthetic GPTs of N ops", runBench},
@@ -95,8 +95,28 @@ func commands() []command {
 }
 
 // Main runs distpass with args (without the program name) and returns the
-// exit code.
+// exit code. Before the command, -cpuprofile FILE and -memprofile FILE
+// write Go's CPU profile of the whole command and a heap profile at its
+// end, for `go tool pprof`.
 func Main(args []string, env *Env) int {
+	for len(args) >= 2 && (args[0] == "-cpuprofile" || args[0] == "-memprofile") {
+		flag, path := args[0], args[1]
+		args = args[2:]
+		if flag == "-memprofile" {
+			defer func() {
+				if err := writeHeapProfile(path); err != nil {
+					fmt.Fprintf(env.Stderr, "distpass: -memprofile: %v\n", err)
+				}
+			}()
+			continue
+		}
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "distpass: -cpuprofile: %v\n", err)
+			return ExitUsage
+		}
+		defer stop()
+	}
 	if len(args) == 0 {
 		usage(env.Stderr)
 		return ExitUsage
@@ -134,7 +154,7 @@ func usage(w io.Writer) {
 	for _, c := range cs {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
 	}
-	fmt.Fprintf(w, "\nRun 'distpass help <command>' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'distpass help <command>' for a command's flags. Before the command,\n-cpuprofile FILE and -memprofile FILE write Go profiles of the run.\n")
 }
 
 // newFlagSet returns a FlagSet whose usage names the command; -h prints it
