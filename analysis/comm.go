@@ -123,6 +123,26 @@ type OpError struct {
 // Error returns "op N TYPE: msg".
 func (e *OpError) Error() string { return fmt.Sprintf("op %d %s: %s", e.ID, e.Type, e.Msg) }
 
+// OpErrors returns the OpErrors err holds, joined or wrapped, in order.
+func OpErrors(err error) []*OpError {
+	var out []*OpError
+	var walk func(error)
+	walk = func(err error) {
+		switch u := err.(type) {
+		case *OpError:
+			out = append(out, u)
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
 // cost is the formula of one collective type: bytes = k(n-1)/n × size
 // (ring algorithms), or the whole size (full: point to point), or nothing
 // (zero: local ops and barriers), with n the group size and size the

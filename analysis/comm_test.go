@@ -278,20 +278,9 @@ program main rank 0 {
 		t.Fatal("no error")
 	}
 	var got []string
-	var walk func(error)
-	walk = func(err error) {
-		switch u := err.(type) {
-		case *analysis.OpError:
-			got = append(got, u.Error())
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
+	for _, e := range analysis.OpErrors(err) {
+		got = append(got, e.Error())
 	}
-	walk(err)
 	want := []string{
 		"op 1 c_allreduce_sum: no ring_id attr",
 		"op 2 c_allreduce_sum: ring_id 42 is not in the module's group table",

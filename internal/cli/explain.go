@@ -248,20 +248,9 @@ func partitionAndExplain(m *ir.Module, ranks []int) []*explained {
 // joined error on its own ("op N TYPE: …"), other errors line by line.
 func errorLines(err error) []string {
 	var ops []string
-	var walk func(error)
-	walk = func(err error) {
-		switch u := err.(type) {
-		case *analysis.OpError:
-			ops = append(ops, u.Error())
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
+	for _, e := range analysis.OpErrors(err) {
+		ops = append(ops, e.Error())
 	}
-	walk(err)
 	if len(ops) > 0 {
 		return ops
 	}
