@@ -533,29 +533,15 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 // lacks it and the role is 0), then the attrs it does not list, by name.
 func writeOrder(as ir.Attrs, order ir.Value, op, roleSet bool) ([]int, error) {
 	seq := make([]int, 0, len(as)+1)
-	if order == nil {
-		role := !op
-		for i := range as {
-			name := as[i].Name
-			if strings.HasPrefix(name, reservedPrefix) {
-				continue
-			}
-			if !role && name > roleAttr {
-				seq, role = append(seq, -1), true
-			}
-			seq = append(seq, i)
-		}
-		if !role {
-			seq = append(seq, -1)
-		}
-		return seq, nil
-	}
-	names, ok := order.(ir.Strings)
-	if !ok {
-		return nil, fmt.Errorf("attr %s is a %s, want strings", resAttrOrder, order.Kind())
-	}
 	listed := make([]bool, len(as))
-	role := !op
+	role := !op // op_role placed (or not to be written)
+	var names ir.Strings
+	if order != nil {
+		var ok bool
+		if names, ok = order.(ir.Strings); !ok {
+			return nil, fmt.Errorf("attr %s is a %s, want strings", resAttrOrder, order.Kind())
+		}
+	}
 	for j, name := range names {
 		if op && name == roleAttr {
 			if role {
@@ -580,7 +566,10 @@ func writeOrder(as ir.Attrs, order ir.Value, op, roleSet bool) ([]int, error) {
 		listed[i] = true
 		seq = append(seq, i)
 	}
-	role = role || !roleSet
+	if order != nil {
+		role = role || !roleSet // a listed order without op_role had none
+	}
+	// The attrs not listed, by name, op_role among them.
 	for i := range as {
 		name := as[i].Name
 		if listed[i] || strings.HasPrefix(name, reservedPrefix) {
