@@ -25,6 +25,7 @@ func ParseString(name string, src string) (*Module, error) {
 		lexer:  lexer{file: name, src: unsafe.Slice(unsafe.StringData(src), len(src)), line: 1},
 		source: src,
 	}
+	p.segs = startSegments(name, p.lexer.src, src)
 	p.next()
 	m := p.module()
 	if p.err != nil {
@@ -49,6 +50,9 @@ type parser struct {
 	slotSlab slab[Slot]
 	argSlab  slab[ArgDist]
 	attrSlab slab[Attr]
+
+	segs  []*segment // pieces parsed ahead, in source order (parse_segments.go)
+	ahead bool       // this parser reads a piece ahead, into a scratch block
 }
 
 func (p *parser) fail(format string, args ...any) {
@@ -350,20 +354,31 @@ func (p *parser) block(prog *Program) {
 	prog.Blocks = append(prog.Blocks, b)
 	p.want(tLBrace)
 	for p.err == nil && p.tok.kind != tRBrace {
-		switch {
-		case p.is("var"):
-			p.varDecl(b, KindVar)
-		case p.is("persist"):
-			p.varDecl(b, KindPersist)
-		case p.is("param"):
-			p.varDecl(b, KindParam)
-		case p.is("op"):
-			p.op(b)
-		default:
-			p.expected(`"var", "persist", "param", "op" or "}"`)
+		if p.segs != nil && p.takeSegments(b) {
+			continue
 		}
+		p.blockStatement(b)
 	}
 	p.want(tRBrace)
+}
+
+// blockStatement reads a var declaration or an op into b. It reports
+// whether the token was one of them.
+func (p *parser) blockStatement(b *Block) bool {
+	switch {
+	case p.is("var"):
+		p.varDecl(b, KindVar)
+	case p.is("persist"):
+		p.varDecl(b, KindPersist)
+	case p.is("param"):
+		p.varDecl(b, KindParam)
+	case p.is("op"):
+		p.op(b)
+	default:
+		p.expected(`"var", "persist", "param", "op" or "}"`)
+		return false
+	}
+	return true
 }
 
 func (p *parser) varDecl(b *Block, kind VarKind) {
@@ -375,9 +390,10 @@ func (p *parser) varDecl(b *Block, kind VarKind) {
 	if p.err != nil {
 		return
 	}
-	// The block's name index doubles as the duplicate check.
+	// The block's name index doubles as the duplicate check; a piece read
+	// ahead leaves it to the merge into the real block.
 	b.vars = append(b.vars, v)
-	if b.index.insert(b.vars, len(b.vars)-1) >= 0 {
+	if !p.ahead && b.index.insert(b.vars, len(b.vars)-1) >= 0 {
 		p.errorAt(line, col, "var %s declared twice in block %d", quoteName(v.Name), b.Index)
 		return
 	}

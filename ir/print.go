@@ -176,16 +176,7 @@ func (p *printer) block(b *Block) {
 		p.int(int64(b.Forward))
 	}
 	p.str(" {\n")
-	for _, v := range b.vars {
-		p.str("    ")
-		p.varDecl(v)
-		p.line()
-	}
-	for _, op := range b.Ops {
-		p.str("    ")
-		p.op(op, 4)
-		p.line()
-	}
+	p.statements(b)
 	p.str("  }\n")
 }
 
