@@ -21,6 +21,22 @@ type State struct {
 	ops    []ir.Op                 // a slab the emitted ops come from
 	slots  []ir.Slot               // and their one-arg slots
 	args   []string
+	dists  []ir.OpDist // their dists, attrs, arg dists and mappings
+	attrs  []ir.Attr
+	ads    []ir.ArgDist
+	dims   []int
+}
+
+// carve returns an empty slice of capacity n cut from the slab at *buf,
+// refilled when short. The capacity is exact, so that appending to one
+// slice never writes into the next.
+func carve[T any](buf *[]T, n int) []T {
+	if n > len(*buf) {
+		*buf = make([]T, max(1024, n))
+	}
+	out := (*buf)[:0:n]
+	*buf = (*buf)[n:]
+	return out
 }
 
 type groupKey struct {
@@ -101,7 +117,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	op := st.newOp()
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	op.Attrs = make(ir.Attrs, 0, len(attrs)+1) // Set inserts without growing
+	op.Attrs = carve(&st.attrs, len(attrs)+1) // Set inserts without growing
 	for _, a := range attrs {
 		op.Attrs.Set(a.Name, a.Value)
 	}
@@ -123,8 +139,8 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 			}
 		}
 	}
-	ads := make([]ir.ArgDist, 0, nIn+nOut)
-	dims := make([]int, 0, nDims)
+	ads := carve(&st.ads, nIn+nOut)
+	dims := carve(&st.dims, nDims)
 	for _, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
 			for _, a := range s.Args {
@@ -138,7 +154,8 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 			}
 		}
 	}
-	op.Dist = &ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
+	op.Dist = &carve(&st.dists, 1)[:1][0]
+	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
 	if nIn == 0 {
 		op.Dist.Inputs = nil

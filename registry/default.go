@@ -109,7 +109,7 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 				}
 			}
 			ctx.EmitStartup("c_broadcast", ctx.Slot("X", name), ctx.Slot("Out", name),
-				fmt.Sprintf("init sync: broadcast %s from root 0 over %s", name, ctx.Mesh.DimNames[axis]),
+				"init sync: broadcast "+name+" from root 0 over "+ctx.Mesh.DimNames[axis],
 				ir.A("ring_id", ir.Int(int64(id))), ir.A("root", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)))
 		}
 	}
@@ -157,10 +157,10 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 		}
 		dim := ctx.Mesh.DimNames[axis]
 		ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
-			fmt.Sprintf("data-parallel: %s summed over %s", g, dim),
+			"data-parallel: "+g+" summed over "+dim,
 			ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
 		ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
-			fmt.Sprintf("data-parallel: %s averaged over %s", g, dim),
+			"data-parallel: "+g+" averaged over "+dim,
 			ir.A("scale", ir.Float(1/float64(len(ranks)))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
 	}
 	return nil

@@ -219,7 +219,7 @@ func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, a.xm...)})
 	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name),
-		fmt.Sprintf("column-parallel: X replicated to the %s group (identity forward, allreduce backward)", ctx.Mesh.DimNames[axis]),
+		"column-parallel: X replicated to the "+ctx.Mesh.DimNames[axis]+" group (identity forward, allreduce backward)",
 		collectiveAttrs(id, true)...)
 	renameArg(op, "X", true, a.x, tmp.Name)
 	ctx.Keep(op)
@@ -247,7 +247,7 @@ func matmulRowForward(ctx *Ctx, op *ir.Op) error {
 	renameArg(op, "Out", false, out, tmp.Name)
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
-		fmt.Sprintf("row-parallel: partial Out summed over %s", ctx.Mesh.DimNames[axis]),
+		"row-parallel: partial Out summed over "+ctx.Mesh.DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)
 }
@@ -289,7 +289,7 @@ func matmulBackward(ctx *Ctx, op *ir.Op) error {
 	renameArg(op, "X@GRAD", false, xg, tmp.Name)
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", xg),
-		fmt.Sprintf("column-parallel: X@GRAD summed over %s", ctx.Mesh.DimNames[axis]),
+		"column-parallel: X@GRAD summed over "+ctx.Mesh.DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncGrads(ctx, op)
 }
