@@ -182,7 +182,7 @@ func decimal(b []byte) (int64, bool) {
 // ranks): larger values are never meaningful and would only overflow later.
 func (p *parser) intLit(what string) int {
 	line, col := p.tok.line, p.tok.col
-	text := string(p.text())
+	text := p.tokString()
 	v := p.int64Lit(what)
 	if v < math.MinInt32 || v > math.MaxInt32 {
 		p.errorAt(line, col, "integer %s out of range", text)
@@ -785,7 +785,7 @@ func (p *parser) value() Value {
 }
 
 func (p *parser) floatLit() (float64, bool) {
-	text := string(p.text())
+	text := p.tokString()
 	switch text {
 	case "nan":
 		return math.NaN(), true
@@ -947,35 +947,25 @@ func (p *parser) list() Value {
 		p.next()
 		return Ints{}
 	}
-	if p.tok.kind == tLBrack {
-		p.fail("lists of lists are not attribute values")
-		return nil
-	}
-	first := p.value()
-	if p.err != nil {
-		return nil
-	}
-	var out Value
-	switch v := first.(type) {
-	case Int:
-		out = Ints{int64(v)}
-	case Float:
-		out = Floats{float64(v)}
-	case Bool:
-		out = Bools{bool(v)}
-	case String:
-		out = Strings{string(v)}
-	case BlockRef:
-		out = BlockRefs{int(v)}
-	default:
-		p.fail("unexpected list element")
-		return nil
-	}
+	// Elements gather in a typed buffer of the first element's kind and
+	// are boxed once, as the list, at the end.
+	var (
+		first  Value
+		ints   [16]int64
+		is     = ints[:0]
+		floats []float64
+		bools  []bool
+		strs   []string
+		blocks []int
+	)
 	for p.err == nil && p.tok.kind != tRBrack {
-		if !p.want(tComma) {
+		line, col := p.tok.line, p.tok.col
+		if first != nil && !p.want(tComma) {
 			return nil
 		}
-		line, col := p.tok.line, p.tok.col
+		if first != nil {
+			line, col = p.tok.line, p.tok.col
+		}
 		if p.tok.kind == tLBrack {
 			p.fail("lists of lists are not attribute values")
 			return nil
@@ -984,34 +974,65 @@ func (p *parser) list() Value {
 		if p.err != nil {
 			return nil
 		}
+		if first == nil {
+			first = v
+		}
 		ok := true
-		switch l := out.(type) {
-		case Ints:
+		switch first.(type) {
+		case Int:
 			var x Int
 			x, ok = v.(Int)
-			out = append(l, int64(x))
-		case Floats:
+			is = append(is, int64(x))
+		case Float:
 			var x Float
 			x, ok = v.(Float)
-			out = append(l, float64(x))
-		case Bools:
+			floats = append(floats, float64(x))
+		case Bool:
 			var x Bool
 			x, ok = v.(Bool)
-			out = append(l, bool(x))
-		case Strings:
+			bools = append(bools, bool(x))
+		case String:
 			var x String
 			x, ok = v.(String)
-			out = append(l, string(x))
-		case BlockRefs:
+			strs = append(strs, string(x))
+		case BlockRef:
 			var x BlockRef
 			x, ok = v.(BlockRef)
-			out = append(l, int(x))
+			blocks = append(blocks, int(x))
+		default:
+			p.errorAt(line, col, "unexpected list element")
+			return nil
 		}
 		if !ok {
-			p.errorAt(line, col, "list element of kind %s in a list of %s", v.Kind(), out.Kind())
+			p.errorAt(line, col, "list element of kind %s in a list of %s", v.Kind(), listKind(first))
 			return nil
 		}
 	}
 	p.next()
-	return out
+	switch first.(type) {
+	case Int:
+		return Ints(p.i64Slab.copyOf(is))
+	case Float:
+		return Floats(floats)
+	case Bool:
+		return Bools(bools)
+	case String:
+		return Strings(p.strSlab.copyOf(strs))
+	}
+	return BlockRefs(blocks)
+}
+
+// listKind is the kind of a list whose first element is first.
+func listKind(first Value) AttrKind {
+	switch first.(type) {
+	case Int:
+		return Ints(nil).Kind()
+	case Float:
+		return Floats(nil).Kind()
+	case Bool:
+		return Bools(nil).Kind()
+	case String:
+		return Strings(nil).Kind()
+	}
+	return BlockRefs(nil).Kind()
 }

@@ -301,7 +301,7 @@ func (p *printer) op(op *Op, cont int) {
 		p.byte('}')
 	}
 	p.str(" role ")
-	p.str(op.Role.String())
+	p.buf = op.Role.appendText(p.buf)
 	if op.Fwd != 0 {
 		p.str(" fwd ")
 		p.int(op.Fwd)

@@ -53,6 +53,7 @@ func (p *printer) statements(b *Block) {
 				select {
 				case q.buf = <-free:
 				default:
+					q.buf = make([]byte, 0, 320*printPieceSize)
 				}
 				q.statementRange(b, i*printPieceSize, min(n, (i+1)*printPieceSize))
 				results[i] <- q.buf
@@ -72,10 +73,10 @@ func (p *printer) statements(b *Block) {
 				_, p.err = p.w.Write(buf)
 				p.out += len(buf)
 			}
-			select {
-			case free <- buf[:0]:
-			default:
-			}
+		}
+		select {
+		case free <- buf[:0]:
+		default:
 		}
 		tokens <- struct{}{}
 	}

@@ -2,7 +2,6 @@ package ir
 
 import (
 	"strconv"
-	"strings"
 )
 
 // Role is an op's role bit set, with Paddle's OpRole values so that
@@ -63,26 +62,31 @@ func (r Role) String() string {
 	if r == RoleForward {
 		return "forward"
 	}
-	var sb strings.Builder
-	if r == RoleLoss {
-		sb.WriteString("forward")
+	return string(r.appendText(nil))
+}
+
+// appendText appends the role's text, as String spells it, to b.
+func (r Role) appendText(b []byte) []byte {
+	start := len(b)
+	if r == RoleForward || r == RoleLoss {
+		b = append(b, "forward"...)
 	}
 	for _, rb := range roleBits {
 		if r&rb.bit != 0 {
-			if sb.Len() > 0 {
-				sb.WriteByte('|')
+			if len(b) > start {
+				b = append(b, '|')
 			}
-			sb.WriteString(rb.name)
+			b = append(b, rb.name...)
 		}
 	}
 	if unknown := r &^ roleKnown; unknown != 0 {
-		if sb.Len() > 0 {
-			sb.WriteByte('|')
+		if len(b) > start {
+			b = append(b, '|')
 		}
-		sb.WriteString("0x")
-		sb.WriteString(strconv.FormatUint(uint64(unknown), 16))
+		b = append(b, "0x"...)
+		b = strconv.AppendUint(b, uint64(unknown), 16)
 	}
-	return sb.String()
+	return b
 }
 
 // roleBit returns the bit named s; "forward" is the empty bit.

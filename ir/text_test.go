@@ -219,6 +219,8 @@ func TestParseErrors(t *testing.T) {
 		{"attr no value", head + "    op 1 relu() -> () {a = }\n  }\n}", `t.dpir:3:28: expected attribute value, found "}"`},
 		{"attr twice", head + "    op 1 relu() -> () {a = 1, a = 2}\n  }\n}", "t.dpir:3:31: attribute a given twice"},
 		{"mixed list", head + "    op 1 relu() -> () {a = [1, 2.0]}\n  }\n}", "t.dpir:3:32: list element of kind float in a list of ints"},
+		{"list of longs", head + "    op 1 relu() -> () {a = [long(1)]}\n  }\n}", "t.dpir:3:29: unexpected list element"},
+		{"later nested list", head + "    op 1 relu() -> () {a = [1, [2]]}\n  }\n}", "t.dpir:3:32: lists of lists are not attribute values"},
 		{"nested list", head + "    op 1 relu() -> () {a = [[1]]}\n  }\n}", "t.dpir:3:29: lists of lists are not attribute values"},
 		{"typed empty", head + "    op 1 relu() -> () {a = floats[1]}\n  }\n}", `t.dpir:3:35: expected "]", found integer "1"`},
 		{"float range", head + "    op 1 relu() -> () {a = 1e999}\n  }\n}", "t.dpir:3:28: float 1e999 out of range"},
