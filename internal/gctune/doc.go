@@ -1,0 +1,9 @@
+// Package gctune lets a process's heap grow to a size before the garbage
+// collector runs at its usual pace, as the Go compiler does for itself.
+//
+// distpass reads a module and builds it once: a heap of objects that all
+// stay live. With the default GOGC the collector marks that growing heap
+// at 4, 8, 16, ... MB, marking the same objects again and again while none
+// of them is garbage. Raising GOGC until the live heap nears a target, and
+// restoring it then, keeps the peak at about max(target, 2 × live).
+package gctune

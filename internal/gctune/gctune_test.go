@@ -1,0 +1,54 @@
+package gctune
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		live, target uint64
+		want         int
+	}{
+		{0, 512 << 20, 12700},       // below the runtime's 4 MB floor
+		{64 << 20, 512 << 20, 700},  // next goal 64 MB × 8 = 512 MB
+		{200 << 20, 512 << 20, 156}, // 200 MB × 2.56 = 512 MB
+		{256 << 20, 512 << 20, 100}, // half the target: back to normal
+		{1 << 30, 512 << 20, 100},   // past it
+		{100 << 20, 100 << 20, 100}, // a target the heap already has
+	} {
+		if got := Percent(c.live, c.target); got != c.want {
+			t.Errorf("Percent(%d MB, %d MB) = %d, want %d", c.live>>20, c.target>>20, got, c.want)
+		}
+	}
+}
+
+// With a target, GOGC is raised at once and follows the live heap after
+// each collection, back to 100 when the heap passes half the target.
+func TestStartingHeap(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	StartingHeap(1 << 40)
+	if p := gogc(); p <= 100 {
+		t.Fatalf("GOGC after StartingHeap(1 TB) = %d, want more than 100", p)
+	}
+	// A small target: a collection's finalizer puts GOGC back. Finalizers
+	// run after the collection, so wait for it a little.
+	StartingHeap(1 << 20)
+	deadline := time.Now().Add(10 * time.Second)
+	for gogc() != 100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC after collections with a 1 MB target = %d, want 100", gogc())
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func gogc() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}
