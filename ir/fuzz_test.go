@@ -25,6 +25,11 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(ir.Print(irgen.Synthetic(20)))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// The speculative parse of large sources, forced on with small
+		// pieces, must agree with the sequential parse, error or module.
+		if seq, seg := parseBoth(t, src, 40); seq != seg {
+			t.Fatalf("speculative parse differs\nsequential:\n%s\nspeculative:\n%s", seq, seg)
+		}
 		m, err := ir.Parse("fuzz.dpir", src)
 		if err != nil {
 			if _, ok := err.(*ir.ParseError); !ok {
