@@ -49,6 +49,19 @@ type parser struct {
 	slotSlab slab[Slot]
 	argSlab  slab[ArgDist]
 	attrSlab slab[Attr]
+
+	// Where the current program's blocks and block-owning ops are, for
+	// the nesting check (CheckNesting) at the program's end.
+	blockPos []textPos
+	refOps   []refOpPos
+	sawRef   bool // a block ref was read since the current op began
+}
+
+type textPos struct{ line, col int }
+
+type refOpPos struct {
+	op  *Op
+	pos textPos
 }
 
 func (p *parser) fail(format string, args ...any) {
@@ -317,6 +330,7 @@ func (p *parser) program(m *Module) {
 		}
 	}
 	p.want(tLBrace)
+	p.blockPos, p.refOps = p.blockPos[:0], p.refOps[:0]
 	for p.err == nil && p.tok.kind != tRBrace {
 		if !p.is("block") {
 			p.expected(`"block" or "}"`)
@@ -328,6 +342,31 @@ func (p *parser) program(m *Module) {
 	if p.err == nil && len(prog.Blocks) == 0 {
 		p.errorAt(line, col, "program %s has no blocks", name)
 	}
+	if p.err == nil {
+		p.checkNesting(prog)
+	}
+}
+
+// checkNesting fails at the block or op where prog nests deeper than
+// MaxBlockDepth.
+func (p *parser) checkNesting(prog *Program) {
+	v := nestingProblem(prog)
+	if v == nil {
+		return
+	}
+	if v.OpType == "" && v.OpID == 0 {
+		pos := p.blockPos[v.Block]
+		p.errorAt(pos.line, pos.col, "block %d: %s", v.Block, v.Msg)
+		return
+	}
+	for _, r := range p.refOps {
+		if r.op.ID == v.OpID && r.op.Type == v.OpType {
+			p.errorAt(r.pos.line, r.pos.col, "op %d %s: %s", v.OpID, quoteName(v.OpType), v.Msg)
+			return
+		}
+	}
+	pos := p.blockPos[v.Block]
+	p.errorAt(pos.line, pos.col, "block %d: op %d %s: %s", v.Block, v.OpID, quoteName(v.OpType), v.Msg)
 }
 
 func (p *parser) block(prog *Program) {
@@ -338,6 +377,7 @@ func (p *parser) block(prog *Program) {
 		p.errorAt(line, col, "block %d out of order: expected block %d", idx, len(prog.Blocks))
 		return
 	}
+	p.blockPos = append(p.blockPos, textPos{line, col})
 	b := &Block{Index: idx, Parent: -1, Forward: -1}
 	if p.is("parent") {
 		p.next()
@@ -560,7 +600,9 @@ func (p *parser) addAttr(as Attrs, key string, line, col int) Attrs {
 }
 
 func (p *parser) op(b *Block) {
+	line, col := p.tok.line, p.tok.col
 	p.next()
+	p.sawRef = false
 	op := p.ops.one()
 	op.ID = p.int64Lit("op id")
 	op.Type = p.name("op type")
@@ -584,6 +626,9 @@ func (p *parser) op(b *Block) {
 		if len(as) > 0 {
 			op.Attrs = p.attrSlab.copyOf(as)
 		}
+	}
+	if p.sawRef {
+		p.refOps = append(p.refOps, refOpPos{op, textPos{line, col}})
 	}
 	if p.is("role") {
 		p.next()
@@ -741,6 +786,7 @@ func (p *parser) value() Value {
 		return String(s)
 	case tCaret:
 		p.next()
+		p.sawRef = true
 		return BlockRef(p.intLit("block index"))
 	case tLBrack:
 		return p.list()
