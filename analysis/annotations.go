@@ -29,6 +29,8 @@ var Annotations = &Analyzer{
 // takes its vars' dists from main, as Paddle's partitioner does):
 //
 //   - the meshes pass ProcessMesh.Validate;
+//   - every dense-tensor var's element count (dims of unknown size
+//     skipped) fits int64;
 //   - every dense-tensor var has a tensor dist, on a declared mesh, whose
 //     dims_mapping has one entry per tensor dim, each -1 or a mesh dim,
 //     no mesh dim twice, and whose partial dims are mesh dims that the
@@ -134,6 +136,9 @@ func (c *annChecker) opErr(bi int, op *ir.Op, arg, msg string) {
 }
 
 func (c *annChecker) checkVar(bi int, v *ir.Var) {
+	if countOverflows(v.Type.Shape) {
+		c.varErr(bi, v, "shape "+fmtInts(v.Type.Shape)+": element count overflows int64")
+	}
 	d := v.Dist
 	if d == nil {
 		c.varErr(bi, v, "no dist")
