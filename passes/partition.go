@@ -305,6 +305,10 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 		byID = map[int64]*ir.Op{}
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
+				if _, dup := byID[op.ID]; dup {
+					byID[op.ID] = nil // ambiguous: a fwd naming it is an error
+					continue
+				}
 				byID[op.ID] = op
 			}
 		}
@@ -344,9 +348,12 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
-		f := byID[op.Fwd]
-		if f == nil {
+		f, found := byID[op.Fwd]
+		switch {
+		case !found:
 			return fmt.Errorf("fwd op %d is missing", op.Fwd)
+		case f == nil:
+			return fmt.Errorf("fwd %d names more than one op (op ids must be unique)", op.Fwd)
 		}
 		if !f.Role.IsForward() && !(f.Dist != nil && f.Dist.Recompute) {
 			return fmt.Errorf("fwd op %d %s is not a forward op (role %s)", f.ID, f.Type, f.Role)
