@@ -65,6 +65,14 @@ func TestParseNestingLimit(t *testing.T) {
 			}
 		})
 	}
+	// Types nest one level (a reader of tensors); deeper nesting is an
+	// error at the second level, read without recursion.
+	n := 1 << 20
+	src := "program main { block 0 { var x : " + strings.Repeat("reader(", n) + "f32[1]" + strings.Repeat(")", n) + " } }"
+	want := "t.dpir:1:41: element of reader must be a tensor type"
+	if _, err := Parse("t.dpir", []byte(src)); err == nil || err.Error() != want {
+		t.Errorf("nested types: got %v, want %s", err, want)
+	}
 	for _, src := range []string{deepParents(MaxBlockDepth), deepRefs(MaxBlockDepth)} {
 		m, err := Parse("t.dpir", []byte(src))
 		if err != nil {

@@ -373,6 +373,10 @@ func (p *parser) block(prog *Program) {
 	p.next()
 	line, col := p.tok.line, p.tok.col
 	idx := p.intLit("block index")
+	if p.err == nil && idx >= 0 && idx < len(prog.Blocks) {
+		p.errorAt(line, col, "block %d declared twice", idx)
+		return
+	}
 	if p.err == nil && idx != len(prog.Blocks) {
 		p.errorAt(line, col, "block %d out of order: expected block %d", idx, len(prog.Blocks))
 		return
@@ -464,10 +468,13 @@ func (p *parser) typ() Type {
 				if k == Tuple {
 					e = p.typeCode()
 				} else {
-					line, col := p.tok.line, p.tok.col
-					if e = p.typ(); p.err == nil && e.Kind != DenseTensor {
-						p.errorAt(line, col, "element of %s must be a tensor type", k)
+					// A kind here is an error before it is read, so that
+					// reader(reader(reader(…))) does not recurse.
+					if _, isKind := parseNoShapeKind(string(p.text())); p.tok.kind == tName && isKind {
+						p.fail("element of %s must be a tensor type", k)
+						return t
 					}
+					e = p.typ()
 				}
 				t.Elems = append(t.Elems, e)
 			}
