@@ -217,14 +217,48 @@ func ParseJSON(name string, data []byte) (*Module, error) {
 	}
 	e.Msg = strings.TrimPrefix(e.Msg, "json: ")
 	if off >= 0 {
-		if off > int64(len(data)) {
-			off = int64(len(data))
-		}
-		before := data[:off]
-		e.Line = bytes.Count(before, []byte{'\n'}) + 1
-		e.Col = len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+		e.Line, e.Col = lineCol(data, off)
 	}
 	return nil, e
+}
+
+// lineCol returns the 1-based line and byte column of data[off].
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	return bytes.Count(before, []byte{'\n'}) + 1, len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+}
+
+// CheckJSONSyntax returns nil when data is one JSON value (white space
+// around it allowed), and otherwise a *JSONError at the line and column
+// where it stops being one, whatever the schema: for callers that tell
+// formats apart by content and would otherwise only say "not a ...".
+func CheckJSONSyntax(name string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		off := dec.InputOffset()
+		if _, err := dec.Token(); err == io.EOF {
+			return nil
+		}
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
+		}
+		line, col := lineCol(data, off)
+		return &JSONError{File: name, Line: line, Col: col, Msg: "data after the JSON value"}
+	case errors.As(err, &se):
+		line, col := lineCol(data, se.Offset-1)
+		return &JSONError{File: name, Line: line, Col: col, Msg: se.Error()}
+	case err == io.EOF:
+		return &JSONError{File: name, Msg: "empty input"}
+	case err == io.ErrUnexpectedEOF:
+		line, col := lineCol(data, int64(len(data)))
+		return &JSONError{File: name, Line: line, Col: col, Msg: "unexpected end of input"}
+	}
+	return &JSONError{File: name, Msg: err.Error()}
 }
 
 // EncodeAttrsJSON returns an attribute list as the JSON array EncodeJSON

@@ -515,6 +515,21 @@ func TestParseJSONErrors(t *testing.T) {
 			t.Errorf("ParseJSON(%.40q):\n got %v (%T)\nwant %s", tt.in, err, err, tt.want)
 		}
 	}
+	for _, tt := range []struct{ in, want string }{
+		{"{\"a\": [1,\n 2", "p.json:2:3: unexpected end of input"},
+		{"{\"a\": 1}\n x", "p.json:2:2: data after the JSON value"},
+		{"{\"a\" 1}", "p.json:1:6: invalid character '1' after object key"},
+		{"  ", "p.json: empty input"},
+	} {
+		err := CheckJSONSyntax("p.json", []byte(tt.in))
+		var je *JSONError
+		if !errors.As(err, &je) || err.Error() != tt.want {
+			t.Errorf("CheckJSONSyntax(%q):\n got %v\nwant %s", tt.in, err, tt.want)
+		}
+	}
+	if err := CheckJSONSyntax("p.json", []byte(` {"a": [1, {}]} `)); err != nil {
+		t.Errorf("CheckJSONSyntax of valid JSON: %v", err)
+	}
 	m, err := ParseJSON("m.json", []byte(`{"version": 1, "main": {"blocks": [{}]}}`))
 	if err != nil || m.Main == nil {
 		t.Errorf("ParseJSON of a valid module: %v", err)
