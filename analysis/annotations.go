@@ -29,6 +29,8 @@ var Annotations = &Analyzer{
 // takes its vars' dists from main, as Paddle's partitioner does):
 //
 //   - the meshes pass ProcessMesh.Validate;
+//   - every dense-tensor var's element count (dims of unknown size
+//     skipped) fits int64;
 //   - every dense-tensor var has a tensor dist, on a declared mesh, whose
 //     dims_mapping has one entry per tensor dim, each -1 or a mesh dim,
 //     no mesh dim twice, and whose partial dims are mesh dims that the
@@ -42,11 +44,12 @@ var Annotations = &Analyzer{
 //   - with a pipeline (a mesh with a dim named "pp", the first such is
 //     the global mesh), every op's mesh lies inside one pipeline stage
 //     (ProcessMesh.PipelineStage), reported once per mesh at the first op
-//     on it.
+//     on it;
+//   - every arg of an op with a dist names a var declared in its block
+//     or an ancestor (an arg that does not cannot be annotated).
 //
 // Problems come in a deterministic order: the meshes', then block by
-// block, the block's vars in order, then its ops in order. Args that
-// name no declared var are left to Verify.
+// block, the block's vars in order, then its ops in order.
 type AnnotationReport struct {
 	Problems []ir.Violation
 }
@@ -134,6 +137,9 @@ func (c *annChecker) opErr(bi int, op *ir.Op, arg, msg string) {
 }
 
 func (c *annChecker) checkVar(bi int, v *ir.Var) {
+	if countOverflows(v.Type.Shape) {
+		c.varErr(bi, v, "shape "+fmtInts(v.Type.Shape)+": element count overflows int64")
+	}
 	d := v.Dist
 	if d == nil {
 		c.varErr(bi, v, "no dist")
@@ -209,6 +215,11 @@ func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32,
 			g := gids[j]
 			j++
 			if g < 0 {
+				// An arg the op cannot be annotated for: said once per
+				// name, as Verify says it.
+				if !seenArg(slots, si, ai, name) {
+					c.opErr(bi, op, name, side+" "+quoteName(slots[si].Name)+" names undeclared var "+quoteName(name))
+				}
 				continue
 			}
 			v := c.pi.v(g)

@@ -114,6 +114,7 @@ program startup {
 		"main block 0: var h: partial dim 2 outside [0, 2) of mesh world",
 		"main block 0: op 1 relu: no dist",
 		"main block 0: op 2 relu: dist: no dims_mapping for output e",
+		"main block 0: op 3 relu: input Z names undeclared var undeclared",
 		"main block 0: op 3 relu: dist input q: not an input of the op",
 		"main block 0: op 3 relu: dist output b: dims_mapping [1, 0]: dim 0 of size 7 does not split evenly over mesh dim 1 (mp) of size 2",
 		"main block 0: op 4 relu: dist on unknown mesh elsewhere",

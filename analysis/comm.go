@@ -3,6 +3,8 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,6 +244,20 @@ func buildComm(m *ir.Module, x *IndexInfo) (*CommReport, error) {
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
+	// Every total is at most its program's: if those fit, all do.
+	for _, prog := range []string{"main", "startup"} {
+		var sum int64
+		for i := range rep.Ops {
+			c := &rep.Ops[i]
+			if c.Program != prog || c.DataDependent {
+				continue
+			}
+			if sum > math.MaxInt64-c.Bytes {
+				return nil, fmt.Errorf("%s: the collectives move more than %d bytes, which overflows int64", prog, int64(math.MaxInt64))
+			}
+			sum += c.Bytes
+		}
+	}
 	rep.Main = SumComm("main", rep.Ops)
 	rep.Startup = SumComm("startup", rep.Ops)
 	return rep, nil
@@ -352,6 +368,14 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 		c.DataDependent = true
 		return c, true
 	}
+	pv := in
+	if cst.out {
+		pv = out
+	}
+	if pv.bytes > maxPayload {
+		b.fail(prog, bi, op, "payload %s of %d bytes: the bytes it moves overflow int64", quoteName(pv.name), pv.bytes)
+		return c, false
+	}
 	c.Bytes, _ = CollectiveBytes(op.Type, n, in.bytes, out.bytes)
 	if cst.partial {
 		if num, ok := op.Attrs.Int("num"); ok && num > 1 {
@@ -396,7 +420,10 @@ func (b *commBuilder) payload(p *ir.Program, bi int, op *ir.Op, output bool) (pa
 				return pv, false, fmt.Errorf("%s %s %s is a %s, not a dense tensor", side, n, quoteName(v.Name), v.Type.Kind)
 			}
 			pv = payloadVar{name: v.Name, v: v}
-			size, ok := tensorBytes(v.Type)
+			size, ok, err := tensorBytes(v.Type)
+			if err != nil {
+				return pv, false, fmt.Errorf("%s %s %s: %v", side, n, quoteName(v.Name), err)
+			}
 			pv.bytes = size
 			return pv, ok, nil
 		}
@@ -404,19 +431,36 @@ func (b *commBuilder) payload(p *ir.Program, bi int, op *ir.Op, output bool) (pa
 	return pv, false, nil
 }
 
-// tensorBytes returns numel × dtype size, and false when a dim is unknown
-// or the product overflows.
-func tensorBytes(t ir.Type) (int64, bool) {
-	n, ok := t.Numel()
-	if !ok {
-		return 0, false
+// tensorBytes returns numel × dtype size, and false when a dim is
+// unknown (-1); an error when the element count or the bytes overflow
+// int64, which a verified module's shapes do not, but bytes may.
+func tensorBytes(t ir.Type) (int64, bool, error) {
+	n := uint64(1)
+	unknown := false
+	for _, d := range t.Shape {
+		if d < 0 {
+			unknown = true
+			continue
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false, fmt.Errorf("shape %s: element count overflows int64", fmtInts(t.Shape))
+		}
+		n = lo
 	}
-	s := int64(t.DType.Size())
-	if s > 0 && n > (1<<63-1)/s {
-		return 0, false
+	if unknown {
+		return 0, false, nil
 	}
-	return n * s, true
+	hi, lo := bits.Mul64(n, uint64(t.DType.Size()))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false, fmt.Errorf("%s: %d elements of %d bytes overflow int64", t, n, t.DType.Size())
+	}
+	return int64(lo), true, nil
 }
+
+// maxPayload is the largest payload whose traffic, at most twice the
+// payload (an all-reduce's 2(n-1)/n), fits int64.
+const maxPayload = math.MaxInt64 / 2
 
 // axis names the group: the first mesh dim (the op's mesh first, then
 // every mesh in declaration order) whose group for this rank is group;
@@ -524,7 +568,8 @@ type MemoryClass struct {
 // Startup declares the same persistables as main, so it is not counted
 // again. Activations are every non-persistable dense var, grads and
 // temporaries included, all at once: an upper bound of what is live, not
-// a peak.
+// a peak. Memory fails, naming the var, when a var's bytes or a sum of
+// them would overflow int64.
 type MemoryReport struct {
 	Rank         int
 	Params       MemoryClass // kind param
@@ -558,10 +603,17 @@ func buildMemory(m *ir.Module) (*MemoryReport, error) {
 			case ir.KindPersist:
 				c = &rep.Persistables
 			}
-			size, ok := tensorBytes(v.Type)
+			size, ok, err := tensorBytes(v.Type)
+			if err != nil {
+				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name, Msg: err.Error()}
+			}
 			if !ok {
 				c.Unknown++
 				continue
+			}
+			if c.Bytes > math.MaxInt64-size || rep.Total() > math.MaxInt64-size {
+				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name,
+					Msg: fmt.Sprintf("the local bytes of main's vars overflow int64 with this %s of %d bytes", v.Type, size)}
 			}
 			c.Vars++
 			c.Bytes += size

@@ -29,8 +29,9 @@ var localShapes struct {
 // and its own otherwise. A var without a dist keeps its shape.
 //
 // The analysis fails when a dist cannot be applied: an uneven split, a
-// mapping that does not fit the tensor or the mesh, an unknown mesh. The
-// error lists every such var, each named with its program and block.
+// mapping that does not fit the tensor or the mesh, an unknown mesh; and
+// when a shape's element count overflows int64. The error lists every
+// such var, each named with its program and block.
 func LocalShapes(rank int) *Analyzer {
 	localShapes.mu.Lock()
 	defer localShapes.mu.Unlock()
@@ -167,6 +168,10 @@ func (sb *shapeBuilder) local(pi *progIndex, bi int, v *ir.Var, lp *localProg) u
 	shape := v.Type.Shape
 	start := len(lp.dims)
 	lp.dims = pushAll(lp.dims, shape...)
+	if countOverflows(shape) {
+		sb.fail(pi, bi, v, "shape "+fmtInts(shape)+": element count overflows int64")
+		return lsShaped
+	}
 	d := v.Dist
 	if d == nil {
 		return lsShaped

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+	"math/bits"
 	"strconv"
 
 	"github.com/distpass/distpass/ir"
@@ -116,4 +118,21 @@ func group(keys, n int, key func(int) int32) (start, order []int32) {
 func shiftStarts(start []int32) {
 	copy(start[1:], start[:len(start)-1])
 	start[0] = 0
+}
+
+// countOverflows reports whether the element count of shape, dims of
+// unknown size (-1) skipped, overflows int64.
+func countOverflows(shape []int64) bool {
+	n := uint64(1)
+	for _, d := range shape {
+		if d < 0 {
+			continue
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return true
+		}
+		n = lo
+	}
+	return false
 }

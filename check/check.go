@@ -290,7 +290,10 @@ func feed(v *ir.Var, bound int64, seed uint64) (*sim.Tensor, error) {
 	h := fnv.New64a()
 	h.Write([]byte(v.Name))
 	r := rand.New(rand.NewPCG(seed, h.Sum64()))
-	t := sim.Zeros(v.Type.DType, shape...)
+	t, err := sim.NewZeros(v.Type.DType, shape...)
+	if err != nil {
+		return nil, err
+	}
 	for i := range t.Data {
 		switch {
 		case v.Type.DType == ir.Boolean:

@@ -75,7 +75,10 @@
 // that order as an attribute of its own (interop/paddle's
 // paddle.attr_order). "^1" refers to block 1. A role omitted is forward;
 // "forward|loss" is the loss bit alone. Block indices must run 0, 1, 2...
-// in order.
+// in order. Blocks nest at most MaxBlockDepth (1000) deep, by parents or
+// by block refs: a program nested deeper is an error at the block or op
+// that passes the limit (CheckNesting), so that no later walk over it
+// costs its depth per name or needs a deep stack.
 //
 // The attribute values past the first line of value are the types Paddle
 // tells apart from int and float, so that an imported program exports as

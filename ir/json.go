@@ -148,17 +148,117 @@ func EncodeJSON(m *Module) ([]byte, error) {
 // duplicate var names in a block and duplicate attribute names, requires
 // each block's index to be its position, and never panics.
 func DecodeJSON(data []byte) (*Module, error) {
+	m, _, err := decodeJSON(data)
+	return m, err
+}
+
+// decodeJSON is DecodeJSON; it also returns the offset of the byte where
+// malformed JSON, its early end or data after the module starts, or -1
+// when the error is not at one byte.
+func decodeJSON(data []byte) (*Module, int64, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	var jm jsonModule
 	if err := dec.Decode(&jm); err != nil {
-		return nil, jsonError(err)
+		off := int64(-1)
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			off = se.Offset - 1 // the offending byte is the last one read
+		case err == io.ErrUnexpectedEOF:
+			off = int64(len(data))
+		}
+		return nil, off, jsonError(err)
 	}
+	off := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("json: data after the module")
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
+		}
+		return nil, off, errors.New("json: data after the module")
 	}
-	return decodeModule(&jm)
+	m, err := decodeModule(&jm)
+	return m, -1, err
+}
+
+// JSONError is an error of ParseJSON: the file, what is wrong and, when
+// the fault is at one byte (malformed JSON, an early end, data after the
+// module), its line and column (1-based; the column counts bytes), else
+// 0 and 0.
+type JSONError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *JSONError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+// ParseJSON is DecodeJSON for the contents of a file called name: its
+// errors are *JSONError, which name the file and, for malformed JSON, the
+// line and column, as Parse does for text ("m.json:3:14: invalid
+// character '}' looking for beginning of object key string"); the rest
+// name the member or the module's part at fault ("m.json: main block 0
+// var "x": unknown dtype "f33"").
+func ParseJSON(name string, data []byte) (*Module, error) {
+	m, off, err := decodeJSON(data)
+	if err == nil {
+		return m, nil
+	}
+	e := &JSONError{File: name, Msg: err.Error()}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		e.Msg = se.Error()
+	}
+	e.Msg = strings.TrimPrefix(e.Msg, "json: ")
+	if off >= 0 {
+		e.Line, e.Col = lineCol(data, off)
+	}
+	return nil, e
+}
+
+// lineCol returns the 1-based line and byte column of data[off].
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	return bytes.Count(before, []byte{'\n'}) + 1, len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+}
+
+// CheckJSONSyntax returns nil when data is one JSON value (white space
+// around it allowed), and otherwise a *JSONError at the line and column
+// where it stops being one, whatever the schema: for callers that tell
+// formats apart by content and would otherwise only say "not a ...".
+func CheckJSONSyntax(name string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		off := dec.InputOffset()
+		if _, err := dec.Token(); err == io.EOF {
+			return nil
+		}
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
+		}
+		line, col := lineCol(data, off)
+		return &JSONError{File: name, Line: line, Col: col, Msg: "data after the JSON value"}
+	case errors.As(err, &se):
+		line, col := lineCol(data, se.Offset-1)
+		return &JSONError{File: name, Line: line, Col: col, Msg: se.Error()}
+	case err == io.EOF:
+		return &JSONError{File: name, Msg: "empty input"}
+	case err == io.ErrUnexpectedEOF:
+		line, col := lineCol(data, int64(len(data)))
+		return &JSONError{File: name, Line: line, Col: col, Msg: "unexpected end of input"}
+	}
+	return &JSONError{File: name, Msg: err.Error()}
 }
 
 // EncodeAttrsJSON returns an attribute list as the JSON array EncodeJSON
@@ -362,7 +462,7 @@ func jsonError(err error) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("json: offset %d: %v", se.Offset, se)
+		return fmt.Errorf("json: offset %d: %w", se.Offset, se)
 	}
 	if strings.HasPrefix(err.Error(), "json: ") {
 		return err
@@ -847,6 +947,10 @@ func decodeProgram(where string, jp *jsonProgram) (*Program, error) {
 			return nil, err
 		}
 		p.Blocks = append(p.Blocks, b)
+	}
+	if v := nestingProblem(p); v != nil {
+		v.Program = where
+		return nil, v
 	}
 	return p, nil
 }

@@ -2,6 +2,8 @@ package ir
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -486,5 +488,50 @@ func TestJSONEmptyModule(t *testing.T) {
 		if !Equal(m, got) {
 			t.Errorf("(-want +got):\n%s", Diff(m, got))
 		}
+	}
+}
+
+// TestParseJSONErrors: ParseJSON names the file, and the line and column
+// where the JSON itself is broken.
+func TestParseJSONErrors(t *testing.T) {
+	deep := `{"version": 1, "main": {"blocks": [{}`
+	for i := 1; i <= MaxBlockDepth+1; i++ {
+		deep += fmt.Sprintf(`, {"parent": %d}`, i-1)
+	}
+	deep += "]}}"
+	for _, tt := range []struct{ in, want string }{
+		{"{\n  \"version\": 1,\n}", "m.json:3:1: invalid character '}' looking for beginning of object key string"},
+		{"{\"version\": 1,\n  \"name\": \"a\"", "m.json:2:14: unexpected end of input"},
+		{"{\"version\": 1}\n\n  []", "m.json:3:3: data after the module"},
+		{`{"version": 1, "nme": "a"}`, `m.json: unknown field "nme"`},
+		{`{"version": "1"}`, "m.json: version: want integer, got string"},
+		{`{"version": 1, "main": {"blocks": [{"vars": [{"name": "x", "type": {"dtype": "f33"}}]}]}}`,
+			`m.json: main block 0 var "x": unknown dtype "f33"`},
+		{deep, "m.json: main block 1001: nested 1001 blocks deep through its parents; the limit is 1000"},
+	} {
+		_, err := ParseJSON("m.json", []byte(tt.in))
+		var je *JSONError
+		if !errors.As(err, &je) || err.Error() != tt.want {
+			t.Errorf("ParseJSON(%.40q):\n got %v (%T)\nwant %s", tt.in, err, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"{\"a\": [1,\n 2", "p.json:2:3: unexpected end of input"},
+		{"{\"a\": 1}\n x", "p.json:2:2: data after the JSON value"},
+		{"{\"a\" 1}", "p.json:1:6: invalid character '1' after object key"},
+		{"  ", "p.json: empty input"},
+	} {
+		err := CheckJSONSyntax("p.json", []byte(tt.in))
+		var je *JSONError
+		if !errors.As(err, &je) || err.Error() != tt.want {
+			t.Errorf("CheckJSONSyntax(%q):\n got %v\nwant %s", tt.in, err, tt.want)
+		}
+	}
+	if err := CheckJSONSyntax("p.json", []byte(` {"a": [1, {}]} `)); err != nil {
+		t.Errorf("CheckJSONSyntax of valid JSON: %v", err)
+	}
+	m, err := ParseJSON("m.json", []byte(`{"version": 1, "main": {"blocks": [{}]}}`))
+	if err != nil || m.Main == nil {
+		t.Errorf("ParseJSON of a valid module: %v", err)
 	}
 }

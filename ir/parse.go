@@ -53,6 +53,19 @@ type parser struct {
 
 	segs  []*segment // pieces parsed ahead, in source order (parse_segments.go)
 	ahead bool       // this parser reads a piece ahead, into a scratch block
+
+	// Where the current program's blocks and block-owning ops are, for
+	// the nesting check (CheckNesting) at the program's end.
+	blockPos []textPos
+	refOps   []refOpPos
+	sawRef   bool // a block ref was read since the current op began
+}
+
+type textPos struct{ line, col int }
+
+type refOpPos struct {
+	op  *Op
+	pos textPos
 }
 
 func (p *parser) fail(format string, args ...any) {
@@ -321,6 +334,7 @@ func (p *parser) program(m *Module) {
 		}
 	}
 	p.want(tLBrace)
+	p.blockPos, p.refOps = p.blockPos[:0], p.refOps[:0]
 	for p.err == nil && p.tok.kind != tRBrace {
 		if !p.is("block") {
 			p.expected(`"block" or "}"`)
@@ -332,16 +346,46 @@ func (p *parser) program(m *Module) {
 	if p.err == nil && len(prog.Blocks) == 0 {
 		p.errorAt(line, col, "program %s has no blocks", name)
 	}
+	if p.err == nil {
+		p.checkNesting(prog)
+	}
+}
+
+// checkNesting fails at the block or op where prog nests deeper than
+// MaxBlockDepth.
+func (p *parser) checkNesting(prog *Program) {
+	v := nestingProblem(prog)
+	if v == nil {
+		return
+	}
+	if v.OpType == "" && v.OpID == 0 {
+		pos := p.blockPos[v.Block]
+		p.errorAt(pos.line, pos.col, "block %d: %s", v.Block, v.Msg)
+		return
+	}
+	for _, r := range p.refOps {
+		if r.op.ID == v.OpID && r.op.Type == v.OpType {
+			p.errorAt(r.pos.line, r.pos.col, "op %d %s: %s", v.OpID, quoteName(v.OpType), v.Msg)
+			return
+		}
+	}
+	pos := p.blockPos[v.Block]
+	p.errorAt(pos.line, pos.col, "block %d: op %d %s: %s", v.Block, v.OpID, quoteName(v.OpType), v.Msg)
 }
 
 func (p *parser) block(prog *Program) {
 	p.next()
 	line, col := p.tok.line, p.tok.col
 	idx := p.intLit("block index")
+	if p.err == nil && idx >= 0 && idx < len(prog.Blocks) {
+		p.errorAt(line, col, "block %d declared twice", idx)
+		return
+	}
 	if p.err == nil && idx != len(prog.Blocks) {
 		p.errorAt(line, col, "block %d out of order: expected block %d", idx, len(prog.Blocks))
 		return
 	}
+	p.blockPos = append(p.blockPos, textPos{line, col})
 	b := &Block{Index: idx, Parent: -1, Forward: -1}
 	if p.is("parent") {
 		p.next()
@@ -440,10 +484,13 @@ func (p *parser) typ() Type {
 				if k == Tuple {
 					e = p.typeCode()
 				} else {
-					line, col := p.tok.line, p.tok.col
-					if e = p.typ(); p.err == nil && e.Kind != DenseTensor {
-						p.errorAt(line, col, "element of %s must be a tensor type", k)
+					// A kind here is an error before it is read, so that
+					// reader(reader(reader(…))) does not recurse.
+					if _, isKind := parseNoShapeKind(string(p.text())); p.tok.kind == tName && isKind {
+						p.fail("element of %s must be a tensor type", k)
+						return t
 					}
+					e = p.typ()
 				}
 				t.Elems = append(t.Elems, e)
 			}
@@ -576,7 +623,9 @@ func (p *parser) addAttr(as Attrs, key string, line, col int) Attrs {
 }
 
 func (p *parser) op(b *Block) {
+	line, col := p.tok.line, p.tok.col
 	p.next()
+	p.sawRef = false
 	op := p.ops.one()
 	op.ID = p.int64Lit("op id")
 	op.Type = p.name("op type")
@@ -600,6 +649,9 @@ func (p *parser) op(b *Block) {
 		if len(as) > 0 {
 			op.Attrs = p.attrSlab.copyOf(as)
 		}
+	}
+	if p.sawRef {
+		p.refOps = append(p.refOps, refOpPos{op, textPos{line, col}})
 	}
 	if p.is("role") {
 		p.next()
@@ -757,6 +809,7 @@ func (p *parser) value() Value {
 		return String(s)
 	case tCaret:
 		p.next()
+		p.sawRef = true
 		return BlockRef(p.intLit("block index"))
 	case tLBrack:
 		return p.list()

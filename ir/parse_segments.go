@@ -146,7 +146,9 @@ func (s *segment) parse(file string, src []byte, source string) {
 			return
 		}
 	}
-	if p.err != nil {
+	if p.err != nil || len(p.refOps) > 0 {
+		// Ops that own blocks are read by the main parse, which needs
+		// their true positions for the nesting check.
 		return
 	}
 	s.ok, s.vars, s.ops = true, b.vars, b.Ops

@@ -2,8 +2,10 @@ package ir_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/internal/irgen"
@@ -97,5 +99,38 @@ func TestParseSegmentsErrorsEqualSequential(t *testing.T) {
 	}
 	if errs < len(cases)/2 {
 		t.Fatalf("only %d of %d damaged inputs fail to parse", errs, len(cases))
+	}
+}
+
+// An op that owns a sub-block, read ahead in a piece, still gets its true
+// position when the nesting check fails at it: the pieces that hold such
+// ops are left to the main parse.
+func TestParseSegmentsNestingError(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("program main {\n  block 0 {\n    var x : f32[1]\n")
+	for i := range 300 {
+		fmt.Fprintf(&sb, "    op %d relu(X: x) -> (Out: x)\n", 10000+i)
+	}
+	const depth = ir.MaxBlockDepth + 1
+	sb.WriteString("    op 1 while(X: x) -> (Out: x) {sub_block = ^1}\n")
+	for i := range 300 {
+		fmt.Fprintf(&sb, "    op %d relu(X: x) -> (Out: x)\n", 20000+i)
+	}
+	sb.WriteString("  }\n")
+	for i := 1; i <= depth; i++ {
+		if i < depth {
+			fmt.Fprintf(&sb, "  block %d parent 0 {\n    op %d while(X: x) -> (Out: x) {sub_block = ^%d}\n  }\n", i, i+1, i+1)
+		} else {
+			fmt.Fprintf(&sb, "  block %d parent 0 { }\n", i)
+		}
+	}
+	sb.WriteString("}\n")
+	seq, seg := parseBoth(t, []byte(sb.String()), 200)
+	want := "error: in.dpir:304:5: op 1 while: attr sub_block"
+	if !strings.HasPrefix(seq, want) {
+		t.Fatalf("sequential parse: %.200s, want %s…", seq, want)
+	}
+	if seg != seq {
+		t.Fatalf("speculative parse: %.200s\nsequential: %.200s", seg, seq)
 	}
 }

@@ -197,6 +197,7 @@ func TestParseErrors(t *testing.T) {
 		{"two mains", "program main { block 0 {} }\nprogram main { block 0 {} }", "t.dpir:2:1: program main declared twice"},
 		{"no blocks", "program main { }", "t.dpir:1:1: program main has no blocks"},
 		{"block order", "program main { block 1 { } }", "t.dpir:1:22: block 1 out of order: expected block 0"},
+		{"block twice", "program main { block 0 { } block 0 { } }", "t.dpir:1:34: block 0 declared twice"},
 		{"unclosed program", "program main { block 0 { }", `t.dpir:1:27: expected "block" or "}", found end of file`},
 		{"unclosed block", head, `t.dpir:3:1: expected "var", "persist", "param", "op" or "}", found end of file`},
 		{"negative rank", "program main rank -2 { block 0 {} }", "t.dpir:1:19: rank -2 is negative"},

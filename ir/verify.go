@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,7 +104,10 @@ func (e *VerifyError) Error() string {
 //   - programs: main present; Name is the slot's name; Rank ≥ -1; blocks
 //     present and non-nil; Index is the block's position; block 0 has
 //     parent -1, every other block a parent that is another block, with no
-//     cycle in the parent chain; Forward is -1 or another block.
+//     cycle in the parent chain (reported once, at the cycle's first
+//     block); Forward is -1 or another block; blocks nest at most
+//     MaxBlockDepth deep (CheckNesting; a program nested deeper is not
+//     checked further).
 //   - module attrs: sorted, unique and with valid values.
 //   - vars: non-empty names, unique per block; a known kind and known
 //     flags; attrs sorted, unique and with valid values (no nil, no scalar
@@ -117,8 +121,11 @@ func (e *VerifyError) Error() string {
 //     mapped, with a known reduction.
 //   - ops: id ≥ 1 and unique in the program; a type; a valid role; attrs
 //     as for vars; block refs name a block of the program other than
-//     block 0 and the op's own; every arg, and every var ref of an attr,
-//     names a var declared in the op's block or an ancestor; fwd, when
+//     block 0, the op's own and its ancestors, and no block refers back
+//     to itself through the blocks its ops refer to (Program.RefCycles,
+//     reported after the blocks' own violations); every arg, and every
+//     var ref of an attr, names a var declared in the op's block or an
+//     ancestor; fwd, when
 //     set, is on a non-forward op and names a forward op of the same
 //     program.
 //   - op dists: a known mesh; impl index ≥ 0; each arg dist names an arg
@@ -331,6 +338,8 @@ type progState struct {
 	defs   []definer       // by global var id: the defining op in the current block
 	out    []Violation
 
+	hasRefs bool // some op refers to a block
+
 	// Per-op scratch, reused.
 	ins, outs []argRef
 	readSet   map[int32]struct{}
@@ -343,7 +352,7 @@ type blockState struct {
 	off    int32 // global id of the block's first var
 	names  nameTable
 	dups   []int32 // positions of vars whose name an earlier var of the block has
-	cyclic bool    // on a cycle of the parent chain
+	cyclic int32   // on a cycle of the parent chain: 1 + the cycle's first block; else 0
 	cstate uint8   // cycle search state
 	wstate uint8   // writes: 0 not computed, 1 computing, 2 done
 	writes map[int32]struct{}
@@ -417,6 +426,13 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		ps.blockErr(-1, "no blocks")
 		return ps
 	}
+	if v := nestingProblem(p); v != nil {
+		// The rest is not checked: name lookups through a chain that
+		// long would cost its length per name.
+		v.Program = label
+		ps.out = append(ps.out, *v)
+		return ps
+	}
 	ps.blocks = make([]blockState, n)
 	total, numOps, maxID := 0, 0, int64(0)
 	for i, b := range p.Blocks {
@@ -459,6 +475,11 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 	ps.defs = make([]definer, total)
 	for i := range n {
 		ps.checkBlock(i)
+	}
+	if ps.hasRefs {
+		for _, c := range p.RefCycles() {
+			ps.opErr(c.Block, c.Op, "", c.Msg())
+		}
 	}
 	return ps
 }
@@ -519,17 +540,34 @@ func (ps *progState) findCycles() {
 			j = ps.blocks[j].parent
 		}
 		if j >= 0 && ps.blocks[j].cstate == onPath {
-			for k := len(path) - 1; k >= 0; k-- {
-				ps.blocks[path[k]].cyclic = true
-				if path[k] == j {
-					break
-				}
+			k := len(path) - 1
+			for path[k] != j {
+				k--
+			}
+			first := slices.Min(path[k:])
+			for _, b := range path[k:] {
+				ps.blocks[b].cyclic = first + 1
 			}
 		}
 		for _, k := range path {
 			ps.blocks[k].cstate = done
 		}
 	}
+}
+
+// parentCycle spells the cycle of parent links through block bi.
+func (ps *progState) parentCycle(bi int) string {
+	var sb strings.Builder
+	sb.WriteString(strconv.Itoa(bi))
+	for j, steps := int(ps.blocks[bi].parent), 0; steps < len(ps.blocks); steps++ {
+		sb.WriteString(" -> ")
+		sb.WriteString(strconv.Itoa(j))
+		if j == bi {
+			break
+		}
+		j = int(ps.blocks[j].parent)
+	}
+	return sb.String()
 }
 
 // lookup resolves name from block bi through its ancestors, like
@@ -597,8 +635,9 @@ func (ps *progState) checkBlock(bi int) {
 		ps.blockErr(bi, fmt.Sprintf("parent %d is not a block", b.Parent))
 	case b.Parent == bi:
 		ps.blockErr(bi, "parent is itself")
-	case bs.cyclic:
-		ps.blockErr(bi, "parent chain is cyclic")
+	case bs.cyclic == int32(bi)+1:
+		// Once per cycle, at its first block.
+		ps.blockErr(bi, "parent chain is cyclic: "+ps.parentCycle(bi))
 	}
 	if b.Forward != -1 {
 		if b.Forward < 0 || b.Forward >= n {
@@ -970,6 +1009,7 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		}
 	}
 	if ownsSub {
+		ps.hasRefs = true
 		for _, a := range op.Attrs {
 			switch r := a.Value.(type) {
 			case BlockRef:
@@ -1095,6 +1135,8 @@ func (ps *progState) checkRef(bi int, op *Op, attr string, r int) {
 		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to the global block", quoteName(attr)))
 	case r == bi:
 		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to its own block %d", quoteName(attr), r))
+	case ps.p.IsAncestor(r, bi):
+		ps.opErr(bi, op, "", fmt.Sprintf("attr %s: refers to block %d, an ancestor of its own block %d", quoteName(attr), r, bi))
 	}
 }
 

@@ -239,7 +239,7 @@ func TestVerifyRules(t *testing.T) {
 		{"block/parent-cycle", func(m *Module) {
 			m.Main.AddBlock(3)
 			m.Main.Blocks[3].Parent = 4
-		}, []string{"main block 3: parent chain is cyclic", "main block 4: parent chain is cyclic"}},
+		}, []string{"main block 3: parent chain is cyclic: 3 -> 4 -> 3"}},
 		{"block/forward-out-of-range", func(m *Module) { m.Main.Blocks[3].Forward = 9 },
 			[]string{"main block 3: forward 9 is not a block"}},
 		{"block/forward-itself", func(m *Module) { m.Main.Blocks[3].Forward = 3 },
@@ -361,6 +361,12 @@ func TestVerifyRules(t *testing.T) {
 			[]string{"main block 0: op 23 while_grad: attr sub_block: refers to the global block"}},
 		{"op/block-ref-own", func(m *Module) { opIn(m.Main, 1, "conditional_block").Attrs.Set("sub_block", BlockRef(1)) },
 			[]string{"main block 1: op 18 conditional_block: attr sub_block: refers to its own block 1"}},
+		{"op/block-ref-ancestor", func(m *Module) { opIn(m.Main, 2, "cast").Attrs.Set("sub_block", BlockRef(1)) },
+			[]string{"main block 2: op 19 cast: attr sub_block: refers to block 1, an ancestor of its own block 2"}},
+		{"op/block-refs-cycle", func(m *Module) {
+			opIn(m.Main, 2, "cast").Attrs.Set("sub_block", BlockRef(3))
+			opIn(m.Main, 3, "fill_constant").Attrs.Set("sub_block", BlockRef(1))
+		}, []string{"main block 3: op 22 fill_constant: attr sub_block: block refs form a cycle: 1 -> 2 -> 3 -> 1"}},
 		{"op/block-refs-missing", func(m *Module) { mainOp(m, "while_grad").Attrs.Set("sub_blocks", BlockRefs{3, -1}) },
 			[]string{"main block 0: op 23 while_grad: attr sub_blocks: block -1 does not exist"}},
 		{"op/input-undeclared", func(m *Module) {
@@ -700,7 +706,8 @@ func TestVerifyPathological(t *testing.T) {
 			b1.Op("while", nil, Slots("Out", "b"), A("sub_block", BlockRef(2)))
 			b2.Op("while", nil, Slots("Out", "b"), A("sub_block", BlockRef(1)))
 			return m
-		}(), "main block 0: var a: defined by op 2 while and op 1 fill_constant"},
+		}(), "main block 0: var a: defined by op 2 while and op 1 fill_constant\n" +
+			"main block 2: op 4 while: attr sub_block: refers to block 1, an ancestor of its own block 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -355,6 +355,18 @@ func TestReproducerReplaysAPanic(t *testing.T) {
 	if _, _, err := passes.ReadReproducer("x", []byte("module m")); err == nil || !strings.Contains(err.Error(), "not a distpass reproducer") {
 		t.Errorf("ReadReproducer on a plain module: %v", err)
 	}
+	// ParseReproducer parses the pipeline too; a bad one is an error at
+	// its place in the file.
+	pl, _, perr := passes.ParseReproducer(r, path, data)
+	if perr != nil || pl.String() != text {
+		t.Errorf("ParseReproducer = %v, %v; want %s", pl, perr, text)
+	}
+	bad := bytes.Replace(data, []byte("# pipeline: add-dead-op,boom"), []byte("# pipeline: add-dead-op,bom"), 1)
+	_, _, perr = passes.ParseReproducer(r, "r.dpir", bad)
+	var pos *ir.ParseError
+	if !errors.As(perr, &pos) || perr.Error() != `r.dpir:2:25: unknown pass "bom" (did you mean boom?)` {
+		t.Errorf("ParseReproducer of a bad pipeline = %v (%T)", perr, perr)
+	}
 }
 
 func TestCancel(t *testing.T) {

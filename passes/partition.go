@@ -87,7 +87,8 @@ forward, backward nor optimize is an error.`,
 			Doc: `check that every block ref points at a block of the new program
 Lowering works in place, so blocks keep their indices and refs stay
 right; this pass checks every ref, single or in a list, and fails on one
-that points nowhere.`,
+that points nowhere, at block 0, at its op's own block or an ancestor of
+it, or that closes a cycle of block refs.`,
 			PreservesAll: true,
 			Run:          func(_ *Context, m *ir.Module) error { return RelinkBlockAttrs(m) },
 		},
@@ -304,6 +305,10 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 		byID = map[int64]*ir.Op{}
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
+				if _, dup := byID[op.ID]; dup {
+					byID[op.ID] = nil // ambiguous: a fwd naming it is an error
+					continue
+				}
 				byID[op.ID] = op
 			}
 		}
@@ -343,9 +348,12 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
-		f := byID[op.Fwd]
-		if f == nil {
+		f, found := byID[op.Fwd]
+		switch {
+		case !found:
 			return fmt.Errorf("fwd op %d is missing", op.Fwd)
+		case f == nil:
+			return fmt.Errorf("fwd %d names more than one op (op ids must be unique)", op.Fwd)
 		}
 		if !f.Role.IsForward() && !(f.Dist != nil && f.Dist.Recompute) {
 			return fmt.Errorf("fwd op %d %s is not a forward op (role %s)", f.ID, f.Type, f.Role)
@@ -373,6 +381,11 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 	if err != nil {
 		return err
 	}
+	// A backward op's forward op was held to this when it was lowered
+	// (and has been replaced by what its impl emitted since).
+	if implOf == op && !registry.Lowers(implType, op.Type) {
+		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
+	}
 	ctx.Begin(op, mesh, implType, implIndex)
 	if phase == LowerForward {
 		if impl.Compatible != nil {
@@ -391,17 +404,38 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 	return impl.Backward(ctx, op)
 }
 
-// RelinkBlockAttrs checks every block ref of every op of main.
+// RelinkBlockAttrs checks every block ref of every op of main: it points
+// at a block of the program other than block 0, the op's own and its
+// ancestors, and no block refers back to itself through the blocks its
+// ops refer to (ir.Program.RefCycles), as Verify requires.
 func RelinkBlockAttrs(m *ir.Module) error {
 	var errs []string
 	for _, p := range m.Programs() {
+		cycles := false
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
 				for i := range op.SubBlocks {
-					if p.Block(i) == nil {
-						errs = append(errs, fmt.Sprintf("%s block %d: %s: block ref ^%d points at no block", p.Name, b.Index, op, i))
+					var why string
+					switch {
+					case p.Block(i) == nil:
+						why = "points at no block"
+					case i == 0:
+						why = "points at the global block"
+					case i == b.Index:
+						why = "points at the op's own block"
+					case p.IsAncestor(i, b.Index):
+						why = fmt.Sprintf("points at block %d, an ancestor of the op's block %d", i, b.Index)
+					default:
+						cycles = true
+						continue
 					}
+					errs = append(errs, fmt.Sprintf("%s block %d: %s: block ref ^%d %s", p.Name, b.Index, op, i, why))
 				}
+			}
+		}
+		if cycles {
+			for _, c := range p.RefCycles() {
+				errs = append(errs, fmt.Sprintf("%s block %d: %s: %s", p.Name, c.Block, c.Op, c.Msg()))
 			}
 		}
 	}

@@ -92,6 +92,11 @@ func (pl *Pipeline) write(sb *strings.Builder) {
 	}
 }
 
+// MaxPipelineDepth is how deep sub-pipelines may nest: repeat(repeat(…))
+// a few levels is all a pipeline needs, and the parser, the printer and
+// the pass manager walk sub-pipelines recursively.
+const MaxPipelineDepth = 100
+
 // PipelineError is a malformed pipeline: Col is the 1-based column.
 type PipelineError struct {
 	Col int
@@ -108,8 +113,9 @@ func (e *PipelineError) Error() string { return fmt.Sprintf("pipeline:1:%d: %s",
 //
 // Names are kebab-case; a word runs to the next ",", "}" or space; quoted
 // strings are Go-quoted. White space between tokens is ignored. Unknown
-// passes and options, bad values, unbalanced brackets and broken ordering
-// rules are errors with the column.
+// passes and options, bad values, unbalanced brackets, sub-pipelines
+// nested more than MaxPipelineDepth deep and broken ordering rules are
+// errors with the column.
 func (r *Registry) Parse(text string) (*Pipeline, error) {
 	ps := &pipelineParser{r: r, s: text}
 	pl := ps.pipeline(0)
@@ -238,6 +244,10 @@ func (p *pipelineParser) step(depth int) *Step {
 		open := p.i
 		if !pass.Nested {
 			p.fail(p.i, "pass %s takes no sub-pipeline", name)
+			return nil
+		}
+		if depth+1 > MaxPipelineDepth {
+			p.fail(open, "sub-pipelines nest more than %d deep", MaxPipelineDepth)
 			return nil
 		}
 		p.i++

@@ -1,6 +1,8 @@
 package passes_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -109,6 +111,18 @@ func TestPipelineErrors(t *testing.T) {
 	}
 	if _, err := r.Parse("dce,repeat(verify),canonicalize-names"); err != nil {
 		t.Errorf("a pipeline that keeps the order: %v", err)
+	}
+	// Nesting is limited, at the "(" that passes the limit; 1M levels fail
+	// as fast (the parser recurses per level).
+	nest := func(n int) string { return strings.Repeat("repeat(", n) + "verify" + strings.Repeat(")", n) }
+	if _, err := r.Parse(nest(passes.MaxPipelineDepth)); err != nil {
+		t.Errorf("nested %d deep: %v", passes.MaxPipelineDepth, err)
+	}
+	want := fmt.Sprintf("pipeline:1:%d: sub-pipelines nest more than %d deep", 7*passes.MaxPipelineDepth+7, passes.MaxPipelineDepth)
+	for _, n := range []int{passes.MaxPipelineDepth + 1, 1 << 20} {
+		if _, err := r.Parse(nest(n)); err == nil || err.Error() != want {
+			t.Errorf("nested %d deep: err = %v, want %s", n, err, want)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func (r *Reproducer) AfterPass(e *Execution, _ *ir.Module, err error) error {
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%s: replay with `distpass run -reproducer FILE`\n", reproducerMagic)
-	fmt.Fprintf(&buf, "# pipeline: %s\n", e.Run.Text)
+	fmt.Fprintf(&buf, "%s%s\n", pipelinePrefix, e.Run.Text)
 	for _, line := range strings.Split(pe.Error(), "\n") {
 		fmt.Fprintf(&buf, "# failed: %s\n", line)
 	}
@@ -47,6 +47,37 @@ func (r *Reproducer) AfterPass(e *Execution, _ *ir.Module, err error) error {
 	return nil
 }
 
+// ParseReproducer reads a reproducer file with ReadReproducer and parses
+// its pipeline with r. A pipeline that does not parse is an error in the
+// file: an *ir.ParseError at the line and column of the "# pipeline:"
+// comment where the pipeline text is wrong.
+func ParseReproducer(r *Registry, name string, data []byte) (*Pipeline, *ir.Module, error) {
+	text, m, err := ReadReproducer(name, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := r.Parse(text)
+	if err != nil {
+		var pe *PipelineError
+		if !errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line := 1
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, pipelinePrefix) {
+				break
+			}
+			line++
+		}
+		return nil, nil, &ir.ParseError{File: name, Line: line, Col: len(pipelinePrefix) + pe.Col, Msg: pe.Msg}
+	}
+	return pl, m, nil
+}
+
+// pipelinePrefix starts the comment line of a reproducer that holds its
+// pipeline.
+const pipelinePrefix = "# pipeline: "
+
 // ReadReproducer splits a reproducer file into its pipeline text and its
 // module.
 func ReadReproducer(name string, data []byte) (pipeline string, m *ir.Module, err error) {
@@ -54,7 +85,7 @@ func ReadReproducer(name string, data []byte) (pipeline string, m *ir.Module, er
 		return "", nil, fmt.Errorf("%s: not a distpass reproducer (no %q header)", name, reproducerMagic)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if p, ok := strings.CutPrefix(line, "# pipeline: "); ok {
+		if p, ok := strings.CutPrefix(line, pipelinePrefix); ok {
 			pipeline = p
 			break
 		}

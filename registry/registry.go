@@ -62,6 +62,24 @@ func (r *Registry) Lookup(implType string, index int) (*Impl, error) {
 	return c.Impls[index], nil
 }
 
+// Generic impl types: their containers lower ops of any type. Every other
+// container is named after the one op type it lowers, as Paddle names its
+// dist-op containers ("matmul_v2", "softmax", …).
+const (
+	DefaultType     = "default"
+	ElementwiseType = "elementwise"
+)
+
+// Lowers reports whether impls of implType may lower an op of opType: a
+// generic impl type lowers any op, every other only the op type it is
+// named after. An impl named on another op type is a mistake that its
+// compatibility check may not see (softmax's only looks at the axis of X
+// and Out), so the partitioner asks this of every op it lowers with the
+// op's own impl.
+func Lowers(implType, opType string) bool {
+	return implType == DefaultType || implType == ElementwiseType || implType == opType
+}
+
 // Containers returns the containers sorted by type.
 func (r *Registry) Containers() []*Container {
 	cs := make([]*Container, 0, len(r.containers))

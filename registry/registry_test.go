@@ -63,3 +63,25 @@ func TestDefaultRegistry(t *testing.T) {
 		t.Errorf("matmul_v2:3: %v", err)
 	}
 }
+
+// TestLowers: the generic containers lower any op; the others, as
+// registered, only the op type they are named after.
+func TestLowers(t *testing.T) {
+	for _, tc := range []struct {
+		impl, op string
+		want     bool
+	}{
+		{"default", "relu", true}, {"elementwise", "elementwise_add", true}, {"elementwise", "matmul_v2", true},
+		{"matmul_v2", "matmul_v2", true}, {"matmul_v2", "matmul", false}, {"softmax", "relu", false},
+		{"reshape2", "reshape", false}, {"global_scatter", "global_gather", false},
+	} {
+		if got := Lowers(tc.impl, tc.op); got != tc.want {
+			t.Errorf("Lowers(%q, %q) = %v, want %v", tc.impl, tc.op, got, tc.want)
+		}
+	}
+	for _, c := range DefaultRegistry().Containers() {
+		if !Lowers(c.Type, c.Type) {
+			t.Errorf("container %s does not lower its own op type", c.Type)
+		}
+	}
+}

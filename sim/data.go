@@ -145,7 +145,7 @@ func reshapeShape(op *ir.Op, x *Tensor) ([]int64, error) {
 		}
 		shape[infer] = n / known
 	}
-	if numel(shape) != n {
+	if err := checkShape(shape); err != nil || numel(shape) != n {
 		return nil, errf(op, "cannot reshape X %v (%d elements) to %v", x.Shape, n, shape)
 	}
 	return shape, nil

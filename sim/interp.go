@@ -112,6 +112,22 @@ func truth(op *ir.Op, scope Scope, slot string) (bool, error) {
 	return t.Data[0] != 0, nil
 }
 
+// runKernel runs k, turning a Zeros panic (a tensor too large, or with a
+// negative dim) into an error that names op. Any other panic is a bug of
+// the kernel and goes on.
+func runKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			se, ok := v.(ShapeError)
+			if !ok {
+				panic(v)
+			}
+			out, err = nil, fmt.Errorf("%s: %v", op, se.Err)
+		}
+	}()
+	return k(op, in)
+}
+
 func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error {
 	switch op.Type {
 	case "while":
@@ -175,7 +191,7 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 	} else if k = ip.Kernels[op.Type]; k == nil {
 		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
 	}
-	out, err := k(op, in)
+	out, err := runKernel(k, op, in)
 	if err != nil {
 		return err
 	}

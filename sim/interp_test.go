@@ -229,6 +229,51 @@ func TestInterpErrors(t *testing.T) {
 	}
 }
 
+// TestInterpTooLarge: a tensor beyond MaxElements, or whose element
+// count overflows int64, is an error naming the op, whether the shape
+// comes from an attr or a kernel asks Zeros for it; never a panic or an
+// allocation that exhausts the memory.
+func TestInterpTooLarge(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`program main { block 0 { var a : f32[65536, 65536]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [65536, 65536], value = 1.0} } }`,
+			"op 1 fill_constant: shape [65536 65536] has more than 268435456 elements"},
+		{`program main { block 0 { var a : f32[4294967296, 4294967296]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [4294967296, 4294967296], value = 1.0} } }`,
+			"op 1 fill_constant: shape [4294967296 4294967296] has more than 268435456 elements"},
+		// 3 × 6148914691236517206 wraps around to 2 in int64.
+		{`program main { block 0 { var a : f32[2] var b : f32[3, 6148914691236517206]
+			op 1 fill_constant() -> (Out: a) {dtype = 5, shape = [2], value = 1.0}
+			op 2 reshape2(X: a) -> (Out: b) {shape = [3, 6148914691236517206]} } }`,
+			"op 2 reshape2: cannot reshape X [2] (2 elements) to [3 6148914691236517206]"},
+	} {
+		m, err := ir.ParseString("t", c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = Run(m, nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+	huge := func(op *ir.Op, in Args) (Args, error) {
+		return out1("Out", Zeros(ir.F32, 1<<31, 1<<31)), nil
+	}
+	m, err := ir.ParseString("t", `program main { block 0 { var a : f32[2] op 7 huge() -> (Out: a) } }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "op 7 huge: shape [2147483648 2147483648] has more than 268435456 elements, the most a simulated tensor holds"
+	if _, err := Run(m, nil, Kernels{"huge": huge}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	if _, err := NewZeros(ir.F32, 1<<62, 4); err == nil {
+		t.Error("NewZeros(1<<62, 4): no error")
+	}
+	if z, err := NewZeros(ir.F32, 1<<62, 0); err != nil || z.Numel() != 0 {
+		t.Errorf("NewZeros(1<<62, 0) = %v, %v; want an empty tensor", z, err)
+	}
+}
+
 func TestInterpCollectiveHook(t *testing.T) {
 	m, err := ir.ParseString("t", `program main { block 0 { var a : f32[2]
 		var b : f32[2]

@@ -28,27 +28,59 @@ func numel(shape []int64) int64 {
 	return n
 }
 
+// MaxElements is the most elements a tensor of the simulator may hold. It
+// holds every value as a float64, so 2^28 elements are 2 GiB: a tensor
+// beyond that is a program too large to check on one machine, and
+// making it would exhaust the memory rather than fail.
+const MaxElements = 1 << 28
+
+// checkShape returns an error when shape has a negative dim or more than
+// MaxElements elements (a product that overflows int64 included).
 func checkShape(shape []int64) error {
-	n := int64(1)
 	for _, d := range shape {
 		if d < 0 {
 			return fmt.Errorf("negative dim in shape %v", shape)
 		}
-		if d != 0 && n > (1<<40)/d {
-			return fmt.Errorf("shape %v too large", shape)
+		if d == 0 {
+			return nil // no elements, whatever the other dims
+		}
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if n > MaxElements/d {
+			return fmt.Errorf("shape %v has more than %d elements, the most a simulated tensor holds", shape, MaxElements)
 		}
 		n *= d
 	}
 	return nil
 }
 
-// Zeros returns a tensor of dtype dt and the given shape filled with zeros.
-// It panics on a negative dim.
-func Zeros(dt ir.DType, shape ...int64) *Tensor {
+// NewZeros returns a tensor of dtype dt and the given shape filled with
+// zeros, or an error when the shape has a negative dim or more than
+// MaxElements elements.
+func NewZeros(dt ir.DType, shape ...int64) (*Tensor, error) {
 	if err := checkShape(shape); err != nil {
-		panic("sim.Zeros: " + err.Error())
+		return nil, err
 	}
-	return &Tensor{DType: dt, Shape: slices.Clone(shape), Data: make([]float64, numel(shape))}
+	return &Tensor{DType: dt, Shape: slices.Clone(shape), Data: make([]float64, numel(shape))}, nil
+}
+
+// ShapeError is the value Zeros panics with. The interpreter turns it
+// into an error naming the op whose kernel asked for the tensor, so a
+// kernel may call Zeros with a shape computed from attrs and inputs.
+type ShapeError struct{ Err error }
+
+func (e ShapeError) Error() string { return "sim.Zeros: " + e.Err.Error() }
+
+// Zeros returns a tensor of dtype dt and the given shape filled with zeros.
+// It panics with a ShapeError on a negative dim or more than MaxElements
+// elements; NewZeros returns the error instead.
+func Zeros(dt ir.DType, shape ...int64) *Tensor {
+	t, err := NewZeros(dt, shape...)
+	if err != nil {
+		panic(ShapeError{err})
+	}
+	return t
 }
 
 // Full returns a tensor of the given shape filled with v (rounded to dt).

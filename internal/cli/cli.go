@@ -76,7 +76,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"fmt", "[-w] [FILE|-]...", "print .dpir files canonically", runFmt},
+		{"fmt", "[-w | -json] [FILE|-]...", "print .dpir files canonically", runFmt},
 		{"verify", "[FILE|-]...", "parse and verify .dpir files; list every violation", runVerify},
 		{"passes", "", "list the passes, their options and order rules", runPasses},
 		{"run", "-pipeline P [flags] [FILE|-]", "run a pass pipeline over a module, with instruments", runRun},
@@ -228,9 +228,11 @@ func readFile(path string) ([]byte, error) {
 }
 
 // parse reads an input as a module: a Paddle ProgramDesc or PIR JSON
-// program (told by content, whatever the file is called) or .dpir text, parsed without
-// copying: the CLI owns the bytes and never changes them, so the module's
-// names may point into them.
+// program, the IR's own JSON (ir.EncodeJSON's; any other JSON object that
+// is not PIR is read as that), or .dpir text, told by content whatever
+// the file is called. .dpir text, which never starts with "{", is parsed
+// without copying: the CLI owns the bytes and never changes them, so the
+// module's names may point into them.
 func parse(in input) (*ir.Module, error) {
 	if paddle.IsPIR(in.data) {
 		return paddle.ImportPIR(in.name, in.data)
@@ -241,7 +243,23 @@ func parse(in input) (*ir.Module, error) {
 		}
 		return paddle.Import(in.name, in.data)
 	}
+	if isJSONObject(in.data) {
+		return ir.ParseJSON(in.name, in.data)
+	}
 	return ir.ParseString(in.name, unsafe.String(unsafe.SliceData(in.data), len(in.data)))
+}
+
+// isJSONObject reports whether data starts, after white space, with "{":
+// a JSON object, which .dpir text (a keyword or a comment first) is not.
+func isJSONObject(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 // input is one FILE argument, read whole.
@@ -305,15 +323,25 @@ func eachModule(env *Env, cmd string, args []string, do func(in input, m *ir.Mod
 }
 
 func runFmt(env *Env, args []string) int {
-	fs := newFlagSet(env, "fmt", "[-w] [FILE|-]...",
-		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin.")
+	fs := newFlagSet(env, "fmt", "[-w | -json] [FILE|-]...",
+		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin. With -json\nit prints the module as the IR's JSON (see ir.EncodeJSON), which every\ncommand reads as it reads .dpir text.")
 	write := fs.Bool("w", false, "write the result to each FILE instead of stdout")
+	asJSON := fs.Bool("json", false, "print the IR's JSON form instead of text")
 	if code, ok := parseFlags(env, fs, args); !ok {
 		return code
 	}
+	if *write && *asJSON {
+		fmt.Fprintln(env.Stderr, "distpass fmt: -w rewrites .dpir text: it does not go with -json")
+		return ExitUsage
+	}
 	return eachModule(env, "fmt", fs.Args(), func(in input, m *ir.Module) int {
 		var err error
-		if !*write || in.path == "" {
+		if *asJSON {
+			var data []byte
+			if data, err = ir.EncodeJSON(m); err == nil {
+				_, err = env.Stdout.Write(data)
+			}
+		} else if !*write || in.path == "" {
 			err = ir.Fprint(env.Stdout, m)
 		} else if out := ir.Print(m); !bytes.Equal(out, in.data) {
 			err = writeFileAtomic(in.path, out)

@@ -153,7 +153,7 @@ func runExplain(env *Env, args []string) int {
 	for _, r := range results {
 		if r.err != nil {
 			for _, line := range errorLines(r.err) {
-				fmt.Fprintf(env.Stderr, "rank %d: %s\n", r.rank, line)
+				fmt.Fprintf(env.Stderr, "%s: rank %d: %s\n", ins[0].name, r.rank, line)
 			}
 			return ExitFail
 		}

@@ -76,7 +76,7 @@ still writes the page, its column marked, and exits 1.`)
 		pl, err := reg.Parse(text)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
-			return ExitUsage
+			return ExitFail
 		}
 		runs = append(runs, run{names[i], pl})
 	}

@@ -54,6 +54,13 @@ and what else the ProgramDesc cannot hold).`)
 		fmt.Fprintln(env.Stderr, pickleError(in.name))
 		return ExitFail
 	case paddle.Unknown:
+		if isJSONObject(in.data) {
+			// Broken JSON, a PIR program cut short say: where it breaks.
+			if err := ir.CheckJSONSyntax(in.name, in.data); err != nil {
+				fmt.Fprintln(env.Stderr, err)
+				return ExitFail
+			}
+		}
 		fmt.Fprintf(env.Stderr, "%s: not a Paddle program: a ProgramDesc starts with byte 0x0A, a PIR JSON program is an object with base_code.magic \"pir\"\n", in.name)
 		return ExitFail
 	}

@@ -142,6 +142,7 @@ run replays a reproducer file: its module through its pipeline.`)
 		return code
 	}
 	var m *ir.Module
+	var pl *passes.Pipeline
 	text := *pipeline
 	name := "<stdin>" // the module's name on the -html page
 	if text == "" && *flags.repro != "" {
@@ -154,7 +155,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
-		text, m, err = passes.ReadReproducer(*flags.repro, data)
+		pl, m, err = passes.ParseReproducer(passes.DefaultRegistry(), *flags.repro, data)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			return ExitFail
@@ -182,11 +183,12 @@ run replays a reproducer file: its module through its pipeline.`)
 		}
 		flags.input = ins[0].name
 		name = ins[0].name
-	}
-	pl, err := passes.DefaultRegistry().Parse(text)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
-		return ExitUsage
+		// A pipeline that does not parse is bad input, as a module that
+		// does not parse is: exit 1, with its position.
+		if pl, err = passes.DefaultRegistry().Parse(text); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+			return ExitFail
+		}
 	}
 	if *htmlOut == "" {
 		return runPipeline(env, pl, m, flags, *out)

@@ -265,4 +265,13 @@ func TestImportErrors(t *testing.T) {
 	if _, err := Import("f.pdmodel", two); err == nil || !strings.Contains(err.Error(), `var "x" declared twice`) {
 		t.Errorf("var twice: %v", err)
 	}
+	// Blocks nested deeper than the IR allows, 100k levels: refused, quickly.
+	deep := []fieldFn{byts(progBlocks, msg(vint(blockIdx, 0), vint(blockParent, math.MaxUint64)))}
+	for i := 1; i <= 100000; i++ {
+		deep = append(deep, byts(progBlocks, msg(vint(blockIdx, uint64(i)), vint(blockParent, uint64(i-1)))))
+	}
+	want := "f.pdmodel: main block 1001: nested 1001 blocks deep through its parents; the limit is 1000"
+	if _, err := Import("f.pdmodel", msg(deep...)); err == nil || err.Error() != want {
+		t.Errorf("deep nesting:\n got %v\nwant %s", err, want)
+	}
 }

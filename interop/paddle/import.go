@@ -56,7 +56,8 @@ var varBoolFields = [4]struct {
 // it ("model.pdmodel: BlockDesc 0 > VarDesc "x": ... at byte offset 120"),
 // and the module is named after it, without directory or extension. Op ids
 // are 1, 2, ... in program order, block by block. Import never panics; the
-// module it returns may still fail ir.Verify (a file is free to be wrong).
+// module it returns may still fail ir.Verify (a file is free to be wrong),
+// but it never nests deeper than ir.MaxBlockDepth.
 //
 // See the package documentation for where each part of the file lands.
 func Import(name string, data []byte) (*ir.Module, error) {
@@ -167,6 +168,11 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 	}
 	if len(m.Main.Blocks) == 0 {
 		return nil, &Error{File: d.name, Offset: -1, Msg: "ProgramDesc has no blocks"}
+	}
+	// A program nested deeper than the IR allows would make every later
+	// walk over it slow; it is refused here, as the text parser refuses it.
+	if err := ir.CheckNesting(m.Main); err != nil {
+		return nil, &Error{File: d.name, Offset: -1, Msg: err.Error()}
 	}
 	return m, nil
 }
