@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"runtime/debug"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -175,7 +176,7 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 	} else if k = ip.Kernels[op.Type]; k == nil {
 		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
 	}
-	out, err := k(op, in)
+	out, err := callKernel(k, op, in)
 	if err != nil {
 		return err
 	}
@@ -198,4 +199,28 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 		}
 	}
 	return nil
+}
+
+// KernelPanic is the error of a kernel (or collective hook) that
+// panicked: the run stops with an error naming the op, as for any other
+// kernel failure, instead of taking the process down.
+type KernelPanic struct {
+	OpID   int64
+	OpType string
+	Value  any    // what the kernel panicked with
+	Stack  []byte // the kernel's stack at the panic
+}
+
+func (e *KernelPanic) Error() string {
+	return fmt.Sprintf("op %d %s: kernel panicked: %v", e.OpID, e.OpType, e.Value)
+}
+
+// callKernel runs k, turning a panic into a *KernelPanic.
+func callKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, &KernelPanic{OpID: op.ID, OpType: op.Type, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return k(op, in)
 }
