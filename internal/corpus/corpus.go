@@ -3,8 +3,10 @@
 // input of every golden case, and the annotated training modules that
 // `distpass example` prints for MLP, GPT and MoE. It also holds the
 // helpers those tests share: a snapshot that tells whether a module
-// changed, and Scribble, which overwrites a module's memory in place to
-// reveal memory it shares with another.
+// changed; Scribble, which overwrites a module's memory in place to
+// reveal memory it shares with another; ShuffleOps, which reorders
+// independent ops; and Canon, a form of a module that does not depend
+// on that order.
 //
 // It is test support: every function takes a testing.TB and fails it on
 // a broken corpus.
