@@ -19,6 +19,9 @@ func TestRunLeavesTheInputAlone(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range corpus.All(t) {
 		t.Run(c.Name, func(t *testing.T) {
+			if c.Repeats() {
+				t.Skip("under the race detector, the model GPTs stand for this one")
+			}
 			m := c.Module
 			snap := corpus.Take(m)
 			rep, err := check.Run(ctx, m, check.Options{Deadline: 10 * time.Second})

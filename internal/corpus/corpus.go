@@ -328,3 +328,11 @@ func scribbleAttr(a *ir.Attr) {
 		a.Value = ir.String(fmt.Sprint(v) + "~")
 	}
 }
+
+// Repeats reports whether a case is one that, under the race detector,
+// a test running the simulator over the corpus may leave out: the
+// one-layer GPTs of the golden cases, which model/gpt-dp,mp and
+// model/gpt-moe-ep cover with the same ops and more.
+func (c *Case) Repeats() bool {
+	return RaceDetector && strings.HasPrefix(c.Name, "golden/gpt1_")
+}
