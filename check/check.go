@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -156,12 +157,15 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 }
 
 // shardScopes gives each rank its shard of every initial value its
-// program declares.
+// program declares. The values go in name order, so that of several that
+// cannot be sharded the error names the same one on every run.
 func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, error) {
+	names := slices.Sorted(maps.Keys(init))
 	scopes := make([]sim.Scope, len(mods))
 	for i, pm := range mods {
 		scopes[i] = sim.Scope{}
-		for name, t := range init {
+		for _, name := range names {
+			t := init[name]
 			v := pm.Main.Global().Var(name)
 			if v == nil {
 				if pm.Startup != nil {

@@ -70,6 +70,7 @@ func AppendBackward(m *ir.Module, loss string) (BackwardStats, error) {
 	}
 	n := m.Main.Global().NumVars()
 	bw.vars = make(map[string]*varState, n)
+	bw.order = make([]string, 0, n)
 	bw.slab = make([]varState, 0, n)
 	if err := bw.analyse(loss); err != nil {
 		return BackwardStats{}, err
@@ -88,6 +89,7 @@ type backward struct {
 
 	lossAt int                  // index of the loss op in b.Ops
 	vars   map[string]*varState // by var name
+	order  []string             // the names of vars, in the order st first saw them
 	slab   []varState           // backing store of vars' states
 	path   []int                // ops on the loss path, in reverse order
 	multi  []string             // vars of several parts, in order of their first part
@@ -118,6 +120,7 @@ func (bw *backward) st(a string) *varState {
 		s = new(varState)
 	}
 	bw.vars[a] = s
+	bw.order = append(bw.order, a)
 	return s
 }
 
@@ -256,8 +259,12 @@ func (bw *backward) analyse(loss string) error {
 		}
 		bw.path = append(bw.path, i)
 	}
-	// Every name the gradients will take must be free.
-	for a, s := range bw.vars {
+	// Every name the gradients will take must be free. The vars are
+	// visited in the order they were met (program order), not the map's,
+	// so that of several taken names the error names the same one on
+	// every run.
+	for _, a := range bw.order {
+		s := bw.vars[a]
 		if !s.needs {
 			continue
 		}

@@ -631,6 +631,36 @@ func TestAppendBackwardErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("twice-names-the-same-var-every-time", func(t *testing.T) {
+		// Every gradient name but the loss's is taken: the error names
+		// the first var met in program order, whatever the order of the
+		// map behind it.
+		m := mlp()
+		b := ir.NewBuilder(m)
+		for _, v := range m.Main.Global().Vars() {
+			if v.Name != "loss" {
+				b.Var(v.Name+"@GRAD", v.Type)
+			}
+		}
+		if err := b.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var first string
+		for i := range 20 {
+			err := appendBackward(t, m.Clone(), "loss")
+			if err == nil {
+				t.Fatal("append-backward ran twice")
+			}
+			if i == 0 {
+				first = err.Error()
+			} else if err.Error() != first {
+				t.Fatalf("run %d: %v\nrun 1: %s", i+1, err, first)
+			}
+		}
+		if want := `var "fc0.w@GRAD" is already declared`; !strings.Contains(first, want) {
+			t.Errorf("error %s, want one about the first var met, %s", first, want)
+		}
+	})
 	t.Run("taken-name-changes-nothing", func(t *testing.T) {
 		m := mlp()
 		ir.NewBuilder(m).Var("fc0.b@GRAD", ir.Tensor(ir.F64, 2))

@@ -77,3 +77,26 @@ func BenchmarkChangeDetection(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPreservesAllPasses runs each built-in PreservesAll pass on its
+// own, the cost to set against two ir.Hash calls (BenchmarkChangeDetection)
+// when deciding where VerifyEach's preservation check belongs.
+func BenchmarkPreservesAllPasses(b *testing.B) {
+	r := passes.DefaultRegistry()
+	for _, n := range []int{10000, 100000} {
+		m := irgen.Synthetic(n).Clone()
+		for _, p := range r.Passes() {
+			if !p.PreservesAll {
+				continue
+			}
+			pl := r.MustParse(p.Name)
+			b.Run("ops="+strconv.Itoa(n)+"/"+p.Name, func(b *testing.B) {
+				for b.Loop() {
+					if err := (&passes.Manager{}).Run(context.Background(), pl, m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

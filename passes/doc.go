@@ -12,7 +12,8 @@
 //
 // The Manager runs a pipeline over an ir.Module, in place, with
 // Instruments in the style of MLIR's pass instrumentation, one per file:
-// verify-each, print-before/print-after, print-changed (a unified diff,
+// verify-each (which also fails a PreservesAll pass that changes the
+// module's structural hash), print-before/print-after, print-changed (a unified diff,
 // only when the structural hash changed), time-passes, counters,
 // bisect-limit, dump-dir and the crash reproducer. The run loop is short:
 // instruments before, run, invalidate the analyses the pass does not

@@ -28,6 +28,10 @@ type Execution struct {
 	Skipped bool
 
 	counters []Counter
+	// hashBefore is the module's structural hash before a PreservesAll
+	// pass ran, when hashed is set (by VerifyEach).
+	hashBefore uint64
+	hashed     bool
 }
 
 // Counter is a named count a pass reported for one execution.

@@ -9,6 +9,23 @@ import (
 
 // VerifyEach runs the IR verifier on the input and after every pass; a
 // pass that leaves an invalid module fails, named, with every violation.
+//
+// It also holds passes to their word: a pass that declares PreservesAll
+// (a check, which keeps every analysis valid) must leave the module
+// exactly as it found it. VerifyEach takes the module's structural hash
+// (ir.Hash) before and after each such pass, and a pass whose run
+// changed it fails, named. When the hash is unchanged the module is the
+// one verified before the pass, and it is not verified again.
+//
+// The check lives in this debug instrument rather than always on in the
+// manager because hashing is not free next to the checks it guards. On a
+// synthetic module of a million ops (irgen.Synthetic), one hash took
+// 0.3 s, against 1.2 s for verify, 1.1 s for check-annotations, 0.15 s
+// for remap-params-grads and 0.02 s for relink-block-attrs: two hashes
+// a pass would add half to the dear checks and make the cheap ones 4 to
+// 30 times slower (BenchmarkPreservesAllPasses and
+// BenchmarkChangeDetection give the same ratios at 100,000 ops). XLA
+// likewise checks its passes' change reports in debug builds only.
 type VerifyEach struct{ NopInstrument }
 
 func (VerifyEach) BeforePipeline(_ *RunInfo, m *ir.Module) error {
@@ -18,8 +35,21 @@ func (VerifyEach) BeforePipeline(_ *RunInfo, m *ir.Module) error {
 	return nil
 }
 
+func (VerifyEach) BeforePass(e *Execution, m *ir.Module) error {
+	if e.Step.Pass.PreservesAll {
+		e.hashBefore, e.hashed = ir.Hash(m), true
+	}
+	return nil
+}
+
 func (VerifyEach) AfterPass(e *Execution, m *ir.Module, err error) error {
 	if err != nil {
+		return nil
+	}
+	if e.hashed {
+		if h := ir.Hash(m); h != e.hashBefore {
+			return e.fail(fmt.Errorf("declares PreservesAll but changed the module (structural hash %016x before the pass, %016x after)", e.hashBefore, h))
+		}
 		return nil
 	}
 	if verr := ir.Verify(m); verr != nil {

@@ -43,7 +43,20 @@
 // gathers and all-to-alls return their input, and global_scatter and
 // global_gather exchange rows with themselves, which is the identity on
 // rows sorted by expert; so a serial MoE program is well defined. A
-// rank's program without the hook is an error.
+// rank's program without the hook is an error. A kernel (or hook) that
+// panics fails the run with a KernelPanic naming the op, not the process.
+//
+// # SPMD runs
+//
+// The k-th collective a rank issues on a group meets the k-th of every
+// other member. Members must agree on the collective, its ring and, where
+// the collective needs equal parts (all-reduces, broadcasts, all-gathers
+// and concats, all-to-alls, and the row width of the MoE exchanges), on
+// dtype and shape: a disagreement is an error naming both ranks and their
+// ops. Every wait has a deadline (SPMD.Deadline), a rank whose program
+// ends fails at once the collectives its peers wait for it in, and a
+// panic in a rank's goroutine becomes that rank's error; so a broken
+// partition ends in an error naming ranks and ops, never in a hang.
 //
 // # MoE exchanges
 //

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"runtime/debug"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -112,22 +113,6 @@ func truth(op *ir.Op, scope Scope, slot string) (bool, error) {
 	return t.Data[0] != 0, nil
 }
 
-// runKernel runs k, turning a Zeros panic (a tensor too large, or with a
-// negative dim) into an error that names op. Any other panic is a bug of
-// the kernel and goes on.
-func runKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			se, ok := v.(ShapeError)
-			if !ok {
-				panic(v)
-			}
-			out, err = nil, fmt.Errorf("%s: %v", op, se.Err)
-		}
-	}()
-	return k(op, in)
-}
-
 func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error {
 	switch op.Type {
 	case "while":
@@ -191,7 +176,7 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 	} else if k = ip.Kernels[op.Type]; k == nil {
 		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
 	}
-	out, err := runKernel(k, op, in)
+	out, err := callKernel(k, op, in)
 	if err != nil {
 		return err
 	}
@@ -214,4 +199,35 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 		}
 	}
 	return nil
+}
+
+// KernelPanic is the error of a kernel (or collective hook) that
+// panicked: the run stops with an error naming the op, as for any other
+// kernel failure, instead of taking the process down.
+type KernelPanic struct {
+	OpID   int64
+	OpType string
+	Value  any    // what the kernel panicked with
+	Stack  []byte // the kernel's stack at the panic
+}
+
+func (e *KernelPanic) Error() string {
+	return fmt.Sprintf("op %d %s: kernel panicked: %v", e.OpID, e.OpType, e.Value)
+}
+
+// callKernel runs k, turning a panic into an error: a ShapeError (a tensor
+// too large to simulate) into a plain one naming the op, anything else
+// into a *KernelPanic.
+func callKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if se, ok := v.(ShapeError); ok {
+				// A tensor the simulator refuses to allocate: input, not a bug.
+				out, err = nil, fmt.Errorf("%s: %v", op, se.Err)
+				return
+			}
+			out, err = nil, &KernelPanic{OpID: op.ID, OpType: op.Type, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return k(op, in)
 }

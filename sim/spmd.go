@@ -43,6 +43,14 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 		go func() {
 			defer wg.Done()
 			defer comm.Finish(ranks[i])
+			// Kernels' panics come back as errors (KernelPanic); this is
+			// for the runner's own, which must not crash the process
+			// either. Finish runs after it, so the peers stop waiting.
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("rank %d: panic: %v", ranks[i], v)
+				}
+			}()
 			r := &rankRun{comm: comm, rank: ranks[i], m: mods[i]}
 			ip := NewInterp(r.kernels(s.Kernels))
 			ip.Hooks.Collective = r.collective
@@ -277,6 +285,9 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		}
 		return Args{outSlot: {got[root].(*Tensor).Clone()}}, nil
 	case "c_allgather", "all_gather", "c_concat":
+		// Every member contributes the same shape: a rank that sends
+		// another is a mismatch to name, not a ragged concatenation.
+		call.Signature = sig(x)
 		got, err := r.comm.Meet(call)
 		if err != nil {
 			return nil, err

@@ -88,7 +88,7 @@ type instrumentFlags struct {
 
 func addInstrumentFlags(fs *flag.FlagSet) *instrumentFlags {
 	f := &instrumentFlags{}
-	f.verifyEach = fs.Bool("verify-each", false, "verify the IR before the pipeline and after every pass")
+	f.verifyEach = fs.Bool("verify-each", false, "verify the IR before the pipeline and after every pass, and hold passes that declare PreservesAll to it")
 	fs.Var(&f.before, "print-before", "print the module before the passes `NAMES` (comma-separated, or all)")
 	fs.Var(&f.after, "print-after", "print the module after the passes `NAMES` (comma-separated, or all)")
 	f.changed = fs.Bool("print-changed", false, "print a diff after every pass that changed the module")
