@@ -20,6 +20,39 @@ func parseModule(t *testing.T, src string) *ir.Module {
 	return m
 }
 
+// A forward op whose outputs nobody reads stays while a grad op names it
+// as its fwd (the partitioned col_1d case, where dce used to leave
+// "fwd 1 names no op"); once the grad op goes too, so does it.
+func TestDCEKeepsForwardOpsOfLiveGrads(t *testing.T) {
+	const src = `program main {
+  block 0 {
+    var x : f32[4, 4] {is_data}
+    persist w : f32[4, 4]
+    var y : f32[4, 4]
+    var y@GRAD : f32[4, 4]
+    var w@GRAD : f32[4, 4]
+    var z : f32[4, 4]
+    var z2 : f32[4, 4]
+    op 1 matmul_v2(X: x, Y: w) -> (Out: y)
+    op 2 matmul_v2_grad(X: x, Y: w, Out@GRAD: y@GRAD) -> (Y@GRAD: w@GRAD) role backward fwd 1
+    op 3 relu(X: x) -> (Out: z)
+    op 4 relu_grad(Out: z, Out@GRAD: z) -> (X@GRAD: z2) role backward fwd 3
+  }
+}
+grads w -> w@GRAD`
+	m := parseModule(t, src)
+	if err := run(t, testRegistry(t), "dce,verify", m); err != nil {
+		t.Fatal(err)
+	}
+	var kept []int64
+	for _, op := range m.Main.Global().Ops {
+		kept = append(kept, op.ID)
+	}
+	if want := []int64{1, 2}; !slices.Equal(kept, want) {
+		t.Errorf("kept ops %v, want %v", kept, want)
+	}
+}
+
 func TestDCE(t *testing.T) {
 	const src = `mesh w shape [2] dims [dp] ranks [0, 1]
 program main {

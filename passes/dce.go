@@ -16,8 +16,9 @@ An op is kept when it has side effects (collectives, I/O, control flow:
 ir.HasSideEffects), owns a sub-block, has no outputs, has the loss role,
 or writes a persistable, a no-shape var, a grad of the params-grads list,
 or a var named in keep. Others are removed when no remaining op reads any
-of their outputs (an op reading its own output in place does not count),
-repeating until nothing changes; a read in a sub-block counts. Then vars
+of their outputs (an op reading its own output in place does not count)
+and no remaining op names them as its fwd, repeating until nothing
+changes; a read in a sub-block counts. Then vars
 that no op of the program refers to are removed, unless persistable, data
 (is_data) or named in the params-grads list or keep. Counts
 ops-removed and vars-removed.`,
@@ -56,6 +57,17 @@ func dceProgram(p *ir.Program, keep map[string]bool) (opsRemoved, varsRemoved in
 			}
 		}
 	}
+	// fwdRefs counts, per op id, the live ops whose fwd names it: a grad
+	// op's link to its forward op keeps that op, whose inputs the grad
+	// reads and whose role the verifier checks.
+	fwdRefs := map[int64]int{}
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			if op.Fwd != 0 {
+				fwdRefs[op.Fwd]++
+			}
+		}
+	}
 	dead := map[*ir.Op]bool{}
 	for changed := true; changed; {
 		changed = false
@@ -63,13 +75,16 @@ func dceProgram(p *ir.Program, keep map[string]bool) (opsRemoved, varsRemoved in
 			b := p.Blocks[bi]
 			for i := len(b.Ops) - 1; i >= 0; i-- {
 				op := b.Ops[i]
-				if dead[op] || isRoot(p, b, op, keep) || readByOthers(op, readers) {
+				if dead[op] || isRoot(p, b, op, keep) || readByOthers(op, readers) || fwdRefs[op.ID] > 0 {
 					continue
 				}
 				dead[op] = true
 				changed = true
 				for a := range op.InputNames {
 					readers[a]--
+				}
+				if op.Fwd != 0 {
+					fwdRefs[op.Fwd]--
 				}
 			}
 		}
