@@ -134,6 +134,9 @@ func (e *VerifyError) Error() string {
 //   - SSA: in each block a non-persistable var has at most one defining
 //     op. An op does not define a var it also reads (in-place update), nor
 //     a var that a block it refers to (transitively) writes (loop-carried).
+//     No op reads a non-persistable, non-data var of its own block before
+//     the op of that block that defines it (reported at the definition);
+//     a var no op of its block defines is fed, and may be read anywhere.
 //   - persistables (main only): an op writing a persistable dense tensor
 //     has the optimize or lrsched bit, or is a forward op that also reads
 //     it, or refers to a block that (transitively) writes it.
@@ -336,6 +339,7 @@ type progState struct {
 	ids    idTable
 	first  map[int64]opRef // first op of each id, built on the first need
 	defs   []definer       // by global var id: the defining op in the current block
+	undef  []definer       // by global var id: the first op of the current block to read it undefined
 	out    []Violation
 
 	hasRefs bool // some op refers to a block
@@ -473,6 +477,7 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		}
 	}
 	ps.defs = make([]definer, total)
+	ps.undef = make([]definer, total)
 	for i := range n {
 		ps.checkBlock(i)
 	}
@@ -1055,8 +1060,18 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		ps.checkOpDist(bi, op)
 	}
 
-	// SSA and persistable writes.
+	// SSA and persistable writes. A temp of this block read before any op
+	// of the block defines it is remembered, and reported if a later op
+	// does: the reader would see a value from nowhere.
 	b := ps.blocks[bi].b
+	lo, hi := ps.blocks[bi].off, ps.blocks[bi].off+int32(len(b.vars))
+	for k := range ps.ins {
+		in := &ps.ins[k]
+		if v := in.v; v != nil && v.Kind == KindVar && in.gid >= lo && in.gid < hi && v.Flags&FlagIsData == 0 &&
+			ps.defs[in.gid].stamp != stamp && ps.undef[in.gid].stamp != stamp {
+			ps.undef[in.gid] = definer{stamp, int32(pos)}
+		}
+	}
 	for k := range ps.outs {
 		o := &ps.outs[k]
 		v := o.v
@@ -1073,6 +1088,9 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 			}
 			if d.stamp != stamp {
 				d.stamp, d.pos = stamp, int32(pos)
+				if u := ps.undef[o.gid]; u.stamp == stamp && u.pos < int32(pos) {
+					ps.varErr(bi, v.Name, "read by "+opName(b.Ops[u.pos])+" before "+opName(op)+" defines it")
+				}
 				continue
 			}
 			ps.varErr(bi, v.Name, "defined by "+opName(op)+" and "+opName(b.Ops[d.pos]))

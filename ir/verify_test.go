@@ -803,3 +803,47 @@ func TestVerifyInPlaceUpdates(t *testing.T) {
 		}
 	}
 }
+
+// A temp read before the op of its block that defines it is an error,
+// reported once at the definition; reading a var with no definer (fed),
+// a data var, a parent block's var, or an in-place update is not.
+func TestVerifyReadBeforeDef(t *testing.T) {
+	const src = `program main {
+  block 0 {
+    var x : f32[4] {is_data}
+    var d : f32[4] {is_data}
+    var a : f32[4]
+    var b : f32[4]
+    var c : f32[4]
+    var i : i64[1]
+    var cond : bool[1]
+    op 1 relu(X: a) -> (Out: b)
+    op 2 relu(X: a) -> (Out: c)
+    op 3 relu(X: x) -> (Out: a)
+    op 4 relu(X: d) -> (Out: d)
+    op 5 fill_constant() -> (Out: i) {shape = [1], value = 0.0}
+    op 6 increment(X: i) -> (Out: i)
+    op 7 fill_constant() -> (Out: cond) {shape = [1], value = 1.0}
+    op 8 while(X: x, Condition: cond) -> () {sub_block = ^1}
+  }
+  block 1 parent 0 {
+    var t : f32[4]
+    op 9 relu(X: b) -> (Out: t)
+  }
+}`
+	m, err := ParseString("t.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Verify(m)
+	want := "main block 0: var a: read by op 1 relu before op 3 relu defines it"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Verify: %v\nwant %s", err, want)
+	}
+	// Defined first, then read: fine.
+	b := m.Main.Blocks[0]
+	b.Ops[0], b.Ops[1], b.Ops[2] = b.Ops[2], b.Ops[0], b.Ops[1]
+	if err := Verify(m); err != nil {
+		t.Fatalf("in order: %v", err)
+	}
+}
