@@ -43,32 +43,13 @@ func nestingProblem(p *Program) *Violation {
 			Msg: fmt.Sprintf("nested %d blocks deep through its parents; the limit is %d", d, MaxBlockDepth)}
 	}
 	height := refHeights(p.Blocks)
-	for bi, b := range p.Blocks {
-		if b == nil {
+	for ref := range blockRefs(p.Blocks) {
+		if !nestable(p.Blocks, ref.from, ref.to) {
 			continue
 		}
-		for _, op := range b.Ops {
-			if op == nil {
-				continue
-			}
-			for _, a := range op.Attrs {
-				var refs []int
-				switch r := a.Value.(type) {
-				case BlockRef:
-					refs = []int{int(r)}
-				case BlockRefs:
-					refs = r
-				}
-				for _, r := range refs {
-					if !nestable(p.Blocks, bi, r) {
-						continue
-					}
-					if d := int(height[r]) + 1; d > MaxBlockDepth {
-						return &Violation{Program: p.Name, Block: bi, OpID: op.ID, OpType: op.Type,
-							Msg: fmt.Sprintf("attr %s: sub-blocks nest %d deep through block refs; the limit is %d", quoteName(a.Name), d, MaxBlockDepth)}
-					}
-				}
-			}
+		if d := int(height[ref.to]) + 1; d > MaxBlockDepth {
+			return &Violation{Program: p.Name, Block: ref.from, OpID: ref.op.ID, OpType: ref.op.Type,
+				Msg: fmt.Sprintf("attr %s: sub-blocks nest %d deep through block refs; the limit is %d", quoteName(ref.attr), d, MaxBlockDepth)}
 		}
 	}
 	return nil
@@ -253,35 +234,14 @@ func (p *Program) RefCycles() []RefCycle {
 		attr string
 	}
 	var adj [][]edge
-	for bi, b := range p.Blocks {
-		if b == nil {
+	for ref := range blockRefs(p.Blocks) {
+		if !nestable(p.Blocks, ref.from, ref.to) || p.IsAncestor(ref.to, ref.from) {
 			continue
 		}
-		for _, op := range b.Ops {
-			if op == nil {
-				continue
-			}
-			for _, a := range op.Attrs {
-				var refs []int
-				switch r := a.Value.(type) {
-				case BlockRef:
-					refs = []int{int(r)}
-				case BlockRefs:
-					refs = r
-				default:
-					continue
-				}
-				for _, r := range refs {
-					if !nestable(p.Blocks, bi, r) || p.IsAncestor(r, bi) {
-						continue
-					}
-					if adj == nil {
-						adj = make([][]edge, n)
-					}
-					adj[bi] = append(adj[bi], edge{int32(r), op, a.Name})
-				}
-			}
+		if adj == nil {
+			adj = make([][]edge, n)
 		}
+		adj[ref.from] = append(adj[ref.from], edge{int32(ref.to), ref.op, ref.attr})
 	}
 	if adj == nil {
 		return nil
@@ -329,4 +289,42 @@ func (p *Program) RefCycles() []RefCycle {
 		}
 	}
 	return out
+}
+
+// blockRef is one block index in a block-ref attr of an op of block from.
+type blockRef struct {
+	from, to int
+	op       *Op
+	attr     string
+}
+
+// blockRefs yields every block ref of every op of blocks, in block, op
+// and attr order (nil blocks and ops skipped).
+func blockRefs(blocks []*Block) func(yield func(blockRef) bool) {
+	return func(yield func(blockRef) bool) {
+		for bi, b := range blocks {
+			if b == nil {
+				continue
+			}
+			for _, op := range b.Ops {
+				if op == nil {
+					continue
+				}
+				for _, a := range op.Attrs {
+					var refs []int
+					switch r := a.Value.(type) {
+					case BlockRef:
+						refs = []int{int(r)}
+					case BlockRefs:
+						refs = r
+					}
+					for _, r := range refs {
+						if !yield(blockRef{bi, r, op, a.Name}) {
+							return
+						}
+					}
+				}
+			}
+		}
+	}
 }
