@@ -285,9 +285,14 @@ func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry
 func (c *Class) relabel(serial *ir.Module) string {
 	m := c.Module
 	rep := c.Ranks[0]
+	// A rank list's id is its first group's, as registry.Ctx.Group finds
+	// it: a group table read from the input may list the same ranks twice.
 	groupID := map[string]int{}
 	for _, g := range m.Groups {
-		groupID[ranksKey(g.Ranks)] = g.ID
+		k := ranksKey(g.Ranks)
+		if _, ok := groupID[k]; !ok {
+			groupID[k] = g.ID
+		}
 	}
 	world := Ranks(m)
 	type recipe func(rank int) (ir.Value, error)
