@@ -423,19 +423,28 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 }
 
 // embeddingRecipe is start_index = the rank's coordinate along W's row
-// axis × W's local rows, checked against the representative's value.
+// axis × W's local rows, checked against the representative's value. It
+// reads W's row axis where the lowering does (registry's vocabShard):
+// from the op's dist, on the op's mesh, which may map W otherwise than
+// W's own dist does.
 func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string, string) {
 	ws := op.Input("W")
 	start, _ := op.Attrs.Int("start_index")
 	var w *ir.Var
-	if len(ws) == 1 {
+	var wm []int
+	var pm *ir.ProcessMesh
+	if len(ws) == 1 && op.Dist != nil {
 		w = p.LookupVar(b, ws[0])
+		pm = m.Mesh(op.Dist.Mesh)
+		var ok bool
+		if wm, ok = op.Dist.InputMapping(ws[0]); !ok {
+			wm, _ = op.Dist.OutputMapping(ws[0])
+		}
 	}
-	if w == nil || w.Dist == nil || len(w.Dist.DimsMapping) == 0 || w.Dist.DimsMapping[0] < 0 || w.Type.Rank() == 0 {
-		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split var", p.Name, op.ID, op.Type)
+	if w == nil || pm == nil || len(wm) == 0 || wm[0] < 0 || wm[0] >= len(pm.Shape) || w.Type.Rank() == 0 {
+		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split arg", p.Name, op.ID, op.Type)
 	}
-	pm := m.Mesh(w.Dist.Mesh)
-	axis, rows := w.Dist.DimsMapping[0], w.Type.Shape[0]
+	axis, rows := wm[0], w.Type.Shape[0]
 	rec := func(r int) (ir.Value, error) {
 		coord, err := pm.Coord(r)
 		if err != nil {
