@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -224,74 +225,213 @@ func FuzzPartition(f *testing.F) {
 	for _, s := range partitionSeeds(f) {
 		f.Add(s.src)
 	}
-	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, src []byte) {
 		m, err := ir.Parse("fuzz.dpir", src)
 		if err != nil {
 			return
 		}
-		if ir.Verify(m) != nil {
-			return
-		}
-		ops := 0
-		for _, p := range m.Programs() {
-			for _, b := range p.Blocks {
-				ops += len(b.Ops)
-			}
-		}
-		ranks := passes.Ranks(m)
-		if ops > fuzzMaxOps || len(ranks) > fuzzMaxRanks {
-			return
-		}
-		before := ir.Print(m)
+		checkPartition(t, m)
+	})
+}
 
-		plain, perr := passes.PartitionAll(ctx, m, nil)
-		if perr == nil && len(plain) != len(ranks) {
-			t.Fatalf("PartitionAll returned %d modules for %d ranks", len(plain), len(ranks))
+// checkPartition is the body of the partition fuzz targets: m, when it
+// verifies and is within the bounds, is partitioned for every rank by
+// PartitionAll and by PartitionClasses, which must return a module per
+// rank or an error, leave m as it was, and agree byte for byte.
+func checkPartition(t *testing.T, m *ir.Module) {
+	if ir.Verify(m) != nil {
+		return
+	}
+	ops := 0
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			ops += len(b.Ops)
 		}
-		for i, pm := range plain {
-			if pm == nil {
-				t.Fatalf("PartitionAll returned no module for rank %d", ranks[i])
-			}
-		}
-		if !bytes.Equal(before, ir.Print(m)) {
-			t.Fatal("PartitionAll changed its input")
-		}
+	}
+	ranks := passes.Ranks(m)
+	if ops > fuzzMaxOps || len(ranks) > fuzzMaxRanks {
+		return
+	}
+	ctx := context.Background()
+	before := ir.Print(m)
 
-		cs, cerr := passes.PartitionClasses(ctx, m, nil, nil)
-		if !bytes.Equal(before, ir.Print(m)) {
-			t.Fatal("PartitionClasses changed its input")
+	plain, perr := passes.PartitionAll(ctx, m, nil)
+	if perr == nil && len(plain) != len(ranks) {
+		t.Fatalf("PartitionAll returned %d modules for %d ranks", len(plain), len(ranks))
+	}
+	for i, pm := range plain {
+		if pm == nil {
+			t.Fatalf("PartitionAll returned no module for rank %d", ranks[i])
 		}
-		if cerr != nil {
-			if perr == nil {
-				// The classes lower a subset of the ranks with the same
-				// function, and every rank again on a fallback.
-				t.Fatalf("PartitionClasses failed where PartitionAll succeeded: %v", cerr)
-			}
-			return
+	}
+	if !bytes.Equal(before, ir.Print(m)) {
+		t.Fatal("PartitionAll changed its input")
+	}
+
+	cs, cerr := passes.PartitionClasses(ctx, m, nil, nil)
+	if !bytes.Equal(before, ir.Print(m)) {
+		t.Fatal("PartitionClasses changed its input")
+	}
+	if cerr != nil {
+		if perr == nil {
+			// The classes lower a subset of the ranks with the same
+			// function, and every rank again on a fallback.
+			t.Fatalf("PartitionClasses failed where PartitionAll succeeded: %v", cerr)
 		}
-		if got := cs.Ranks(); len(got) != len(ranks) {
-			t.Fatalf("PartitionClasses covers ranks %v, the module has %v", got, ranks)
+		return
+	}
+	if got := cs.Ranks(); len(got) != len(ranks) {
+		t.Fatalf("PartitionClasses covers ranks %v, the module has %v", got, ranks)
+	}
+	for i, r := range ranks {
+		got, err := cs.Module(r)
+		if err != nil {
+			t.Fatalf("rank %d from its class: %v", r, err)
 		}
-		for i, r := range ranks {
-			got, err := cs.Module(r)
-			if err != nil {
-				t.Fatalf("rank %d from its class: %v", r, err)
+		if got == nil {
+			t.Fatalf("rank %d from its class: no module", r)
+		}
+		if perr != nil {
+			continue
+		}
+		if !bytes.Equal(ir.Print(got), ir.Print(plain[i])) {
+			t.Fatalf("rank %d from its class differs from its plain lowering (-class +plain):\n%s", r, ir.Diff(got, plain[i]))
+		}
+	}
+	if !bytes.Equal(before, ir.Print(m)) {
+		t.Fatal("building the ranks' modules changed the input")
+	}
+}
+
+// FuzzPartitionEdit is FuzzPartition on modules the fuzzer edits in
+// their structure rather than their text: a seed module (chosen by the
+// first argument) and edits, 4 bytes each, that change the annotations
+// (dims_mappings, partial dims, meshes of vars and ops, impls, the order
+// and shape of a mesh), roles, recompute flags, rank-dependent attrs,
+// or drop an op. Byte mutations of module text mostly stop at the
+// parser; these keep most inputs well formed, so the time goes to the
+// partitioner. The checks are FuzzPartition's.
+func FuzzPartitionEdit(f *testing.F) {
+	var seeds []*ir.Module
+	for _, s := range partitionSeeds(f) {
+		m, err := ir.Parse(s.name, s.src)
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, m)
+	}
+	for i := range seeds {
+		f.Add(uint8(i), []byte{})
+		f.Add(uint8(i), []byte{0, byte(i), 0, 1, 2, byte(i), 1, 2})
+		f.Add(uint8(i), []byte{3, 0, 0, 1, 1, byte(i), 0, 1})
+	}
+	f.Fuzz(func(t *testing.T, seed uint8, edits []byte) {
+		m := seeds[int(seed)%len(seeds)].Clone()
+		editModule(m, edits)
+		checkPartition(t, m)
+	})
+}
+
+// editModule applies edits to m, 4 bytes (kind, a, b, c) each, at most
+// 16 of them; an edit that does not apply is skipped.
+func editModule(m *ir.Module, edits []byte) {
+	var vars []*ir.Var
+	var ops []*ir.Op
+	var blocks []*ir.Block // the block of each op
+	implTypes := []string{"default"}
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			for _, v := range b.Vars() {
+				if v.Dist != nil {
+					vars = append(vars, v)
+				}
 			}
-			if got == nil {
-				t.Fatalf("rank %d from its class: no module", r)
+			for _, op := range b.Ops {
+				ops = append(ops, op)
+				blocks = append(blocks, b)
+				if op.Dist != nil && !slices.Contains(implTypes, op.Dist.ImplType) {
+					implTypes = append(implTypes, op.Dist.ImplType)
+				}
 			}
-			if perr != nil {
+		}
+	}
+	roles := []ir.Role{ir.RoleForward, ir.RoleBackward, ir.RoleOptimize, ir.RoleForward | ir.RoleLoss,
+		ir.RoleBackward | ir.RoleLoss, ir.RoleOptimize | ir.RoleLRSched}
+	meshDims := func(name string) int {
+		if pm := m.Mesh(name); pm != nil {
+			return len(pm.Shape)
+		}
+		return 0
+	}
+	for n := 0; n+4 <= len(edits) && n < 16*4; n += 4 {
+		kind, a, b, c := edits[n]%12, int(edits[n+1]), int(edits[n+2]), int(edits[n+3])
+		switch {
+		case kind == 0 && len(vars) > 0: // a var's mapping entry
+			v := vars[a%len(vars)]
+			if dm := v.Dist.DimsMapping; len(dm) > 0 {
+				dm[b%len(dm)] = c%(meshDims(v.Dist.Mesh)+1) - 1
+			}
+		case kind == 1 && len(ops) > 0: // an op arg's mapping entry
+			d := ops[a%len(ops)].Dist
+			if d == nil {
 				continue
 			}
-			if !bytes.Equal(ir.Print(got), ir.Print(plain[i])) {
-				t.Fatalf("rank %d from its class differs from its plain lowering (-class +plain):\n%s", r, ir.Diff(got, plain[i]))
+			args := append(slices.Clone(d.Inputs), d.Outputs...)
+			if len(args) == 0 {
+				continue
 			}
+			if dm := args[b%len(args)].DimsMapping; len(dm) > 0 {
+				dm[(c>>4)%len(dm)] = (c&15)%(meshDims(d.Mesh)+1) - 1
+			}
+		case kind == 2 && len(ops) > 0: // an op's impl
+			op := ops[a%len(ops)]
+			if op.Dist != nil {
+				types := append(slices.Clone(implTypes), op.Type)
+				op.Dist.ImplType, op.Dist.ImplIndex = types[b%len(types)], c%4
+			}
+		case kind == 3 && len(m.Meshes) > 0: // swap two ranks of a mesh
+			ids := m.Meshes[a%len(m.Meshes)].ProcessIDs
+			i, j := b%len(ids), c%len(ids)
+			ids[i], ids[j] = ids[j], ids[i]
+		case kind == 4 && len(m.Meshes) > 0: // another 2-D shape for a mesh
+			pm := m.Meshes[a%len(m.Meshes)]
+			if n := len(pm.ProcessIDs); len(pm.Shape) == 2 && n%(b%n+1) == 0 {
+				pm.Shape[0], pm.Shape[1] = b%n+1, n/(b%n+1)
+			}
+		case kind == 5 && len(ops) > 0: // an op's role
+			ops[a%len(ops)].Role = roles[b%len(roles)]
+		case kind == 6 && len(ops) > 0: // recompute
+			if d := ops[a%len(ops)].Dist; d != nil {
+				d.Recompute = !d.Recompute
+			}
+		case kind == 7 && len(ops) > 0: // a rank-dependent attr, as written
+			op := ops[a%len(ops)]
+			if b%2 == 0 {
+				op.Attrs.Set("ring_id", ir.Int(int64(c%8)))
+			} else {
+				op.Attrs.Set("start_index", ir.Int(int64(c)))
+			}
+		case kind == 8 && len(ops) > 0: // drop an op
+			i := a % len(ops)
+			blk, op := blocks[i], ops[i]
+			if k := slices.Index(blk.Ops, op); k >= 0 {
+				blk.Ops = slices.Delete(blk.Ops, k, k+1)
+			}
+		case kind == 9 && len(vars) > 0: // partial dims of a var
+			v := vars[a%len(vars)]
+			if nd := meshDims(v.Dist.Mesh); b%2 == 0 || nd == 0 {
+				v.Dist.Partial = nil
+			} else {
+				v.Dist.Partial = []ir.Partial{{Dim: c % nd, Reduce: ir.Reduce(c / nd % 4)}}
+			}
+		case kind == 10 && len(ops) > 0 && len(m.Meshes) > 0: // an op's mesh
+			if d := ops[a%len(ops)].Dist; d != nil {
+				d.Mesh = m.Meshes[b%len(m.Meshes)].Name
+			}
+		case kind == 11 && len(vars) > 0 && len(m.Meshes) > 0: // a var's mesh
+			vars[a%len(vars)].Dist.Mesh = m.Meshes[b%len(m.Meshes)].Name
 		}
-		if !bytes.Equal(before, ir.Print(m)) {
-			t.Fatal("building the ranks' modules changed the input")
-		}
-	})
+	}
 }
 
 // The seeds of FuzzPartition are worth fuzzing from: each parses, and
