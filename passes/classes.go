@@ -23,9 +23,11 @@ import (
 // attrs. The contract for impls that makes this sound: a lowering depends
 // on the rank only through Ctx.Group (ring ids) and Ctx.Coord (embedding
 // offsets). Each class's last rank is also lowered plainly and compared
-// by structural hash; a class that fails the comparison, or holds an attr
-// the relabelling does not know (a send/recv peer), is lowered rank by
-// rank instead, and says so in Fallback.
+// by structural hash; a class that fails the comparison, holds an attr
+// the relabelling does not know (a send/recv peer), or holds a ring_id or
+// start_index equal to the serial op's own (copied from the input, or
+// computed: see relabel), is lowered rank by rank instead, and says so in
+// Fallback.
 
 // Classes is a partition of every rank of a module, by class.
 type Classes struct {
@@ -207,7 +209,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	}
 	cs.Groups = cs.Classes[0].Module.Groups
 	for _, c := range cs.Classes {
-		if why := c.relabel(); why != "" {
+		if why := c.relabel(m); why != "" {
 			c.Fallback = why
 		} else if chk := checks[c]; chk != nil {
 			if c.hashAs(len(c.Ranks)-1) != ir.Hash(chk) {
@@ -272,13 +274,25 @@ func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry
 }
 
 // relabel finds the representative's rank-dependent attrs and computes
-// their value on every rank of the class, or says why it cannot.
-func (c *Class) relabel() string {
+// their value on every rank of the class, or says why it cannot. serial
+// is the module the class was lowered from: an attr that holds the
+// serial op's own value may have been copied from it (the default impl
+// keeps an op as written, a ring_id or start_index included) and is then
+// the same on every rank, or computed for the rank and equal by chance.
+// Only the lowering knows which, and the check rank need not tell them
+// apart (its value may equal the representative's), so such a class is
+// lowered rank by rank.
+func (c *Class) relabel(serial *ir.Module) string {
 	m := c.Module
 	rep := c.Ranks[0]
+	// A rank list's id is its first group's, as registry.Ctx.Group finds
+	// it: a group table read from the input may list the same ranks twice.
 	groupID := map[string]int{}
 	for _, g := range m.Groups {
-		groupID[ranksKey(g.Ranks)] = g.ID
+		k := ranksKey(g.Ranks)
+		if _, ok := groupID[k]; !ok {
+			groupID[k] = g.ID
+		}
 	}
 	world := Ranks(m)
 	type recipe func(rank int) (ir.Value, error)
@@ -287,6 +301,35 @@ func (c *Class) relabel() string {
 	var recipes []recipe
 	recipeOf := map[string]int{}
 	var blk, pos int // of the op being looked at
+	// The serial ops that hold an attr relabel rewrites, by program and
+	// id (ids are kept by lowering, and fresh ones are above them all),
+	// indexed when the first site asks.
+	type opKey struct {
+		prog string
+		id   int64
+	}
+	var serialOps map[opKey][]*ir.Op
+	asWritten := func(p *ir.Program, op *ir.Op, attr string, v int64) bool {
+		if serialOps == nil {
+			serialOps = map[opKey][]*ir.Op{}
+			for _, sp := range serial.Programs() {
+				for _, sb := range sp.Blocks {
+					for _, sop := range sb.Ops {
+						if sop.Attrs.Has("ring_id") || sop.Attrs.Has("start_index") {
+							k := opKey{sp.Name, sop.ID}
+							serialOps[k] = append(serialOps[k], sop)
+						}
+					}
+				}
+			}
+		}
+		for _, sop := range serialOps[opKey{p.Name, op.ID}] {
+			if sv, ok := sop.Attrs.Int(attr); ok && sv == v {
+				return true
+			}
+		}
+		return false
+	}
 	site := func(p *ir.Program, op *ir.Op, attr, key string, rec recipe) {
 		k, ok := recipeOf[key]
 		if !ok {
@@ -311,6 +354,9 @@ func (c *Class) relabel() string {
 					if slices.Equal(g.Ranks, world) {
 						continue // the world's group is every rank's
 					}
+					if asWritten(p, op, "ring_id", id) {
+						return fmt.Sprintf("%s op %d %s: ring_id %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, id, rep)
+					}
 					pm, axis := groupAxis(m, op, g.Ranks, rep)
 					if pm == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d %v is no mesh dim's group of rank %d", p.Name, op.ID, op.Type, id, g.Ranks, rep)
@@ -328,6 +374,9 @@ func (c *Class) relabel() string {
 					})
 				}
 				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
+					if start, _ := op.Attrs.Int("start_index"); asWritten(p, op, "start_index", start) {
+						return fmt.Sprintf("%s op %d %s: start_index %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, start, rep)
+					}
 					rec, key, why := embeddingRecipe(m, p, b, op, rep)
 					if why != "" {
 						return why
@@ -374,19 +423,28 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 }
 
 // embeddingRecipe is start_index = the rank's coordinate along W's row
-// axis × W's local rows, checked against the representative's value.
+// axis × W's local rows, checked against the representative's value. It
+// reads W's row axis where the lowering does (registry's vocabShard):
+// from the op's dist, on the op's mesh, which may map W otherwise than
+// W's own dist does.
 func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string, string) {
 	ws := op.Input("W")
 	start, _ := op.Attrs.Int("start_index")
 	var w *ir.Var
-	if len(ws) == 1 {
+	var wm []int
+	var pm *ir.ProcessMesh
+	if len(ws) == 1 && op.Dist != nil {
 		w = p.LookupVar(b, ws[0])
+		pm = m.Mesh(op.Dist.Mesh)
+		var ok bool
+		if wm, ok = op.Dist.InputMapping(ws[0]); !ok {
+			wm, _ = op.Dist.OutputMapping(ws[0])
+		}
 	}
-	if w == nil || w.Dist == nil || len(w.Dist.DimsMapping) == 0 || w.Dist.DimsMapping[0] < 0 || w.Type.Rank() == 0 {
-		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split var", p.Name, op.ID, op.Type)
+	if w == nil || pm == nil || len(wm) == 0 || wm[0] < 0 || wm[0] >= len(pm.Shape) || w.Type.Rank() == 0 {
+		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split arg", p.Name, op.ID, op.Type)
 	}
-	pm := m.Mesh(w.Dist.Mesh)
-	axis, rows := w.Dist.DimsMapping[0], w.Type.Shape[0]
+	axis, rows := wm[0], w.Type.Shape[0]
 	rec := func(r int) (ir.Value, error) {
 		coord, err := pm.Coord(r)
 		if err != nil {

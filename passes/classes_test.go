@@ -117,3 +117,59 @@ func TestPartitionClassesEqualsPlainLowering(t *testing.T) {
 		})
 	}
 }
+
+// An attr that holds the serial op's own value may be copied from the
+// input (the same on every rank) or computed for the representative: the
+// class falls back to rank by rank, and every rank keeps its plain
+// lowering. On the mesh [[0, 3], [1, 2]] the check rank 3 shares rank
+// 0's group along b and its coordinate along a, so only ranks 1 and 2
+// show a wrong relabelling (found by reading relabel; the inputs are in
+// testdata/fuzz/FuzzPartition).
+func TestPartitionClassesKeepsSerialAttrs(t *testing.T) {
+	for _, tc := range []struct{ name, op, attr, want string }{
+		{"ring_id", `op 1 c_allreduce_sum(X: x) -> (Out: y) {ring_id = 3}
+         dist @m impl default:0 [x: [-1, -1] -> y: [-1, -1]]`, "ring_id = 3", "ring_id 3 is as the serial op has it"},
+		{"start_index", `op 1 c_embedding(Ids: ids, W: w) -> (Out: y) {start_index = 0}
+         dist @m impl default:0 [ids: [-1], w: [0, -1] -> y: [-1, -1]]`, "start_index = 0", "start_index 0 is as the serial op has it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `mesh m shape [2, 2] dims [a, b] ranks [0, 3, 1, 2]
+program main {
+  block 0 {
+    var x : f32[4, 8] @m[-1, -1]
+    var ids : i64[4] @m[-1]
+    var w : f32[8, 4] @m[0, -1]
+    var y : f32[4, 8] @m[-1, -1]
+    ` + tc.op + `
+  }
+}
+`
+			if tc.name == "start_index" {
+				src = strings.Replace(src, "var y : f32[4, 8] @m[-1, -1]", "var y : f32[4, 4] @m[-1, -1] partial [0]", 1)
+			}
+			m, err := ir.Parse("t.dpir", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := passes.PartitionClasses(context.Background(), m, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs.Classes) != 1 {
+				t.Fatalf("%d classes, want 1", len(cs.Classes))
+			}
+			if fb := cs.Classes[0].Fallback; !strings.Contains(fb, tc.want) {
+				t.Fatalf("fallback %q, want one with %q", fb, tc.want)
+			}
+			for _, r := range []int{0, 1, 2, 3} {
+				got, err := cs.Module(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(ir.Print(got), []byte(tc.attr)) {
+					t.Errorf("rank %d lost %s:\n%s", r, tc.attr, ir.Print(got))
+				}
+			}
+		})
+	}
+}
