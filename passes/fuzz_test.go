@@ -237,7 +237,8 @@ func FuzzPartition(f *testing.F) {
 // checkPartition is the body of the partition fuzz targets: m, when it
 // verifies and is within the bounds, is partitioned for every rank by
 // PartitionAll and by PartitionClasses, which must return a module per
-// rank or an error, leave m as it was, and agree byte for byte.
+// rank or an error, leave m as it was, and agree byte for byte; every
+// rank's module must verify.
 func checkPartition(t *testing.T, m *ir.Module) {
 	if ir.Verify(m) != nil {
 		return
@@ -262,6 +263,11 @@ func checkPartition(t *testing.T, m *ir.Module) {
 	for i, pm := range plain {
 		if pm == nil {
 			t.Fatalf("PartitionAll returned no module for rank %d", ranks[i])
+		}
+		// A rank's program that does not verify is a wrong result, not
+		// an error: the partitioner must refuse the input instead.
+		if err := ir.Verify(pm); err != nil {
+			t.Fatalf("rank %d of PartitionAll does not verify: %v", ranks[i], err)
 		}
 	}
 	if !bytes.Equal(before, ir.Print(m)) {
