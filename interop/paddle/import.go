@@ -853,17 +853,9 @@ func (d *decoder) opAttr(outer string, f *field) (ir.Attr, error) {
 	case atSTRING:
 		a.Value = ir.String(r.s)
 	case atINTS:
-		xs := make(ir.Ints, len(r.ints))
-		for i, x := range r.ints {
-			xs[i] = int64(x)
-		}
-		a.Value = xs
+		a.Value = convert[ir.Ints](r.ints, func(x int32) int64 { return int64(x) })
 	case atFLOATS:
-		xs := make(ir.Floats, len(r.floats))
-		for i, x := range r.floats {
-			xs[i] = f32to64(x)
-		}
-		a.Value = xs
+		a.Value = convert[ir.Floats](r.floats, f32to64)
 	case atSTRINGS:
 		a.Value = orEmpty[ir.Strings](r.strs)
 	case atBOOLEAN:
@@ -875,11 +867,7 @@ func (d *decoder) opAttr(outer string, f *field) (ir.Attr, error) {
 	case atLONG:
 		a.Value = ir.Long(r.l)
 	case atBLOCKS:
-		xs := make(ir.BlockRefs, len(r.blocks))
-		for i, x := range r.blocks {
-			xs[i] = int(x)
-		}
-		a.Value = xs
+		a.Value = convert[ir.BlockRefs](r.blocks, func(x int32) int { return int(x) })
 	case atLONGS:
 		a.Value = orEmpty[ir.Longs](r.longs)
 	case atFLOAT64S:
@@ -910,6 +898,15 @@ func article(name string) string {
 }
 
 // orEmpty returns xs as a list value, empty rather than nil.
+// convert returns the list of f of each of xs (empty, not nil, for none).
+func convert[L ~[]E, E, X any](xs []X, f func(X) E) L {
+	out := make(L, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
 func orEmpty[L ~[]E, E any](xs []E) L {
 	if xs == nil {
 		return L{}
