@@ -199,6 +199,7 @@ func runBench(env *Env, args []string) int {
 	reg := registry.DefaultRegistry()
 	for i, n := range sizes {
 		st.show("bench: %d ops: generating", n)
+		env.expectHeap(uint64(n) * benchHeapPerOp)
 		runtime.GC()
 		base := heapAlloc()
 		t0 := time.Now()
@@ -351,6 +352,10 @@ func runBench(env *Env, args []string) int {
 	printBenchTable(env.Stdout, &rep)
 	return ExitOK
 }
+
+// benchHeapPerOp is about the heap the largest stage (partition-classes)
+// reaches per op of the synthetic module.
+const benchHeapPerOp = 4 << 10
 
 // meshFor returns dp×mp = ranks with dp the largest divisor whose square
 // is at most ranks.

@@ -31,6 +31,22 @@ type Env struct {
 	// on stderr only then. Nil means: an *os.File that is a character
 	// device.
 	Terminal func(w io.Writer) bool
+	// PrepareHeap, when set, is told how many bytes of heap a command
+	// expects to build, before it builds them; the binary readies that
+	// much memory for huge pages (gctune.PrepareHeap).
+	PrepareHeap func(bytes uint64)
+}
+
+// heapPerInputByte is about the heap a command builds per byte of .dpir
+// text it reads: the module (4 bytes per byte of text) and what the
+// passes make of it.
+const heapPerInputByte = 8
+
+// expectHeap passes n to PrepareHeap when there is one.
+func (env *Env) expectHeap(n uint64) {
+	if env.PrepareHeap != nil {
+		env.PrepareHeap(n)
+	}
 }
 
 // progress returns a one-line status on stderr when stderr is a
@@ -295,6 +311,11 @@ func readInputs(env *Env, args []string) ([]input, error) {
 		}
 		ins = append(ins, input{name: a, path: a, data: data})
 	}
+	var total uint64
+	for _, in := range ins {
+		total += uint64(len(in.data))
+	}
+	env.expectHeap(heapPerInputByte * total)
 	return ins, nil
 }
 

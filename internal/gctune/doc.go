@@ -1,5 +1,8 @@
-// Package gctune lets a process's heap grow to a size before the garbage
-// collector runs at its usual pace, as the Go compiler does for itself.
+// Package gctune tunes a process's heap for building one large module: it
+// lets the heap grow to a size before the garbage collector runs at its
+// usual pace, as the Go compiler does for itself (StartingHeap), and it
+// readies the heap a command expects to be backed by huge pages
+// (PrepareHeap).
 //
 // distpass reads a module and builds it once: a heap of objects that all
 // stay live. With the default GOGC the collector marks that growing heap

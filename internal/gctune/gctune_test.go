@@ -52,3 +52,19 @@ func gogc() int {
 	debug.SetGCPercent(p)
 	return p
 }
+
+func TestDisabledByGODEBUG(t *testing.T) {
+	for v, want := range map[string]bool{
+		"":                          false,
+		"disablethp=1":              true,
+		"disablethp=0":              false,
+		"gctrace=1,disablethp=1":    true,
+		"disablethp=1,disablethp=0": false,
+		" disablethp=1 ":            true,
+		"xdisablethp=1":             false,
+	} {
+		if got := disabledByGODEBUG(v); got != want {
+			t.Errorf("disabledByGODEBUG(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gctune
+
+func hugePagesOnRequest() bool { return false }
+
+func madviseHuge([]byte) bool { return false }
+
+func memAvailable() uint64 { return 0 }
