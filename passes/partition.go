@@ -228,6 +228,10 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 				continue
 			}
 			if v := s.LookupVar(s.Global(), outs[0]); v != nil && v.Type.IsTensor() {
+				// A replicated parameter keeps its shape: no new attr.
+				if cur, ok := op.Attrs.Get("shape").(ir.Ints); ok && slices.Equal(cur, v.Type.Shape) {
+					continue
+				}
 				op.Attrs.Set("shape", ir.Ints(slices.Clone(v.Type.Shape)))
 			}
 		}

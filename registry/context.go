@@ -25,6 +25,7 @@ type State struct {
 	attrs  []ir.Attr
 	ads    []ir.ArgDist
 	dims   []int
+	vars   []*ir.Var // newOp's scratch list
 }
 
 // carve returns an empty slice of capacity n cut from the slab at *buf,
@@ -123,37 +124,43 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
 	// One allocation for the arg dists of both sides, one for their
-	// mappings.
-	nIn, nOut, nDims := 0, 0, 0
+	// mappings; each arg's var is looked up once.
+	vars := st.vars[:0]
+	nIn, nDims := 0, 0
 	for i, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
 			for _, a := range s.Args {
+				v := c.Var(a)
+				vars = append(vars, v)
 				if i == 0 {
 					nIn++
-				} else {
-					nOut++
 				}
-				if v := c.Var(a); v != nil && v.Dist != nil {
+				if v != nil && v.Dist != nil {
 					nDims += len(v.Dist.DimsMapping)
 				}
 			}
 		}
 	}
-	ads := carve(&st.ads, nIn+nOut)
+	st.vars = vars
+	nOut := len(vars) - nIn
+	ads := carve(&st.ads, len(vars))
 	dims := carve(&st.dims, nDims)
+	k := 0
 	for _, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
 			for _, a := range s.Args {
 				m := []int{}
-				if v := c.Var(a); v != nil && v.Dist != nil {
+				if v := vars[k]; v != nil && v.Dist != nil {
 					start := len(dims)
 					dims = append(dims, v.Dist.DimsMapping...)
 					m = dims[start:len(dims):len(dims)]
 				}
+				k++
 				ads = append(ads, ir.ArgDist{Name: a, DimsMapping: m})
 			}
 		}
 	}
+	clear(vars) // the scratch list holds no var past this call
 	op.Dist = &carve(&st.dists, 1)[:1][0]
 	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}

@@ -68,8 +68,11 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 	if err != nil {
 		return err
 	}
-	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
-	fail := func(need string) error { return fmt.Errorf("%s: %s needs %s; %s", op, name, need, both) }
+	// Spelled only for an error: compatibility is checked on every op.
+	both := func() string {
+		return fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
+	}
+	fail := func(need string) error { return fmt.Errorf("%s: %s needs %s; %s", op, name, need, both()) }
 	switch kind {
 	case 0:
 		if len(xm) != len(om)-1 {

@@ -45,16 +45,19 @@ func transposeCompatible(ctx *Ctx, op *ir.Op) error {
 	if !ok {
 		return fmt.Errorf("%s: attr axis has kind %s, want ints", op, v.Kind())
 	}
-	both := fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
+	// Spelled only for an error: compatibility is checked on every op.
+	both := func() string {
+		return fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
+	}
 	if len(xm) != len(om) || len(perm) != len(xm) {
-		return fmt.Errorf("%s: same_mapping_transpose needs X, Out and axis %v of one rank; %s", op, []int64(perm), both)
+		return fmt.Errorf("%s: same_mapping_transpose needs X, Out and axis %v of one rank; %s", op, []int64(perm), both())
 	}
 	for i, p := range perm {
 		if p < 0 || p >= int64(len(xm)) {
 			return fmt.Errorf("%s: attr axis %v: entry %d is out of range for rank %d", op, []int64(perm), i, len(xm))
 		}
 		if om[i] != xm[p] {
-			return fmt.Errorf("%s: same_mapping_transpose needs Out's dim %d split as X's dim %d (axis %v); %s", op, i, p, []int64(perm), both)
+			return fmt.Errorf("%s: same_mapping_transpose needs Out's dim %d split as X's dim %d (axis %v); %s", op, i, p, []int64(perm), both())
 		}
 	}
 	if xs := op.Output("XShape"); len(xs) > 0 {
