@@ -151,7 +151,13 @@ type Block struct {
 
 	vars  []*Var
 	index nameTable // of vars, when index.n == len(vars); rebuilt on demand
+	gen   uint64    // counts changes of the var table
 }
+
+// VarsVersion changes whenever the block's var table does (a var added,
+// removed or renamed through the block), so that a cache of lookups can
+// tell when it is stale.
+func (b *Block) VarsVersion() uint64 { return b.gen }
 
 // Vars returns the var table in order. The slice must not be modified;
 // use AddVar, RemoveVar and RenameVar.
@@ -187,6 +193,7 @@ func (b *Block) AddVar(v *Var) error {
 			return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
 		}
 		b.vars = append(b.vars, v)
+		b.gen++
 		return nil
 	}
 	if b.index.n != len(b.vars) {
@@ -197,6 +204,7 @@ func (b *Block) AddVar(v *Var) error {
 		b.vars = b.vars[:len(b.vars)-1]
 		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
 	}
+	b.gen++
 	return nil
 }
 
@@ -205,6 +213,7 @@ func (b *Block) AddVar(v *Var) error {
 func (b *Block) addVarUnchecked(v *Var) {
 	b.vars = append(b.vars, v)
 	b.index = nameTable{}
+	b.gen++
 }
 
 // RemoveVar deletes the var named name from this block and reports
@@ -214,6 +223,7 @@ func (b *Block) RemoveVar(name string) bool {
 		if v != nil && v.Name == name {
 			b.vars = append(b.vars[:i], b.vars[i+1:]...)
 			b.index = nameTable{}
+			b.gen++
 			return true
 		}
 	}
@@ -231,6 +241,7 @@ func (b *Block) RenameVar(old, new string) error {
 	}
 	v.Name = new
 	b.index = nameTable{}
+	b.gen++
 	return nil
 }
 
@@ -411,6 +422,7 @@ func (m *Module) RenameVars(rename func(string) string) error {
 				v.Name = rename(v.Name)
 			}
 			b.index = nameTable{}
+			b.gen++
 			for _, op := range b.Ops {
 				for _, ss := range [2][]Slot{op.Inputs, op.Outputs} {
 					for i := range ss {

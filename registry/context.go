@@ -81,6 +81,20 @@ type Ctx struct {
 	State     *State
 
 	out []*ir.Op // the block's new op list
+
+	// The vars the current op's lowering looked up: an impl, its checks
+	// and the syncs ask for the same few names again and again, and a
+	// hash lookup in a large block costs cache misses each time. The
+	// memo is dropped at the next op and whenever the block's var table
+	// changes (an impl declared a var, which may shadow one).
+	memo    [8]varMemo
+	nmemo   int
+	memoGen uint64
+}
+
+type varMemo struct {
+	name string
+	v    *ir.Var
 }
 
 // NewCtx returns a context for lowering ops of block b of the module's
@@ -93,6 +107,7 @@ func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Ctx {
 // mesh.
 func (c *Ctx) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
+	c.nmemo = 0
 }
 
 // Ops returns the ops emitted so far.
@@ -198,7 +213,25 @@ func (c *Ctx) Origin(reason string) string {
 }
 
 // Var returns the var name as this block sees it, or nil.
-func (c *Ctx) Var(name string) *ir.Var { return c.Prog.LookupVar(c.Block, name) }
+func (c *Ctx) Var(name string) *ir.Var {
+	if c.Block == nil {
+		return c.Prog.LookupVar(c.Block, name)
+	}
+	if g := c.Block.VarsVersion(); g != c.memoGen {
+		c.nmemo, c.memoGen = 0, g
+	}
+	for _, m := range c.memo[:c.nmemo] {
+		if m.name == name {
+			return m.v
+		}
+	}
+	v := c.Prog.LookupVar(c.Block, name)
+	if c.nmemo < len(c.memo) {
+		c.memo[c.nmemo] = varMemo{name, v}
+		c.nmemo++
+	}
+	return v
+}
 
 // IsParam reports whether name is a parameter.
 func (c *Ctx) IsParam(name string) bool {
