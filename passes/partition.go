@@ -304,18 +304,9 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 	if p == nil || p.Rank < 0 {
 		return fmt.Errorf("main program is not partitioned: run partition-vars first")
 	}
-	var byID map[int64]*ir.Op // only backward ops look their forward op up
+	var byID *opIndex // only backward ops look their forward op up
 	if phase == LowerBackward {
-		byID = map[int64]*ir.Op{}
-		for _, b := range p.Blocks {
-			for _, op := range b.Ops {
-				if _, dup := byID[op.ID]; dup {
-					byID[op.ID] = nil // ambiguous: a fwd naming it is an error
-					continue
-				}
-				byID[op.ID] = op
-			}
-		}
+		byID = indexOps(p)
 	}
 	st := registry.NewState()
 	var errs []error
@@ -331,7 +322,71 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 	return errors.Join(errs...)
 }
 
-func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID map[int64]*ir.Op) error {
+// opIndex finds the ops of a program by id: in a slice when the ids are
+// dense, as ir.Module.FreshOpID hands them out, else in a map. An id two
+// ops share is found, as nil.
+type opIndex struct {
+	dense  []*ir.Op
+	sparse map[int64]*ir.Op
+}
+
+// ambiguous marks, in opIndex.dense, an id more than one op has.
+var ambiguous = new(ir.Op)
+
+func indexOps(p *ir.Program) *opIndex {
+	n, maxID := 0, int64(0)
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			n++
+			maxID = max(maxID, op.ID)
+		}
+	}
+	x := &opIndex{}
+	if maxID <= 2*int64(n)+1024 {
+		x.dense = make([]*ir.Op, maxID+1)
+	} else {
+		x.sparse = make(map[int64]*ir.Op, n)
+	}
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			if x.dense != nil {
+				if op.ID < 0 {
+					continue // verify refuses such ids; no fwd can name one
+				}
+				if x.dense[op.ID] != nil {
+					x.dense[op.ID] = ambiguous
+				} else {
+					x.dense[op.ID] = op
+				}
+				continue
+			}
+			if _, dup := x.sparse[op.ID]; dup {
+				x.sparse[op.ID] = nil
+			} else {
+				x.sparse[op.ID] = op
+			}
+		}
+	}
+	return x
+}
+
+// get returns the op with id, nil when more than one has it, and whether
+// any has.
+func (x *opIndex) get(id int64) (*ir.Op, bool) {
+	if x.dense == nil {
+		op, ok := x.sparse[id]
+		return op, ok
+	}
+	if id < 0 || id >= int64(len(x.dense)) || x.dense[id] == nil {
+		return nil, false
+	}
+	if op := x.dense[id]; op != ambiguous {
+		return op, true
+	}
+	return nil, true
+}
+
+func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex) error {
 	recompute := op.Dist != nil && op.Dist.Recompute
 	var mine bool
 	switch phase {
@@ -352,7 +407,7 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
-		f, found := byID[op.Fwd]
+		f, found := byID.get(op.Fwd)
 		switch {
 		case !found:
 			return fmt.Errorf("fwd op %d is missing", op.Fwd)
