@@ -217,6 +217,21 @@ func (l *LocalShapeInfo) Of(prog *ir.Program, block int, name string) (LocalShap
 	return l.progs[i].shape(g), true
 }
 
+// OfPos returns the local shape of the pos-th var of block's var table
+// (ir.Block.Vars order), without a lookup by name: for a walk over every
+// var.
+func (l *LocalShapeInfo) OfPos(prog *ir.Program, block, pos int) (LocalShape, bool) {
+	i := l.x.progNum(prog)
+	if i < 0 {
+		return LocalShape{}, false
+	}
+	bs := l.x.progs[i].blocks
+	if block < 0 || block >= len(bs) || pos < 0 || pos >= int(bs[block].nvars) {
+		return LocalShape{}, false
+	}
+	return l.progs[i].shape(bs[block].varOff + int32(pos)), true
+}
+
 // OfVar returns the local shape of the var id.
 func (l *LocalShapeInfo) OfVar(id VarID) (LocalShape, bool) {
 	i := l.x.progNum(id.Prog)

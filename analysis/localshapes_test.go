@@ -16,13 +16,16 @@ func localShapes(t *testing.T, ls *analysis.LocalShapeInfo, p *ir.Program) []str
 	t.Helper()
 	var out []string
 	for bi, b := range p.Blocks {
-		for _, v := range b.Vars() {
+		for j, v := range b.Vars() {
 			s, ok := ls.Of(p, bi, v.Name)
 			if !ok {
 				t.Fatalf("no local shape for b%d:%s", bi, v.Name)
 			}
 			if s2, _ := ls.OfVar(analysis.VarID{Prog: p, Block: bi, Name: v.Name}); !cmp.Equal(s, s2) {
 				t.Errorf("OfVar(b%d:%s) = %v, Of = %v", bi, v.Name, s2, s)
+			}
+			if s2, ok := ls.OfPos(p, bi, j); !ok || !cmp.Equal(s, s2) {
+				t.Errorf("OfPos(b%d, %d) = %v, %v; Of(%s) = %v", bi, j, s2, ok, v.Name, s)
 			}
 			out = append(out, fmt.Sprintf("b%d:%s %s", bi, v.Name, fmtShape(s)))
 		}
@@ -73,6 +76,11 @@ func TestLocalShapesMLPRank3(t *testing.T) {
 	}
 	if _, ok := ls.Of(m.Main, 0, "nothing"); ok {
 		t.Error("a local shape for an undeclared var")
+	}
+	for _, c := range [][2]int{{0, -1}, {0, m.Main.Global().NumVars()}, {-1, 0}, {len(m.Main.Blocks), 0}} {
+		if _, ok := ls.OfPos(m.Main, c[0], c[1]); ok {
+			t.Errorf("OfPos(block %d, %d) found a var past the table", c[0], c[1])
+		}
 	}
 }
 

@@ -120,7 +120,17 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		reg = registry.DefaultRegistry()
 	}
 	cache := analysis.NewCache(m)
+	// The local shapes (for partition-vars) are computed on another core
+	// while this one checks the annotations; both only read m, and both
+	// are done before anything changes it.
+	shapesDone := make(chan struct{})
+	go func() {
+		defer close(shapesDone)
+		defer func() { _ = recover() }() // partition-vars' Get computes it again, and panics there
+		_, _ = analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
+	}()
 	rep, err := analysis.Get[*analysis.AnnotationReport](cache, analysis.Annotations)
+	<-shapesDone
 	if err != nil {
 		return err
 	}
@@ -209,11 +219,11 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	// shape it returns is its own capped slice, which the var can keep.
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
-			for _, v := range b.Vars() {
+			for j, v := range b.Vars() {
 				if !v.Type.IsTensor() {
 					continue
 				}
-				if l, ok := ls.Of(p, b.Index, v.Name); ok && l.Shape != nil {
+				if l, ok := ls.OfPos(p, b.Index, j); ok && l.Shape != nil {
 					v.Type.Shape = l.Shape
 				}
 			}
