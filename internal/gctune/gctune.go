@@ -16,6 +16,7 @@ func StartingHeap(target uint64) {
 	if os.Getenv("GOGC") != "" || target == 0 {
 		return
 	}
+	startTarget.Store(target)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	gen := generation.Add(1)
 	var arm func()
@@ -38,6 +39,17 @@ func StartingHeap(target uint64) {
 	}
 	adjust()
 	arm()
+}
+
+// startTarget is the target of the StartingHeap in force, 0 for none.
+var startTarget atomic.Uint64
+
+// raiseStartingHeap moves the starting heap up to n when a StartingHeap
+// is in force with a lower target.
+func raiseStartingHeap(n uint64) {
+	if t := startTarget.Load(); t != 0 && n > t {
+		StartingHeap(n)
+	}
 }
 
 // generation counts the calls of StartingHeap: only the last one tunes.

@@ -68,3 +68,30 @@ func TestDisabledByGODEBUG(t *testing.T) {
 		}
 	}
 }
+
+// PrepareHeap's expected heap raises the starting heap in force, never
+// lowers it, and starts none.
+func TestRaiseStartingHeap(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer startTarget.Store(0)
+
+	startTarget.Store(0)
+	raiseStartingHeap(1 << 30)
+	if got := startTarget.Load(); got != 0 {
+		t.Fatalf("with no StartingHeap in force, the target became %d", got)
+	}
+	StartingHeap(64 << 20)
+	low := gogc()
+	raiseStartingHeap(8 << 30)
+	if got := startTarget.Load(); got != 8<<30 {
+		t.Errorf("target after raising to 8 GB = %d MB", got>>20)
+	}
+	if p := gogc(); p <= low {
+		t.Errorf("GOGC after raising the target from 64 MB to 8 GB = %d, was %d", p, low)
+	}
+	raiseStartingHeap(1 << 30)
+	if got := startTarget.Load(); got != 8<<30 {
+		t.Errorf("a lower target lowered it: %d MB", got>>20)
+	}
+}

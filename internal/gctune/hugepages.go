@@ -25,22 +25,28 @@ import (
 // costs a collection (call it while the heap is small), no resident
 // memory, and nothing when n is within what earlier calls prepared.
 //
-// It does nothing where huge pages are off ("never"), when GODEBUG sets
+// When a StartingHeap is in force with a lower target, the target is
+// raised to n: collecting before the heap a command expects is reached
+// would only mark, again, the module it is building.
+//
+// It advises nothing where huge pages are off ("never"), when GODEBUG sets
 // disablethp=1 (the runtime's own switch for the opposite advice), and on
 // systems other than Linux.
 func PrepareHeap(n uint64) bool {
 	if n < minPrepare {
 		return false // a small heap faults in quickly
 	}
+	// Neither the block nor the heap before a collection should pass
+	// half the memory available: the kernel refuses a mapping far beyond
+	// the machine's memory, and the runtime dies of that.
+	if avail := memAvailable(); avail > 0 {
+		n = min(n, avail/2)
+	}
+	raiseStartingHeap(n)
 	prep.Lock()
 	defer prep.Unlock()
 	if n <= prep.done || !hugePagesOnRequest() || disabledByGODEBUG(os.Getenv("GODEBUG")) {
 		return false
-	}
-	// The block is only address space, but the kernel refuses a mapping
-	// far beyond the machine's memory, and the runtime dies of that.
-	if avail := memAvailable(); avail > 0 {
-		n = min(n, avail/2)
 	}
 	if !adviseHuge(n) {
 		return false
