@@ -120,11 +120,10 @@ func (bl *Builder) Annotate(op *Op, implType string, implIndex int) *Op {
 }
 
 // S returns a slot; S("X", "a", "b") is X: [a, b] and S("X") an empty slot.
+// The slot has its own copy of args: S("X", op.Input("X")...) shares no
+// memory with op, so that a pass renaming one op's arg renames no other's.
 func S(name string, args ...string) Slot {
-	if args == nil {
-		args = []string{}
-	}
-	return Slot{Name: name, Args: args}
+	return Slot{Name: name, Args: append(make([]string, 0, len(args)), args...)}
 }
 
 // Slots pairs names with single args: Slots("X", "x", "Y", "w") is

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -110,33 +111,48 @@ func middle(m []int) []int {
 }
 
 // renameArg replaces old by new in the op's input (or output) slot and
-// in the op's dist, so that the kept op reads or writes new instead.
+// in the op's dist, so that the kept op reads or writes new instead. The
+// slot list, the arg list and the arg dists it changes are copied first:
+// a module built in memory may share them between ops (a grad op reading
+// its forward op's arg list), and the rename is this op's alone.
 func renameArg(op *ir.Op, slot string, input bool, old, new string) {
-	slots := op.Outputs
+	slots := &op.Outputs
 	if input {
-		slots = op.Inputs
+		slots = &op.Inputs
 	}
-	for i := range slots {
-		if slots[i].Name != slot {
+	copied := false
+	for i := range *slots {
+		s := (*slots)[i]
+		if s.Name != slot || !slices.Contains(s.Args, old) {
 			continue
 		}
-		for j, a := range slots[i].Args {
+		if !copied {
+			*slots, copied = slices.Clone(*slots), true
+		}
+		args := slices.Clone(s.Args)
+		for j, a := range args {
 			if a == old {
-				slots[i].Args[j] = new
+				args[j] = new
 			}
 		}
+		(*slots)[i].Args = args
 	}
 	if op.Dist == nil {
 		return
 	}
-	ads := op.Dist.Outputs
+	ads := &op.Dist.Outputs
 	if input {
-		ads = op.Dist.Inputs
+		ads = &op.Dist.Inputs
 	}
-	for i := range ads {
-		if ads[i].Name == old {
-			ads[i].Name = new
+	copied = false
+	for i := range *ads {
+		if (*ads)[i].Name != old {
+			continue
 		}
+		if !copied {
+			*ads, copied = slices.Clone(*ads), true
+		}
+		(*ads)[i].Name = new
 	}
 }
 
