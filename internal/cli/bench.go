@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,7 +26,7 @@ import (
 	"github.com/distpass/distpass/registry"
 )
 
-const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
+const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-repeat N] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
 
 // benchStages are the stages bench knows, in the order it runs them;
 // defaultStages those it runs without -stages.
@@ -37,7 +38,8 @@ var (
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
 (models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
 it builds the module of N ops (at least; the real count is the ops
-column) from -seed, then runs each stage of -stages once, in this order:
+column) from -seed, then runs each stage of -stages, -repeat times
+(once by default), in this order:
 
   print              ir.Print of the module to a buffer; the text is
                      kept for parse (and dropped after it)
@@ -63,6 +65,12 @@ The mesh has -ranks ranks, dp×mp with dp the largest divisor whose square
 is at most R (8: 2×4, the default module; 64: 8×8). Before each stage a
 GC runs, so stages do not pay for each other's garbage.
 
+With -repeat N each stage runs N times (partition on a new clone each
+time) and the figures reported are those of the run of median wall time
+(the lower middle one for even N): on a machine whose cost of touching
+fresh memory varies from run to run, as a virtual machine's does, one
+run can be far off. The JSON lists every run's wall time.
+
 Each stage reports its wall time; the CPU time of the process (user and
 system, every thread) and its minor page faults, from getrusage; its
 allocations, count and bytes (runtime.MemStats deltas of Mallocs and
@@ -83,7 +91,8 @@ stage, requested_ops, ops, ranks (partition-all and -classes), streamed
 (partition-all), classes and fallbacks (partition-classes),
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
-peak_heap_bytes). Sizes are bytes, times nanoseconds.
+peak_heap_bytes, runs_wall_ns (with -repeat: every run's wall time, in
+order)). Sizes are bytes, times nanoseconds.
 
 -mlir FILE writes the MLIR twin of the largest module to FILE, and -dpir
 FILE its .dpir text, untimed: the inputs of comparisons with mlir-opt and
@@ -97,6 +106,7 @@ type benchReport struct {
 	GOMAXPROCS     int           `json:"gomaxprocs"`
 	NumCPU         int           `json:"num_cpu"`
 	Seed           int64         `json:"seed"`
+	Repeat         int           `json:"repeat"`
 	Ranks          int           `json:"ranks"`
 	Mesh           [2]int        `json:"mesh"` // dp, mp
 	PeakHeapMethod string        `json:"peak_heap_method"`
@@ -133,6 +143,7 @@ type benchStage struct {
 	BytesPerOp    float64 `json:"bytes_per_op"`
 	HeapBaseBytes uint64  `json:"heap_base_bytes"`
 	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
+	RunsWallNs    []int64 `json:"runs_wall_ns,omitempty"` // with -repeat: every run's
 }
 
 const peakHeapMethod = "max of HeapInuse (runtime/metrics /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes) sampled every 1ms by a goroutine and at the stage's start and end"
@@ -143,6 +154,7 @@ func runBench(env *Env, args []string) int {
 	ranks := fs.Int("ranks", 8, "the number of ranks of the mesh")
 	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
 	stagesFlag := fs.String("stages", strings.Join(defaultStages, ","), "the stages to run, comma-separated")
+	repeat := fs.Int("repeat", 1, "run each stage `N` times and report the run of median wall time")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
 	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
 	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
@@ -168,6 +180,9 @@ func runBench(env *Env, args []string) int {
 	if *ranks <= 0 {
 		return usageErr("-ranks: %d is not a positive rank count", *ranks)
 	}
+	if *repeat <= 0 {
+		return usageErr("-repeat: %d is not a positive count", *repeat)
+	}
 	want := map[string]bool{}
 	for _, s := range strings.Split(*stagesFlag, ",") {
 		s = strings.TrimSpace(s)
@@ -185,7 +200,7 @@ func runBench(env *Env, args []string) int {
 	rep := benchReport{
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
-		Seed: *seed, Ranks: *ranks, Mesh: [2]int{dp, mp}, PeakHeapMethod: peakHeapMethod,
+		Seed: *seed, Repeat: *repeat, Ranks: *ranks, Mesh: [2]int{dp, mp}, PeakHeapMethod: peakHeapMethod,
 	}
 	rep.LoadAverage[0] = loadAverage()
 	largest := 0
@@ -211,15 +226,28 @@ func runBench(env *Env, args []string) int {
 		}
 		runtime.GC()
 		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}
-		// run measures one stage and adds its figures to the report; the
-		// caller may fill in more of them (with the pointer returned)
-		// until the next stage runs.
-		run := func(stage string, f func() error) (*benchStage, error) {
-			st.show("bench: %d ops: %s", n, stage)
-			r, err := measure(f)
-			if err != nil {
-				return nil, fmt.Errorf("%d ops: %s: %w", n, stage, err)
+		// run measures one stage, -repeat times with setup (when not nil)
+		// before each, untimed, and adds the figures of the run of median
+		// wall time to the report; the caller may fill in more of them
+		// (with the pointer returned) until the next stage runs.
+		run := func(stage string, setup func(), f func() error) (*benchStage, error) {
+			runs := make([]benchStage, 0, *repeat)
+			for i := range *repeat {
+				if *repeat > 1 {
+					st.show("bench: %d ops: %s (%d of %d)", n, stage, i+1, *repeat)
+				} else {
+					st.show("bench: %d ops: %s", n, stage)
+				}
+				if setup != nil {
+					setup()
+				}
+				r, err := measure(f)
+				if err != nil {
+					return nil, fmt.Errorf("%d ops: %s: %w", n, stage, err)
+				}
+				runs = append(runs, r)
 			}
+			r := medianRun(runs)
 			r.Stage, r.RequestedOps, r.Ops = stage, n, mod.Ops
 			perOp(&r)
 			rep.Stages = append(rep.Stages, r)
@@ -231,7 +259,7 @@ func runBench(env *Env, args []string) int {
 			f    func() (*benchStage, error)
 		}{
 			{"print", func() (*benchStage, error) {
-				r, err := run("print", func() error { text = ir.Print(m); return nil })
+				r, err := run("print", nil, func() error { text = ir.Print(m); return nil })
 				mod.TextBytes = len(text)
 				if !want["parse"] {
 					text = nil
@@ -243,7 +271,7 @@ func runBench(env *Env, args []string) int {
 					text = ir.Print(m)
 				}
 				var parsed *ir.Module
-				r, err := run("parse", func() error {
+				r, err := run("parse", func() { parsed = nil }, func() error {
 					var err error
 					parsed, err = ir.ParseString("synthetic.dpir", unsafe.String(unsafe.SliceData(text), len(text)))
 					return err
@@ -254,17 +282,17 @@ func runBench(env *Env, args []string) int {
 				return r, err
 			}},
 			{"verify", func() (*benchStage, error) {
-				return run("verify", func() error { return ir.Verify(m) })
+				return run("verify", nil, func() error { return ir.Verify(m) })
 			}},
 			{"clone", func() (*benchStage, error) {
 				var c *ir.Module
-				r, err := run("clone", func() error { c = m.Clone(); return nil })
+				r, err := run("clone", func() { c = nil }, func() error { c = m.Clone(); return nil })
 				runtime.KeepAlive(c)
 				return r, err
 			}},
 			{"partition", func() (*benchStage, error) {
-				c := m.Clone()
-				return run("partition", func() error { return passes.Partition(c, reg, 0) })
+				var c *ir.Module
+				return run("partition", func() { c = nil; c = m.Clone() }, func() error { return passes.Partition(c, reg, 0) })
 			}},
 			{"partition-all", func() (*benchStage, error) {
 				// Each rank's output is about the size of the serial
@@ -272,7 +300,7 @@ func runBench(env *Env, args []string) int {
 				need := uint64(*ranks+2*runtime.GOMAXPROCS(0)) * mod.ModuleHeapBytes
 				stream := need > budget
 				var outs []*ir.Module
-				r, err := run("partition-all", func() error {
+				r, err := run("partition-all", func() { outs = nil }, func() error {
 					if stream {
 						return partitionStream(m, reg)
 					}
@@ -288,7 +316,7 @@ func runBench(env *Env, args []string) int {
 			}},
 			{"partition-classes", func() (*benchStage, error) {
 				var cs *passes.Classes
-				r, err := run("partition-classes", func() error {
+				r, err := run("partition-classes", func() { cs = nil }, func() error {
 					var err error
 					cs, err = passes.PartitionClasses(context.Background(), m, reg, nil)
 					return err
@@ -304,7 +332,7 @@ func runBench(env *Env, args []string) int {
 				return r, err
 			}},
 			{"mlir", func() (*benchStage, error) {
-				return run("mlir", func() error { return mlir.Write(io.Discard, m) })
+				return run("mlir", nil, func() error { return mlir.Write(io.Discard, m) })
 			}},
 		}
 		for _, s := range stages {
@@ -407,6 +435,27 @@ func measure(f func() error) (benchStage, error) {
 		HeapBaseBytes: base,
 		PeakHeapBytes: peak,
 	}, err
+}
+
+// medianRun returns the run of median wall time (the lower middle one of
+// an even count), with every run's wall time in RunsWallNs when there is
+// more than one.
+func medianRun(runs []benchStage) benchStage {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	walls := make([]int64, len(runs))
+	for i, r := range runs {
+		walls[i] = r.WallNs
+	}
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(walls[a], walls[b]) })
+	r := runs[order[(len(runs)-1)/2]]
+	r.RunsWallNs = walls
+	return r
 }
 
 func perOp(r *benchStage) {
@@ -568,6 +617,9 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	tw.Flush()
 	var notes bytes.Buffer
 	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
+	if rep.Repeat > 1 {
+		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time.\n", rep.Repeat)
+	}
 	for _, s := range rep.Stages {
 		if s.Stage == "partition-classes" {
 			fmt.Fprintf(&notes, "partition-classes, %d ops: classes %d, lowered rank by rank %d.\n", s.Ops, s.Classes, s.Fallbacks)

@@ -114,3 +114,60 @@ func TestMeshFor(t *testing.T) {
 		}
 	}
 }
+
+// -repeat runs each stage that many times (partition on a new clone each
+// time: a second Partition of the same module would fail) and reports
+// the run of median wall time, listing every run's.
+func TestBenchRepeat(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify,partition", "-repeat", "3", "-json"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Repeat != 3 || len(rep.Stages) != 2 {
+		t.Fatalf("repeat %d, %d stages; want 3 and 2", rep.Repeat, len(rep.Stages))
+	}
+	for _, s := range rep.Stages {
+		if len(s.RunsWallNs) != 3 {
+			t.Fatalf("%s: runs_wall_ns %v, want 3 runs", s.Stage, s.RunsWallNs)
+		}
+		sorted := slices.Sorted(slices.Values(s.RunsWallNs))
+		if s.WallNs != sorted[1] {
+			t.Errorf("%s: wall_ns %d, want the median of %v", s.Stage, s.WallNs, s.RunsWallNs)
+		}
+	}
+	if code := Main([]string{"bench", "-repeat", "0"}, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitUsage {
+		t.Errorf("-repeat 0: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestMedianRun(t *testing.T) {
+	runs := func(walls ...int64) []benchStage {
+		var rs []benchStage
+		for i, w := range walls {
+			rs = append(rs, benchStage{WallNs: w, Allocs: uint64(i)})
+		}
+		return rs
+	}
+	for _, c := range []struct {
+		walls []int64
+		want  uint64 // the index of the run reported
+	}{
+		{[]int64{5}, 0},
+		{[]int64{9, 1, 5}, 2},
+		{[]int64{4, 3, 2, 1}, 2}, // the lower middle: 2 ns, run 2
+		{[]int64{7, 7, 1}, 0},    // ties keep their order
+	} {
+		r := medianRun(runs(c.walls...))
+		if r.Allocs != c.want {
+			t.Errorf("medianRun(%v) reported run %d, want %d", c.walls, r.Allocs, c.want)
+		}
+		if len(c.walls) > 1 && !slices.Equal(r.RunsWallNs, c.walls) {
+			t.Errorf("medianRun(%v): runs_wall_ns %v", c.walls, r.RunsWallNs)
+		}
+	}
+}
