@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"hash/maphash"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -68,11 +70,32 @@ func buildIndex(m *ir.Module) *IndexInfo {
 			}
 		}
 	}
+	// The programs are indexed at once when the module is large: they
+	// share nothing but the module's op count.
+	var startup *progIndex
+	var failed any
+	done := make(chan struct{})
+	if m.Startup != nil && total >= parallelResolveArgs/4 && runtime.GOMAXPROCS(0) > 1 {
+		go func() {
+			defer close(done)
+			defer func() { failed = recover() }() // raised again below, where the cache sees it
+			startup = indexProgram(m.Startup, "startup", total)
+		}()
+	} else {
+		if m.Startup != nil {
+			startup = indexProgram(m.Startup, "startup", total)
+		}
+		close(done)
+	}
 	if m.Main != nil {
 		x.progs = append(x.progs, indexProgram(m.Main, "main", total))
 	}
-	if m.Startup != nil {
-		x.progs = append(x.progs, indexProgram(m.Startup, "startup", total))
+	<-done
+	if failed != nil {
+		panic(failed)
+	}
+	if startup != nil {
+		x.progs = append(x.progs, startup)
 	}
 	return x
 }
@@ -148,8 +171,11 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 	pi.argStart = make([]int32, nops+1)
 	pi.outStart = make([]int32, nops)
 	pi.args = make([]int32, nargs)
+	// Where each op's args go, and the id table: a walk in order. Then
+	// the names are resolved, each op's into its own part of args, on
+	// several cores when there are many.
 	a, k := int32(0), int32(0)
-	for bi, b := range p.Blocks {
+	for _, b := range p.Blocks {
 		if b == nil {
 			continue
 		}
@@ -161,12 +187,66 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 			}
 			pi.addID(op.ID, k)
 			for _, s := range op.Inputs {
+				a += int32(len(s.Args))
+			}
+			pi.outStart[k-1] = a
+			for _, s := range op.Outputs {
+				a += int32(len(s.Args))
+			}
+		}
+	}
+	pi.argStart[k] = a
+	workers := 1
+	if nargs >= parallelResolveArgs {
+		workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	if workers == 1 {
+		pi.resolveOps(0, k)
+		return pi
+	}
+	var wg sync.WaitGroup
+	failed := make([]any, workers)
+	for w := range workers {
+		lo, hi := k*int32(w)/int32(workers), k*int32(w+1)/int32(workers)
+		wg.Go(func() {
+			defer func() { failed[w] = recover() }()
+			pi.resolveOps(lo, hi)
+		})
+	}
+	wg.Wait()
+	for _, f := range failed {
+		if f != nil {
+			panic(f) // in the caller's goroutine, where the cache sees it
+		}
+	}
+	return pi
+}
+
+// parallelResolveArgs is the arg count from which indexProgram resolves
+// names on several cores: below it, starting them costs more.
+const parallelResolveArgs = 1 << 15
+
+// resolveOps resolves the args of ops number lo to hi-1 into pi.args.
+// It only reads the index's name tables, so ranges may run at once.
+func (pi *progIndex) resolveOps(lo, hi int32) {
+	for bi := range pi.blocks {
+		blk := &pi.blocks[bi]
+		if blk.b == nil {
+			continue
+		}
+		first, last := max(lo, blk.opOff), min(hi, blk.opOff+int32(len(blk.b.Ops)))
+		for k := first; k < last; k++ {
+			op := blk.b.Ops[k-blk.opOff]
+			if op == nil {
+				continue
+			}
+			a := pi.argStart[k]
+			for _, s := range op.Inputs {
 				for _, name := range s.Args {
 					pi.args[a] = pi.resolve(bi, name)
 					a++
 				}
 			}
-			pi.outStart[k-1] = a
 			for _, s := range op.Outputs {
 				for _, name := range s.Args {
 					pi.args[a] = pi.resolve(bi, name)
@@ -175,8 +255,6 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 			}
 		}
 	}
-	pi.argStart[k] = a
-	return pi
 }
 
 // addID records op number k-1 under id unless an op has it already.
