@@ -148,7 +148,7 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 		return nil
 	}
 	for g := range op.OutputNames {
-		if !ctx.IsParam(ForwardVar(g)) {
+		if f := ForwardVar(g); f == "" || !ctx.IsParam(f) {
 			continue
 		}
 		id, ranks, err := ctx.Group(axis)
