@@ -15,3 +15,29 @@ func TestSCopiesArgs(t *testing.T) {
 		t.Errorf(`S("X").Args = %#v, want an empty, non-nil list`, e.Args)
 	}
 }
+
+// FreshName never hands out the name of a var declared after its first
+// call, in any block of any program: the generator that made the
+// module's ops (the builder's FreshOpID) knew none of the vars added
+// since.
+func TestFreshNameSeesVarsAddedLater(t *testing.T) {
+	m := NewModule("m")
+	m.FreshOpID() // the generator exists from here on
+	if err := m.Main.Global().AddVar(&Var{Name: "tmp_0", Type: Tensor(F32)}); err != nil {
+		t.Fatal(err)
+	}
+	sub := m.Main.AddBlock(0)
+	if err := sub.AddVar(&Var{Name: "tmp_1", Type: Tensor(F32)}); err != nil {
+		t.Fatal(err)
+	}
+	m.Startup = NewProgram("startup")
+	if err := m.Startup.Global().AddVar(&Var{Name: "tmp_2", Type: Tensor(F32)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.FreshName("tmp"); got != "tmp_3" {
+		t.Errorf("FreshName(tmp) = %s, want tmp_3: tmp_0, _1 and _2 are declared", got)
+	}
+	if got := m.FreshName("tmp"); got != "tmp_4" {
+		t.Errorf("second FreshName(tmp) = %s, want tmp_4", got)
+	}
+}
