@@ -133,9 +133,9 @@ func parseNoShapeKind(s string) (TypeKind, bool) {
 type Type struct {
 	Kind   TypeKind
 	DType  DType
-	Shape  []int64
+	HasLoD bool // beside the other bytes: a Type is 64 bytes, not 72
 	LoD    int
-	HasLoD bool
+	Shape  []int64
 	Elems  []Type
 }
 
