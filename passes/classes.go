@@ -209,12 +209,27 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	}
 	cs.Groups = cs.Classes[0].Module.Groups
 	for _, c := range cs.Classes {
-		if why := c.relabel(m); why != "" {
-			c.Fallback = why
-		} else if chk := checks[c]; chk != nil {
-			if c.hashAs(len(c.Ranks)-1) != ir.Hash(chk) {
-				c.Fallback = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Ctx.Group and Ctx.Coord", c.Ranks[len(c.Ranks)-1])
+		// The check module's hash is computed on another core while
+		// this one relabels: it reads nothing relabel writes.
+		var chkHash uint64
+		hashed := make(chan struct{})
+		chk := checks[c]
+		if chk != nil {
+			go func() { defer close(hashed); chkHash = ir.Hash(chk) }()
+		} else {
+			close(hashed)
+		}
+		why := c.relabel(m)
+		if why == "" && chk != nil {
+			mine := c.hashAs(len(c.Ranks) - 1)
+			<-hashed
+			if mine != chkHash {
+				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Ctx.Group and Ctx.Coord", c.Ranks[len(c.Ranks)-1])
 			}
+		}
+		<-hashed
+		if why != "" {
+			c.Fallback = why
 		}
 		if c.Fallback == "" {
 			continue
