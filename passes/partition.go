@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
@@ -217,34 +219,45 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	}
 	// The analysis is complete before the first var changes, and each
 	// shape it returns is its own capped slice, which the var can keep.
+	// Each var is set on its own, so a large block's are set on several
+	// cores.
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
-			for j, v := range b.Vars() {
-				if !v.Type.IsTensor() {
-					continue
+			vars := b.Vars()
+			forChunks(len(vars), func(lo, hi int) {
+				for j := lo; j < hi; j++ {
+					v := vars[j]
+					if !v.Type.IsTensor() {
+						continue
+					}
+					if l, ok := ls.OfPos(p, b.Index, j); ok && l.Shape != nil {
+						v.Type.Shape = l.Shape
+					}
 				}
-				if l, ok := ls.OfPos(p, b.Index, j); ok && l.Shape != nil {
-					v.Type.Shape = l.Shape
-				}
-			}
+			})
 		}
 	}
 	if s := m.Startup; s != nil {
 		// Paddle's startup partition: an initialiser's shape attr is its
-		// output's local shape.
-		for _, op := range s.Global().Ops {
-			outs := op.Output("Out")
-			if len(outs) != 1 || !op.Attrs.Has("shape") {
-				continue
-			}
-			if v := s.LookupVar(s.Global(), outs[0]); v != nil && v.Type.IsTensor() {
-				// A replicated parameter keeps its shape: no new attr.
-				if cur, ok := op.Attrs.Get("shape").(ir.Ints); ok && slices.Equal(cur, v.Type.Shape) {
+		// output's local shape. Each op is set on its own, once the
+		// block's name index is built (a lookup builds a stale one).
+		g := s.Global()
+		g.Var("")
+		forChunks(len(g.Ops), func(lo, hi int) {
+			for _, op := range g.Ops[lo:hi] {
+				outs := op.Output("Out")
+				if len(outs) != 1 || !op.Attrs.Has("shape") {
 					continue
 				}
-				op.Attrs.Set("shape", ir.Ints(slices.Clone(v.Type.Shape)))
+				if v := g.Var(outs[0]); v != nil && v.Type.IsTensor() {
+					// A replicated parameter keeps its shape: no new attr.
+					if cur, ok := op.Attrs.Get("shape").(ir.Ints); ok && slices.Equal(cur, v.Type.Shape) {
+						continue
+					}
+					op.Attrs.Set("shape", ir.Ints(slices.Clone(v.Type.Shape)))
+				}
 			}
-		}
+		})
 	}
 	for _, p := range m.Programs() {
 		p.Rank = rank
@@ -254,6 +267,25 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	}
 	return nil
 }
+
+// forChunks calls f on consecutive ranges covering [0, n): one range
+// below parallelChunk items, else one per core, at once.
+func forChunks(n int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/parallelChunk))
+	if workers <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { f(n*w/workers, n*(w+1)/workers) })
+	}
+	wg.Wait()
+}
+
+// parallelChunk is the least work forChunks gives a core: below it,
+// starting one costs more than it saves.
+const parallelChunk = 1 << 14
 
 // LowerPhase selects the ops a lowering pass replaces.
 type LowerPhase int
