@@ -74,7 +74,7 @@ func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
-	renameArg(op, "FoundInfinite", false, found, local)
+	renameArg(ctx, op, "FoundInfinite", false, found, local)
 	ctx.Keep(op)
 	name := found + "@cast_int32"
 	if ctx.Var(name) == nil {

@@ -26,6 +26,9 @@ type State struct {
 	ads    []ir.ArgDist
 	dims   []int
 	vars   []*ir.Var // newOp's scratch list
+
+	copiedSlots []ir.Slot // renameArg's copies (Slot refills slots and args together)
+	copiedArgs  []string
 }
 
 // carve returns an empty slice of capacity n cut from the slab at *buf,

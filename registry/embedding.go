@@ -115,7 +115,7 @@ func embeddingForward(ctx *Ctx, op *ir.Op) error {
 	dim := ctx.Mesh.DimNames[axis]
 	// The serial op becomes the c_embedding, keeping its id: the grad op
 	// finds its impl through it.
-	renameArg(op, "Out", false, out, tmp.Name)
+	renameArg(ctx, op, "Out", false, out, tmp.Name)
 	op.Type = "c_embedding"
 	op.Inputs = ir.Slots("Ids", ids, "W", w)
 	op.Attrs = nil

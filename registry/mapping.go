@@ -112,10 +112,15 @@ func middle(m []int) []int {
 
 // renameArg replaces old by new in the op's input (or output) slot and
 // in the op's dist, so that the kept op reads or writes new instead. The
-// slot list, the arg list and the arg dists it changes are copied first:
-// a module built in memory may share them between ops (a grad op reading
-// its forward op's arg list), and the rename is this op's alone.
-func renameArg(op *ir.Op, slot string, input bool, old, new string) {
+// slot list, the arg list and the arg dists it changes are copied first
+// (from the lowering's slabs): a module built in memory may share them
+// between ops (a grad op reading its forward op's arg list), and the
+// rename is this op's alone.
+func renameArg(ctx *Ctx, op *ir.Op, slot string, input bool, old, new string) {
+	st := ctx.State
+	if st == nil {
+		st = NewState()
+	}
 	slots := &op.Outputs
 	if input {
 		slots = &op.Inputs
@@ -127,9 +132,9 @@ func renameArg(op *ir.Op, slot string, input bool, old, new string) {
 			continue
 		}
 		if !copied {
-			*slots, copied = slices.Clone(*slots), true
+			*slots, copied = append(carve(&st.copiedSlots, len(*slots)), *slots...), true
 		}
-		args := slices.Clone(s.Args)
+		args := append(carve(&st.copiedArgs, len(s.Args)), s.Args...)
 		for j, a := range args {
 			if a == old {
 				args[j] = new
@@ -150,7 +155,7 @@ func renameArg(op *ir.Op, slot string, input bool, old, new string) {
 			continue
 		}
 		if !copied {
-			*ads, copied = slices.Clone(*ads), true
+			*ads, copied = append(carve(&st.ads, len(*ads)), *ads...), true
 		}
 		(*ads)[i].Name = new
 	}

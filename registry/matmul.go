@@ -221,7 +221,7 @@ func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
 	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name),
 		"column-parallel: X replicated to the "+ctx.Mesh.DimNames[axis]+" group (identity forward, allreduce backward)",
 		collectiveAttrs(id, true)...)
-	renameArg(op, "X", true, a.x, tmp.Name)
+	renameArg(ctx, op, "X", true, a.x, tmp.Name)
 	ctx.Keep(op)
 	return SyncParams(ctx, op)
 }
@@ -244,7 +244,7 @@ func matmulRowForward(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_allreduce_sum.tmp", ov, tempDist(ctx, out))
-	renameArg(op, "Out", false, out, tmp.Name)
+	renameArg(ctx, op, "Out", false, out, tmp.Name)
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
 		"row-parallel: partial Out summed over "+ctx.Mesh.DimNames[axis],
@@ -286,7 +286,7 @@ func matmulBackward(ctx *Ctx, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
-	renameArg(op, "X@GRAD", false, xg, tmp.Name)
+	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name)
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", xg),
 		"column-parallel: X@GRAD summed over "+ctx.Mesh.DimNames[axis],
