@@ -103,7 +103,13 @@ type varMemo struct {
 // NewCtx returns a context for lowering ops of block b of the module's
 // main program on rank, appending the lowered ops to *out.
 func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Ctx {
-	return &Ctx{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st}
+	// The new op list holds at least the block's ops, kept or replaced,
+	// and usually a few more: sized for that, it is seldom regrown.
+	var out []*ir.Op
+	if b != nil {
+		out = make([]*ir.Op, 0, len(b.Ops)+len(b.Ops)/4)
+	}
+	return &Ctx{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st, out: out}
 }
 
 // Begin points the context at op, whose impl is (implType, implIndex) on

@@ -75,25 +75,24 @@ func transAttrs(op *ir.Op) (string, string, error) {
 	return "", "", fmt.Errorf("%s is not a matmul_v2, matmul or mul op", op)
 }
 
-func readMatmulArgs(ctx *Ctx, op *ir.Op) (*matmulArgs, error) {
+func readMatmulArgs(ctx *Ctx, op *ir.Op) (a matmulArgs, err error) {
 	tx, ty, err := transAttrs(op)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
-	a := &matmulArgs{}
 	if tx != "" {
 		if a.transX, err = boolAttr(op, tx); err != nil {
-			return nil, err
+			return a, err
 		}
 		if a.transY, err = boolAttr(op, ty); err != nil {
-			return nil, err
+			return a, err
 		}
 	}
 	if a.x, a.xm, err = argMapping(ctx, op, "X", true); err != nil {
-		return nil, err
+		return a, err
 	}
 	if a.y, a.ym, err = argMapping(ctx, op, "Y", true); err != nil {
-		return nil, err
+		return a, err
 	}
 	a.xt, a.yt = swapLastTwo(a.xm, a.transX), swapLastTwo(a.ym, a.transY)
 	return a, nil
