@@ -88,8 +88,9 @@ type Ctx struct {
 	// The vars the current op's lowering looked up: an impl, its checks
 	// and the syncs ask for the same few names again and again, and a
 	// hash lookup in a large block costs cache misses each time. The
-	// memo is dropped at the next op and whenever the block's var table
-	// changes (an impl declared a var, which may shadow one).
+	// memo is dropped at the next op and whenever the var table of the
+	// block or of an ancestor changes (an impl declared a var, which may
+	// shadow one).
 	memo    [8]varMemo
 	nmemo   int
 	memoGen uint64
@@ -226,7 +227,7 @@ func (c *Ctx) Var(name string) *ir.Var {
 	if c.Block == nil {
 		return c.Prog.LookupVar(c.Block, name)
 	}
-	if g := c.Block.VarsVersion(); g != c.memoGen {
+	if g := c.varsVersion(); g != c.memoGen {
 		c.nmemo, c.memoGen = 0, g
 	}
 	for _, m := range c.memo[:c.nmemo] {
@@ -240,6 +241,18 @@ func (c *Ctx) Var(name string) *ir.Var {
 		c.nmemo++
 	}
 	return v
+}
+
+// varsVersion sums the var table versions of the block and its
+// ancestors, the blocks a lookup reads: versions only grow, so the sum
+// changes whenever one of the tables does.
+func (c *Ctx) varsVersion() uint64 {
+	var g uint64
+	for b, seen := c.Block, 0; b != nil && seen <= len(c.Prog.Blocks); seen++ {
+		g += b.VarsVersion()
+		b = c.Prog.Block(b.Parent)
+	}
+	return g
 }
 
 // IsParam reports whether name is a parameter.

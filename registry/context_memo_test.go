@@ -51,3 +51,30 @@ func TestCtxVarSeesVarTableChanges(t *testing.T) {
 		t.Errorf("after RenameVars: Var(a) = %v, Var(a_r) = %v", ctx.Var("a"), ctx.Var("a_r"))
 	}
 }
+
+// In a sub-block, the memo also forgets what it found in the parent when
+// the parent's var table changes.
+func TestCtxVarSeesParentChanges(t *testing.T) {
+	m, err := ir.ParseString("t.dpir", `program main {
+  block 0 {
+    var a : f32[2]
+  }
+  block 1 parent 0 {
+    var b : f32[2]
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := NewCtx(m, 0, m.Main.Block(1), NewState())
+	if ctx.Var("a") == nil || ctx.Var("b") == nil {
+		t.Fatal("a (from the parent) or b not found")
+	}
+	if !m.Main.Block(0).RemoveVar("a") {
+		t.Fatal("RemoveVar(a) = false")
+	}
+	if v := ctx.Var("a"); v != nil {
+		t.Errorf("after the parent's RemoveVar(a): Var(a) = %v, want nil", v)
+	}
+}
