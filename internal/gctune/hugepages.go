@@ -26,8 +26,9 @@ import (
 // memory, and nothing when n is within what earlier calls prepared.
 //
 // When a StartingHeap is in force with a lower target, the target is
-// raised to n: collecting before the heap a command expects is reached
-// would only mark, again, the module it is building.
+// raised to n (on Linux, where the memory available is known): collecting
+// before the heap a command expects is reached would only mark, again,
+// the module it is building.
 //
 // It advises nothing where huge pages are off ("never"), when GODEBUG sets
 // disablethp=1 (the runtime's own switch for the opposite advice), and on
@@ -38,11 +39,12 @@ func PrepareHeap(n uint64) bool {
 	}
 	// Neither the block nor the heap before a collection should pass
 	// half the memory available: the kernel refuses a mapping far beyond
-	// the machine's memory, and the runtime dies of that.
+	// the machine's memory, and the runtime dies of that. Where that is
+	// not known, the starting heap stays as it is.
 	if avail := memAvailable(); avail > 0 {
 		n = min(n, avail/2)
+		raiseStartingHeap(n)
 	}
-	raiseStartingHeap(n)
 	prep.Lock()
 	defer prep.Unlock()
 	if n <= prep.done || !hugePagesOnRequest() || disabledByGODEBUG(os.Getenv("GODEBUG")) {
