@@ -38,7 +38,7 @@ type Env struct {
 }
 
 // heapPerInputByte is about the heap a command builds per byte of .dpir
-// text it reads: the module (4 bytes per byte of text) and what the
+// text it reads: the module (about 3 bytes per byte of text) and what the
 // passes make of it.
 const heapPerInputByte = 8
 
