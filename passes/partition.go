@@ -429,16 +429,18 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 }
 
 func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex) error {
-	recompute := op.Dist != nil && op.Dist.Recompute
+	// Every phase visits every op; the role decides most of them without
+	// reading the op's dist, a cache miss on a large block.
+	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
 	var mine bool
 	switch phase {
 	case LowerForward:
-		mine = op.Role.IsForward() || recompute
+		mine = op.Role.IsForward() || recompute()
 	case LowerBackward:
-		mine = op.Role.IsBackward() && !recompute
+		mine = op.Role.IsBackward() && !recompute()
 	case LowerOptimizer:
-		mine = op.Role.IsOptimize() && !op.Role.IsBackward() && !recompute
-		if !mine && !op.Role.IsForward() && !op.Role.IsBackward() && !recompute {
+		mine = op.Role.IsOptimize() && !op.Role.IsBackward() && !recompute()
+		if !mine && !op.Role.IsForward() && !op.Role.IsBackward() && !recompute() {
 			return fmt.Errorf("role %s is neither forward, backward nor optimize", op.Role)
 		}
 	}
