@@ -53,7 +53,10 @@ func (p *printer) statements(b *Block) {
 				select {
 				case q.buf = <-free:
 				default:
-					q.buf = make([]byte, 0, 320*printPieceSize)
+					// Room for a piece of long statements (an op with its
+					// dist line prints some 360 bytes): a piece that
+					// outgrows its buffer copies it.
+					q.buf = make([]byte, 0, 512*printPieceSize)
 				}
 				q.statementRange(b, i*printPieceSize, min(n, (i+1)*printPieceSize))
 				results[i] <- q.buf
