@@ -31,6 +31,20 @@ func (t *nameTable) reset(capacity int) {
 	t.slots, t.posBits, t.n = make([]uint32, size), uint(bits.Len(uint(size/2))), 0
 }
 
+// reserve makes room for capacity names without growing, keeping the
+// names of vars, which the table holds.
+func (t *nameTable) reserve(vars []*Var, capacity int) {
+	if t.slots != nil && 2*capacity <= len(t.slots) && capacity < 1<<t.posBits {
+		return
+	}
+	t.reset(capacity)
+	for i, v := range vars {
+		if v != nil {
+			t.insert(vars, i)
+		}
+	}
+}
+
 // insert adds the name of vars[pos] and returns -1, or, when an earlier var
 // of that name is in the table, that var's position (and adds nothing). The
 // table grows as needed; vars[:pos] must be the vars inserted so far.

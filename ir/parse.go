@@ -397,6 +397,9 @@ func (p *parser) block(prog *Program) {
 	}
 	prog.Blocks = append(prog.Blocks, b)
 	p.want(tLBrace)
+	if p.segs != nil {
+		p.reserveSegments(b)
+	}
 	for p.err == nil && p.tok.kind != tRBrace {
 		if p.segs != nil && p.takeSegments(b) {
 			continue

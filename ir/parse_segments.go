@@ -3,6 +3,7 @@ package ir
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -156,6 +157,32 @@ func (s *segment) parse(file string, src []byte, source string) {
 	if s.lines > 0 {
 		s.lineStart = p.lineStart
 	}
+}
+
+// reserveSegments sizes b's var and op lists and its name index, at the
+// block's start, for the pieces ahead that the main parse will take into
+// it: the run of clean pieces from the first one ahead (the piece that
+// holds the block's end is not clean). Growing them piece by piece copied
+// them, and rebuilt the index, a dozen times over. A wrong guess costs
+// only the capacity.
+func (p *parser) reserveSegments(b *Block) {
+	nv, no := 0, 0
+	for _, s := range p.segs {
+		if s.start < p.tok.start {
+			continue
+		}
+		<-s.done
+		if !s.ok {
+			break
+		}
+		nv, no = nv+len(s.vars), no+len(s.ops)
+	}
+	if nv+no == 0 {
+		return
+	}
+	b.vars = slices.Grow(b.vars, nv)
+	b.Ops = slices.Grow(b.Ops, no)
+	b.index.reserve(b.vars, len(b.vars)+nv)
 }
 
 // takeSegments is called by the main parse at a statement of block b. While

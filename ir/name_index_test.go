@@ -46,3 +46,39 @@ func TestCloneCopiesTheNameIndex(t *testing.T) {
 		t.Errorf("clone of a block with a stale index: slots copied %v, Var(stale) %v", d.index.slots != nil, d.Var("stale"))
 	}
 }
+
+// reserve makes room without losing the names the table holds, and a
+// table with room enough is left as it is.
+func TestNameTableReserve(t *testing.T) {
+	var vars []*Var
+	var tab nameTable
+	for i := range 20 {
+		vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
+		tab.insert(vars, i)
+	}
+	tab.reserve(vars, 5000)
+	if len(tab.slots) < 2*5000 {
+		t.Fatalf("reserve(5000): %d slots", len(tab.slots))
+	}
+	slots := &tab.slots[0]
+	for i := range 5000 {
+		if i >= 20 {
+			vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
+			if got := tab.insert(vars, i); got != -1 {
+				t.Fatalf("insert v%d = %d, want -1", i, got)
+			}
+		}
+	}
+	if &tab.slots[0] != slots {
+		t.Error("the table grew after reserve(5000) while 5000 names went in")
+	}
+	for i := range 5000 {
+		if got := tab.find(vars, fmt.Sprintf("v%d", i)); got != int32(i) {
+			t.Fatalf("find(v%d) = %d", i, got)
+		}
+	}
+	tab.reserve(vars, 100)
+	if &tab.slots[0] != slots {
+		t.Error("reserve(100) rebuilt a table with room for 5000")
+	}
+}
