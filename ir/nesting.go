@@ -111,60 +111,75 @@ func deepestParentChain(blocks []*Block) (int, int) {
 func refHeights(blocks []*Block) []int32 {
 	n := len(blocks)
 	adj := make([][]int32, n)
-	for bi, b := range blocks {
-		if b == nil {
-			continue
-		}
-		for _, op := range b.Ops {
-			if op == nil {
-				continue
-			}
-			for r := range op.SubBlocks {
-				if nestable(blocks, bi, r) {
-					adj[bi] = append(adj[bi], int32(r))
-				}
-			}
+	for r := range blockRefs(blocks) {
+		if nestable(blocks, r.from, r.to) {
+			adj[r.from] = append(adj[r.from], int32(r.to))
 		}
 	}
-	const (
-		unseen = iota
-		onStack
-		done
-	)
 	height := make([]int32, n)
-	state := make([]uint8, n)
-	type frame struct{ b, next int32 }
-	var stack []frame
-	for s := range n {
-		if state[s] != unseen {
+	walkRefs(n, func(b int32) []int32 { return adj[b] },
+		func(path []int32, _ int, to int32, seen refState) {
+			if from := path[len(path)-1]; seen == refDone {
+				height[from] = max(height[from], height[to]+1)
+			}
+		},
+		func(path []int32) {
+			if k := len(path); k > 1 {
+				height[path[k-2]] = max(height[path[k-2]], height[path[k-1]]+1)
+			}
+		})
+	return height
+}
+
+// refState is where a block is in walkRefs: not reached yet, on the path
+// being walked, or done with.
+type refState uint8
+
+const (
+	refUnseen refState = iota
+	refOnStack
+	refDone
+)
+
+// walkRefs walks the graph of n blocks whose block b refers to the blocks
+// out(b) (asked once, as b is entered), depth first, from every block in
+// index order, each block once, on its own stack: ref chains may be as
+// deep as there are blocks. edge is called for every ref, with the path
+// from the walk's root to the referring block (last) and the state its
+// target had; leave, when not nil, as a block is done, with the path
+// ending at it; i is the ref's position in out(from).
+func walkRefs(n int, out func(b int32) []int32, edge func(path []int32, i int, to int32, seen refState), leave func(path []int32)) {
+	state := make([]refState, n)
+	var path []int32
+	var refs [][]int32 // the refs of each block on the path
+	var next []int     // and the next of them to follow
+	for s := range int32(n) {
+		if state[s] != refUnseen {
 			continue
 		}
-		state[s] = onStack
-		stack = append(stack[:0], frame{int32(s), 0})
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if int(f.next) < len(adj[f.b]) {
-				r := adj[f.b][f.next]
-				f.next++
-				switch state[r] {
-				case unseen:
-					state[r] = onStack
-					stack = append(stack, frame{r, 0})
-				case done:
-					height[f.b] = max(height[f.b], height[r]+1)
+		state[s] = refOnStack
+		path, refs, next = append(path[:0], s), append(refs[:0], out(s)), append(next[:0], 0)
+		for len(path) > 0 {
+			top := len(path) - 1
+			i := next[top]
+			if i == len(refs[top]) {
+				state[path[top]] = refDone
+				if leave != nil {
+					leave(path)
 				}
+				path, refs, next = path[:top], refs[:top], next[:top]
 				continue
 			}
-			b := f.b
-			state[b] = done
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 {
-				top := &stack[len(stack)-1]
-				height[top.b] = max(height[top.b], height[b]+1)
+			next[top]++
+			to := refs[top][i]
+			seen := state[to]
+			edge(path, i, to, seen)
+			if seen == refUnseen {
+				state[to] = refOnStack
+				path, refs, next = append(path, to), append(refs, out(to)), append(next, 0)
 			}
 		}
 	}
-	return height
 }
 
 // IsAncestor reports whether block a is a proper ancestor of block b: a
@@ -228,66 +243,44 @@ func (c RefCycle) Msg() string {
 // and op order.
 func (p *Program) RefCycles() []RefCycle {
 	n := len(p.Blocks)
-	type edge struct {
-		to   int32
+	type ref struct {
 		op   *Op
 		attr string
 	}
-	var adj [][]edge
-	for ref := range blockRefs(p.Blocks) {
-		if !nestable(p.Blocks, ref.from, ref.to) || p.IsAncestor(ref.to, ref.from) {
+	var targets [][]int32 // the blocks each block's refs go to
+	var refs [][]ref      // and the op and attr of each
+	for r := range blockRefs(p.Blocks) {
+		if !nestable(p.Blocks, r.from, r.to) || p.IsAncestor(r.to, r.from) {
 			continue
 		}
-		if adj == nil {
-			adj = make([][]edge, n)
+		if targets == nil {
+			targets, refs = make([][]int32, n), make([][]ref, n)
 		}
-		adj[ref.from] = append(adj[ref.from], edge{int32(ref.to), ref.op, ref.attr})
+		targets[r.from] = append(targets[r.from], int32(r.to))
+		refs[r.from] = append(refs[r.from], ref{r.op, r.attr})
 	}
-	if adj == nil {
+	if targets == nil {
 		return nil
 	}
-	const (
-		unseen = iota
-		onStack
-		done
-	)
-	state := make([]uint8, n)
-	type frame struct{ b, next int32 }
-	var stack []frame
 	var out []RefCycle
-	for s := range n {
-		if state[s] != unseen {
-			continue
-		}
-		state[s] = onStack
-		stack = append(stack[:0], frame{int32(s), 0})
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if int(f.next) >= len(adj[f.b]) {
-				state[f.b] = done
-				stack = stack[:len(stack)-1]
-				continue
+	walkRefs(n, func(b int32) []int32 { return targets[b] },
+		func(path []int32, i int, to int32, seen refState) {
+			if seen != refOnStack {
+				return
 			}
-			e := adj[f.b][f.next]
-			f.next++
-			switch state[e.to] {
-			case unseen:
-				state[e.to] = onStack
-				stack = append(stack, frame{e.to, 0})
-			case onStack:
-				c := RefCycle{Block: int(f.b), Op: e.op, Attr: e.attr}
-				k := len(stack) - 1
-				for stack[k].b != e.to {
-					k--
-				}
-				for _, fr := range stack[k:] {
-					c.Blocks = append(c.Blocks, int(fr.b))
-				}
-				c.Blocks = append(c.Blocks, int(e.to))
-				out = append(out, c)
+			from := path[len(path)-1]
+			e := refs[from][i]
+			c := RefCycle{Block: int(from), Op: e.op, Attr: e.attr}
+			k := len(path) - 1
+			for path[k] != to {
+				k--
 			}
-		}
-	}
+			for _, b := range path[k:] {
+				c.Blocks = append(c.Blocks, int(b))
+			}
+			c.Blocks = append(c.Blocks, int(to))
+			out = append(out, c)
+		}, nil)
 	return out
 }
 
