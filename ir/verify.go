@@ -348,6 +348,15 @@ type progState struct {
 	ins, outs []argRef
 	readSet   map[int32]struct{}
 	readSetOK bool
+
+	// Arg lookups in the current block, made ahead for a run of ops
+	// (prefetch) and taken in order by resolve: a position in the block,
+	// -1 for a name the block does not declare, -2 for none made.
+	ahead      []int32
+	aheadOff   []int32 // by op of the run: where its lookups start in ahead
+	aheadNext  int
+	aheadNames []string
+	aheadHash  []uint64
 }
 
 type blockState struct {
@@ -590,6 +599,26 @@ func (ps *progState) lookup(bi int, name string) (int32, *Var) {
 	return -1, nil
 }
 
+// lookupAhead is lookup for the next arg of the current op, taking the
+// lookup prefetch made in block bi when there is one.
+func (ps *progState) lookupAhead(bi int, name string) (int32, *Var) {
+	if ps.aheadNext >= len(ps.ahead) {
+		return ps.lookup(bi, name)
+	}
+	pos := ps.ahead[ps.aheadNext]
+	ps.aheadNext++
+	bs := &ps.blocks[bi]
+	switch {
+	case pos >= 0:
+		return bs.off + pos, bs.b.vars[pos]
+	case pos == -1 && bs.parent >= 0:
+		return ps.lookup(int(bs.parent), name)
+	case pos == -1:
+		return -1, nil
+	}
+	return ps.lookup(bi, name)
+}
+
 // anyBlockVar reports whether some block declares name, and whether one
 // such declaration is persistable.
 func (ps *progState) anyBlockVar(name string) (found, persist bool) {
@@ -662,14 +691,62 @@ func (ps *progState) checkBlock(bi int) {
 	}
 
 	stamp := int32(bi + 1)
-	for j, op := range b.Ops {
-		if op == nil {
-			ps.blockErr(bi, fmt.Sprintf("op at position %d is nil", j))
-			continue
+	for lo := 0; lo < len(b.Ops); lo += prefetchOps {
+		hi := min(lo+prefetchOps, len(b.Ops))
+		batched := ps.prefetch(bi, b.Ops[lo:hi])
+		for j, op := range b.Ops[lo:hi] {
+			if op == nil {
+				ps.blockErr(bi, fmt.Sprintf("op at position %d is nil", lo+j))
+				continue
+			}
+			if batched {
+				ps.aheadNext = int(ps.aheadOff[j])
+			}
+			ps.checkOp(bi, lo+j, op, stamp)
 		}
-		ps.checkOp(bi, j, op, stamp)
+		ps.ahead = ps.ahead[:0]
 	}
 }
+
+// prefetchOps is how many ops' args prefetch looks up at once: enough
+// lookups to overlap their cache misses, few enough that the ops are
+// still in cache when they are checked.
+const prefetchOps = 64
+
+// prefetch looks up in block bi, in one batch, every arg of ops, in the
+// order checkOp resolves an op's args (inputs, then outputs), and reports
+// whether it did. Small blocks, scanned rather than indexed, get no batch
+// (and no prefetchVerify, for tests).
+func (ps *progState) prefetch(bi int, ops []*Op) bool {
+	bs := &ps.blocks[bi]
+	ps.ahead, ps.aheadNext = ps.ahead[:0], 0
+	if bs.names.slots == nil || !prefetchVerify {
+		return false
+	}
+	names := ps.aheadNames[:0]
+	ps.aheadOff = ps.aheadOff[:0]
+	for _, op := range ops {
+		ps.aheadOff = append(ps.aheadOff, int32(len(names)))
+		if op == nil {
+			continue
+		}
+		for _, side := range [2][]Slot{op.Inputs, op.Outputs} {
+			for si := range side {
+				names = append(names, side[si].Args...)
+			}
+		}
+	}
+	n := len(names)
+	ps.aheadNames = names
+	ps.ahead = slices.Grow(ps.ahead, n)[:n]
+	ps.aheadHash = slices.Grow(ps.aheadHash[:0], n)[:n]
+	bs.names.findBatch(bs.b.vars, names, ps.aheadHash, ps.ahead)
+	clear(ps.aheadNames) // the names are not ours to keep alive
+	return true
+}
+
+// prefetchVerify turns prefetch on; tests turn it off to compare.
+var prefetchVerify = true
 
 func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 	if v == nil {
@@ -1175,7 +1252,7 @@ func (ps *progState) resolve(refs []argRef, bi int, op *Op, slots []Slot, side s
 	for si := range slots {
 		s := &slots[si]
 		for _, a := range s.Args {
-			gid, v := ps.lookup(bi, a)
+			gid, v := ps.lookupAhead(bi, a)
 			if v == nil {
 				ps.opErr(bi, op, a, side+quoteName(s.Name)+" names undeclared var "+quoteName(a))
 			}
