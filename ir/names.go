@@ -86,11 +86,19 @@ func (t *nameTable) grow(vars []*Var, pos int) {
 // build fills the table with vars, sized once, and appends to dups the
 // positions of vars whose name an earlier var has. Nil vars are skipped.
 //
-// The vars go in by runs: first every name of the run is hashed and its
+// On a large table the vars go in by runs: first every name of the run is hashed and its
 // first slot read, loads that do not wait on each other, so that their
 // cache misses overlap; then the run is inserted, into slots in cache.
 func (t *nameTable) build(vars []*Var, dups []int32) []int32 {
 	t.reset(len(vars))
+	if len(t.slots) < batchSlots {
+		for pos, v := range vars {
+			if v != nil && t.insert(vars, pos) >= 0 {
+				dups = append(dups, int32(pos))
+			}
+		}
+		return dups
+	}
 	const run = 64
 	var hashes [run]uint64
 	var first [run]uint32
@@ -139,6 +147,12 @@ func (t *nameTable) find(vars []*Var, name string) int32 {
 		}
 	}
 }
+
+// batchSlots is the table size (in slots) from which lookups and inserts
+// go by batches (build, findBatch): 8 MB of slots, well past the L2
+// cache and a good part of L3, where lookups start to wait on memory.
+// Tests set it low.
+var batchSlots = 1 << 21
 
 // findBatch sets out[k] to the position of the var named names[k], or to -1
 // when no var has that name, for every k; out must be as long as names.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,8 +60,11 @@ func TestVerifyPrefetchSameAsLookup(t *testing.T) {
 	m := prefetchModule(t)
 	violations := func(prefetch bool) []Violation {
 		t.Helper()
-		defer func(old bool) { prefetchVerify = old }(prefetchVerify)
-		prefetchVerify = prefetch
+		defer func(old int) { batchSlots = old }(batchSlots)
+		batchSlots = 1 << 62 // never
+		if prefetch {
+			batchSlots = 0 // always
+		}
 		var ve *VerifyError
 		if err := Verify(m); !errors.As(err, &ve) {
 			t.Fatalf("prefetch %v: Verify = %v, want a *VerifyError", prefetch, err)
@@ -95,9 +99,19 @@ func TestNameTableFindBatch(t *testing.T) {
 	for i := range 5000 {
 		vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
 	}
-	var tab nameTable
-	if dups := tab.build(vars, nil); len(dups) != 0 {
-		t.Fatalf("build found duplicates %v", dups)
+	vars = append(vars, nil, &Var{Name: "v17"}, &Var{Name: "v4999"}) // a nil and two duplicates
+	// Built by runs and one by one: the same slots, the same duplicates.
+	defer func(old int) { batchSlots = old }(batchSlots)
+	var tab, single nameTable
+	batchSlots = 1 << 62
+	singleDups := single.build(vars, nil)
+	batchSlots = 0
+	dups := tab.build(vars, nil)
+	if !slices.Equal(dups, []int32{5001, 5002}) || !slices.Equal(singleDups, dups) {
+		t.Fatalf("duplicates by runs %v, one by one %v, want [5001 5002]", dups, singleDups)
+	}
+	if !slices.Equal(tab.slots, single.slots) || tab.n != single.n {
+		t.Fatal("a table built by runs differs from one built one var at a time")
 	}
 	var names []string
 	for i := range 12000 {
