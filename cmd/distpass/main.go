@@ -17,6 +17,6 @@ func main() {
 	gctune.StartingHeap(startingHeap)
 	os.Exit(cli.Main(os.Args[1:], &cli.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		PrepareHeap: func(n uint64) { gctune.PrepareHeap(n) },
+		PrepareHeap: gctune.PrepareHeap,
 	}))
 }

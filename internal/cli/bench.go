@@ -31,8 +31,8 @@ const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-repeat 
 // benchStages are the stages bench knows, in the order it runs them;
 // defaultStages those it runs without -stages.
 var (
-	benchStages   = []string{"print", "parse", "verify", "clone", "partition", "partition-all", "partition-classes", "mlir"}
-	defaultStages = benchStages[:7]
+	benchStages   = []string{"walk", "print", "parse", "verify", "clone", "partition", "partition-all", "partition-classes", "mlir"}
+	defaultStages = benchStages[:8]
 )
 
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
@@ -41,6 +41,13 @@ it builds the module of N ops (at least; the real count is the ops
 column) from -seed, then runs each stage of -stages, -repeat times
 (once by default), in this order:
 
+  walk               the floor: reads every var (name, type) and op
+                     (type, attr names, args) of the module once and
+                     looks every arg up by name through the block chain
+                     (Program.LookupVar), as any pass must; nothing is
+                     built. On a machine whose memory slows as the
+                     module outgrows its caches and TLBs, walk slows
+                     too: read the other stages' growth against it
   print              ir.Print of the module to a buffer; the text is
                      kept for parse (and dropped after it)
   parse              ir.ParseString of that text (no copy, as the CLI
@@ -85,6 +92,9 @@ missed. Heap figures include what is live across the stage: the module
 With -json the figures are a JSON document with the fields go_version,
 goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
 peak_heap_method, load_average (1-minute, before and after the run),
+huge_pages (whether the heap was readied for transparent huge pages, as
+every command readies it where Linux offers them on request: see
+gctune.PrepareHeap; GODEBUG=disablethp=1 turns that off),
 modules (one per N: requested_ops, ops, text_bytes, module_heap_bytes
 (the module's live heap), generate_ns) and stages (one per N and stage:
 stage, requested_ops, ops, ranks (partition-all and -classes), streamed
@@ -111,6 +121,7 @@ type benchReport struct {
 	Mesh           [2]int        `json:"mesh"` // dp, mp
 	PeakHeapMethod string        `json:"peak_heap_method"`
 	LoadAverage    [2]float64    `json:"load_average"` // 1-minute, before and after the run
+	HugePages      bool          `json:"huge_pages"`   // the heap was readied for huge pages
 	Modules        []benchModule `json:"modules"`
 	Stages         []benchStage  `json:"stages"`
 }
@@ -214,7 +225,9 @@ func runBench(env *Env, args []string) int {
 	reg := registry.DefaultRegistry()
 	for i, n := range sizes {
 		st.show("bench: %d ops: generating", n)
-		env.expectHeap(uint64(n) * benchHeapPerOp)
+		if env.expectHeap(uint64(n) * benchHeapPerOp) {
+			rep.HugePages = true
+		}
 		runtime.GC()
 		base := heapAlloc()
 		t0 := time.Now()
@@ -258,6 +271,9 @@ func runBench(env *Env, args []string) int {
 			name string
 			f    func() (*benchStage, error)
 		}{
+			{"walk", func() (*benchStage, error) {
+				return run("walk", nil, func() error { return walkModule(m) })
+			}},
 			{"print", func() (*benchStage, error) {
 				r, err := run("print", nil, func() error { text = ir.Print(m); return nil })
 				mod.TextBytes = len(text)
@@ -595,9 +611,13 @@ func writeMLIR(path string, m *ir.Module) error {
 func printBenchTable(w io.Writer, rep *benchReport) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
-	fmt.Fprintf(bw, "distpass bench: %s %s/%s, GOMAXPROCS=%d of %d CPUs, load %.2f→%.2f, mesh %dx%d (%d ranks), seed %d\n",
+	pages := "base pages"
+	if rep.HugePages {
+		pages = "huge pages"
+	}
+	fmt.Fprintf(bw, "distpass bench: %s %s/%s, GOMAXPROCS=%d of %d CPUs, load %.2f→%.2f, heap on %s, mesh %dx%d (%d ranks), seed %d\n",
 		rep.GoVersion, rep.GOOS, rep.GOARCH, rep.GOMAXPROCS, rep.NumCPU, rep.LoadAverage[0], rep.LoadAverage[1],
-		rep.Mesh[0], rep.Mesh[1], rep.Ranks, rep.Seed)
+		pages, rep.Mesh[0], rep.Mesh[1], rep.Ranks, rep.Seed)
 	for _, m := range rep.Modules {
 		fmt.Fprintf(bw, "module of %d ops: generated in %s, %.1f MB of heap, %.1f MB of text\n",
 			m.Ops, fmtWall(m.GenerateNs), mb(m.ModuleHeapBytes), mb(uint64(m.TextBytes)))
@@ -651,3 +671,44 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func mb(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// walkModule is the walk stage: one read of every var and op of m, every
+// arg looked up by name. An arg that names no var is an error, which
+// also keeps the lookups from being optimized away.
+func walkModule(m *ir.Module) error {
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
+			n := 0
+			for _, v := range b.Vars() {
+				if v != nil {
+					n += len(v.Name) + len(v.Type.Shape)
+				}
+			}
+			for _, op := range b.Ops {
+				if op == nil {
+					continue
+				}
+				n += len(op.Type) + len(op.Attrs)
+				for _, a := range op.Attrs {
+					n += len(a.Name)
+				}
+				for _, side := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+					for _, s := range side {
+						for _, a := range s.Args {
+							if p.LookupVar(b, a) == nil {
+								return fmt.Errorf("walk: %s block %d: op %d %s: no var %s", p.Name, b.Index, op.ID, op.Type, a)
+							}
+						}
+					}
+				}
+			}
+			if n == 0 && len(b.Ops)+b.NumVars() > 0 {
+				return fmt.Errorf("walk: %s block %d: read nothing", p.Name, b.Index)
+			}
+		}
+	}
+	return nil
+}

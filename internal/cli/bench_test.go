@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/ir"
 )
 
 // bench -json at a small op count: every documented field is there, and
@@ -20,7 +22,7 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, stdout.String())
 	}
-	for _, f := range []string{"go_version", "goos", "goarch", "gomaxprocs", "num_cpu", "seed", "ranks", "mesh", "peak_heap_method", "load_average", "modules", "stages"} {
+	for _, f := range []string{"go_version", "goos", "goarch", "gomaxprocs", "num_cpu", "seed", "ranks", "mesh", "peak_heap_method", "load_average", "huge_pages", "modules", "stages"} {
 		if _, ok := doc[f]; !ok {
 			t.Errorf("no field %s", f)
 		}
@@ -48,7 +50,7 @@ func TestBenchJSON(t *testing.T) {
 		name, _ := st["stage"].(string)
 		names = append(names, name)
 		positive := []string{"requested_ops", "ops", "wall_ns", "ns_per_op", "heap_base_bytes", "peak_heap_bytes"}
-		if name != "verify" { // verify may allocate nothing per op
+		if name != "verify" && name != "walk" { // they may allocate nothing per op
 			positive = append(positive, "allocs", "bytes", "allocs_per_op", "bytes_per_op")
 		}
 		for _, f := range positive {
@@ -169,5 +171,29 @@ func TestMedianRun(t *testing.T) {
 		if len(c.walls) > 1 && !slices.Equal(r.RunsWallNs, c.walls) {
 			t.Errorf("medianRun(%v): runs_wall_ns %v", c.walls, r.RunsWallNs)
 		}
+	}
+}
+
+// The walk stage looks every arg up: one that names no var is an error
+// naming the op and the name, not a silent zero.
+func TestWalkModule(t *testing.T) {
+	m, err := ir.ParseString("w.dpir", `program main {
+  block 0 {
+    var x : f32[4]
+    var y : f32[4]
+    op 1 relu(X: x) -> (Out: y)
+    op 2 relu(X: y) -> (Out: nowhere)
+  }
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = walkModule(m)
+	if err == nil || !strings.Contains(err.Error(), "op 2 relu: no var nowhere") {
+		t.Fatalf("walk of a module with an undeclared output: %v", err)
+	}
+	m.Main.Blocks[0].Ops = m.Main.Blocks[0].Ops[:1]
+	if err := walkModule(m); err != nil {
+		t.Fatalf("walk of a well-formed module: %v", err)
 	}
 }

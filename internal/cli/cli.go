@@ -33,8 +33,9 @@ type Env struct {
 	Terminal func(w io.Writer) bool
 	// PrepareHeap, when set, is told how many bytes of heap a command
 	// expects to build, before it builds them; the binary readies that
-	// much memory for huge pages (gctune.PrepareHeap).
-	PrepareHeap func(bytes uint64)
+	// much memory for huge pages (gctune.PrepareHeap) and reports
+	// whether it did.
+	PrepareHeap func(bytes uint64) bool
 }
 
 // heapPerInputByte is about the heap a command builds per byte of .dpir
@@ -42,11 +43,10 @@ type Env struct {
 // passes make of it.
 const heapPerInputByte = 8
 
-// expectHeap passes n to PrepareHeap when there is one.
-func (env *Env) expectHeap(n uint64) {
-	if env.PrepareHeap != nil {
-		env.PrepareHeap(n)
-	}
+// expectHeap passes n to PrepareHeap when there is one, and reports
+// whether it readied huge pages.
+func (env *Env) expectHeap(n uint64) bool {
+	return env.PrepareHeap != nil && env.PrepareHeap(n)
 }
 
 // progress returns a one-line status on stderr when stderr is a

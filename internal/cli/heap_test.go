@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,10 +29,33 @@ func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 	} {
 		var told []uint64
 		var stdout, stderr bytes.Buffer
-		env := &Env{Stdout: &stdout, Stderr: &stderr, PrepareHeap: func(n uint64) { told = append(told, n) }}
+		env := &Env{Stdout: &stdout, Stderr: &stderr, PrepareHeap: func(n uint64) bool { told = append(told, n); return false }}
 		Main(c.args, env)
 		if !slices.Equal(told, c.want) {
 			t.Errorf("%v: PrepareHeap told %v, want %v (stderr %q)", c.args, told, c.want, stderr.String())
+		}
+	}
+}
+
+// bench says whether the heap was readied for huge pages: its figures
+// depend on it.
+func TestBenchReportsHugePages(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		env := &Env{Stdout: &stdout, Stderr: &stderr, PrepareHeap: func(uint64) bool { return prepared }}
+		if code := Main([]string{"bench", "-ops", "300", "-stages", "walk"}, env); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		want := map[bool]string{false: "heap on base pages", true: "heap on huge pages"}[prepared]
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("PrepareHeap returning %v: no %q in\n%s", prepared, want, stdout.String())
+		}
+		stdout.Reset()
+		if code := Main([]string{"bench", "-ops", "300", "-stages", "walk", "-json"}, env); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if want := fmt.Sprintf(`"huge_pages": %v`, prepared); !strings.Contains(stdout.String(), want) {
+			t.Errorf("PrepareHeap returning %v: no %s in the JSON", prepared, want)
 		}
 	}
 }
