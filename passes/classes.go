@@ -22,8 +22,10 @@ import (
 // every other rank's program is that one with its own values of those
 // attrs. The contract for impls that makes this sound: a lowering depends
 // on the rank only through Ctx.Group (ring ids) and Ctx.Coord (embedding
-// offsets). Each class's last rank is also lowered plainly and compared
-// by structural hash; a class that fails the comparison, holds an attr
+// offsets). Impls promise it by registry.Impl.RankSafe; unless every impl
+// the module names does, each class's last rank is also lowered plainly
+// and compared by structural hash. A class that fails the comparison,
+// holds an attr
 // the relabelling does not know (a send/recv peer), or holds a ring_id or
 // start_index equal to the serial op's own (copied from the input, or
 // computed: see relabel), is lowered rank by rank instead, and says so in
@@ -34,6 +36,10 @@ type Classes struct {
 	Classes []*Class
 	// Groups is the process-group table every rank shares.
 	Groups []ir.Group
+	// Checked says whether each class's last rank was lowered plainly and
+	// compared with its instantiation; false when every impl the module
+	// names is registry.Impl.RankSafe.
+	Checked bool
 }
 
 // Class is the ranks that lower to the same structure.
@@ -149,7 +155,8 @@ func (c *Class) hashAs(i int) uint64 {
 
 // PartitionClasses partitions m for every rank of its meshes by classes
 // (see Classes): each class's representative and, for the check, its
-// last rank are lowered on clones, concurrently; m is not changed.
+// last rank (unless every impl m names is rank-safe) are lowered on
+// clones, concurrently; m is not changed.
 // progress, when not nil, is called as each lowering finishes.
 func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) (*Classes, error) {
 	if reg == nil {
@@ -177,7 +184,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	cs := &Classes{}
+	cs := &Classes{Checked: !rankSafe(m, reg)}
 	for _, k := range keys {
 		cs.Classes = append(cs.Classes, &Class{Ranks: byKey[k]})
 	}
@@ -191,7 +198,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	var jobs []job
 	for _, c := range cs.Classes {
 		jobs = append(jobs, job{c, c.Ranks[0], false})
-		if len(c.Ranks) > 1 {
+		if len(c.Ranks) > 1 && cs.Checked {
 			jobs = append(jobs, job{c, c.Ranks[len(c.Ranks)-1], true})
 		}
 	}
@@ -241,6 +248,38 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		c.Module, c.Sites, c.Values = nil, nil, nil
 	}
 	return cs, nil
+}
+
+// rankSafe reports whether every impl that lowering m may call is
+// registry.Impl.RankSafe: the impl each op's dist names (a grad op's
+// forward op names its impl too) and the default impl, which lowers the
+// ops that name none. An impl the registry lacks counts as unsafe; the
+// lowering reports it.
+func rankSafe(m *ir.Module, reg *registry.Registry) bool {
+	type key struct {
+		typ string
+		idx int
+	}
+	impls := map[key]struct{}{{registry.DefaultType, 0}: {}}
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
+			for _, op := range b.Ops {
+				if op != nil && op.Dist != nil && op.Dist.ImplType != "" {
+					impls[key{op.Dist.ImplType, op.Dist.ImplIndex}] = struct{}{}
+				}
+			}
+		}
+	}
+	for k := range impls {
+		impl, err := reg.Lookup(k.typ, k.idx)
+		if err != nil || !impl.RankSafe {
+			return false
+		}
+	}
+	return true
 }
 
 // lowerRanks partitions a clone of m for the rank of each job,

@@ -3,6 +3,7 @@ package passes_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
 )
 
 // classCases are the modules the class partitioner is held to: every
@@ -171,5 +173,88 @@ program main {
 				}
 			}
 		})
+	}
+}
+
+// The check lowering runs unless every impl the module names promises
+// rank safety (registry.Impl.RankSafe). An impl that reads Ctx.Rank into
+// an attr breaks the promise: unpromised, the check finds the class's
+// ranks differ and lowers them one by one, each as its plain lowering;
+// promised, it is trusted and not checked.
+func TestPartitionClassesCheck(t *testing.T) {
+	src := `mesh m shape [2, 2] dims [a, b] ranks [0, 1, 2, 3]
+program main {
+  block 0 {
+    var x : f32[4, 8] @m[0, -1]
+    var y : f32[4, 8] @m[0, -1]
+    op 1 relu(X: x) -> (Out: y)
+         dist @m impl default:1 [x: [0, -1] -> y: [0, -1]]
+  }
+}
+`
+	m, err := ir.Parse("t.dpir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, promised := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rank-safe=%v", promised), func(t *testing.T) {
+			reg := registry.DefaultRegistry()
+			base := registry.DefaultImpl()
+			idx := reg.Register(registry.DefaultType, &registry.Impl{
+				Name: "leaky", RankSafe: promised, Compatible: base.Compatible, Backward: base.Backward,
+				Forward: func(ctx *registry.Ctx, op *ir.Op) error {
+					op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank)))
+					return base.Forward(ctx, op)
+				},
+			})
+			if idx != 1 {
+				t.Fatalf("leaky impl is default:%d, want default:1", idx)
+			}
+			cs, err := passes.PartitionClasses(context.Background(), m, reg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cs.Checked == promised {
+				t.Errorf("Checked = %v with an impl whose RankSafe is %v", cs.Checked, promised)
+			}
+			fb := cs.Classes[0].Fallback
+			if promised {
+				if fb != "" {
+					t.Errorf("fell back (%s) though no check ran", fb)
+				}
+				return
+			}
+			if !strings.Contains(fb, "differs from its class's instantiation") {
+				t.Fatalf("fallback %q, want the check's", fb)
+			}
+			plain, err := passes.PartitionAll(context.Background(), m, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range passes.Ranks(m) {
+				got, err := cs.Module(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := ir.Print(got), ir.Print(plain[i]); !bytes.Equal(g, w) {
+					t.Errorf("rank %d differs from its plain lowering:\n%s\nwant\n%s", r, g, w)
+				}
+				if !bytes.Contains(ir.Print(got), []byte(fmt.Sprintf("seen_rank = %d", r))) {
+					t.Errorf("rank %d: no seen_rank = %d", r, r)
+				}
+			}
+		})
+	}
+	// The built-in impls are rank-safe but check_finite_and_unscale's,
+	// which fails on a rank outside the world group.
+	cases := classCases(t)
+	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": true} {
+		cs, err := passes.PartitionClasses(context.Background(), cases[name], nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cs.Checked != want {
+			t.Errorf("%s: Checked = %v, want %v", name, cs.Checked, want)
+		}
 	}
 }

@@ -24,7 +24,9 @@
 // ranks, PartitionClasses lowers once per class of ranks that belong to
 // the same meshes and relabels the rank-dependent attrs (ring ids,
 // embedding offsets) for the others, checking each class against a plain
-// lowering of its last rank. Errors name the rank and the op (OpError).
+// lowering of its last rank unless every impl involved promises that it
+// depends on the rank only through what is relabelled
+// (registry.Impl.RankSafe). Errors name the rank and the op (OpError).
 // The training passes append-backward and append-optimizer, and
 // annotate-data-parallel (the naive data-parallel completion of an
 // unannotated program), build what the partitioner takes.

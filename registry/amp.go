@@ -17,7 +17,9 @@ const (
 // CheckFiniteAndUnscale is impl 0 of check_finite_and_unscale, a
 // backward-only op: it is kept, then its FoundInfinite flag is made
 // global: cast to int32, c_allreduce_max over the world group (group 0),
-// cast back to bool, so that every rank skips the same steps.
+// cast back to bool, so that every rank skips the same steps. It is not
+// RankSafe: it fails on a rank outside the world group, which a class of
+// ranks that share their meshes may hold.
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
 		Name:     "check_finite_and_unscale",
@@ -31,9 +33,10 @@ func CheckFiniteAndUnscale() *Impl {
 // kept as is: its inputs are already global after check_finite_and_unscale.
 func UpdateLossScaling() *Impl {
 	return &Impl{
-		Name:    "update_loss_scaling",
-		Doc:     "kept as is (backward-only): every rank sees the same found_inf",
-		Forward: backwardOnly,
+		RankSafe: true,
+		Name:     "update_loss_scaling",
+		Doc:      "kept as is (backward-only): every rank sees the same found_inf",
+		Forward:  backwardOnly,
 		Backward: func(ctx *Ctx, op *ir.Op) error {
 			ctx.Keep(op)
 			return nil

@@ -15,6 +15,7 @@ import (
 // has been seen (the batch-dim rule).
 func DefaultImpl() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "copy the op; fill_constant shapes follow the output's sharding; startup broadcast of params; data-parallel grad allreduce",
 		Compatible: defaultCompatible,

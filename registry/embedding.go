@@ -13,6 +13,7 @@ import (
 // c_embedding_grad on the local shard, then the data-parallel sync.
 func EmbeddingVocabParallel() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "row_parallel",
 		Doc:        "vocab-parallel: c_embedding of the local rows, then c_allreduce_sum",
 		Compatible: embeddingCompatible,

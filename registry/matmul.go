@@ -18,6 +18,7 @@ import (
 // a column shard of Out; backward sums X@GRAD over the mp group.
 func MatmulColumn() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "column_parallel",
 		Doc:        "c_identity(X) then the matmul; backward sums X@GRAD over the mp group",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
@@ -30,6 +31,7 @@ func MatmulColumn() *Impl {
 // last. Forward computes a partial Out and sums it over the mp group.
 func MatmulRow() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "row_parallel",
 		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
@@ -42,6 +44,7 @@ func MatmulRow() *Impl {
 // replicated (batch dims may be split). Forward is the default's.
 func MatmulReplicated() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "the matmul as is, matrix dims replicated",
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },

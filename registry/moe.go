@@ -43,6 +43,7 @@ func expertAxis(ctx *Ctx, op *ir.Op) (int, error) {
 // or the alltoall's own grad) runs over the same group.
 func ExpertExchange() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "expert_parallel",
 		Doc:        "ring_id set to the group along the op's expert_axis mesh dim",
 		Compatible: exchangeCompatible,
@@ -120,6 +121,7 @@ func exchangeLower(ctx *Ctx, op *ir.Op) error {
 // any (dp in dp×ep).
 func GroupedMatmulExpert() *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       "expert_parallel",
 		Doc:        "experts split along their dim; W@GRAD averaged over it without communication",
 		Compatible: groupedMatmulCompatible,
@@ -201,8 +203,9 @@ func ExpertCapacity() *Impl {
 		return nil
 	}
 	return &Impl{
-		Name: "expert_parallel",
-		Doc:  "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
+		RankSafe: true,
+		Name:     "expert_parallel",
+		Doc:      "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
 		Compatible: func(ctx *Ctx, op *ir.Op) error {
 			_, err := expertAxis(ctx, op)
 			return err

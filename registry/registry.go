@@ -21,6 +21,16 @@ type Impl struct {
 	// Backward lowers a backward op (and optimize ops, and backward-only
 	// ops such as check_finite_and_unscale); op is the grad op.
 	Backward func(ctx *Ctx, op *ir.Op) error
+	// RankSafe promises that Compatible, Forward and Backward depend on
+	// the rank only through Ctx.Group's ring id and group size and
+	// through Ctx.Coord for a vocab-parallel embedding's start_index:
+	// what passes.PartitionClasses knows how to set for each rank. When
+	// every impl a module names is rank-safe, PartitionClasses trusts
+	// the promise and does not lower each class's last rank again to
+	// check it, half of its work. Leave it false for an impl that reads
+	// Ctx.Rank or a rank's group members; the check then finds a class
+	// whose ranks differ otherwise and lowers it rank by rank.
+	RankSafe bool
 }
 
 // Container holds the impls of one impl type, by index.

@@ -32,6 +32,7 @@ func ReshapeSameDimShape() *Impl {
 
 func reshapeImpl(kind int, name, doc string) *Impl {
 	return &Impl{
+		RankSafe:   true,
 		Name:       name,
 		Doc:        doc,
 		Compatible: func(ctx *Ctx, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },

@@ -13,6 +13,7 @@ import (
 func SoftmaxReplicateLastAxis() *Impl {
 	d := DefaultImpl()
 	return &Impl{
+		RankSafe:   true,
 		Name:       "replicate_last_axis",
 		Doc:        "the default lowering, with the softmax axis replicated",
 		Compatible: softmaxCompatible,

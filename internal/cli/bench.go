@@ -64,7 +64,9 @@ column) from -seed, then runs each stage of -stages, -repeat times
                      dropped when done
   partition-classes  passes.PartitionClasses, what partition -all runs:
                      each class of ranks lowered once (its last rank
-                     again, as a check); rank modules not instantiated
+                     again, as a check, unless every impl the module
+                     names is rank-safe: the synthetic GPT's are);
+                     rank modules not instantiated
   mlir               interop/mlir.Write of the MLIR twin to io.Discard;
                      only when listed
 
@@ -98,7 +100,7 @@ gctune.PrepareHeap; GODEBUG=disablethp=1 turns that off),
 modules (one per N: requested_ops, ops, text_bytes, module_heap_bytes
 (the module's live heap), generate_ns) and stages (one per N and stage:
 stage, requested_ops, ops, ranks (partition-all and -classes), streamed
-(partition-all), classes and fallbacks (partition-classes),
+(partition-all), classes, fallbacks and checked (partition-classes),
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
 peak_heap_bytes, runs_wall_ns (with -repeat: every run's wall time, in
@@ -144,6 +146,7 @@ type benchStage struct {
 	Streamed      bool    `json:"streamed,omitempty"`  // partition-all only
 	Classes       int     `json:"classes,omitempty"`   // partition-classes only
 	Fallbacks     int     `json:"fallbacks,omitempty"` // partition-classes: classes lowered rank by rank
+	Checked       bool    `json:"checked,omitempty"`   // partition-classes: the check lowering ran
 	WallNs        int64   `json:"wall_ns"`
 	CPUNs         int64   `json:"cpu_ns"`      // user+system, every thread of the process
 	PageFaults    int64   `json:"page_faults"` // minor
@@ -338,7 +341,7 @@ func runBench(env *Env, args []string) int {
 					return err
 				})
 				if r != nil {
-					r.Ranks, r.Classes = *ranks, len(cs.Classes)
+					r.Ranks, r.Classes, r.Checked = *ranks, len(cs.Classes), cs.Checked
 					for _, c := range cs.Classes {
 						if c.Fallback != "" {
 							r.Fallbacks++
@@ -642,7 +645,11 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	}
 	for _, s := range rep.Stages {
 		if s.Stage == "partition-classes" {
-			fmt.Fprintf(&notes, "partition-classes, %d ops: classes %d, lowered rank by rank %d.\n", s.Ops, s.Classes, s.Fallbacks)
+			check := "no check lowering (every impl rank-safe)"
+			if s.Checked {
+				check = "each class's last rank lowered again to check it"
+			}
+			fmt.Fprintf(&notes, "partition-classes, %d ops: classes %d, lowered rank by rank %d; %s.\n", s.Ops, s.Classes, s.Fallbacks, check)
 		}
 	}
 	if streamed {

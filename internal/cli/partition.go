@@ -25,8 +25,9 @@ With -rank, the instrument flags of 'distpass run' apply to the pipeline
 partition{rank=R}.
 
 -all lowers once per class of ranks that belong to the same meshes (and
-once more to check the class), then gives every other rank its own ring
-ids and embedding offsets; see passes.PartitionClasses. With -shared it
+once more to check the class, unless every impl the module names is
+rank-safe: registry.Impl.RankSafe), then gives every other rank its own
+ring ids and embedding offsets; see passes.PartitionClasses. With -shared it
 writes class<K>.dpir, the program of each class's first rank, and
 ranks.json:
   {"version": 1, "classes": [{"file": "class0.dpir", "ranks": [0, 1, …],
