@@ -6,6 +6,10 @@
 // through a Ctx. A Container groups the impls of one impl type by index;
 // a Registry holds the containers, filled by explicit Register calls
 // (DefaultRegistry lists every built-in impl; nothing registers itself).
+// An impl that reads the rank only through Ctx.Group's ring id and size
+// and Ctx.Coord's embedding offset says so (Impl.RankSafe), and lets
+// passes.PartitionClasses trust, rather than check, that the ranks of a
+// class lower alike.
 //
 // The emitted sequences follow Paddle's older ("G1") partitioner, which is
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel
