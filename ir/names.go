@@ -86,9 +86,10 @@ func (t *nameTable) grow(vars []*Var, pos int) {
 // build fills the table with vars, sized once, and appends to dups the
 // positions of vars whose name an earlier var has. Nil vars are skipped.
 //
-// On a large table the vars go in by runs: first every name of the run is hashed and its
-// first slot read, loads that do not wait on each other, so that their
-// cache misses overlap; then the run is inserted, into slots in cache.
+// On a large table the vars go in by runs: first every name of the run
+// is hashed and its first slot read, loads that do not wait on each
+// other, so that their cache misses overlap; then the run is inserted,
+// into slots in cache.
 func (t *nameTable) build(vars []*Var, dups []int32) []int32 {
 	t.reset(len(vars))
 	if len(t.slots) < batchSlots {
@@ -175,9 +176,9 @@ func (t *nameTable) findBatch(vars []*Var, names []string, hashes []uint64, out 
 		hashes[k] = h
 		out[k] = int32(t.slots[h&mask])
 	}
-	// Pass 2: the first probe's var, when its tag matches. A miss on the
-	// first probe (empty: absent; other tag or name: probe on) is left to
-	// find, as -2.
+	// Pass 2: the first probe's var, when its tag matches; an empty first
+	// slot means absent. A name the first slot does not settle (another
+	// tag or name there) is marked -2 and looked up alone in pass 3.
 	posMask := uint32(1)<<t.posBits - 1
 	for k, name := range names {
 		s := uint32(out[k])

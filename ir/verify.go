@@ -351,7 +351,7 @@ type progState struct {
 
 	// Arg lookups in the current block, made ahead for a run of ops
 	// (prefetch) and taken in order by resolve: a position in the block,
-	// -1 for a name the block does not declare, -2 for none made.
+	// or -1 for a name the block does not declare.
 	ahead      []int32
 	aheadOff   []int32 // by op of the run: where its lookups start in ahead
 	aheadNext  int
@@ -611,12 +611,10 @@ func (ps *progState) lookupAhead(bi int, name string) (int32, *Var) {
 	switch {
 	case pos >= 0:
 		return bs.off + pos, bs.b.vars[pos]
-	case pos == -1 && bs.parent >= 0:
+	case bs.parent >= 0:
 		return ps.lookup(int(bs.parent), name)
-	case pos == -1:
-		return -1, nil
 	}
-	return ps.lookup(bi, name)
+	return -1, nil
 }
 
 // anyBlockVar reports whether some block declares name, and whether one
