@@ -261,14 +261,20 @@ func rankSafe(m *ir.Module, reg *registry.Registry) bool {
 		idx int
 	}
 	impls := map[key]struct{}{{registry.DefaultType, 0}: {}}
+	last := key{registry.DefaultType, 0}
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			if b == nil {
 				continue
 			}
 			for _, op := range b.Ops {
-				if op != nil && op.Dist != nil && op.Dist.ImplType != "" {
-					impls[key{op.Dist.ImplType, op.Dist.ImplIndex}] = struct{}{}
+				if op == nil || op.Dist == nil || op.Dist.ImplType == "" {
+					continue
+				}
+				// Neighbouring ops mostly name the same impl: the map is
+				// written only when it changes.
+				if k := (key{op.Dist.ImplType, op.Dist.ImplIndex}); k != last {
+					impls[k], last = struct{}{}, k
 				}
 			}
 		}
