@@ -104,7 +104,11 @@ stage, requested_ops, ops, ranks (partition-all and -classes), streamed
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
 peak_heap_bytes, runs_wall_ns (with -repeat: every run's wall time, in
-order)). Sizes are bytes, times nanoseconds.
+order)), growth (with two sizes or more: for each stage and each two
+sizes next to each other, stage, from_ops, to_ops, ops_ratio,
+wall_ratio, and vs_walk, wall_ratio over walk's) and ratios (per module:
+ops, partition_over_clone, classes_over_partition). Sizes are bytes,
+times nanoseconds. The table ends with the same growth and ratios.
 
 -mlir FILE writes the MLIR twin of the largest module to FILE, and -dpir
 FILE its .dpir text, untimed: the inputs of comparisons with mlir-opt and
@@ -126,6 +130,8 @@ type benchReport struct {
 	HugePages      bool          `json:"huge_pages"`   // the heap was readied for huge pages
 	Modules        []benchModule `json:"modules"`
 	Stages         []benchStage  `json:"stages"`
+	Growth         []benchGrowth `json:"growth,omitempty"` // with two module sizes or more
+	Ratios         []benchRatio  `json:"ratios,omitempty"`
 }
 
 // benchModule describes one generated module.
@@ -387,6 +393,7 @@ func runBench(env *Env, args []string) int {
 	}
 	st.clear()
 	rep.LoadAverage[1] = loadAverage()
+	summarize(&rep)
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -655,6 +662,7 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	if streamed {
 		notes.WriteString("* streamed: the outputs of every rank would not fit in -mem; each was dropped when done.\n")
 	}
+	printSummary(&notes, rep)
 	bw.Write(notes.Bytes())
 }
 
