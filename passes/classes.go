@@ -357,9 +357,9 @@ func (c *Class) relabel(serial *ir.Module) string {
 	world := Ranks(m)
 	type recipe func(rank int) (ir.Value, error)
 	// Recipes are few (one per mesh dim for ring ids, one per embedding
-	// shard shape), sites many: each site names its recipe.
+	// shard shape), sites many: each site names its recipe, made once.
 	var recipes []recipe
-	recipeOf := map[string]int{}
+	recipeOf := map[recipeKey]int{}
 	var blk, pos int // of the op being looked at
 	// The serial ops that hold an attr relabel rewrites, by program and
 	// id (ids are kept by lowering, and fresh ones are above them all),
@@ -375,7 +375,7 @@ func (c *Class) relabel(serial *ir.Module) string {
 			for _, sp := range serial.Programs() {
 				for _, sb := range sp.Blocks {
 					for _, sop := range sb.Ops {
-						if sop.Attrs.Has("ring_id") || sop.Attrs.Has("start_index") {
+						if relabelAttrs(sop).any() {
 							k := opKey{sp.Name, sop.ID}
 							serialOps[k] = append(serialOps[k], sop)
 						}
@@ -390,12 +390,14 @@ func (c *Class) relabel(serial *ir.Module) string {
 		}
 		return false
 	}
-	site := func(p *ir.Program, op *ir.Op, attr, key string, rec recipe) {
+	// site records attr of op as set by the recipe of key, made by
+	// newRecipe when no site has used key yet.
+	site := func(p *ir.Program, op *ir.Op, attr string, key recipeKey, newRecipe func() recipe) {
 		k, ok := recipeOf[key]
 		if !ok {
 			k = len(recipes)
 			recipeOf[key] = k
-			recipes = append(recipes, rec)
+			recipes = append(recipes, newRecipe())
 		}
 		c.Sites = append(c.Sites, Site{Program: p.Name, OpID: op.ID, Attr: attr, Value: k, blk: blk, pos: pos})
 	}
@@ -403,10 +405,14 @@ func (c *Class) relabel(serial *ir.Module) string {
 		for bi, b := range p.Blocks {
 			for oi, op := range b.Ops {
 				blk, pos = bi, oi
-				if _, ok := op.Attrs.Int("peer"); ok {
+				ra := relabelAttrs(op)
+				if !ra.any() {
+					continue
+				}
+				if ra.peer {
 					return fmt.Sprintf("%s op %d %s has a peer attr: point-to-point ops are not relabelled", p.Name, op.ID, op.Type)
 				}
-				if id, ok := op.Attrs.Int("ring_id"); ok {
+				if id, ok := op.Attrs.Int("ring_id"); ra.ringID && ok {
 					g := m.Group(int(id))
 					if g == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d is not in the group table", p.Name, op.ID, op.Type, id)
@@ -421,19 +427,21 @@ func (c *Class) relabel(serial *ir.Module) string {
 					if pm == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d %v is no mesh dim's group of rank %d", p.Name, op.ID, op.Type, id, g.Ranks, rep)
 					}
-					site(p, op, "ring_id", fmt.Sprintf("group %p %d", pm, axis), func(r int) (ir.Value, error) {
-						rs, err := pm.Group(axis, r)
-						if err != nil {
-							return nil, err
+					site(p, op, "ring_id", recipeKey{pm: pm, axis: axis}, func() recipe {
+						return func(r int) (ir.Value, error) {
+							rs, err := pm.Group(axis, r)
+							if err != nil {
+								return nil, err
+							}
+							id, ok := groupID[ranksKey(rs)]
+							if !ok {
+								return nil, fmt.Errorf("group %v is not in the group table", rs)
+							}
+							return ir.Int(int64(id)), nil
 						}
-						id, ok := groupID[ranksKey(rs)]
-						if !ok {
-							return nil, fmt.Errorf("group %v is not in the group table", rs)
-						}
-						return ir.Int(int64(id)), nil
 					})
 				}
-				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
+				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && ra.startIndex {
 					if start, _ := op.Attrs.Int("start_index"); asWritten(p, op, "start_index", start) {
 						return fmt.Sprintf("%s op %d %s: start_index %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, start, rep)
 					}
@@ -441,7 +449,7 @@ func (c *Class) relabel(serial *ir.Module) string {
 					if why != "" {
 						return why
 					}
-					site(p, op, "start_index", key, rec)
+					site(p, op, "start_index", key, func() recipe { return rec })
 				}
 			}
 		}
@@ -487,7 +495,7 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 // reads W's row axis where the lowering does (registry's vocabShard):
 // from the op's dist, on the op's mesh, which may map W otherwise than
 // W's own dist does.
-func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), string, string) {
+func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), recipeKey, string) {
 	ws := op.Input("W")
 	start, _ := op.Attrs.Int("start_index")
 	var w *ir.Var
@@ -502,7 +510,7 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 		}
 	}
 	if w == nil || pm == nil || len(wm) == 0 || wm[0] < 0 || wm[0] >= len(pm.Shape) || w.Type.Rank() == 0 {
-		return nil, "", fmt.Sprintf("%s op %d %s: its W is not a row-split arg", p.Name, op.ID, op.Type)
+		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: its W is not a row-split arg", p.Name, op.ID, op.Type)
 	}
 	axis, rows := wm[0], w.Type.Shape[0]
 	rec := func(r int) (ir.Value, error) {
@@ -513,9 +521,43 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 		return ir.Int(int64(coord[axis]) * rows), nil
 	}
 	if v, err := rec(rep); err != nil || v != ir.Int(start) {
-		return nil, "", fmt.Sprintf("%s op %d %s: start_index %d is not rank %d's coordinate times %d rows", p.Name, op.ID, op.Type, start, rep, rows)
+		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: start_index %d is not rank %d's coordinate times %d rows", p.Name, op.ID, op.Type, start, rep, rows)
 	}
-	return rec, fmt.Sprintf("rows %s %d %d", pm.Name, axis, rows), ""
+	return rec, recipeKey{pm: pm, axis: axis, rows: rows, embedding: true}, ""
+}
+
+// recipeKey names a recipe of relabel: the ring id of the group along
+// mesh dim axis of pm, or (embedding) the start_index of rows local rows
+// split along it.
+type recipeKey struct {
+	pm        *ir.ProcessMesh
+	axis      int
+	rows      int64
+	embedding bool
+}
+
+// relabeled says which of the attrs relabel reads an op has: peer and
+// ring_id when they are ints, start_index of any kind.
+type relabeled struct{ peer, ringID, startIndex bool }
+
+func (r relabeled) any() bool { return r.peer || r.ringID || r.startIndex }
+
+// relabelAttrs reads op's attrs once for relabel, which looks at every
+// op of a module and acts on few: three lookups each cost more.
+func relabelAttrs(op *ir.Op) relabeled {
+	var r relabeled
+	for i := range op.Attrs {
+		a := &op.Attrs[i]
+		switch a.Name {
+		case "peer":
+			_, r.peer = a.Value.(ir.Int)
+		case "ring_id":
+			_, r.ringID = a.Value.(ir.Int)
+		case "start_index":
+			r.startIndex = true
+		}
+	}
+	return r
 }
 
 func ranksKey(rs []int) string {
