@@ -25,11 +25,10 @@ import (
 // offsets). Impls promise it by registry.Impl.RankSafe; unless every impl
 // the module names does, each class's last rank is also lowered plainly
 // and compared by structural hash. A class that fails the comparison,
-// holds an attr
-// the relabelling does not know (a send/recv peer), or holds a ring_id or
-// start_index equal to the serial op's own (copied from the input, or
-// computed: see relabel), is lowered rank by rank instead, and says so in
-// Fallback.
+// holds an attr the relabelling does not know (a send/recv peer), or
+// holds a ring_id or start_index equal to the serial op's own (copied
+// from the input, or computed: see relabel), is lowered rank by rank
+// instead, and says so in Fallback.
 
 // Classes is a partition of every rank of a module, by class.
 type Classes struct {
