@@ -389,6 +389,15 @@ func (c *Class) relabel(serial *ir.Module) string {
 		}
 		return false
 	}
+	type axisKey struct {
+		mesh string
+		id   int64
+	}
+	type meshAxis struct {
+		pm   *ir.ProcessMesh
+		axis int
+	}
+	axes := map[axisKey]meshAxis{}
 	// site records attr of op as set by the recipe of key, made by
 	// newRecipe when no site has used key yet.
 	site := func(p *ir.Program, op *ir.Op, attr string, key recipeKey, newRecipe func() recipe) {
@@ -397,6 +406,11 @@ func (c *Class) relabel(serial *ir.Module) string {
 			k = len(recipes)
 			recipeOf[key] = k
 			recipes = append(recipes, newRecipe())
+		}
+		if len(c.Sites) == cap(c.Sites) {
+			// Doubling: append grows a long slice by a quarter, which
+			// copies a million-op module's sites five times over.
+			c.Sites = slices.Grow(c.Sites, max(len(c.Sites), 256))
 		}
 		c.Sites = append(c.Sites, Site{Program: p.Name, OpID: op.ID, Attr: attr, Value: k, blk: blk, pos: pos})
 	}
@@ -422,7 +436,18 @@ func (c *Class) relabel(serial *ir.Module) string {
 					if asWritten(p, op, "ring_id", id) {
 						return fmt.Sprintf("%s op %d %s: ring_id %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, id, rep)
 					}
-					pm, axis := groupAxis(m, op, g.Ranks, rep)
+					// The answer depends on the op only through its mesh:
+					// remembered per mesh and ring id, as sites are many.
+					ak := axisKey{id: id}
+					if op.Dist != nil {
+						ak.mesh = op.Dist.Mesh
+					}
+					ga, ok := axes[ak]
+					if !ok {
+						ga.pm, ga.axis = groupAxis(m, op, g.Ranks, rep)
+						axes[ak] = ga
+					}
+					pm, axis := ga.pm, ga.axis
 					if pm == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d %v is no mesh dim's group of rank %d", p.Name, op.ID, op.Type, id, g.Ranks, rep)
 					}
