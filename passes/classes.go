@@ -20,9 +20,11 @@ import (
 // the local rows). Ranks that belong to the same meshes lower to the same
 // structure, so each such class is lowered once, for its first rank, and
 // every other rank's program is that one with its own values of those
-// attrs. The contract for impls that makes this sound: a lowering depends
-// on the rank only through Ctx.Group (ring ids) and Ctx.Coord (embedding
-// offsets). Impls promise it by registry.Impl.RankSafe; unless every impl
+// attrs (a module that brings its own group table also splits classes by
+// membership of group 0, the world group). The contract for impls that
+// makes this sound: a lowering depends on the rank only through Ctx.Group
+// (ring ids) and Ctx.Coord (embedding offsets), or on what every rank of
+// a class shares. Impls promise it by registry.Impl.RankSafe; unless every impl
 // the module names does, each class's last rank is also lowered plainly
 // and compared by structural hash. A class that fails the comparison,
 // holds an attr the relabelling does not know (a send/recv peer), or
@@ -165,7 +167,12 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("partition-all: the module has no mesh")
 	}
-	// Class key: which meshes a rank belongs to.
+	// Class key: which meshes a rank belongs to, and whether it belongs
+	// to the world group (id 0) of a group table the module brings: AMP's
+	// found_inf is reduced over it, and a rank outside it cannot lower
+	// (registry.CheckFiniteAndUnscale). The table the lowering builds
+	// when the module has none holds every rank in group 0.
+	world := m.Group(0)
 	var keys []string
 	byKey := map[string][]int{}
 	for _, r := range ranks {
@@ -176,6 +183,9 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 			} else {
 				sb.WriteByte('0')
 			}
+		}
+		if world != nil && !slices.Contains(world.Ranks, r) {
+			sb.WriteByte('w')
 		}
 		k := sb.String()
 		if _, ok := byKey[k]; !ok {

@@ -245,10 +245,10 @@ program main {
 			}
 		})
 	}
-	// The built-in impls are rank-safe but check_finite_and_unscale's,
-	// which fails on a rank outside the world group.
+	// Every built-in impl is rank-safe, check_finite_and_unscale's (AMP)
+	// included.
 	cases := classCases(t)
-	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": true} {
+	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": false} {
 		cs, err := passes.PartitionClasses(context.Background(), cases[name], nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -256,5 +256,50 @@ program main {
 		if cs.Checked != want {
 			t.Errorf("%s: Checked = %v, want %v", name, cs.Checked, want)
 		}
+	}
+}
+
+// check_finite_and_unscale fails on a rank outside the world group
+// (group 0): with a group table whose group 0 leaves ranks out, those
+// ranks form a class of their own, so that the class partition fails as
+// the plain one does. Here group 0 is also rank 0's group along mp, so
+// without the split relabel would take the flag's reduction over group
+// 0 for one along mp and give ranks 2 and 3 a program.
+func TestPartitionClassesSplitsByWorldGroup(t *testing.T) {
+	src := `mesh m shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
+group 0 ranks [0, 1]
+group 1 ranks [2, 3]
+group 2 ranks [0, 2]
+group 3 ranks [1, 3]
+program main {
+  block 0 {
+    var w@GRAD : f32[8, 4] @m[-1, -1]
+    persist loss_scaling : f32[1] @m[-1]
+    var found_inf : bool[1] @m[-1]
+    op 1 check_finite_and_unscale(X: w@GRAD, Scale: loss_scaling) -> (Out: w@GRAD, FoundInfinite: found_inf) role optimize
+         dist @m impl check_finite_and_unscale:0 [w@GRAD: [-1, -1], loss_scaling: [-1] -> w@GRAD: [-1, -1], found_inf: [-1]]
+  }
+}
+`
+	m, err := ir.Parse("amp.dpir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, perr := passes.PartitionAll(context.Background(), m, nil)
+	if perr == nil || !strings.Contains(perr.Error(), "rank 2 is not in the world group") {
+		t.Fatalf("plain lowering: %v, want rank 2's world-group error", perr)
+	}
+	_, err = passes.PartitionClasses(context.Background(), m, nil, nil)
+	if err == nil || err.Error() != perr.Error() {
+		t.Fatalf("classes: %v\nwant the plain lowering's %v", err, perr)
+	}
+	// Without ranks outside group 0, one class, unchecked.
+	m.Groups[0].Ranks = []int{0, 1, 2, 3}
+	cs, err := passes.PartitionClasses(context.Background(), m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Classes) != 1 || cs.Checked {
+		t.Errorf("%d classes, checked %v; want 1, false", len(cs.Classes), cs.Checked)
 	}
 }

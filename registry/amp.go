@@ -17,11 +17,13 @@ const (
 // CheckFiniteAndUnscale is impl 0 of check_finite_and_unscale, a
 // backward-only op: it is kept, then its FoundInfinite flag is made
 // global: cast to int32, c_allreduce_max over the world group (group 0),
-// cast back to bool, so that every rank skips the same steps. It is not
-// RankSafe: it fails on a rank outside the world group, which a class of
-// ranks that share their meshes may hold.
+// cast back to bool, so that every rank skips the same steps. It fails
+// on a rank outside the world group, and is RankSafe because
+// passes.PartitionClasses never puts such a rank in a class with one
+// inside it.
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
+		RankSafe: true,
 		Name:     "check_finite_and_unscale",
 		Doc:      "found_inf cast to int32, maxed over the world, cast back",
 		Forward:  backwardOnly,

@@ -22,9 +22,11 @@ type Impl struct {
 	// ops such as check_finite_and_unscale); op is the grad op.
 	Backward func(ctx *Ctx, op *ir.Op) error
 	// RankSafe promises that Compatible, Forward and Backward depend on
-	// the rank only through Ctx.Group's ring id and group size and
-	// through Ctx.Coord for a vocab-parallel embedding's start_index:
-	// what passes.PartitionClasses knows how to set for each rank. When
+	// the rank only through Ctx.Group's ring id and group size, through
+	// Ctx.Coord for a vocab-parallel embedding's start_index (what
+	// passes.PartitionClasses knows how to set for each rank), and on what
+	// the ranks of one of its classes share: the meshes they belong to,
+	// and whether they belong to group 0. When
 	// every impl a module names is rank-safe, PartitionClasses trusts
 	// the promise and does not lower each class's last rank again to
 	// check it, half of its work. Leave it false for an impl that reads
