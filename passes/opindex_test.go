@@ -10,12 +10,17 @@ import (
 // scattered ones in a map; an id two ops share is found as nil.
 func TestOpIndex(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		ids   []int64
-		dense bool
+		name      string
+		ids       []int64
+		moduleOps int // the ops of the whole module, whose ids main's share
+		dense     bool
 	}{
-		{"dense", []int64{1, 2, 3, 3, 7}, true},
-		{"sparse", []int64{1, 2, 3, 3, 1 << 40}, false},
+		{"dense", []int64{1, 2, 3, 3, 7}, 5, true},
+		{"sparse", []int64{1, 2, 3, 3, 1 << 40}, 5, false},
+		// Main's ids spread over twice its ops and more, as when
+		// startup has as many ops: dense against the module's count.
+		{"dense in the module", []int64{1, 2, 3, 3, 2000}, 1000, true},
+		{"sparse in the module", []int64{1, 2, 3, 3, 4000}, 1000, false},
 	} {
 		p := &ir.Program{Blocks: []*ir.Block{{}, {}}}
 		var ops []*ir.Op
@@ -25,7 +30,7 @@ func TestOpIndex(t *testing.T) {
 			b := p.Blocks[i%2]
 			b.Ops = append(b.Ops, op)
 		}
-		x := indexOps(p)
+		x := indexOps(p, c.moduleOps)
 		if (x.dense != nil) != c.dense {
 			t.Errorf("%s: dense = %v, want %v", c.name, x.dense != nil, c.dense)
 		}

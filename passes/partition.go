@@ -348,7 +348,7 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 	}
 	var byID *opIndex // only backward ops look their forward op up
 	if phase == LowerBackward {
-		byID = indexOps(p)
+		byID = indexOps(p, numModuleOps(m))
 	}
 	st := registry.NewState()
 	var errs []error
@@ -375,19 +375,22 @@ type opIndex struct {
 // ambiguous marks, in opIndex.dense, an id more than one op has.
 var ambiguous = new(ir.Op)
 
-func indexOps(p *ir.Program) *opIndex {
-	n, maxID := 0, int64(0)
+// indexOps indexes the ops of p, a program of a module of moduleOps ops.
+// Ids are handed out across the module's programs, so it is against the
+// module's op count that they are dense: main's ids alone leave out
+// those of startup, often as many.
+func indexOps(p *ir.Program, moduleOps int) *opIndex {
+	maxID := int64(0)
 	for _, b := range p.Blocks {
 		for _, op := range b.Ops {
-			n++
 			maxID = max(maxID, op.ID)
 		}
 	}
 	x := &opIndex{}
-	if maxID <= 2*int64(n)+1024 {
+	if maxID <= 2*int64(moduleOps)+1024 {
 		x.dense = make([]*ir.Op, maxID+1)
 	} else {
-		x.sparse = make(map[int64]*ir.Op, n)
+		x.sparse = make(map[int64]*ir.Op, p.NumOps())
 	}
 	for _, b := range p.Blocks {
 		for _, op := range b.Ops {
@@ -410,6 +413,15 @@ func indexOps(p *ir.Program) *opIndex {
 		}
 	}
 	return x
+}
+
+// numModuleOps counts the ops of every program of m.
+func numModuleOps(m *ir.Module) int {
+	n := 0
+	for _, p := range m.Programs() {
+		n += p.NumOps()
+	}
+	return n
 }
 
 // get returns the op with id, nil when more than one has it, and whether

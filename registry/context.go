@@ -25,7 +25,11 @@ type State struct {
 	attrs  []ir.Attr
 	ads    []ir.ArgDist
 	dims   []int
-	vars   []*ir.Var // newOp's scratch list
+	vars   []*ir.Var       // newOp's scratch list
+	text   strings.Builder // origin attrs are cut from it
+	decls  []ir.Var        // NewVar's vars, their dists and shapes
+	tdists []ir.TensorDist
+	shapes []int64
 
 	copiedSlots []ir.Slot // renameArg's copies (Slot refills slots and args together)
 	copiedArgs  []string
@@ -41,6 +45,14 @@ func carve[T any](buf *[]T, n int) []T {
 	out := (*buf)[:0:n]
 	*buf = (*buf)[n:]
 	return out
+}
+
+// copyInto returns a copy of xs cut from the slab at *buf, nil for nil.
+func copyInto[T any](buf *[]T, xs []T) []T {
+	if xs == nil {
+		return nil
+	}
+	return append(carve(buf, len(xs)), xs...)
 }
 
 type groupKey struct {
@@ -147,7 +159,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	for _, a := range attrs {
 		op.Attrs.Set(a.Name, a.Value)
 	}
-	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
+	op.Attrs.Set("origin", ir.String(st.origin(c.ImplType, c.ImplIndex, reason)))
 	// One allocation for the arg dists of both sides, one for their
 	// mappings; each arg's var is looked up once.
 	vars := st.vars[:0]
@@ -222,6 +234,26 @@ func (c *Ctx) Origin(reason string) string {
 	return c.ImplType + ":" + strconv.Itoa(c.ImplIndex) + " " + reason
 }
 
+// origin is Origin cut from the state's text slab: every emitted op has
+// one, and a string each was a fifth of a lowering's allocations. The
+// slab is only appended to, so the bytes under a string handed out never
+// change; a full slab is left to the strings that hold it.
+func (st *State) origin(implType string, implIndex int, reason string) string {
+	idx := strconv.Itoa(implIndex) // small ints: no allocation
+	n := len(implType) + len(idx) + len(reason) + 2
+	if st.text.Cap()-st.text.Len() < n {
+		st.text = strings.Builder{}
+		st.text.Grow(max(64<<10, n))
+	}
+	start := st.text.Len()
+	st.text.WriteString(implType)
+	st.text.WriteByte(':')
+	st.text.WriteString(idx)
+	st.text.WriteByte(' ')
+	st.text.WriteString(reason)
+	return st.text.String()[start:]
+}
+
 // Var returns the var name as this block sees it, or nil.
 func (c *Ctx) Var(name string) *ir.Var {
 	if c.Block == nil {
@@ -265,9 +297,19 @@ func (c *Ctx) IsParam(name string) bool {
 // fresh in the module (so every rank picks the same), typed like like
 // (its local shape) and distributed as dist.
 func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
-	v := &ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Dist: dist.Clone()}
-	v.Type.Shape = slices.Clone(like.Type.Shape)
-	v.Flags = like.Flags & ir.FlagStopGradient
+	st := c.State
+	if st == nil {
+		st = NewState()
+	}
+	v := &carve(&st.decls, 1)[:1][0]
+	*v = ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}
+	// The var, its shape and its dist come from the state's slabs: a
+	// large module's lowering declares tens of thousands.
+	v.Type.Shape = copyInto(&st.shapes, like.Type.Shape)
+	if dist != nil {
+		v.Dist = &carve(&st.tdists, 1)[:1][0]
+		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(&st.dims, dist.DimsMapping), Partial: slices.Clone(dist.Partial)}
+	}
 	if err := c.Block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module
 	}

@@ -86,14 +86,12 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 		}
 		ctx.State.Synced[name] = true
 		v := ctx.Var(name)
-		used := map[int]bool{}
+		var mapping []int
 		if v.Dist != nil {
-			for _, a := range v.Dist.DimsMapping {
-				used[a] = true
-			}
+			mapping = v.Dist.DimsMapping
 		}
 		for axis, size := range ctx.Mesh.Shape {
-			if size <= 1 || used[axis] {
+			if size <= 1 || slices.Contains(mapping, axis) {
 				continue
 			}
 			id, _, err := ctx.Group(axis)

@@ -85,6 +85,10 @@ func TestElementwiseCompatible(t *testing.T) {
 			"at dim -3, X x has dims_mapping [0, -1, -1] and Out y has [1, -1, -1]"},
 		{"axis out of range", addBuild([]int{0, -1, 3}, []int{-1}, []int{0, -1, 1}),
 			"op 1 elementwise_add: X x: dims_mapping [0, -1, 3]: entry 2 is 3, out of range for a mesh of 2 dims"},
+		{"axis used twice", addBuild([]int{1, -1, 1}, []int{1}, []int{0, -1, 1}),
+			"op 1 elementwise_add: X x: dims_mapping [1, -1, 1] uses mesh dim 1 twice"},
+		{"axis used twice, not in a row", addBuild([]int{0, -1, 1}, []int{1}, []int{1, 0, 1}),
+			"op 1 elementwise_add: Out y: dims_mapping [1, 0, 1] uses mesh dim 1 twice"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkCompat(t, c.build, impl, c.err) })
 	}

@@ -51,15 +51,15 @@ func checkMapping(ctx *Ctx, m []int) error {
 	if ctx.Mesh != nil {
 		ndim = len(ctx.Mesh.Shape)
 	}
-	seen := map[int]bool{}
 	for i, a := range m {
 		if a < -1 || a >= ndim {
 			return fmt.Errorf("dims_mapping %s: entry %d is %d, out of range for a mesh of %d dims", ir.FormatInts(m), i, a, ndim)
 		}
-		if a >= 0 && seen[a] {
+		// Mappings have a few entries: a scan, where a set cost a map
+		// for every arg of every op lowered.
+		if a >= 0 && slices.Contains(m[:i], a) {
 			return fmt.Errorf("dims_mapping %s uses mesh dim %d twice", ir.FormatInts(m), a)
 		}
-		seen[a] = true
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func tempDist(ctx *Ctx, name string) *ir.TensorDist {
 	if m == nil {
 		m = []int{}
 	}
-	return &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, m...)}
+	return &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: m} // NewVar copies it
 }
 
 // lookupVar returns the var name, or an error naming the op and its slot.

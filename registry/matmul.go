@@ -219,7 +219,7 @@ func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: append([]int{}, a.xm...)})
+	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: a.xm})
 	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name),
 		"column-parallel: X replicated to the "+ctx.Mesh.DimNames[axis]+" group (identity forward, allreduce backward)",
 		collectiveAttrs(id, true)...)
