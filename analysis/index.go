@@ -340,6 +340,42 @@ func (x *IndexInfo) Var(id VarID) *ir.Var {
 	return pi.v(gid)
 }
 
+// AppendArgVars appends to dst the vars the args of the op at pos of
+// block resolved to when the index was built, inputs then outputs in slot
+// order (nil for a name the block chain did not declare), and reports
+// whether the index has that op. A var is read from its block as it is
+// now, so the answers hold while no block of prog has had a var removed
+// or renamed (ir.Block.BindingsVersion); the op at pos, and the vars an
+// op's names bind, are the caller's to vouch for once ops have moved or
+// vars were added. The lowering uses it to skip looking up, one hash
+// probe each, names the index resolved for every op already.
+func (x *IndexInfo) AppendArgVars(dst []*ir.Var, prog *ir.Program, block, pos int) ([]*ir.Var, bool) {
+	pi := x.prog(prog)
+	if pi == nil || block < 0 || block >= len(pi.blocks) {
+		return dst, false
+	}
+	blk := &pi.blocks[block]
+	k := blk.opOff + int32(pos)
+	if pos < 0 || k >= pi.nops || (block+1 < len(pi.blocks) && k >= pi.blocks[block+1].opOff) {
+		return dst, false
+	}
+	own := blk.b.Vars()
+	for _, gid := range pi.args[pi.argStart[k]:pi.argStart[k+1]] {
+		var v *ir.Var
+		switch i := gid - blk.varOff; {
+		case gid < 0:
+		case i >= 0 && i < blk.nvars: // the op's own block, the usual case
+			if int(i) < len(own) {
+				v = own[i]
+			}
+		default:
+			v = pi.v(gid)
+		}
+		dst = append(dst, v)
+	}
+	return dst, true
+}
+
 // Op returns the ref of the op of prog with id (the first, if ids repeat).
 func (x *IndexInfo) Op(prog *ir.Program, id int64) (OpRef, bool) {
 	pi := x.prog(prog)

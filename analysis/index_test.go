@@ -104,3 +104,53 @@ program startup {
 		t.Error("Locate found the op with a repeated id")
 	}
 }
+
+// AppendArgVars gives each op's args as resolved, inputs then outputs,
+// the same vars LookupVar finds (through the parent chain in a sub-block),
+// and refuses positions the index has no op at.
+func TestIndexAppendArgVars(t *testing.T) {
+	m := example(t, "while_loop.dpir")
+	x := get[*analysis.IndexInfo](t, analysis.NewCache(m), analysis.Index)
+	p := m.Main
+	for bi, b := range p.Blocks {
+		for pos, op := range b.Ops {
+			got, ok := x.AppendArgVars([]*ir.Var{nil}, p, bi, pos)
+			if !ok {
+				t.Fatalf("block %d op %d: not indexed", bi, pos)
+			}
+			var want []*ir.Var
+			for _, ss := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+				for _, s := range ss {
+					for _, a := range s.Args {
+						want = append(want, p.LookupVar(b, a))
+					}
+				}
+			}
+			if got[0] != nil || len(got) != 1+len(want) {
+				t.Fatalf("block %d op %d: %d vars after dst's one, want %d", bi, pos, len(got)-1, len(want))
+			}
+			for i, v := range want {
+				if v == nil || got[1+i] != v {
+					t.Errorf("block %d op %d arg %d: %v, want %v", bi, pos, i, got[1+i], v)
+				}
+			}
+		}
+	}
+	for _, c := range []struct{ block, pos int }{{0, 4}, {0, -1}, {1, 4}, {2, 0}, {-1, 0}} {
+		if got, ok := x.AppendArgVars(nil, p, c.block, c.pos); ok || got != nil {
+			t.Errorf("AppendArgVars(block %d, op %d) = %v, %v; want nothing", c.block, c.pos, got, ok)
+		}
+	}
+	if _, ok := x.AppendArgVars(nil, ir.NewProgram("other"), 0, 0); ok {
+		t.Error("AppendArgVars answered for a program of another module")
+	}
+	// A var removed since: not answered from past the list's end.
+	b1 := p.Blocks[1]
+	if !b1.RemoveVar("x_next") {
+		t.Fatal("no x_next")
+	}
+	got, _ := x.AppendArgVars(nil, p, 1, 0) // scale(X: x) -> (Out: x_next)
+	if len(got) != 2 || got[0] != p.LookupVar(b1, "x") || got[1] != nil {
+		t.Errorf("after x_next is removed: %v, want [x, nil]", got)
+	}
+}

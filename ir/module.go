@@ -152,12 +152,22 @@ type Block struct {
 	vars  []*Var
 	index nameTable // of vars, when index.n == len(vars); rebuilt on demand
 	gen   uint64    // counts changes of the var table
+	binds uint64    // counts the changes that may unbind a name: removals, renames
 }
 
 // VarsVersion changes whenever the block's var table does (a var added,
 // removed or renamed through the block), so that a cache of lookups can
 // tell when it is stale.
 func (b *Block) VarsVersion() uint64 { return b.gen }
+
+// BindingsVersion changes whenever a name this block declares may stop
+// naming the var it named: a var removed or renamed through the block.
+// Adding a var leaves it: a block's names are unique, so an added var
+// binds a name the block did not declare. A cache of the block's own
+// vars by name stays good while it holds; one that resolved names
+// through the block's ancestors, or remembers a name as undeclared,
+// needs VarsVersion.
+func (b *Block) BindingsVersion() uint64 { return b.binds }
 
 // Vars returns the var table in order. The slice must not be modified;
 // use AddVar, RemoveVar and RenameVar.
@@ -214,6 +224,7 @@ func (b *Block) addVarUnchecked(v *Var) {
 	b.vars = append(b.vars, v)
 	b.index = nameTable{}
 	b.gen++
+	b.binds++ // a second var of a name: which one the name binds may change
 }
 
 // RemoveVar deletes the var named name from this block and reports
@@ -224,6 +235,7 @@ func (b *Block) RemoveVar(name string) bool {
 			b.vars = append(b.vars[:i], b.vars[i+1:]...)
 			b.index = nameTable{}
 			b.gen++
+			b.binds++
 			return true
 		}
 	}
@@ -242,6 +254,7 @@ func (b *Block) RenameVar(old, new string) error {
 	v.Name = new
 	b.index = nameTable{}
 	b.gen++
+	b.binds++
 	return nil
 }
 
@@ -423,6 +436,7 @@ func (m *Module) RenameVars(rename func(string) string) error {
 			}
 			b.index = nameTable{}
 			b.gen++
+			b.binds++
 			for _, op := range b.Ops {
 				for _, ss := range [2][]Slot{op.Inputs, op.Outputs} {
 					for i := range ss {

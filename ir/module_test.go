@@ -112,3 +112,41 @@ func TestPaddleCodes(t *testing.T) {
 		t.Error("the invalid dtype has a code")
 	}
 }
+
+// BindingsVersion moves when a name may stop naming its var (a removal,
+// a rename, the module's RenameVars) and stays when a var is added;
+// VarsVersion moves on all of them.
+func TestBlockBindingsVersion(t *testing.T) {
+	m := NewModule("t")
+	m.Main = NewProgram("main")
+	b := m.Main.Global()
+	ty := Type{Kind: DenseTensor, DType: F32, Shape: []int64{2}}
+	step := func(what string, change func() error, bindsMove bool) {
+		t.Helper()
+		g, binds := b.VarsVersion(), b.BindingsVersion()
+		if err := change(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if b.VarsVersion() == g {
+			t.Errorf("%s: VarsVersion did not move", what)
+		}
+		if moved := b.BindingsVersion() != binds; moved != bindsMove {
+			t.Errorf("%s: BindingsVersion moved = %v, want %v", what, moved, bindsMove)
+		}
+	}
+	for i := range 10 { // past the size at which the block indexes its names
+		name := string(rune('a' + i))
+		step("AddVar "+name, func() error { return b.AddVar(&Var{Name: name, Type: ty}) }, false)
+	}
+	step("RemoveVar", func() error {
+		if !b.RemoveVar("a") {
+			t.Fatal("no a")
+		}
+		return nil
+	}, true)
+	step("RenameVar", func() error { return b.RenameVar("b", "a") }, true)
+	step("RenameVars", func() error { return m.RenameVars(func(s string) string { return s + "_" }) }, true)
+	if err := b.AddVar(&Var{Name: "c_", Type: ty}); err == nil {
+		t.Fatal("a second c_ was added")
+	}
+}

@@ -237,8 +237,9 @@ func FuzzPartition(f *testing.F) {
 // checkPartition is the body of the partition fuzz targets: m, when it
 // verifies and is within the bounds, is partitioned for every rank by
 // PartitionAll and by PartitionClasses, which must return a module per
-// rank or an error, leave m as it was, and agree byte for byte; every
-// rank's module must verify.
+// rank or an error, leave m as it was, and agree byte for byte, with the
+// partition passes run one by one too (for the first rank); every rank's
+// module must verify.
 func checkPartition(t *testing.T, m *ir.Module) {
 	if ir.Verify(m) != nil {
 		return
@@ -272,6 +273,18 @@ func checkPartition(t *testing.T, m *ir.Module) {
 	}
 	if !bytes.Equal(before, ir.Print(m)) {
 		t.Fatal("PartitionAll changed its input")
+	}
+	if perr == nil && len(ranks) > 0 {
+		// Partition starts each lowering with the vars the annotation
+		// check's index resolved; the passes one by one look every name
+		// up.
+		step := m.Clone()
+		if err := partitionStepByStep(step, nil, ranks[0]); err != nil {
+			t.Fatalf("rank %d: Partition succeeds, the passes one by one fail: %v", ranks[0], err)
+		}
+		if !bytes.Equal(ir.Print(step), ir.Print(plain[0])) {
+			t.Fatalf("rank %d: Partition differs from the passes one by one (-steps +Partition):\n%s", ranks[0], ir.Diff(step, plain[0]))
+		}
 	}
 
 	cs, cerr := passes.PartitionClasses(ctx, m, nil, nil)

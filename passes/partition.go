@@ -122,6 +122,7 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		reg = registry.DefaultRegistry()
 	}
 	cache := analysis.NewCache(m)
+	pre := newIndexedArgs(m) // before anything reads or changes m
 	// The local shapes (for partition-vars) are computed on another core
 	// while this one checks the annotations; both only read m, and both
 	// are done before anything changes it.
@@ -141,14 +142,20 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		// or var: the same on every rank.
 		return err
 	}
+	if pre != nil {
+		// The annotation check resolved every arg through this index.
+		if pre.index, err = analysis.Get[*analysis.IndexInfo](cache, analysis.Index); err != nil {
+			pre = nil
+		}
+	}
 	steps := []struct {
 		name string
 		run  func() error
 	}{
 		{"partition-vars", func() error { return partitionVars(cache, m, rank) }},
-		{"lower-forward", func() error { return Lower(m, reg, LowerForward) }},
-		{"lower-backward", func() error { return Lower(m, reg, LowerBackward) }},
-		{"lower-optimizer", func() error { return Lower(m, reg, LowerOptimizer) }},
+		{"lower-forward", func() error { return lower(m, reg, LowerForward, pre) }},
+		{"lower-backward", func() error { return lower(m, reg, LowerBackward, pre) }},
+		{"lower-optimizer", func() error { return lower(m, reg, LowerOptimizer, pre) }},
 		{"relink-block-attrs", func() error { return RelinkBlockAttrs(m) }},
 		{"remap-params-grads", func() error { return RemapParamsGrads(m) }},
 	}
@@ -339,6 +346,65 @@ var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_los
 // Lower replaces, in every block of main, the ops of one phase by what
 // their impls emit.
 func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
+	return lower(m, reg, phase, nil)
+}
+
+// indexedArgs carries, from the annotation check to the lowering, what
+// the check's index resolved the args of main's block 0 to, so that the
+// lowering of an op starts with its vars known (registry.Ctx.Bind) rather
+// than looking each name up again in the block's table, a probe or two
+// into memory out of cache on a large module. Only block 0: it has no
+// ancestor whose vars a new var could shadow.
+type indexedArgs struct {
+	index *analysis.IndexInfo
+	prog  *ir.Program
+	binds uint64  // block 0's BindingsVersion when indexed
+	pos   []int32 // for each op of block 0 now, its position when indexed, or -1; nil: unmoved
+	buf   []*ir.Var
+}
+
+// newIndexedArgs returns the record for m, or nil when main has no block.
+func newIndexedArgs(m *ir.Module) *indexedArgs {
+	if m.Main == nil || len(m.Main.Blocks) == 0 || m.Main.Blocks[0] == nil {
+		return nil
+	}
+	return &indexedArgs{prog: m.Main, binds: m.Main.Blocks[0].BindingsVersion()}
+}
+
+// usable reports whether the record still describes block 0 of p.
+func (x *indexedArgs) usable(p *ir.Program) bool {
+	if x == nil || x.index == nil || p != x.prog || p.Blocks[0] == nil {
+		return false
+	}
+	b := p.Blocks[0]
+	return b.BindingsVersion() == x.binds && (x.pos == nil || len(x.pos) == len(b.Ops))
+}
+
+// bind tells ctx the vars of the op now at position j of block 0, unless
+// an impl has removed or renamed a var of the block since the index was
+// built: then never again. Each var is bound under its own name, read
+// now, so a var is never bound to a name it does not have; an op matched
+// with the wrong position would only be lowered with lookups.
+func (x *indexedArgs) bind(ctx *registry.Ctx, j int) {
+	if x.index == nil || x.prog.Blocks[0].BindingsVersion() != x.binds {
+		x.index = nil
+		return
+	}
+	pos := int32(j)
+	if x.pos != nil {
+		pos = x.pos[j]
+	}
+	if pos < 0 {
+		return
+	}
+	var ok bool
+	if x.buf, ok = x.index.AppendArgVars(x.buf[:0], x.prog, 0, int(pos)); ok {
+		ctx.Bind(x.buf)
+	}
+	clear(x.buf)
+}
+
+func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedArgs) error {
 	if reg == nil {
 		reg = registry.DefaultRegistry()
 	}
@@ -352,14 +418,41 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 	}
 	st := registry.NewState()
 	var errs []error
-	for _, b := range p.Blocks {
+	for bi, b := range p.Blocks {
 		ctx := registry.NewCtx(m, p.Rank, b, st)
-		for _, op := range b.Ops {
-			if err := lowerOp(ctx, m, reg, phase, op, byID); err != nil {
+		var bound *indexedArgs
+		var next []int32 // where the ops of the new list were indexed
+		if bi == 0 && pre.usable(p) {
+			bound = pre
+			next = make([]int32, 0, len(b.Ops)+len(b.Ops)/4)
+		}
+		for j, op := range b.Ops {
+			n := len(ctx.Ops())
+			if err := lowerOp(ctx, m, reg, phase, op, byID, func() {
+				if bound != nil {
+					bound.bind(ctx, j)
+				}
+			}); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
+			}
+			if bound != nil {
+				pos := int32(j)
+				if bound.pos != nil {
+					pos = bound.pos[j]
+				}
+				for _, o := range ctx.Ops()[n:] {
+					if o == op {
+						next = append(next, pos) // kept: the index knows it
+					} else {
+						next = append(next, -1)
+					}
+				}
 			}
 		}
 		b.Ops = ctx.Ops()
+		if bound != nil {
+			bound.pos = next
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -440,7 +533,7 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 	return nil, true
 }
 
-func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex) error {
+func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func()) error {
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
@@ -502,6 +595,7 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
 	}
 	ctx.Begin(op, mesh, implType, implIndex)
+	bind()
 	if phase == LowerForward {
 		if impl.Compatible != nil {
 			if err := impl.Compatible(ctx, op); err != nil {

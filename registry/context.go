@@ -103,9 +103,10 @@ type Ctx struct {
 	// memo is dropped at the next op and whenever the var table of the
 	// block or of an ancestor changes (an impl declared a var, which may
 	// shadow one).
-	memo    [8]varMemo
-	nmemo   int
-	memoGen uint64
+	memo      [8]varMemo
+	nmemo     int
+	memoGen   uint64 // varsVersion when the memo was last found good
+	memoBinds uint64 // and the block's BindingsVersion
 }
 
 type varMemo struct {
@@ -259,9 +260,7 @@ func (c *Ctx) Var(name string) *ir.Var {
 	if c.Block == nil {
 		return c.Prog.LookupVar(c.Block, name)
 	}
-	if g := c.varsVersion(); g != c.memoGen {
-		c.nmemo, c.memoGen = 0, g
-	}
+	c.checkMemo()
 	for _, m := range c.memo[:c.nmemo] {
 		if m.name == name {
 			return m.v
@@ -273,6 +272,56 @@ func (c *Ctx) Var(name string) *ir.Var {
 		c.nmemo++
 	}
 	return v
+}
+
+// checkMemo drops what the memo may no longer answer right. When only
+// vars were added, and the block has no ancestor a new var could shadow
+// one of, its vars still bind their names: only the names remembered as
+// undeclared go.
+func (c *Ctx) checkMemo() {
+	g := c.varsVersion()
+	if g == c.memoGen {
+		return
+	}
+	binds := c.Block.BindingsVersion()
+	if binds == c.memoBinds && c.Prog.Block(c.Block.Parent) == nil {
+		kept := c.memo[:0]
+		for _, m := range c.memo[:c.nmemo] {
+			if m.v != nil {
+				kept = append(kept, m)
+			}
+		}
+		c.nmemo = len(kept)
+	} else {
+		c.nmemo = 0
+	}
+	c.memoGen, c.memoBinds = g, binds
+}
+
+// Bind tells the context the vars of the op being lowered, each bound to
+// its name in the block, as an index resolved them, so that Var answers
+// for them without a lookup. The caller vouches that each is still the
+// block's own var of its name; the lowering passes them for ops of a
+// block without ancestors, from an analysis.Index built before and no
+// var removed or renamed since. Call it after Begin.
+func (c *Ctx) Bind(vars []*ir.Var) {
+	if c.Block == nil {
+		return
+	}
+	c.checkMemo()
+next:
+	for _, v := range vars {
+		if v == nil || c.nmemo == len(c.memo) {
+			continue
+		}
+		for _, m := range c.memo[:c.nmemo] {
+			if m.v == v {
+				continue next
+			}
+		}
+		c.memo[c.nmemo] = varMemo{v.Name, v}
+		c.nmemo++
+	}
 }
 
 // varsVersion sums the var table versions of the block and its

@@ -78,3 +78,83 @@ func TestCtxVarSeesParentChanges(t *testing.T) {
 		t.Errorf("after the parent's RemoveVar(a): Var(a) = %v, want nil", v)
 	}
 }
+
+// Bind fills the memo: Var answers with the bound var until the block may
+// have unbound its name. Vars added to a block without ancestors keep it
+// (a new var cannot take a declared name), and a name remembered as
+// undeclared is looked up again; a removal or rename drops it.
+func TestCtxBind(t *testing.T) {
+	m, err := ir.ParseString("t.dpir", `program main {
+  block 0 {
+    var a : f32[2]
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Main.Global()
+	ctx := NewCtx(m, 0, b, NewState())
+	ctx.Begin(&ir.Op{ID: 1, Type: "relu"}, nil, "default", 0)
+	// A var the table does not hold, so that an answer from the memo
+	// shows; Bind's caller vouches for its vars, this test does not.
+	bound := &ir.Var{Name: "a", Type: b.Var("a").Type}
+	ctx.Bind([]*ir.Var{bound, nil, bound})
+	if ctx.Var("a") != bound {
+		t.Fatal("Var(a) is not the bound var")
+	}
+	if ctx.Var("c") != nil {
+		t.Fatal("Var(c) found a var")
+	}
+	c := &ir.Var{Name: "c", Type: bound.Type}
+	if err := b.AddVar(c); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Var("a") != bound {
+		t.Error("after AddVar(c): the bound a was forgotten")
+	}
+	if ctx.Var("c") != c {
+		t.Error("after AddVar(c): Var(c) still answers the memo's nil")
+	}
+	if !b.RemoveVar("c") {
+		t.Fatal("RemoveVar(c) = false")
+	}
+	if got := ctx.Var("a"); got != b.Var("a") || got == bound {
+		t.Errorf("after RemoveVar(c): Var(a) = %p, want the table's %p", got, b.Var("a"))
+	}
+	// The next op starts with an empty memo.
+	ctx.Bind([]*ir.Var{bound})
+	ctx.Begin(&ir.Op{ID: 2, Type: "relu"}, nil, "default", 0)
+	if ctx.Var("a") == bound {
+		t.Error("Begin kept the previous op's bound var")
+	}
+}
+
+// In a sub-block a var added may shadow one found in the parent: the
+// memo forgets everything then.
+func TestCtxVarSeesShadowing(t *testing.T) {
+	m, err := ir.ParseString("t.dpir", `program main {
+  block 0 {
+    var a : f32[2]
+  }
+  block 1 parent 0 {
+    var b : f32[2]
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := m.Main.Block(1)
+	ctx := NewCtx(m, 0, sub, NewState())
+	if ctx.Var("a") != m.Main.Block(0).Var("a") {
+		t.Fatal("a not found in the parent")
+	}
+	shadow := &ir.Var{Name: "a", Type: sub.Var("b").Type}
+	if err := sub.AddVar(shadow); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Var("a") != shadow {
+		t.Error("Var(a) still answers the parent's a after the sub-block declared its own")
+	}
+}
