@@ -11,15 +11,14 @@ import (
 // continue with the same ids and names.
 type generator struct {
 	nextID   int64
-	counters map[string]int
-	handed   map[string]struct{} // the names handed out
+	counters map[string]int // per prefix, past the last N handed out
 }
 
 func (m *Module) generator() *generator {
 	if m.gen != nil {
 		return m.gen
 	}
-	g := &generator{nextID: 1, counters: map[string]int{}, handed: map[string]struct{}{}}
+	g := &generator{nextID: 1, counters: map[string]int{}}
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
@@ -42,9 +41,9 @@ func (m *Module) FreshOpID() int64 {
 	return id
 }
 
-// FreshName returns prefix_N for the smallest N, counting per prefix, such
-// that no block of the module declares a var of that name and the name
-// was not handed out before: FreshName("c_identity.tmp") gives
+// FreshName returns prefix_N for the smallest N past those it handed out
+// for prefix before such that no block of the module declares a var of
+// that name: FreshName("c_identity.tmp") gives
 // c_identity.tmp_0, then _1, ... The sequence depends only on the
 // module's contents and earlier calls, so every rank partitioned from the
 // same module gets the same names.
@@ -53,15 +52,18 @@ func (m *Module) FreshOpID() int64 {
 // than a set of every name kept beside them: such a set cost as much
 // memory as the indexes, a copy in every clone, and missed the vars added
 // after it was made.
+//
+// Nor is a set of the names handed out needed: prefix_N splits back into
+// prefix and N at its last underscore (N is digits), so two prefixes
+// never make the same name, and each prefix's counter only grows.
 func (m *Module) FreshName(prefix string) string {
 	g := m.generator()
 	n := g.counters[prefix]
 	for {
 		name := prefix + "_" + strconv.Itoa(n)
 		n++
-		if _, taken := g.handed[name]; !taken && !m.declares(name) {
+		if !m.declares(name) {
 			g.counters[prefix] = n
-			g.handed[name] = struct{}{}
 			return name
 		}
 	}
@@ -83,5 +85,5 @@ func (g *generator) clone() *generator {
 	if g == nil {
 		return nil
 	}
-	return &generator{nextID: g.nextID, counters: maps.Clone(g.counters), handed: maps.Clone(g.handed)}
+	return &generator{nextID: g.nextID, counters: maps.Clone(g.counters)}
 }

@@ -150,3 +150,24 @@ func TestBlockBindingsVersion(t *testing.T) {
 		t.Fatal("a second c_ was added")
 	}
 }
+
+// Names handed out are never handed out again, declared or not, even
+// across prefixes that look alike: prefix_N splits back at its last
+// underscore.
+func TestFreshNamesAcrossPrefixes(t *testing.T) {
+	m := NewModule("m")
+	seen := map[string]bool{}
+	for _, prefix := range []string{"a_1", "a", "a", "a_1", "a_", "a", "a__1", "a_", "a_1_0", "a_1"} {
+		n := m.FreshName(prefix)
+		if seen[n] {
+			t.Fatalf("FreshName(%s) = %s, handed out before", prefix, n)
+		}
+		if !strings.HasPrefix(n, prefix+"_") {
+			t.Errorf("FreshName(%s) = %s", prefix, n)
+		}
+		seen[n] = true
+	}
+	if got := m.FreshName("a"); got != "a_3" {
+		t.Errorf("fourth FreshName(a) = %s, want a_3", got)
+	}
+}
