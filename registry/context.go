@@ -17,19 +17,20 @@ type State struct {
 	// lowered: data-parallel gradient sync starts there.
 	LossGradSeen bool
 
-	groups map[groupKey]groupEntry // Ctx.Group's answers, by mesh and axis
-	ops    []ir.Op                 // a slab the emitted ops come from
-	slots  []ir.Slot               // and their one-arg slots
-	args   []string
-	dists  []ir.OpDist // their dists, attrs, arg dists and mappings
-	attrs  []ir.Attr
-	ads    []ir.ArgDist
-	dims   []int
-	vars   []*ir.Var       // newOp's scratch list
-	text   strings.Builder // origin attrs are cut from it
-	decls  []ir.Var        // NewVar's vars, their dists and shapes
-	tdists []ir.TensorDist
-	shapes []int64
+	groups  map[groupKey]groupEntry // Ctx.Group's answers, by mesh and axis
+	emitted int                     // ops emitted so far
+	ops     []ir.Op                 // a slab the emitted ops come from
+	slots   []ir.Slot               // and their one-arg slots
+	args    []string
+	dists   []ir.OpDist // their dists, attrs, arg dists and mappings
+	attrs   []ir.Attr
+	ads     []ir.ArgDist
+	dims    []int
+	vars    []*ir.Var       // newOp's scratch list
+	text    strings.Builder // origin attrs are cut from it
+	decls   []ir.Var        // NewVar's vars, their dists and shapes
+	tdists  []ir.TensorDist
+	shapes  []int64
 
 	copiedSlots []ir.Slot // renameArg's copies (Slot refills slots and args together)
 	copiedArgs  []string
@@ -38,9 +39,9 @@ type State struct {
 // carve returns an empty slice of capacity n cut from the slab at *buf,
 // refilled when short. The capacity is exact, so that appending to one
 // slice never writes into the next.
-func carve[T any](buf *[]T, n int) []T {
+func carve[T any](buf *[]T, n, chunk int) []T {
 	if n > len(*buf) {
-		*buf = make([]T, max(1024, n))
+		*buf = make([]T, max(chunk, n))
 	}
 	out := (*buf)[:0:n]
 	*buf = (*buf)[n:]
@@ -48,12 +49,17 @@ func carve[T any](buf *[]T, n int) []T {
 }
 
 // copyInto returns a copy of xs cut from the slab at *buf, nil for nil.
-func copyInto[T any](buf *[]T, xs []T) []T {
+func copyInto[T any](buf *[]T, xs []T, chunk int) []T {
 	if xs == nil {
 		return nil
 	}
-	return append(carve(buf, len(xs)), xs...)
+	return append(carve(buf, len(xs), chunk), xs...)
 }
+
+// chunk is the size of the next slab refill: it grows with the ops
+// emitted, from 64 to 1024, so that a small module's lowering does not
+// pay for a large one's slabs.
+func (st *State) chunk() int { return min(max(st.emitted, 64), 1024) }
 
 type groupKey struct {
 	mesh *ir.ProcessMesh
@@ -72,8 +78,9 @@ func NewState() *State { return &State{Synced: map[string]bool{}, groups: map[gr
 // newOp returns a zero op from the state's slab: emitted ops are many and
 // small, and live as long as the program.
 func (st *State) newOp() *ir.Op {
+	st.emitted++
 	if len(st.ops) == 0 {
-		st.ops = make([]ir.Op, 256)
+		st.ops = make([]ir.Op, min(st.chunk(), 256))
 	}
 	op := &st.ops[0]
 	st.ops = st.ops[1:]
@@ -156,7 +163,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	op := st.newOp()
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	op.Attrs = carve(&st.attrs, len(attrs)+1) // Set inserts without growing
+	op.Attrs = carve(&st.attrs, len(attrs)+1, st.chunk()) // Set inserts without growing
 	for _, a := range attrs {
 		op.Attrs.Set(a.Name, a.Value)
 	}
@@ -181,8 +188,8 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	st.vars = vars
 	nOut := len(vars) - nIn
-	ads := carve(&st.ads, len(vars))
-	dims := carve(&st.dims, nDims)
+	ads := carve(&st.ads, len(vars), st.chunk())
+	dims := carve(&st.dims, nDims, st.chunk())
 	k := 0
 	for _, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
@@ -199,7 +206,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 		}
 	}
 	clear(vars) // the scratch list holds no var past this call
-	op.Dist = &carve(&st.dists, 1)[:1][0]
+	op.Dist = &carve(&st.dists, 1, st.chunk())[:1][0]
 	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
 	if nIn == 0 {
@@ -243,8 +250,9 @@ func (st *State) origin(implType string, implIndex int, reason string) string {
 	idx := strconv.Itoa(implIndex) // small ints: no allocation
 	n := len(implType) + len(idx) + len(reason) + 2
 	if st.text.Cap()-st.text.Len() < n {
+		size := max(64*st.chunk(), n) // some 64 bytes an origin
 		st.text = strings.Builder{}
-		st.text.Grow(max(64<<10, n))
+		st.text.Grow(size)
 	}
 	start := st.text.Len()
 	st.text.WriteString(implType)
@@ -350,14 +358,14 @@ func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
 	if st == nil {
 		st = NewState()
 	}
-	v := &carve(&st.decls, 1)[:1][0]
+	v := &carve(&st.decls, 1, st.chunk())[:1][0]
 	*v = ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}
 	// The var, its shape and its dist come from the state's slabs: a
 	// large module's lowering declares tens of thousands.
-	v.Type.Shape = copyInto(&st.shapes, like.Type.Shape)
+	v.Type.Shape = copyInto(&st.shapes, like.Type.Shape, st.chunk())
 	if dist != nil {
-		v.Dist = &carve(&st.tdists, 1)[:1][0]
-		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(&st.dims, dist.DimsMapping), Partial: slices.Clone(dist.Partial)}
+		v.Dist = &carve(&st.tdists, 1, st.chunk())[:1][0]
+		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(&st.dims, dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial)}
 	}
 	if err := c.Block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module
