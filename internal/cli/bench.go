@@ -71,8 +71,11 @@ column) from -seed, then runs each stage of -stages, -repeat times
                      only when listed
 
 The mesh has -ranks ranks, dp×mp with dp the largest divisor whose square
-is at most R (8: 2×4, the default module; 64: 8×8). Before each stage a
-GC runs, so stages do not pay for each other's garbage.
+is at most R (8: 2×4, the default module; 64: 8×8). Before each run of
+a stage a GC runs, so stages do not pay for each other's garbage, and
+the collector is paced as a command expecting the module's heap paces
+it (gctune.PrepareHeap's starting heap, about 4 KB an op), so that a
+stage's figures do not depend on the stages run before it.
 
 With -repeat N each stage runs N times (partition on a new clone each
 time) and the figures reported are those of the run of median wall time
@@ -263,6 +266,11 @@ func runBench(env *Env, args []string) int {
 				if setup != nil {
 					setup()
 				}
+				// Every run starts with the heap policy a command
+				// expecting this module's heap starts with, whatever
+				// the runs before it left (a stage whose live heap
+				// passed half the expected heap leaves GOGC at 100).
+				env.expectHeap(uint64(n) * benchHeapPerOp)
 				r, err := measure(f)
 				if err != nil {
 					return nil, fmt.Errorf("%d ops: %s: %w", n, stage, err)

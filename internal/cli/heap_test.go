@@ -12,7 +12,9 @@ import (
 
 // Commands tell Env.PrepareHeap the heap they expect before they build
 // it: heapPerInputByte per byte of the files they read, and bench
-// benchHeapPerOp per op of each module it generates.
+// benchHeapPerOp per op of each module it generates, and again before
+// each run of a stage on it, so that every run starts with the
+// collector paced alike.
 func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 	path := filepath.Join("..", "..", "examples", "mlp_dp_mp.dpir")
 	st, err := os.Stat(path)
@@ -25,7 +27,9 @@ func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 	}{
 		{[]string{"verify", path}, []uint64{heapPerInputByte * uint64(st.Size())}},
 		{[]string{"verify", path, path}, []uint64{2 * heapPerInputByte * uint64(st.Size())}},
-		{[]string{"bench", "-ops", "300,600", "-stages", "verify"}, []uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp}},
+		{[]string{"bench", "-ops", "300,600", "-stages", "verify"},
+			[]uint64{300 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp, 600 * benchHeapPerOp}},
+		{[]string{"bench", "-ops", "300", "-stages", "walk,verify", "-repeat", "2"}, slices.Repeat([]uint64{300 * benchHeapPerOp}, 5)},
 	} {
 		var told []uint64
 		var stdout, stderr bytes.Buffer

@@ -94,4 +94,28 @@ func TestRaiseStartingHeap(t *testing.T) {
 	if got := startTarget.Load(); got != 8<<30 {
 		t.Errorf("a lower target lowered it: %d MB", got>>20)
 	}
+
+	// Once the live heap has passed half the target, GOGC is 100 for
+	// good; the same target again starts it over from the live heap.
+	const target = 96 << 20
+	StartingHeap(target)
+	live := make([]byte, 64<<20) // more than half the target
+	deadline := time.Now().Add(10 * time.Second)
+	for gogc() != 100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC with 64 MB live and a 96 MB target = %d, want 100", gogc())
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(live)
+	live = nil
+	runtime.GC()
+	if p := gogc(); p != 100 {
+		t.Fatalf("GOGC went back up to %d without a new StartingHeap", p)
+	}
+	raiseStartingHeap(target)
+	if p := gogc(); p <= 100 {
+		t.Errorf("GOGC after the same target again, with the 64 MB freed = %d, want more than 100", p)
+	}
 }

@@ -28,7 +28,8 @@ import (
 // When a StartingHeap is in force with a lower target, the target is
 // raised to n (on Linux, where the memory available is known): collecting
 // before the heap a command expects is reached would only mark, again,
-// the module it is building.
+// the module it is building. With the same target, the StartingHeap
+// starts again from the live heap of the moment.
 //
 // It advises nothing where huge pages are off ("never"), when GODEBUG sets
 // disablethp=1 (the runtime's own switch for the opposite advice), and on
