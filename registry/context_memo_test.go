@@ -52,9 +52,10 @@ func TestCtxVarSeesVarTableChanges(t *testing.T) {
 	}
 }
 
-// In a sub-block, the memo also forgets what it found in the parent when
-// the parent's var table changes.
-func TestCtxVarSeesParentChanges(t *testing.T) {
+// subBlockModule has a var a in block 0 and a var b in block 1, its
+// child.
+func subBlockModule(t *testing.T) *ir.Module {
+	t.Helper()
 	m, err := ir.ParseString("t.dpir", `program main {
   block 0 {
     var a : f32[2]
@@ -67,6 +68,13 @@ func TestCtxVarSeesParentChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// In a sub-block, the memo also forgets what it found in the parent when
+// the parent's var table changes.
+func TestCtxVarSeesParentChanges(t *testing.T) {
+	m := subBlockModule(t)
 	ctx := NewCtx(m, 0, m.Main.Block(1), NewState())
 	if ctx.Var("a") == nil || ctx.Var("b") == nil {
 		t.Fatal("a (from the parent) or b not found")
@@ -133,18 +141,7 @@ func TestCtxBind(t *testing.T) {
 // In a sub-block a var added may shadow one found in the parent: the
 // memo forgets everything then.
 func TestCtxVarSeesShadowing(t *testing.T) {
-	m, err := ir.ParseString("t.dpir", `program main {
-  block 0 {
-    var a : f32[2]
-  }
-  block 1 parent 0 {
-    var b : f32[2]
-  }
-}
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := subBlockModule(t)
 	sub := m.Main.Block(1)
 	ctx := NewCtx(m, 0, sub, NewState())
 	if ctx.Var("a") != m.Main.Block(0).Var("a") {

@@ -34,13 +34,20 @@ func TestStartingHeap(t *testing.T) {
 	if p := gogc(); p <= 100 {
 		t.Fatalf("GOGC after StartingHeap(1 TB) = %d, want more than 100", p)
 	}
-	// A small target: a collection's finalizer puts GOGC back. Finalizers
-	// run after the collection, so wait for it a little.
+	// A small target: a collection's finalizer puts GOGC back.
 	StartingHeap(1 << 20)
+	collectUntilGOGC100(t, "a 1 MB target")
+}
+
+// collectUntilGOGC100 collects until a StartingHeap's finalizer has put
+// GOGC back to 100 (finalizers run after the collection, so it waits a
+// little), failing after 10 s.
+func collectUntilGOGC100(t *testing.T, with string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for gogc() != 100 {
 		if time.Now().After(deadline) {
-			t.Fatalf("GOGC after collections with a 1 MB target = %d, want 100", gogc())
+			t.Fatalf("GOGC after collections with %s = %d, want 100", with, gogc())
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -100,14 +107,7 @@ func TestRaiseStartingHeap(t *testing.T) {
 	const target = 96 << 20
 	StartingHeap(target)
 	live := make([]byte, 64<<20) // more than half the target
-	deadline := time.Now().Add(10 * time.Second)
-	for gogc() != 100 {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOGC with 64 MB live and a 96 MB target = %d, want 100", gogc())
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	collectUntilGOGC100(t, "64 MB live and a 96 MB target")
 	runtime.KeepAlive(live)
 	live = nil
 	runtime.GC()
