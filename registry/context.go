@@ -104,12 +104,14 @@ type Ctx struct {
 
 	out []*ir.Op // the block's new op list
 
-	// The vars the current op's lowering looked up: an impl, its checks
-	// and the syncs ask for the same few names again and again, and a
-	// hash lookup in a large block costs cache misses each time. The
-	// memo is dropped at the next op and whenever the var table of the
-	// block or of an ancestor changes (an impl declared a var, which may
-	// shadow one).
+	// The vars the current op's lowering looked up, or was told of
+	// (Bind): an impl, its checks and the syncs ask for the same few
+	// names again and again, and a hash lookup in a large block costs
+	// cache misses each time. The memo is dropped at the next op and
+	// whenever the var table of the block or of an ancestor changes (an
+	// impl declared a var, which may shadow one), except that in a block
+	// without ancestors only a removal or rename drops what it found
+	// (checkMemo).
 	memo      [8]varMemo
 	nmemo     int
 	memoGen   uint64 // varsVersion when the memo was last found good
