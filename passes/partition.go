@@ -380,19 +380,25 @@ func (x *indexedArgs) usable(p *ir.Program) bool {
 	return b.BindingsVersion() == x.binds && (x.pos == nil || len(x.pos) == len(b.Ops))
 }
 
-// bind tells ctx the vars of the op now at position j of block 0, unless
-// an impl has removed or renamed a var of the block since the index was
-// built: then never again. Each var is bound under its own name, read
-// now, so a var is never bound to a name it does not have; an op matched
-// with the wrong position would only be lowered with lookups.
-func (x *indexedArgs) bind(ctx *registry.Ctx, j int) {
+// at returns where the op now at position j of block 0 was when indexed,
+// or -1 for an op emitted since.
+func (x *indexedArgs) at(j int) int32 {
+	if x.pos == nil {
+		return int32(j)
+	}
+	return x.pos[j]
+}
+
+// bind tells ctx the vars of the op that was at position pos of block 0
+// when indexed, unless an impl has removed or renamed a var of the block
+// since the index was built: then never again. Each var is bound under
+// its own name, read now, so a var is never bound to a name it does not
+// have; an op matched with the wrong position would only be lowered with
+// lookups.
+func (x *indexedArgs) bind(ctx *registry.Ctx, pos int32) {
 	if x.index == nil || x.prog.Blocks[0].BindingsVersion() != x.binds {
 		x.index = nil
 		return
-	}
-	pos := int32(j)
-	if x.pos != nil {
-		pos = x.pos[j]
 	}
 	if pos < 0 {
 		return
@@ -427,19 +433,18 @@ func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedA
 			next = make([]int32, 0, len(b.Ops)+len(b.Ops)/4)
 		}
 		for j, op := range b.Ops {
-			n := len(ctx.Ops())
+			n, pos := len(ctx.Ops()), int32(-1)
+			if bound != nil {
+				pos = bound.at(j)
+			}
 			if err := lowerOp(ctx, m, reg, phase, op, byID, func() {
 				if bound != nil {
-					bound.bind(ctx, j)
+					bound.bind(ctx, pos)
 				}
 			}); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
 			if bound != nil {
-				pos := int32(j)
-				if bound.pos != nil {
-					pos = bound.pos[j]
-				}
 				for _, o := range ctx.Ops()[n:] {
 					if o == op {
 						next = append(next, pos) // kept: the index knows it

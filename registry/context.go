@@ -36,12 +36,12 @@ type State struct {
 	copiedArgs  []string
 }
 
-// carve returns an empty slice of capacity n cut from the slab at *buf,
-// refilled when short. The capacity is exact, so that appending to one
-// slice never writes into the next.
-func carve[T any](buf *[]T, n, chunk int) []T {
+// carve returns an empty slice of capacity n cut from st's slab at *buf,
+// refilled (st.chunk() entries or n) when short. The capacity is exact,
+// so that appending to one slice never writes into the next.
+func carve[T any](st *State, buf *[]T, n int) []T {
 	if n > len(*buf) {
-		*buf = make([]T, max(chunk, n))
+		*buf = make([]T, max(st.chunk(), n))
 	}
 	out := (*buf)[:0:n]
 	*buf = (*buf)[n:]
@@ -49,11 +49,11 @@ func carve[T any](buf *[]T, n, chunk int) []T {
 }
 
 // copyInto returns a copy of xs cut from the slab at *buf, nil for nil.
-func copyInto[T any](buf *[]T, xs []T, chunk int) []T {
+func copyInto[T any](st *State, buf *[]T, xs []T) []T {
 	if xs == nil {
 		return nil
 	}
-	return append(carve(buf, len(xs), chunk), xs...)
+	return append(carve(st, buf, len(xs)), xs...)
 }
 
 // chunk is the size of the next slab refill: it grows with the ops
@@ -165,11 +165,11 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	op := st.newOp()
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	as := carve(&st.attrs, len(attrs)+1, st.chunk())
+	as := carve(st, &st.attrs, len(attrs)+1)
 	for _, a := range attrs {
 		as = insertAttr(as, a)
 	}
-	op.Attrs = insertAttr(as, ir.A("origin", ir.String(st.origin(c.ImplType, c.ImplIndex, reason))))
+	op.Attrs = insertAttr(as, ir.A("origin", ir.String(c.Origin(reason))))
 	// One allocation for the arg dists of both sides, one for their
 	// mappings; each arg's var is looked up once.
 	vars := st.vars[:0]
@@ -190,8 +190,8 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	st.vars = vars
 	nOut := len(vars) - nIn
-	ads := carve(&st.ads, len(vars), st.chunk())
-	dims := carve(&st.dims, nDims, st.chunk())
+	ads := carve(st, &st.ads, len(vars))
+	dims := carve(st, &st.dims, nDims)
 	k := 0
 	for _, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
@@ -208,7 +208,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 		}
 	}
 	clear(vars) // the scratch list holds no var past this call
-	op.Dist = &carve(&st.dists, 1, st.chunk())[:1][0]
+	op.Dist = &carve(st, &st.dists, 1)[:1][0]
 	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
 	if nIn == 0 {
@@ -263,24 +263,24 @@ func (c *Ctx) Slot(name, arg string) []ir.Slot {
 }
 
 // Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".
-func (c *Ctx) Origin(reason string) string {
-	return c.ImplType + ":" + strconv.Itoa(c.ImplIndex) + " " + reason
-}
-
-// origin is Origin cut from the state's text slab: every emitted op has
+// With a State it is cut from the state's text slab: every emitted op has
 // one, and a string each was a fifth of a lowering's allocations. The
 // slab is only appended to, so the bytes under a string handed out never
 // change; a full slab is left to the strings that hold it.
-func (st *State) origin(implType string, implIndex int, reason string) string {
-	idx := strconv.Itoa(implIndex) // small ints: no allocation
-	n := len(implType) + len(idx) + len(reason) + 2
+func (c *Ctx) Origin(reason string) string {
+	idx := strconv.Itoa(c.ImplIndex) // small ints: no allocation
+	st := c.State
+	if st == nil {
+		return c.ImplType + ":" + idx + " " + reason
+	}
+	n := len(c.ImplType) + len(idx) + len(reason) + 2
 	if st.text.Cap()-st.text.Len() < n {
 		size := max(64*st.chunk(), n) // some 64 bytes an origin
 		st.text = strings.Builder{}
 		st.text.Grow(size)
 	}
 	start := st.text.Len()
-	st.text.WriteString(implType)
+	st.text.WriteString(c.ImplType)
 	st.text.WriteByte(':')
 	st.text.WriteString(idx)
 	st.text.WriteByte(' ')
@@ -383,14 +383,14 @@ func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
 	if st == nil {
 		st = NewState()
 	}
-	v := &carve(&st.decls, 1, st.chunk())[:1][0]
+	v := &carve(st, &st.decls, 1)[:1][0]
 	*v = ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}
 	// The var, its shape and its dist come from the state's slabs: a
 	// large module's lowering declares tens of thousands.
-	v.Type.Shape = copyInto(&st.shapes, like.Type.Shape, st.chunk())
+	v.Type.Shape = copyInto(st, &st.shapes, like.Type.Shape)
 	if dist != nil {
-		v.Dist = &carve(&st.tdists, 1, st.chunk())[:1][0]
-		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(&st.dims, dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial)}
+		v.Dist = &carve(st, &st.tdists, 1)[:1][0]
+		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(st, &st.dims, dist.DimsMapping), Partial: slices.Clone(dist.Partial)}
 	}
 	if err := c.Block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -178,5 +179,23 @@ func TestInsertAttrIsSet(t *testing.T) {
 				t.Errorf("rotation %d, %d attrs: insertAttr gives %v, Set %v", r, n, got, want)
 			}
 		}
+	}
+}
+
+// Origin spells the same with a State (cut from its text slab) as
+// without, and a string handed out stays as it was while the slab fills
+// and is replaced.
+func TestOriginFromTheSlab(t *testing.T) {
+	plain := &Ctx{ImplType: "matmul_v2", ImplIndex: 1}
+	slab := &Ctx{ImplType: "matmul_v2", ImplIndex: 1, State: NewState()}
+	first := slab.Origin("row-parallel: first")
+	for i := range 5000 { // past the first slab
+		reason := "reason " + strings.Repeat("x", i%97)
+		if got, want := slab.Origin(reason), plain.Origin(reason); got != want {
+			t.Fatalf("Origin(%q) = %q from the slab, %q without", reason, got, want)
+		}
+	}
+	if first != "matmul_v2:1 row-parallel: first" {
+		t.Errorf("the first origin became %q", first)
 	}
 }

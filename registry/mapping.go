@@ -132,9 +132,9 @@ func renameArg(ctx *Ctx, op *ir.Op, slot string, input bool, old, new string) {
 			continue
 		}
 		if !copied {
-			*slots, copied = append(carve(&st.copiedSlots, len(*slots), st.chunk()), *slots...), true
+			*slots, copied = append(carve(st, &st.copiedSlots, len(*slots)), *slots...), true
 		}
-		args := append(carve(&st.copiedArgs, len(s.Args), st.chunk()), s.Args...)
+		args := append(carve(st, &st.copiedArgs, len(s.Args)), s.Args...)
 		for j, a := range args {
 			if a == old {
 				args[j] = new
@@ -155,7 +155,7 @@ func renameArg(ctx *Ctx, op *ir.Op, slot string, input bool, old, new string) {
 			continue
 		}
 		if !copied {
-			*ads, copied = append(carve(&st.ads, len(*ads), st.chunk()), *ads...), true
+			*ads, copied = append(carve(st, &st.ads, len(*ads)), *ads...), true
 		}
 		(*ads)[i].Name = new
 	}
