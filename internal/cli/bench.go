@@ -38,8 +38,10 @@ var (
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
 (models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
 it builds the module of N ops (at least; the real count is the ops
-column) from -seed, then runs each stage of -stages, -repeat times
-(once by default), in this order:
+column) from -seed, and keeps them all; then it runs each stage of
+-stages, -repeat times (once by default), in this order, each run of a
+stage on every module in turn (N1, N2, ..., N1, N2, ...), so that the
+growth from one size to the next compares runs made seconds apart:
 
   walk               the floor: reads every var (name, type) and op
                      (type, attr names, args) of the module once and
@@ -92,7 +94,9 @@ in use (runtime/metrics heap objects + unused bytes, i.e.
 MemStats.HeapInuse) sampled every 1ms by a background goroutine and at
 the stage's start and end, so a spike shorter than the period can be
 missed. Heap figures include what is live across the stage: the module
-(module_heap_bytes), and the text during parse.
+(module_heap_bytes), and the text during parse; the other sizes'
+modules and text, alive too, are taken off (their module_heap_bytes and
+the text's buffer), so that each row's heap is its module's.
 
 With -json the figures are a JSON document with the fields go_version,
 goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
@@ -235,6 +239,16 @@ func runBench(env *Env, args []string) int {
 	st := env.progress()
 	defer st.clear()
 	reg := registry.DefaultRegistry()
+	fail := func(err error) int {
+		st.clear()
+		printErr(env, "", fmt.Errorf("distpass bench: %w", err))
+		return ExitFail
+	}
+	// Every module is built first and kept: the runs of a stage then
+	// take the sizes in turn, so that the growth from one size to the
+	// next compares runs made within seconds of each other, not minutes
+	// apart on a machine whose speed drifts.
+	mods := make([]*benchSize, len(sizes))
 	for i, n := range sizes {
 		st.show("bench: %d ops: generating", n)
 		if env.expectHeap(uint64(n) * benchHeapPerOp) {
@@ -246,157 +260,70 @@ func runBench(env *Env, args []string) int {
 		m, err := models.SyntheticGPTMesh(n, *seed, dp, mp)
 		gen := time.Since(t0)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
-			return ExitFail
+			return fail(err)
 		}
 		runtime.GC()
-		mod := benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}
-		// run measures one stage, -repeat times with setup (when not nil)
-		// before each, untimed, and adds the figures of the run of median
-		// wall time to the report; the caller may fill in more of them
-		// (with the pointer returned) until the next stage runs.
-		run := func(stage string, setup func(), f func() error) (*benchStage, error) {
-			runs := make([]benchStage, 0, *repeat)
-			for i := range *repeat {
+		mods[i] = &benchSize{m: m, mod: benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}}
+	}
+	cfg := benchConfig{reg: reg, ranks: *ranks, budget: budget}
+	perSize := make([][]benchStage, len(sizes))
+	for _, stage := range benchStages {
+		if !want[stage] {
+			continue
+		}
+		jobs := make([]benchJob, len(sizes))
+		for i, sz := range mods {
+			jobs[i] = benchJobFor(stage, sz, cfg)
+		}
+		runs := make([][]benchStage, len(sizes))
+		for k := range *repeat {
+			for i, n := range sizes {
 				if *repeat > 1 {
-					st.show("bench: %d ops: %s (%d of %d)", n, stage, i+1, *repeat)
+					st.show("bench: %d ops: %s (%d of %d)", n, stage, k+1, *repeat)
 				} else {
 					st.show("bench: %d ops: %s", n, stage)
 				}
-				if setup != nil {
-					setup()
-				}
-				// Every run starts with the heap policy a command
-				// expecting this module's heap starts with, whatever
-				// the runs before it left (a stage whose live heap
-				// passed half the expected heap leaves GOGC at 100).
-				env.expectHeap(uint64(n) * benchHeapPerOp)
-				r, err := measure(f)
+				r, err := runJob(env, jobs[i], uint64(n)*benchHeapPerOp, otherHeap(mods, i))
 				if err != nil {
-					return nil, fmt.Errorf("%d ops: %s: %w", n, stage, err)
+					return fail(fmt.Errorf("%d ops: %s: %w", n, stage, err))
 				}
-				runs = append(runs, r)
+				runs[i] = append(runs[i], r)
 			}
-			r := medianRun(runs)
-			r.Stage, r.RequestedOps, r.Ops = stage, n, mod.Ops
+		}
+		for i, n := range sizes {
+			r := medianRun(runs[i])
+			r.Stage, r.RequestedOps, r.Ops = stage, n, mods[i].mod.Ops
 			perOp(&r)
-			rep.Stages = append(rep.Stages, r)
-			return &rep.Stages[len(rep.Stages)-1], nil
+			perSize[i] = append(perSize[i], r)
 		}
-		var text []byte
-		stages := []struct {
-			name string
-			f    func() (*benchStage, error)
-		}{
-			{"walk", func() (*benchStage, error) {
-				return run("walk", nil, func() error { return walkModule(m) })
-			}},
-			{"print", func() (*benchStage, error) {
-				r, err := run("print", nil, func() error { text = ir.Print(m); return nil })
-				mod.TextBytes = len(text)
-				if !want["parse"] {
-					text = nil
-				}
-				return r, err
-			}},
-			{"parse", func() (*benchStage, error) {
-				if text == nil {
-					text = ir.Print(m)
-				}
-				var parsed *ir.Module
-				r, err := run("parse", func() { parsed = nil }, func() error {
-					var err error
-					parsed, err = ir.ParseString("synthetic.dpir", unsafe.String(unsafe.SliceData(text), len(text)))
-					return err
-				})
-				runtime.KeepAlive(parsed)
-				mod.TextBytes = len(text)
-				text = nil // later stages need not carry it
-				return r, err
-			}},
-			{"verify", func() (*benchStage, error) {
-				return run("verify", nil, func() error { return ir.Verify(m) })
-			}},
-			{"clone", func() (*benchStage, error) {
-				var c *ir.Module
-				r, err := run("clone", func() { c = nil }, func() error { c = m.Clone(); return nil })
-				runtime.KeepAlive(c)
-				return r, err
-			}},
-			{"partition", func() (*benchStage, error) {
-				var c *ir.Module
-				return run("partition", func() { c = nil; c = m.Clone() }, func() error { return passes.Partition(c, reg, 0) })
-			}},
-			{"partition-all", func() (*benchStage, error) {
-				// Each rank's output is about the size of the serial
-				// module; GOMAXPROCS more are being built at any time.
-				need := uint64(*ranks+2*runtime.GOMAXPROCS(0)) * mod.ModuleHeapBytes
-				stream := need > budget
-				var outs []*ir.Module
-				r, err := run("partition-all", func() { outs = nil }, func() error {
-					if stream {
-						return partitionStream(m, reg)
-					}
-					var err error
-					outs, err = passes.PartitionAll(context.Background(), m, reg)
-					return err
-				})
-				runtime.KeepAlive(outs)
-				if r != nil {
-					r.Ranks, r.Streamed = *ranks, stream
-				}
-				return r, err
-			}},
-			{"partition-classes", func() (*benchStage, error) {
-				var cs *passes.Classes
-				r, err := run("partition-classes", func() { cs = nil }, func() error {
-					var err error
-					cs, err = passes.PartitionClasses(context.Background(), m, reg, nil)
-					return err
-				})
-				if r != nil {
-					r.Ranks, r.Classes, r.Checked = *ranks, len(cs.Classes), cs.Checked
-					for _, c := range cs.Classes {
-						if c.Fallback != "" {
-							r.Fallbacks++
-						}
-					}
-				}
-				return r, err
-			}},
-			{"mlir", func() (*benchStage, error) {
-				return run("mlir", nil, func() error { return mlir.Write(io.Discard, m) })
-			}},
-		}
-		for _, s := range stages {
-			if !want[s.name] {
-				continue
-			}
-			if _, err := s.f(); err != nil {
-				st.clear()
-				printErr(env, "", fmt.Errorf("distpass bench: %w", err))
-				return ExitFail
+		// The text is kept from print for parse, and dropped after it.
+		if stage == "parse" || stage == "print" && !want["parse"] {
+			for _, sz := range mods {
+				sz.text = nil
 			}
 		}
-		if mod.TextBytes == 0 {
+	}
+	for i, sz := range mods {
+		rep.Stages = append(rep.Stages, perSize[i]...)
+		if sz.mod.TextBytes == 0 {
 			var cw countWriter
-			ir.Fprint(&cw, m)
-			mod.TextBytes = int(cw)
+			ir.Fprint(&cw, sz.m)
+			sz.mod.TextBytes = int(cw)
 		}
-		rep.Modules = append(rep.Modules, mod)
-		for _, out := range []struct {
-			path  string
-			write func(string, *ir.Module) error
-		}{{*mlirFile, writeMLIR}, {*dpirFile, writeModule}} {
-			if i != largest || out.path == "" {
-				continue
-			}
-			st.show("bench: %d ops: writing %s", n, out.path)
-			if err := out.write(out.path, m); err != nil {
-				st.clear()
-				fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
-				return ExitFail
-			}
+		rep.Modules = append(rep.Modules, sz.mod)
+	}
+	for _, out := range []struct {
+		path  string
+		write func(string, *ir.Module) error
+	}{{*mlirFile, writeMLIR}, {*dpirFile, writeModule}} {
+		if out.path == "" {
+			continue
+		}
+		st.show("bench: %d ops: writing %s", sizes[largest], out.path)
+		if err := out.write(out.path, mods[largest].m); err != nil {
+			st.clear()
+			fmt.Fprintf(env.Stderr, "distpass bench: %v\n", err)
+			return ExitFail
 		}
 	}
 	st.clear()
@@ -418,6 +345,150 @@ func runBench(env *Env, args []string) int {
 // benchHeapPerOp is about the heap the largest stage (partition-classes)
 // reaches per op of the synthetic module.
 const benchHeapPerOp = 4 << 10
+
+// benchSize is one module of the run, with what its stages keep.
+type benchSize struct {
+	m    *ir.Module
+	mod  benchModule
+	text []byte // the module printed, from print (or parse's setup) until parse is done
+}
+
+// benchConfig is what the stages need besides the module.
+type benchConfig struct {
+	reg    *registry.Registry
+	ranks  int
+	budget uint64 // for partition-all's outputs
+}
+
+// benchJob is one stage on one module.
+type benchJob struct {
+	setup func()              // untimed, before each run; may be nil
+	run   func() error        // the work timed
+	after func(r *benchStage) // untimed, after each run: adds the run's own figures and drops its outputs; may be nil
+}
+
+// benchJobFor returns stage's job on sz.
+func benchJobFor(stage string, sz *benchSize, cfg benchConfig) benchJob {
+	m := sz.m
+	switch stage {
+	case "walk":
+		return benchJob{run: func() error { return walkModule(m) }}
+	case "print":
+		return benchJob{
+			run:   func() error { sz.text = ir.Print(m); return nil },
+			after: func(*benchStage) { sz.mod.TextBytes = len(sz.text) },
+		}
+	case "parse":
+		if sz.text == nil {
+			sz.text = ir.Print(m)
+		}
+		sz.mod.TextBytes = len(sz.text)
+		var parsed *ir.Module
+		return benchJob{
+			run: func() error {
+				var err error
+				parsed, err = ir.ParseString("synthetic.dpir", unsafe.String(unsafe.SliceData(sz.text), len(sz.text)))
+				return err
+			},
+			after: func(*benchStage) { runtime.KeepAlive(parsed); parsed = nil },
+		}
+	case "verify":
+		return benchJob{run: func() error { return ir.Verify(m) }}
+	case "clone":
+		var c *ir.Module
+		return benchJob{
+			run:   func() error { c = m.Clone(); return nil },
+			after: func(*benchStage) { runtime.KeepAlive(c); c = nil },
+		}
+	case "partition":
+		var c *ir.Module
+		return benchJob{
+			setup: func() { c = m.Clone() },
+			run:   func() error { return passes.Partition(c, cfg.reg, 0) },
+			after: func(*benchStage) { c = nil },
+		}
+	case "partition-all":
+		// Each rank's output is about the size of the serial module;
+		// GOMAXPROCS more are being built at any time.
+		need := uint64(cfg.ranks+2*runtime.GOMAXPROCS(0)) * sz.mod.ModuleHeapBytes
+		stream := need > cfg.budget
+		var outs []*ir.Module
+		return benchJob{
+			run: func() error {
+				if stream {
+					return partitionStream(m, cfg.reg)
+				}
+				var err error
+				outs, err = passes.PartitionAll(context.Background(), m, cfg.reg)
+				return err
+			},
+			after: func(r *benchStage) {
+				runtime.KeepAlive(outs)
+				outs = nil
+				r.Ranks, r.Streamed = cfg.ranks, stream
+			},
+		}
+	case "partition-classes":
+		var cs *passes.Classes
+		return benchJob{
+			run: func() error {
+				var err error
+				cs, err = passes.PartitionClasses(context.Background(), m, cfg.reg, nil)
+				return err
+			},
+			after: func(r *benchStage) {
+				r.Ranks, r.Classes, r.Checked = cfg.ranks, len(cs.Classes), cs.Checked
+				for _, c := range cs.Classes {
+					if c.Fallback != "" {
+						r.Fallbacks++
+					}
+				}
+				cs = nil
+			},
+		}
+	case "mlir":
+		return benchJob{run: func() error { return mlir.Write(io.Discard, m) }}
+	}
+	panic("bench: no job for stage " + stage)
+}
+
+// runJob runs j once: setup, then, with the collector paced as a command
+// expecting heap bytes paces it, the timed run, then after. others is
+// the heap of the other modules (and their text), alive at the same
+// time: it is taken off the run's heap figures, which are then this
+// module's alone.
+func runJob(env *Env, j benchJob, heap, others uint64) (benchStage, error) {
+	if j.setup != nil {
+		j.setup()
+	}
+	// Every run starts with the heap policy a command expecting this
+	// module's heap starts with, whatever the runs before it left (a
+	// stage whose live heap passed half the expected heap leaves GOGC
+	// at 100).
+	env.expectHeap(heap)
+	r, err := measure(j.run)
+	if err != nil {
+		return r, err
+	}
+	r.HeapBaseBytes -= min(r.HeapBaseBytes, others)
+	r.PeakHeapBytes -= min(r.PeakHeapBytes, others)
+	if j.after != nil {
+		j.after(&r)
+	}
+	return r, nil
+}
+
+// otherHeap returns the heap of the modules other than mods[i], and of
+// their text.
+func otherHeap(mods []*benchSize, i int) uint64 {
+	var n uint64
+	for j, sz := range mods {
+		if j != i {
+			n += sz.mod.ModuleHeapBytes + uint64(cap(sz.text))
+		}
+	}
+	return n
+}
 
 // meshFor returns dp×mp = ranks with dp the largest divisor whose square
 // is at most ranks.

@@ -197,3 +197,29 @@ func TestWalkModule(t *testing.T) {
 		t.Fatalf("walk of a well-formed module: %v", err)
 	}
 }
+
+// With several sizes every module is alive through every stage; each
+// row's heap figures are its own module's, the others' taken off.
+func TestBenchHeapIsEachModules(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "300,30000", "-stages", "walk,print,parse", "-json"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Modules) != 2 || len(rep.Stages) != 6 {
+		t.Fatalf("%d modules, %d stages; want 2 and 6", len(rep.Modules), len(rep.Stages))
+	}
+	big := rep.Modules[1].ModuleHeapBytes
+	for _, s := range rep.Stages {
+		if s.RequestedOps == 300 && s.PeakHeapBytes >= big/2 {
+			t.Errorf("%s at 300 ops: peak heap %d, but the 30000-op module alone is %d", s.Stage, s.PeakHeapBytes, big)
+		}
+		if s.RequestedOps == 30000 && s.HeapBaseBytes < big/2 {
+			t.Errorf("%s at 30000 ops: heap base %d below the module's %d", s.Stage, s.HeapBaseBytes, big)
+		}
+	}
+}

@@ -14,7 +14,8 @@ import (
 // it: heapPerInputByte per byte of the files they read, and bench
 // benchHeapPerOp per op of each module it generates, and again before
 // each run of a stage on it, so that every run starts with the
-// collector paced alike.
+// collector paced alike. bench builds every module first, then runs
+// each stage on the modules in turn, run by run.
 func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 	path := filepath.Join("..", "..", "examples", "mlp_dp_mp.dpir")
 	st, err := os.Stat(path)
@@ -28,8 +29,10 @@ func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 		{[]string{"verify", path}, []uint64{heapPerInputByte * uint64(st.Size())}},
 		{[]string{"verify", path, path}, []uint64{2 * heapPerInputByte * uint64(st.Size())}},
 		{[]string{"bench", "-ops", "300,600", "-stages", "verify"},
-			[]uint64{300 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp, 600 * benchHeapPerOp}},
+			[]uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp}},
 		{[]string{"bench", "-ops", "300", "-stages", "walk,verify", "-repeat", "2"}, slices.Repeat([]uint64{300 * benchHeapPerOp}, 5)},
+		{[]string{"bench", "-ops", "300,600", "-stages", "walk,verify", "-repeat", "2"},
+			slices.Repeat([]uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp}, 5)},
 	} {
 		var told []uint64
 		var stdout, stderr bytes.Buffer
