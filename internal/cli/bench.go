@@ -39,9 +39,9 @@ const benchDoc = `Bench measures distpass on synthetic GPT training modules
 (models.SyntheticGPTMesh, annotated dp,mp): for each op count N of -ops,
 it builds the module of N ops (at least; the real count is the ops
 column) from -seed, and keeps them all; then it runs each stage of
--stages, -repeat times (once by default), in this order, each run of a
-stage on every module in turn (N1, N2, ..., N1, N2, ...), so that the
-growth from one size to the next compares runs made seconds apart:
+-stages in this order on every module, -repeat times (once by default)
+on each, before the next stage, so that the growth from one size to the
+next compares runs made seconds apart:
 
   walk               the floor: reads every var (name, type) and op
                      (type, attr names, args) of the module once and
@@ -95,8 +95,9 @@ MemStats.HeapInuse) sampled every 1ms by a background goroutine and at
 the stage's start and end, so a spike shorter than the period can be
 missed. Heap figures include what is live across the stage: the module
 (module_heap_bytes), and the text during parse; the other sizes'
-modules and text, alive too, are taken off (their module_heap_bytes and
-the text's buffer), so that each row's heap is its module's.
+modules and text, alive too, are taken off (the heap in use their
+generation added, and the text's buffer), so that each row's heap is its
+module's.
 
 With -json the figures are a JSON document with the fields go_version,
 goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
@@ -244,10 +245,14 @@ func runBench(env *Env, args []string) int {
 		printErr(env, "", fmt.Errorf("distpass bench: %w", err))
 		return ExitFail
 	}
-	// Every module is built first and kept: the runs of a stage then
-	// take the sizes in turn, so that the growth from one size to the
-	// next compares runs made within seconds of each other, not minutes
-	// apart on a machine whose speed drifts.
+	// Every module is built first and kept, so that a stage runs on
+	// every size before the next stage starts: the growth from one size
+	// to the next compares runs made seconds apart, not minutes, on a
+	// machine whose speed drifts. A size's runs stay together: between
+	// two runs at a million ops, a run at a smaller size lets the
+	// runtime return the memory the large one freed to the system
+	// (it has been idle for two collections), and the next large run
+	// faults it in again, 4 KB at a time.
 	mods := make([]*benchSize, len(sizes))
 	for i, n := range sizes {
 		st.show("bench: %d ops: generating", n)
@@ -255,7 +260,7 @@ func runBench(env *Env, args []string) int {
 			rep.HugePages = true
 		}
 		runtime.GC()
-		base := heapAlloc()
+		base := readMemStats()
 		t0 := time.Now()
 		m, err := models.SyntheticGPTMesh(n, *seed, dp, mp)
 		gen := time.Since(t0)
@@ -263,7 +268,12 @@ func runBench(env *Env, args []string) int {
 			return fail(err)
 		}
 		runtime.GC()
-		mods[i] = &benchSize{m: m, mod: benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(heapAlloc(), base) - base}}
+		after := readMemStats()
+		mods[i] = &benchSize{
+			m:     m,
+			mod:   benchModule{RequestedOps: n, Ops: numOps(m), GenerateNs: gen.Nanoseconds(), ModuleHeapBytes: max(after.HeapAlloc, base.HeapAlloc) - base.HeapAlloc},
+			inuse: max(after.HeapInuse, base.HeapInuse) - base.HeapInuse,
+		}
 	}
 	cfg := benchConfig{reg: reg, ranks: *ranks, budget: budget}
 	perSize := make([][]benchStage, len(sizes))
@@ -275,9 +285,9 @@ func runBench(env *Env, args []string) int {
 		for i, sz := range mods {
 			jobs[i] = benchJobFor(stage, sz, cfg)
 		}
-		runs := make([][]benchStage, len(sizes))
-		for k := range *repeat {
-			for i, n := range sizes {
+		for i, n := range sizes {
+			runs := make([]benchStage, 0, *repeat)
+			for k := range *repeat {
 				if *repeat > 1 {
 					st.show("bench: %d ops: %s (%d of %d)", n, stage, k+1, *repeat)
 				} else {
@@ -287,11 +297,9 @@ func runBench(env *Env, args []string) int {
 				if err != nil {
 					return fail(fmt.Errorf("%d ops: %s: %w", n, stage, err))
 				}
-				runs[i] = append(runs[i], r)
+				runs = append(runs, r)
 			}
-		}
-		for i, n := range sizes {
-			r := medianRun(runs[i])
+			r := medianRun(runs)
 			r.Stage, r.RequestedOps, r.Ops = stage, n, mods[i].mod.Ops
 			perOp(&r)
 			perSize[i] = append(perSize[i], r)
@@ -348,9 +356,10 @@ const benchHeapPerOp = 4 << 10
 
 // benchSize is one module of the run, with what its stages keep.
 type benchSize struct {
-	m    *ir.Module
-	mod  benchModule
-	text []byte // the module printed, from print (or parse's setup) until parse is done
+	m     *ir.Module
+	mod   benchModule
+	inuse uint64 // the module's share of HeapInuse: its heap, with its spans' unused room
+	text  []byte // the module printed, from print (or parse's setup) until parse is done
 }
 
 // benchConfig is what the stages need besides the module.
@@ -478,13 +487,13 @@ func runJob(env *Env, j benchJob, heap, others uint64) (benchStage, error) {
 	return r, nil
 }
 
-// otherHeap returns the heap of the modules other than mods[i], and of
-// their text.
+// otherHeap returns the heap in use by the modules other than mods[i],
+// and by their text.
 func otherHeap(mods []*benchSize, i int) uint64 {
 	var n uint64
 	for j, sz := range mods {
 		if j != i {
-			n += sz.mod.ModuleHeapBytes + uint64(cap(sz.text))
+			n += sz.inuse + uint64(cap(sz.text))
 		}
 	}
 	return n
@@ -510,10 +519,10 @@ func numOps(m *ir.Module) int {
 	return n
 }
 
-func heapAlloc() uint64 {
+func readMemStats() *runtime.MemStats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	return &ms
 }
 
 // measure runs f after a GC, timing it, counting its allocations and

@@ -15,7 +15,8 @@ import (
 // benchHeapPerOp per op of each module it generates, and again before
 // each run of a stage on it, so that every run starts with the
 // collector paced alike. bench builds every module first, then runs
-// each stage on the modules in turn, run by run.
+// each stage on every module in turn, all the runs of one before the
+// next.
 func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 	path := filepath.Join("..", "..", "examples", "mlp_dp_mp.dpir")
 	st, err := os.Stat(path)
@@ -32,7 +33,9 @@ func TestPrepareHeapIsToldTheExpectedHeap(t *testing.T) {
 			[]uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp}},
 		{[]string{"bench", "-ops", "300", "-stages", "walk,verify", "-repeat", "2"}, slices.Repeat([]uint64{300 * benchHeapPerOp}, 5)},
 		{[]string{"bench", "-ops", "300,600", "-stages", "walk,verify", "-repeat", "2"},
-			slices.Repeat([]uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp}, 5)},
+			[]uint64{300 * benchHeapPerOp, 600 * benchHeapPerOp, // the modules
+				300 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp, 600 * benchHeapPerOp, // walk
+				300 * benchHeapPerOp, 300 * benchHeapPerOp, 600 * benchHeapPerOp, 600 * benchHeapPerOp}}, // verify
 	} {
 		var told []uint64
 		var stdout, stderr bytes.Buffer
