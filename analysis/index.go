@@ -228,12 +228,21 @@ const parallelResolveArgs = 1 << 15
 
 // resolveOps resolves the args of ops number lo to hi-1 into pi.args.
 // It only reads the index's name tables, so ranges may run at once.
+//
+// A large block's args go by runs, as its table was built: first every
+// name of the run is hashed and its first slot read, loads that do not
+// wait on each other, so that their cache misses overlap; then each is
+// resolved, from slots in cache. On a block of a million vars a slot
+// read is a miss nearly every time.
 func (pi *progIndex) resolveOps(lo, hi int32) {
+	var run [resolveRun]pendingArg
 	for bi := range pi.blocks {
 		blk := &pi.blocks[bi]
 		if blk.b == nil {
 			continue
 		}
+		batch := blk.names.slots != nil && len(blk.names.slots) >= batchSlots
+		n := 0
 		first, last := max(lo, blk.opOff), min(hi, blk.opOff+int32(len(blk.b.Ops)))
 		for k := first; k < last; k++ {
 			op := blk.b.Ops[k-blk.opOff]
@@ -241,19 +250,66 @@ func (pi *progIndex) resolveOps(lo, hi int32) {
 				continue
 			}
 			a := pi.argStart[k]
-			for _, s := range op.Inputs {
-				for _, name := range s.Args {
-					pi.args[a] = pi.resolve(bi, name)
-					a++
-				}
-			}
-			for _, s := range op.Outputs {
-				for _, name := range s.Args {
-					pi.args[a] = pi.resolve(bi, name)
-					a++
+			for _, side := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+				for _, s := range side {
+					for _, name := range s.Args {
+						if !batch {
+							pi.args[a] = pi.resolve(bi, name)
+						} else {
+							run[n] = pendingArg{name: name, at: a}
+							if n++; n == len(run) {
+								pi.resolveBatch(bi, run[:n])
+								n = 0
+							}
+						}
+						a++
+					}
 				}
 			}
 		}
+		pi.resolveBatch(bi, run[:n])
+	}
+}
+
+// resolveRun is the number of args resolveOps looks up at once.
+const resolveRun = 32
+
+// batchSlots is the table size from which resolveOps reads ahead: below
+// it the table stays in cache. Tests set it to 0.
+var batchSlots = 1 << 16
+
+// pendingArg is an arg resolveBatch is to resolve into pi.args[at].
+type pendingArg struct {
+	name  string
+	at    int32
+	first uint32 // the name's first slot in its block's table
+	h     uint64
+}
+
+// resolveBatch resolves run, args of ops of block bi, into pi.args.
+func (pi *progIndex) resolveBatch(bi int, run []pendingArg) {
+	if len(run) == 0 {
+		return
+	}
+	b := &pi.blocks[bi]
+	slots := b.names.slots
+	mask := uint64(len(slots) - 1)
+	for i := range run {
+		h := maphash.String(nameSeed, run[i].name)
+		run[i].h, run[i].first = h, slots[h&mask]
+	}
+	names, vars := pi.blockNames(b), b.b.Vars()
+	for _, r := range run {
+		gid := int32(-1)
+		if r.first != 0 { // else the block does not declare it
+			if i := b.names.find(names, vars, r.name, r.h); i >= 0 {
+				gid = b.varOff + i
+			}
+		}
+		if gid < 0 && b.parent >= 0 {
+			gid = pi.resolveHashed(int(b.parent), r.name, r.h)
+		}
+		pi.args[r.at] = gid
 	}
 }
 
@@ -424,7 +480,11 @@ func (pi *progIndex) op(id int64) (OpRef, bool) {
 // resolve returns the gid of the var name resolves to from block bi
 // through the parent chain, or -1.
 func (pi *progIndex) resolve(bi int, name string) int32 {
-	h := maphash.String(nameSeed, name)
+	return pi.resolveHashed(bi, name, maphash.String(nameSeed, name))
+}
+
+// resolveHashed is resolve of a name whose hash is h.
+func (pi *progIndex) resolveHashed(bi int, name string, h uint64) int32 {
 	for steps := 0; bi >= 0 && bi < len(pi.blocks) && steps <= len(pi.blocks); steps++ {
 		b := &pi.blocks[bi]
 		if b.b != nil {

@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/internal/irgen"
+	"github.com/distpass/distpass/ir"
 )
 
 // A module large enough for the parallel index resolves every op arg,
@@ -19,13 +23,23 @@ func TestIndexParallelEqualsSequential(t *testing.T) {
 	if n := len(x.progs[0].args); n < parallelResolveArgs {
 		t.Fatalf("main has %d args, fewer than the %d that resolve in parallel", n, parallelResolveArgs)
 	}
+	checkArgsResolved(t, x)
+}
+
+// checkArgsResolved checks that x resolved every op arg of every block
+// as resolving it alone does.
+func checkArgsResolved(t *testing.T, x *IndexInfo) {
+	t.Helper()
 	for _, pi := range x.progs {
 		a := int32(0)
 		for bi, b := range pi.p.Blocks {
 			for pos, op := range b.Ops {
 				k := pi.blocks[bi].opOff + int32(pos)
 				if pi.argStart[k] != a {
-					t.Fatalf("%s op %d: args start at %d, want %d", pi.label, op.ID, pi.argStart[k], a)
+					t.Fatalf("%s block %d op at %d: args start at %d, want %d", pi.label, bi, pos, pi.argStart[k], a)
+				}
+				if op == nil {
+					continue
 				}
 				for name := range op.InputNames {
 					if got, want := pi.args[a], pi.resolve(bi, name); got != want {
@@ -46,6 +60,63 @@ func TestIndexParallelEqualsSequential(t *testing.T) {
 		}
 		if int(a) != len(pi.args) {
 			t.Errorf("%s: %d args walked, %d indexed", pi.label, a, len(pi.args))
+		}
+	}
+}
+
+// Reading a large block's slots ahead, a run of args at a time, resolves
+// every arg as one lookup after another does: names a block declares,
+// names only an ancestor declares, names no block declares, runs that
+// end mid-op and blocks of every size, nil ops among them.
+func TestIndexBatchedEqualsOneByOne(t *testing.T) {
+	defer func(old int) { batchSlots = old }(batchSlots)
+	var src strings.Builder
+	src.WriteString("program main {\n  block 0 {\n")
+	for i := range 300 {
+		fmt.Fprintf(&src, "    var v%d : f32[4]\n", i)
+	}
+	for i := range 299 {
+		fmt.Fprintf(&src, "    op %d elementwise_add(X: v%d, Y: v%d) -> (Out: v%d)\n", i+1, i, (i*7)%300, i+1)
+	}
+	src.WriteString("    op 400 relu(X: nowhere) -> (Out: v0)\n  }\n  block 1 parent 0 {\n")
+	for i := range 20 {
+		fmt.Fprintf(&src, "    var w%d : f32[4]\n", i)
+	}
+	for i := range 19 {
+		fmt.Fprintf(&src, "    op %d elementwise_add(X: w%d, Y: v%d) -> (Out: w%d)\n", 500+i, i, i*11, i+1)
+	}
+	src.WriteString("    op 600 relu(X: missing) -> (Out: w0)\n  }\n}\n")
+	m, err := ir.ParseString("batch.dpir", src.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Main.Blocks[0].Ops = slices.Insert(m.Main.Blocks[0].Ops, 40, nil)
+	big := irgen.MegatronMLP(2000, 2, 4)
+	for _, slots := range []int{0, 1 << 62} {
+		batchSlots = slots
+		for _, mod := range []*ir.Module{m, big} {
+			checkArgsResolved(t, buildIndex(mod))
+		}
+	}
+}
+
+// BenchmarkIndexReadAhead times Index on synthetic modules with the name
+// tables' slots read a run of args ahead (as built) and one lookup after
+// another; a million ops' tables are far larger than the caches.
+func BenchmarkIndexReadAhead(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		m := irgen.Synthetic(n).Clone()
+		for _, ahead := range []bool{true, false} {
+			b.Run(fmt.Sprintf("ops=%d/ahead=%v", n, ahead), func(b *testing.B) {
+				defer func(old int) { batchSlots = old }(batchSlots)
+				if !ahead {
+					batchSlots = 1 << 62
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					buildIndex(m)
+				}
+			})
 		}
 	}
 }
