@@ -26,7 +26,7 @@ import (
 	"github.com/distpass/distpass/registry"
 )
 
-const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-repeat N] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
+const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-repeat N] [-mintime D] [-json] [-mlir FILE] [-dpir FILE] [-mem MB]"
 
 // benchStages are the stages bench knows, in the order it runs them;
 // defaultStages those it runs without -stages.
@@ -81,9 +81,14 @@ stage's figures do not depend on the stages run before it.
 
 With -repeat N each stage runs N times (partition on a new clone each
 time) and the figures reported are those of the run of median wall time
-(the lower middle one for even N): on a machine whose cost of touching
-fresh memory varies from run to run, as a virtual machine's does, one
-run can be far off. The JSON lists every run's wall time.
+(the lower middle one for an even count): on a machine whose cost of
+touching fresh memory varies from run to run, as a virtual machine's
+does, one run can be far off. With -mintime D too, a stage keeps running
+on a module until D has passed since its first run there (setup and
+collections included), as go test's -benchtime does: a small module's
+runs are short, so that a moment of the machine's slowness weighs more
+on each of them, and the same time buys more of them. The JSON lists
+every run's wall time.
 
 Each stage reports its wall time; the CPU time of the process (user and
 system, every thread) and its minor page faults, from getrusage; its
@@ -100,8 +105,8 @@ generation added, and the text's buffer), so that each row's heap is its
 module's.
 
 With -json the figures are a JSON document with the fields go_version,
-goos, goarch, gomaxprocs, num_cpu, seed, ranks, mesh ([dp, mp]),
-peak_heap_method, load_average (1-minute, before and after the run),
+goos, goarch, gomaxprocs, num_cpu, seed, repeat, min_time_ns (with
+-mintime), ranks, mesh ([dp, mp]), peak_heap_method, load_average (1-minute, before and after the run),
 huge_pages (whether the heap was readied for transparent huge pages, as
 every command readies it where Linux offers them on request: see
 gctune.PrepareHeap; GODEBUG=disablethp=1 turns that off),
@@ -111,8 +116,8 @@ stage, requested_ops, ops, ranks (partition-all and -classes), streamed
 (partition-all), classes, fallbacks and checked (partition-classes),
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
-peak_heap_bytes, runs_wall_ns (with -repeat: every run's wall time, in
-order)), growth (with two sizes or more: for each stage and each two
+peak_heap_bytes, runs_wall_ns (with -repeat or -mintime: every run's
+wall time, in order)), growth (with two sizes or more: for each stage and each two
 sizes next to each other, stage, from_ops, to_ops, ops_ratio,
 wall_ratio, and vs_walk, wall_ratio over walk's) and ratios (per module:
 ops, partition_over_clone, classes_over_partition). Sizes are bytes,
@@ -131,6 +136,7 @@ type benchReport struct {
 	NumCPU         int           `json:"num_cpu"`
 	Seed           int64         `json:"seed"`
 	Repeat         int           `json:"repeat"`
+	MinTimeNs      int64         `json:"min_time_ns,omitempty"`
 	Ranks          int           `json:"ranks"`
 	Mesh           [2]int        `json:"mesh"` // dp, mp
 	PeakHeapMethod string        `json:"peak_heap_method"`
@@ -171,7 +177,7 @@ type benchStage struct {
 	BytesPerOp    float64 `json:"bytes_per_op"`
 	HeapBaseBytes uint64  `json:"heap_base_bytes"`
 	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
-	RunsWallNs    []int64 `json:"runs_wall_ns,omitempty"` // with -repeat: every run's
+	RunsWallNs    []int64 `json:"runs_wall_ns,omitempty"` // with -repeat or -mintime: every run's
 }
 
 const peakHeapMethod = "max of HeapInuse (runtime/metrics /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes) sampled every 1ms by a goroutine and at the stage's start and end"
@@ -183,6 +189,7 @@ func runBench(env *Env, args []string) int {
 	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
 	stagesFlag := fs.String("stages", strings.Join(defaultStages, ","), "the stages to run, comma-separated")
 	repeat := fs.Int("repeat", 1, "run each stage `N` times and report the run of median wall time")
+	minTime := fs.Duration("mintime", 0, "and keep running it on a module until `D` has passed")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of a table")
 	mlirFile := fs.String("mlir", "", "write the MLIR twin of the largest module to `FILE`")
 	dpirFile := fs.String("dpir", "", "write the .dpir text of the largest module to `FILE`")
@@ -211,6 +218,9 @@ func runBench(env *Env, args []string) int {
 	if *repeat <= 0 {
 		return usageErr("-repeat: %d is not a positive count", *repeat)
 	}
+	if *minTime < 0 {
+		return usageErr("-mintime: %v is negative", *minTime)
+	}
 	want := map[string]bool{}
 	for _, s := range strings.Split(*stagesFlag, ",") {
 		s = strings.TrimSpace(s)
@@ -228,7 +238,7 @@ func runBench(env *Env, args []string) int {
 	rep := benchReport{
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
-		Seed: *seed, Repeat: *repeat, Ranks: *ranks, Mesh: [2]int{dp, mp}, PeakHeapMethod: peakHeapMethod,
+		Seed: *seed, Repeat: *repeat, MinTimeNs: minTime.Nanoseconds(), Ranks: *ranks, Mesh: [2]int{dp, mp}, PeakHeapMethod: peakHeapMethod,
 	}
 	rep.LoadAverage[0] = loadAverage()
 	largest := 0
@@ -287,10 +297,14 @@ func runBench(env *Env, args []string) int {
 		}
 		for i, n := range sizes {
 			runs := make([]benchStage, 0, *repeat)
-			for k := range *repeat {
-				if *repeat > 1 {
+			start := time.Now()
+			for k := 0; k < *repeat || time.Since(start) < *minTime; k++ {
+				switch {
+				case *minTime > 0:
+					st.show("bench: %d ops: %s (run %d)", n, stage, k+1)
+				case *repeat > 1:
 					st.show("bench: %d ops: %s (%d of %d)", n, stage, k+1, *repeat)
-				} else {
+				default:
 					st.show("bench: %d ops: %s", n, stage)
 				}
 				r, err := runJob(env, jobs[i], uint64(n)*benchHeapPerOp, otherHeap(mods, i))
@@ -735,7 +749,10 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	tw.Flush()
 	var notes bytes.Buffer
 	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
-	if rep.Repeat > 1 {
+	switch {
+	case rep.MinTimeNs > 0:
+		fmt.Fprintf(&notes, "Each stage ran at least %d times and for at least %s on each module; its row is the run of median wall time.\n", rep.Repeat, time.Duration(rep.MinTimeNs))
+	case rep.Repeat > 1:
 		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time.\n", rep.Repeat)
 	}
 	for _, s := range rep.Stages {

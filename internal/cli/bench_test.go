@@ -223,3 +223,33 @@ func TestBenchHeapIsEachModules(t *testing.T) {
 		}
 	}
 }
+
+// -mintime keeps a stage running on a module past -repeat runs until the
+// time has passed.
+func TestBenchMinTime(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-repeat", "2", "-mintime", "100ms", "-json"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.MinTimeNs != 100e6 || len(rep.Stages) != 1 {
+		t.Fatalf("min_time_ns %d, %d stages; want 100ms and 1", rep.MinTimeNs, len(rep.Stages))
+	}
+	// Each run of verify on 300 ops, with its collection, takes about a
+	// millisecond: 100ms takes many runs.
+	runs := rep.Stages[0].RunsWallNs
+	if len(runs) <= 2 {
+		t.Errorf("%d runs, want more than -repeat's 2", len(runs))
+	}
+	if sorted := slices.Sorted(slices.Values(runs)); rep.Stages[0].WallNs != sorted[(len(sorted)-1)/2] {
+		t.Errorf("wall_ns %d is not the median of %v", rep.Stages[0].WallNs, runs)
+	}
+	stdout.Reset()
+	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-mintime", "-1s"}, env); code != ExitUsage {
+		t.Errorf("-mintime -1s: exit %d, want %d", code, ExitUsage)
+	}
+}
