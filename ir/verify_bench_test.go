@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/distpass/distpass/internal/irgen"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -88,5 +89,14 @@ func BenchmarkVerify(b *testing.B) {
 func BenchmarkVerifyClone(b *testing.B) {
 	for _, n := range []int{100000} {
 		b.Run("ops="+strconv.Itoa(n), func(b *testing.B) { benchVerify(b, benchModule(n).Clone()) })
+	}
+}
+
+// BenchmarkVerifySynthetic verifies synthetic training modules with a
+// startup program and a params-grads list, at 10^5 and 10^6 ops: a
+// million ops' name tables, main's and startup's, outgrow the caches.
+func BenchmarkVerifySynthetic(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		b.Run("ops="+strconv.Itoa(n), func(b *testing.B) { benchVerify(b, irgen.Synthetic(n)) })
 	}
 }
