@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -63,17 +62,9 @@ func TestSummarize(t *testing.T) {
 // With two sizes, bench -json holds a growth entry per stage and the
 // ratios of each size.
 func TestBenchJSONGrowth(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"bench", "-ops", "300,900", "-stages", "walk,clone,partition", "-json"}, env); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	var rep benchReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := benchJSON(t, "bench", "-ops", "300,900", "-stages", "walk,clone,partition", "-json")
 	if len(rep.Growth) != 3 || len(rep.Ratios) != 2 {
-		t.Fatalf("%d growth entries and %d ratios, want 3 and 2:\n%s", len(rep.Growth), len(rep.Ratios), stdout.String())
+		t.Fatalf("%d growth entries and %d ratios, want 3 and 2: %+v", len(rep.Growth), len(rep.Ratios), rep)
 	}
 	for _, g := range rep.Growth {
 		if g.FromOps >= g.ToOps || g.OpsRatio <= 1 || g.Ratio <= 0 || g.VsWalk <= 0 || math.IsInf(g.Ratio, 0) {

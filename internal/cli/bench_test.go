@@ -84,6 +84,21 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
+// benchJSON runs bench with args, which must include -json, and returns
+// its report.
+func benchJSON(t *testing.T, args ...string) benchReport {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := Main(args, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %v:\n%s", args, err, stdout.String())
+	}
+	return rep
+}
+
 func floats(v any) []float64 {
 	var out []float64
 	xs, _ := v.([]any)
@@ -121,15 +136,7 @@ func TestMeshFor(t *testing.T) {
 // time: a second Partition of the same module would fail) and reports
 // the run of median wall time, listing every run's.
 func TestBenchRepeat(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify,partition", "-repeat", "3", "-json"}, env); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	var rep benchReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := benchJSON(t, "bench", "-ops", "300", "-stages", "verify,partition", "-repeat", "3", "-json")
 	if rep.Repeat != 3 || len(rep.Stages) != 2 {
 		t.Fatalf("repeat %d, %d stages; want 3 and 2", rep.Repeat, len(rep.Stages))
 	}
@@ -142,6 +149,7 @@ func TestBenchRepeat(t *testing.T) {
 			t.Errorf("%s: wall_ns %d, want the median of %v", s.Stage, s.WallNs, s.RunsWallNs)
 		}
 	}
+	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"bench", "-repeat", "0"}, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitUsage {
 		t.Errorf("-repeat 0: exit %d, want %d", code, ExitUsage)
 	}
@@ -201,15 +209,7 @@ func TestWalkModule(t *testing.T) {
 // With several sizes every module is alive through every stage; each
 // row's heap figures are its own module's, the others' taken off.
 func TestBenchHeapIsEachModules(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"bench", "-ops", "300,30000", "-stages", "walk,print,parse", "-json"}, env); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	var rep benchReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := benchJSON(t, "bench", "-ops", "300,30000", "-stages", "walk,print,parse", "-json")
 	if len(rep.Modules) != 2 || len(rep.Stages) != 6 {
 		t.Fatalf("%d modules, %d stages; want 2 and 6", len(rep.Modules), len(rep.Stages))
 	}
@@ -227,15 +227,7 @@ func TestBenchHeapIsEachModules(t *testing.T) {
 // -mintime keeps a stage running on a module past -repeat runs until the
 // time has passed.
 func TestBenchMinTime(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-repeat", "2", "-mintime", "100ms", "-json"}, env); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	var rep benchReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := benchJSON(t, "bench", "-ops", "300", "-stages", "verify", "-repeat", "2", "-mintime", "100ms", "-json")
 	if rep.MinTimeNs != 100e6 || len(rep.Stages) != 1 {
 		t.Fatalf("min_time_ns %d, %d stages; want 100ms and 1", rep.MinTimeNs, len(rep.Stages))
 	}
@@ -248,8 +240,8 @@ func TestBenchMinTime(t *testing.T) {
 	if sorted := slices.Sorted(slices.Values(runs)); rep.Stages[0].WallNs != sorted[(len(sorted)-1)/2] {
 		t.Errorf("wall_ns %d is not the median of %v", rep.Stages[0].WallNs, runs)
 	}
-	stdout.Reset()
-	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-mintime", "-1s"}, env); code != ExitUsage {
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-mintime", "-1s"}, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitUsage {
 		t.Errorf("-mintime -1s: exit %d, want %d", code, ExitUsage)
 	}
 }
