@@ -75,9 +75,10 @@ next compares runs made seconds apart:
 The mesh has -ranks ranks, dp×mp with dp the largest divisor whose square
 is at most R (8: 2×4, the default module; 64: 8×8). Before each run of
 a stage a GC runs, so stages do not pay for each other's garbage, and
-the collector is paced as a command expecting the module's heap paces
-it (gctune.PrepareHeap's starting heap, about 4 KB an op), so that a
-stage's figures do not depend on the stages run before it.
+the collector is paced as a command expecting the largest module's heap
+paces it (gctune.PrepareHeap's starting heap, about 4 KB an op: it only
+grows, and every module is alive), so that a stage's figures do not
+depend on the stages run before it.
 
 With -repeat N each stage runs N times (partition on a new clone each
 time) and the figures reported are those of the run of median wall time
