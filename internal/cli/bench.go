@@ -117,9 +117,10 @@ stage, requested_ops, ops, ranks (partition-all and -classes), streamed
 (partition-all), classes, fallbacks and checked (partition-classes),
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
-peak_heap_bytes, runs_wall_ns (with -repeat or -mintime: every run's
-wall time, in order)), growth (with two sizes or more: for each stage and each two
-sizes next to each other, stage, from_ops, to_ops, ops_ratio,
+peak_heap_bytes, runs_wall_ns and wall_iqr_ns (with -repeat or -mintime:
+every run's wall time, in order, and their interquartile range)),
+growth (with two sizes or more: for each stage and each two sizes next
+to each other, stage, from_ops, to_ops, ops_ratio,
 wall_ratio, and vs_walk, wall_ratio over walk's) and ratios (per module:
 ops, partition_over_clone, classes_over_partition). Sizes are bytes,
 times nanoseconds. The table ends with the same growth and ratios.
@@ -179,6 +180,7 @@ type benchStage struct {
 	HeapBaseBytes uint64  `json:"heap_base_bytes"`
 	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
 	RunsWallNs    []int64 `json:"runs_wall_ns,omitempty"` // with -repeat or -mintime: every run's
+	WallIQRNs     int64   `json:"wall_iqr_ns,omitempty"`  // the interquartile range of RunsWallNs
 }
 
 const peakHeapMethod = "max of HeapInuse (runtime/metrics /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes) sampled every 1ms by a goroutine and at the stage's start and end"
@@ -567,8 +569,9 @@ func measure(f func() error) (benchStage, error) {
 }
 
 // medianRun returns the run of median wall time (the lower middle one of
-// an even count), with every run's wall time in RunsWallNs when there is
-// more than one.
+// an even count), with every run's wall time in RunsWallNs and their
+// interquartile range in WallIQRNs when there is more than one. The
+// quartiles of n sorted runs are runs n/4 and n-1-n/4, counting from 0.
 func medianRun(runs []benchStage) benchStage {
 	if len(runs) == 1 {
 		return runs[0]
@@ -582,8 +585,10 @@ func medianRun(runs []benchStage) benchStage {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(walls[a], walls[b]) })
-	r := runs[order[(len(runs)-1)/2]]
+	n := len(runs)
+	r := runs[order[(n-1)/2]]
 	r.RunsWallNs = walls
+	r.WallIQRNs = walls[order[n-1-n/4]] - walls[order[n/4]]
 	return r
 }
 
@@ -737,7 +742,12 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	}
 	bw.WriteByte('\n')
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "stage\tops\twall\tcpu\tns/op\tallocs/op\tbytes/op\tpeak heap MB\t\n")
+	runs := rep.Repeat > 1 || rep.MinTimeNs > 0
+	head := "stage\tops\twall\tcpu\tns/op\tallocs/op\tbytes/op\tpeak heap MB\t"
+	if runs {
+		head += "runs\tIQR\t"
+	}
+	fmt.Fprintln(tw, head)
 	streamed := false
 	for _, s := range rep.Stages {
 		name := s.Stage
@@ -745,16 +755,20 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 			name += "*"
 			streamed = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.0f\t%.2f\t%.0f\t%.1f\t\n", name, s.Ops, fmtWall(s.WallNs), fmtWall(s.CPUNs), s.NsPerOp, s.AllocsPerOp, s.BytesPerOp, mb(s.PeakHeapBytes))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.0f\t%.2f\t%.0f\t%.1f\t", name, s.Ops, fmtWall(s.WallNs), fmtWall(s.CPUNs), s.NsPerOp, s.AllocsPerOp, s.BytesPerOp, mb(s.PeakHeapBytes))
+		if runs {
+			fmt.Fprintf(tw, "%d\t%.0f%%\t", len(s.RunsWallNs), 100*float64(s.WallIQRNs)/float64(max(s.WallNs, 1)))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	var notes bytes.Buffer
 	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
 	switch {
 	case rep.MinTimeNs > 0:
-		fmt.Fprintf(&notes, "Each stage ran at least %d times and for at least %s on each module; its row is the run of median wall time.\n", rep.Repeat, time.Duration(rep.MinTimeNs))
+		fmt.Fprintf(&notes, "Each stage ran at least %d times and for at least %s on each module; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", rep.Repeat, time.Duration(rep.MinTimeNs))
 	case rep.Repeat > 1:
-		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time.\n", rep.Repeat)
+		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", rep.Repeat)
 	}
 	for _, s := range rep.Stages {
 		if s.Stage == "partition-classes" {

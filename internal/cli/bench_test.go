@@ -166,15 +166,20 @@ func TestMedianRun(t *testing.T) {
 	for _, c := range []struct {
 		walls []int64
 		want  uint64 // the index of the run reported
+		iqr   int64
 	}{
-		{[]int64{5}, 0},
-		{[]int64{9, 1, 5}, 2},
-		{[]int64{4, 3, 2, 1}, 2}, // the lower middle: 2 ns, run 2
-		{[]int64{7, 7, 1}, 0},    // ties keep their order
+		{[]int64{5}, 0, 0},
+		{[]int64{9, 1, 5}, 2, 8},
+		{[]int64{4, 3, 2, 1}, 2, 1},                  // the lower middle: 2 ns, run 2; quartiles 2 and 3
+		{[]int64{7, 7, 1}, 0, 6},                     // ties keep their order
+		{[]int64{70, 10, 60, 20, 50, 30, 40}, 6, 40}, // quartiles 20 and 60
 	} {
 		r := medianRun(runs(c.walls...))
 		if r.Allocs != c.want {
 			t.Errorf("medianRun(%v) reported run %d, want %d", c.walls, r.Allocs, c.want)
+		}
+		if r.WallIQRNs != c.iqr {
+			t.Errorf("medianRun(%v): IQR %d, want %d", c.walls, r.WallIQRNs, c.iqr)
 		}
 		if len(c.walls) > 1 && !slices.Equal(r.RunsWallNs, c.walls) {
 			t.Errorf("medianRun(%v): runs_wall_ns %v", c.walls, r.RunsWallNs)
@@ -243,5 +248,38 @@ func TestBenchMinTime(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"bench", "-ops", "300", "-stages", "verify", "-mintime", "-1s"}, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitUsage {
 		t.Errorf("-mintime -1s: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// With -repeat the table has each stage's run count and the spread of
+// its runs; without, neither.
+func TestBenchTableRuns(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		runs bool
+	}{
+		{[]string{"bench", "-ops", "300", "-stages", "verify"}, false},
+		{[]string{"bench", "-ops", "300", "-stages", "verify", "-repeat", "3"}, true},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(c.args, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr.String())
+		}
+		var head, row []string
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) > 0 && f[0] == "stage":
+				head = f
+			case len(f) > 0 && f[0] == "verify":
+				row = f
+			}
+		}
+		if got := slices.Contains(head, "IQR"); got != c.runs || len(row) != len(head)-2 { // "peak heap MB" is three words
+			t.Fatalf("%v: head %q, row %q", c.args, head, row)
+		}
+		if c.runs && (row[len(row)-2] != "3" || !strings.HasSuffix(row[len(row)-1], "%")) {
+			t.Errorf("%v: runs and IQR %q, want 3 and a percentage", c.args, row[len(row)-2:])
+		}
 	}
 }
