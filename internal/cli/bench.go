@@ -262,10 +262,10 @@ func runBench(env *Env, args []string) int {
 	// every size before the next stage starts: the growth from one size
 	// to the next compares runs made seconds apart, not minutes, on a
 	// machine whose speed drifts. A size's runs stay together: between
-	// two runs at a million ops, a run at a smaller size lets the
-	// runtime return the memory the large one freed to the system
-	// (it has been idle for two collections), and the next large run
-	// faults it in again, 4 KB at a time.
+	// two runs at a million ops, a run at a smaller size leaves the
+	// memory the large one freed idle through collections, the runtime
+	// returns it to the system, and the next large run faults it in
+	// again, 4 KB at a time.
 	mods := make([]*benchSize, len(sizes))
 	for i, n := range sizes {
 		st.show("bench: %d ops: generating", n)
