@@ -478,19 +478,19 @@ func benchJobFor(stage string, sz *benchSize, cfg benchConfig) benchJob {
 	panic("bench: no job for stage " + stage)
 }
 
-// runJob runs j once: setup, then, with the collector paced as a command
-// expecting heap bytes paces it, the timed run, then after. others is
-// the heap of the other modules (and their text), alive at the same
-// time: it is taken off the run's heap figures, which are then this
-// module's alone.
+// runJob runs j once: setup, then, with heap bytes announced as a
+// command expecting them announces them, the timed run, then after.
+// others is the heap of the other modules (and their text), alive at
+// the same time: it is taken off the run's heap figures, which are then
+// this module's alone.
 func runJob(env *Env, j benchJob, heap, others uint64) (benchStage, error) {
 	if j.setup != nil {
 		j.setup()
 	}
-	// Every run starts with the heap policy a command expecting this
-	// module's heap starts with, whatever the runs before it left (a
-	// stage whose live heap passed half the expected heap leaves GOGC
-	// at 100).
+	// The announcement restarts the starting heap when heap is the
+	// largest announced, whatever the runs before left (a stage whose
+	// live heap passed half the expected heap leaves GOGC at 100); a
+	// smaller module's runs keep the largest one's.
 	env.expectHeap(heap)
 	r, err := measure(j.run)
 	if err != nil {
@@ -766,7 +766,7 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
 	switch {
 	case rep.MinTimeNs > 0:
-		fmt.Fprintf(&notes, "Each stage ran at least %d times and for at least %s on each module; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", rep.Repeat, time.Duration(rep.MinTimeNs))
+		fmt.Fprintf(&notes, "Each stage ran for at least %s, and at least %d times, on each module; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", time.Duration(rep.MinTimeNs), rep.Repeat)
 	case rep.Repeat > 1:
 		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", rep.Repeat)
 	}
