@@ -766,7 +766,11 @@ func printBenchTable(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(&notes, "\nns/op is wall time; cpu is the process's user+system time (every thread).\nPer-op figures are per op of the serial module (partition-all and -classes: the work of all %d ranks).\n", rep.Ranks)
 	switch {
 	case rep.MinTimeNs > 0:
-		fmt.Fprintf(&notes, "Each stage ran for at least %s, and at least %d times, on each module; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", time.Duration(rep.MinTimeNs), rep.Repeat)
+		times := ""
+		if rep.Repeat > 1 {
+			times = fmt.Sprintf(", and at least %d times,", rep.Repeat)
+		}
+		fmt.Fprintf(&notes, "Each stage ran for at least %s%s on each module; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", time.Duration(rep.MinTimeNs), times)
 	case rep.Repeat > 1:
 		fmt.Fprintf(&notes, "Each stage ran %d times; its row is the run of median wall time, IQR the interquartile range of the runs' wall times over that median.\n", rep.Repeat)
 	}
