@@ -248,15 +248,25 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 		// Paddle's startup partition: an initialiser's shape attr is its
 		// output's local shape. Each op is set on its own, once the
 		// block's name index is built (a lookup builds a stale one).
+		// The output is the var the analyses' index resolved it to (the
+		// local shapes required the index) when that var still has its
+		// name: a probe of startup's table each is a cache miss each on
+		// a large module.
 		g := s.Global()
 		g.Var("")
+		idx, _ := analysis.Get[*analysis.IndexInfo](cache, analysis.Index)
 		forChunks(len(g.Ops), func(lo, hi int) {
-			for _, op := range g.Ops[lo:hi] {
+			var buf []*ir.Var
+			for j, op := range g.Ops[lo:hi] {
 				outs := op.Output("Out")
 				if len(outs) != 1 || !op.Attrs.Has("shape") {
 					continue
 				}
-				if v := g.Var(outs[0]); v != nil && v.Type.IsTensor() {
+				v := indexedOut(idx, &buf, s, lo+j, op, outs[0])
+				if v == nil {
+					v = g.Var(outs[0])
+				}
+				if v != nil && v.Type.IsTensor() {
 					// A replicated parameter keeps its shape: no new attr.
 					if cur, ok := op.Attrs.Get("shape").(ir.Ints); ok && slices.Equal(cur, v.Type.Shape) {
 						continue
@@ -273,6 +283,31 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 		m.Groups = registry.BuildGroups(m.Meshes)
 	}
 	return nil
+}
+
+// indexedOut returns the var idx resolved the arg name of op's "Out"
+// slot to, op being at position pos of p's global block, when that var
+// is still called name; else nil. buf is scratch.
+func indexedOut(idx *analysis.IndexInfo, buf *[]*ir.Var, p *ir.Program, pos int, op *ir.Op, name string) *ir.Var {
+	if idx == nil {
+		return nil
+	}
+	k := 0
+	for _, sl := range op.Inputs {
+		k += len(sl.Args)
+	}
+	for _, sl := range op.Outputs {
+		if sl.Name == "Out" {
+			break
+		}
+		k += len(sl.Args)
+	}
+	vars, ok := idx.AppendArgVars((*buf)[:0], p, 0, pos)
+	*buf = vars
+	if !ok || k >= len(vars) || vars[k] == nil || vars[k].Name != name {
+		return nil
+	}
+	return vars[k]
 }
 
 // forChunks calls f on consecutive ranges covering [0, n): one range
