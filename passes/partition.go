@@ -250,8 +250,8 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 		// block's name index is built (a lookup builds a stale one).
 		// The output is the var the analyses' index resolved it to (the
 		// local shapes required the index) when that var still has its
-		// name: a probe of startup's table each is a cache miss each on
-		// a large module.
+		// name: on a large module each probe of startup's table would
+		// be a cache miss.
 		g := s.Global()
 		g.Var("")
 		idx, _ := analysis.Get[*analysis.IndexInfo](cache, analysis.Index)
