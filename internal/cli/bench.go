@@ -31,8 +31,8 @@ const benchArgs = "[-ops N[,N...]] [-ranks R] [-seed S] [-stages LIST] [-repeat 
 // benchStages are the stages bench knows, in the order it runs them;
 // defaultStages those it runs without -stages.
 var (
-	benchStages   = []string{"walk", "print", "parse", "verify", "clone", "partition", "partition-all", "partition-classes", "mlir"}
-	defaultStages = benchStages[:8]
+	benchStages   = []string{"chase", "walk", "print", "parse", "verify", "clone", "partition", "partition-all", "partition-classes", "mlir"}
+	defaultStages = benchStages[1:9]
 )
 
 const benchDoc = `Bench measures distpass on synthetic GPT training modules
@@ -43,6 +43,14 @@ column) from -seed, and keeps them all; then it runs each stage of
 on each, before the next stage, so that the growth from one size to the
 next compares runs made seconds apart:
 
+  chase              the machine's floor, without distpass: one read per
+                     op of the module, each at a random place (known
+                     only when the read before is done) in a block of
+                     memory as large as the module's heap, built before
+                     the stage's first run and counted in its heap;
+                     the latency of the machine's memory at that size,
+                     which grows with the size when caches, TLBs and
+                     page walks stop covering it; only when listed
   walk               the floor: reads every var (name, type) and op
                      (type, attr names, args) of the module once and
                      looks every arg up by name through the block chain
@@ -288,7 +296,7 @@ func runBench(env *Env, args []string) int {
 			inuse: max(after.HeapInuse, base.HeapInuse) - base.HeapInuse,
 		}
 	}
-	cfg := benchConfig{reg: reg, ranks: *ranks, budget: budget}
+	cfg := benchConfig{reg: reg, ranks: *ranks, budget: budget, seed: *seed}
 	perSize := make([][]benchStage, len(sizes))
 	for _, stage := range benchStages {
 		if !want[stage] {
@@ -316,6 +324,7 @@ func runBench(env *Env, args []string) int {
 				}
 				runs = append(runs, r)
 			}
+			jobs[i] = benchJob{} // what it held goes before the next size's runs
 			r := medianRun(runs)
 			r.Stage, r.RequestedOps, r.Ops = stage, n, mods[i].mod.Ops
 			perOp(&r)
@@ -384,6 +393,7 @@ type benchConfig struct {
 	reg    *registry.Registry
 	ranks  int
 	budget uint64 // for partition-all's outputs
+	seed   int64  // for chase's ring
 }
 
 // benchJob is one stage on one module.
@@ -397,6 +407,16 @@ type benchJob struct {
 func benchJobFor(stage string, sz *benchSize, cfg benchConfig) benchJob {
 	m := sz.m
 	switch stage {
+	case "chase":
+		var ring *chaseRing
+		return benchJob{
+			setup: func() {
+				if ring == nil {
+					ring = newChaseRing(sz.mod.ModuleHeapBytes, cfg.seed)
+				}
+			},
+			run: func() error { ring.chase(sz.mod.Ops); return nil },
+		}
 	case "walk":
 		return benchJob{run: func() error { return walkModule(m) }}
 	case "print":
