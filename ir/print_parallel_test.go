@@ -3,6 +3,8 @@ package ir_test
 import (
 	"bytes"
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/distpass/distpass/internal/irgen"
@@ -60,5 +62,30 @@ func TestPrintPiecesEqualSequential(t *testing.T) {
 	}
 	if want := ir.Print(mods[0]); !bytes.HasPrefix(want, w.buf.Bytes()) {
 		t.Fatal("Fprint wrote bytes that are not a prefix of the module's text")
+	}
+}
+
+// The pieces' buffers are kept from one print to the next: with the
+// collector off (so that the pool keeps them), a second print in pieces
+// allocates its output and little more, where fresh buffers for the
+// window of pieces in flight would take several times 1 MB.
+func TestPrintPieceBuffersAreReused(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector drops pooled buffers at random")
+	}
+	m := irgen.Synthetic(10000)
+	restore := ir.SetPrintPiecesForTest(8192, 2048, 2)
+	defer restore()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	text := ir.Print(m) // the first print fills the pool
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	again := ir.Print(m)
+	runtime.ReadMemStats(&after)
+	if !bytes.Equal(again, text) {
+		t.Fatal("the second print differs from the first")
+	}
+	if extra := int64(after.TotalAlloc-before.TotalAlloc) - int64(len(text)); extra > 1<<20 {
+		t.Errorf("the second print allocated %d bytes beyond its %d of text", extra, len(text))
 	}
 }
