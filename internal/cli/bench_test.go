@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -280,6 +281,29 @@ func TestBenchTableRuns(t *testing.T) {
 		}
 		if c.runs && (row[len(row)-2] != "3" || !strings.HasSuffix(row[len(row)-1], "%")) {
 			t.Errorf("%v: runs and IQR %q, want 3 and a percentage", c.args, row[len(row)-2:])
+		}
+	}
+}
+
+// The stages' module is read back from its own text, as a command reads
+// a file: it prints as that text, and its names are the text's bytes.
+func TestBenchModuleIsReadBack(t *testing.T) {
+	m, src, err := benchModuleOf(300, 1, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ir.Print(m), src) {
+		t.Fatal("the module read back does not print as its text")
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(src)))
+	hi := lo + uintptr(len(src))
+	vars := m.Main.Blocks[0].Vars()
+	if len(vars) == 0 {
+		t.Fatal("no vars in main's block 0")
+	}
+	for _, v := range vars {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(v.Name))); p < lo || p >= hi {
+			t.Fatalf("var %s: its name is not in the text", v.Name)
 		}
 	}
 }
