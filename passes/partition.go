@@ -396,6 +396,7 @@ type indexedArgs struct {
 	binds uint64  // block 0's BindingsVersion when indexed
 	pos   []int32 // for each op of block 0 now, its position when indexed, or -1; nil: unmoved
 	buf   []*ir.Var
+	cur   int32 // where the op being lowered was when indexed
 }
 
 // newIndexedArgs returns the record for m, or nil when main has no block.
@@ -423,6 +424,10 @@ func (x *indexedArgs) at(j int) int32 {
 	}
 	return x.pos[j]
 }
+
+// bindCur binds the vars of the op being lowered (bind of cur): what
+// the lowering hands registry.Ctx.BindLater.
+func (x *indexedArgs) bindCur(ctx *registry.Ctx) { x.bind(ctx, x.cur) }
 
 // bind tells ctx the vars of the op that was at position pos of block 0
 // when indexed, unless an impl has removed or renamed a var of the block
@@ -462,9 +467,10 @@ func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedA
 	for bi, b := range p.Blocks {
 		ctx := registry.NewCtx(m, p.Rank, b, st)
 		var bound *indexedArgs
+		var bind func(*registry.Ctx)
 		var next []int32 // where the ops of the new list were indexed
 		if bi == 0 && pre.usable(p) {
-			bound = pre
+			bound, bind = pre, pre.bindCur
 			next = make([]int32, 0, len(b.Ops)+len(b.Ops)/4)
 		}
 		for j, op := range b.Ops {
@@ -472,11 +478,10 @@ func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedA
 			if bound != nil {
 				pos = bound.at(j)
 			}
-			if err := lowerOp(ctx, m, reg, phase, op, byID, func() {
-				if bound != nil {
-					bound.bind(ctx, pos)
-				}
-			}); err != nil {
+			if bound != nil {
+				bound.cur = pos
+			}
+			if err := lowerOp(ctx, m, reg, phase, op, byID, bind); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
 			if bound != nil {
@@ -573,7 +578,7 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 	return nil, true
 }
 
-func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func()) error {
+func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func(*registry.Ctx)) error {
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
@@ -635,7 +640,9 @@ func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase Lowe
 		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
 	}
 	ctx.Begin(op, mesh, implType, implIndex)
-	bind()
+	if bind != nil {
+		ctx.BindLater(bind)
+	}
 	if phase == LowerForward {
 		if impl.Compatible != nil {
 			if err := impl.Compatible(ctx, op); err != nil {

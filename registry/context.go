@@ -105,7 +105,7 @@ type Ctx struct {
 	out []*ir.Op // the block's new op list
 
 	// The vars the current op's lowering looked up, or was told of
-	// (Bind): an impl, its checks and the syncs ask for the same few
+	// (Bind, BindLater): an impl, its checks and the syncs ask for the same few
 	// names again and again, and a hash lookup in a large block costs
 	// cache misses each time. The memo is dropped at the next op and
 	// whenever the var table of the block or of an ancestor changes (an
@@ -114,8 +114,9 @@ type Ctx struct {
 	// (checkMemo).
 	memo      [8]varMemo
 	nmemo     int
-	memoGen   uint64 // varsVersion when the memo was last found good
-	memoBinds uint64 // and the block's BindingsVersion
+	memoGen   uint64     // varsVersion when the memo was last found good
+	memoBinds uint64     // and the block's BindingsVersion
+	later     func(*Ctx) // BindLater's binding, not run yet
 }
 
 type varMemo struct {
@@ -140,6 +141,7 @@ func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Ctx {
 func (c *Ctx) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
 	c.nmemo = 0
+	c.later = nil
 }
 
 // Ops returns the ops emitted so far.
@@ -293,6 +295,10 @@ func (c *Ctx) Var(name string) *ir.Var {
 	if c.Block == nil {
 		return c.Prog.LookupVar(c.Block, name)
 	}
+	if f := c.later; f != nil {
+		c.later = nil
+		f(c)
+	}
 	c.checkMemo()
 	for _, m := range c.memo[:c.nmemo] {
 		if m.name == name {
@@ -356,6 +362,14 @@ next:
 		c.nmemo++
 	}
 }
+
+// BindLater puts a call of Bind off until the op's lowering first looks a
+// var up: bind runs then, once, and should call Bind with the vars as
+// they bind their names at that moment. Many ops (an optimizer's, most
+// grad ops without a parameter) are lowered without a lookup, and
+// finding their vars costs more than lowering them. Call it after Begin;
+// the next Begin drops a binding not run.
+func (c *Ctx) BindLater(bind func(*Ctx)) { c.later = bind }
 
 // varsVersion sums the var table versions of the block and its
 // ancestors, the blocks a lookup reads: versions only grow, so the sum

@@ -140,6 +140,51 @@ func TestCtxBind(t *testing.T) {
 	}
 }
 
+// BindLater's binding runs at the op's first lookup, once, and not at
+// all for an op that looks nothing up: Begin drops it.
+func TestCtxBindLater(t *testing.T) {
+	m, err := ir.ParseString("t.dpir", `program main {
+  block 0 {
+    var a : f32[2]
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Main.Global()
+	ctx := NewCtx(m, 0, b, NewState())
+	bound := &ir.Var{Name: "a", Type: b.Var("a").Type} // not the table's: an answer from the memo shows
+	calls := 0
+	bind := func(c *Ctx) {
+		calls++
+		c.Bind([]*ir.Var{bound})
+	}
+	mesh := &ir.ProcessMesh{Name: "m", Shape: []int{1}, DimNames: []string{"x"}, ProcessIDs: []int{0}}
+	ctx.Begin(&ir.Op{ID: 1, Type: "relu"}, mesh, "default", 0)
+	ctx.BindLater(bind)
+	ctx.Emit("c_identity", nil, nil, "no lookup") // looks up no var: no binding yet
+	if calls != 0 {
+		t.Fatalf("bound before any lookup (%d calls)", calls)
+	}
+	if ctx.Var("a") != bound || ctx.Var("b") != nil || ctx.Var("a") != bound {
+		t.Error("lookups after BindLater do not answer with the bound var")
+	}
+	if calls != 1 {
+		t.Errorf("the binding ran %d times, want once", calls)
+	}
+	// An op that looks nothing up: its binding never runs.
+	ctx.Begin(&ir.Op{ID: 2, Type: "relu"}, nil, "default", 0)
+	ctx.BindLater(bind)
+	ctx.Begin(&ir.Op{ID: 3, Type: "relu"}, nil, "default", 0)
+	if got := ctx.Var("a"); got != b.Var("a") {
+		t.Errorf("op 3 got op 2's binding: Var(a) = %p, want the table's %p", got, b.Var("a"))
+	}
+	if calls != 1 {
+		t.Errorf("the dropped binding ran (%d calls)", calls)
+	}
+}
+
 // In a sub-block a var added may shadow one found in the parent: the
 // memo forgets everything then.
 func TestCtxVarSeesShadowing(t *testing.T) {
