@@ -148,6 +148,8 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 			pre = nil
 		}
 	}
+	var remapped func() error
+	var remapDone <-chan struct{}
 	steps := []struct {
 		name string
 		run  func() error
@@ -156,11 +158,19 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		{"lower-forward", func() error { return lower(m, reg, LowerForward, pre) }},
 		{"lower-backward", func() error { return lower(m, reg, LowerBackward, pre) }},
 		{"lower-optimizer", func() error { return lower(m, reg, LowerOptimizer, pre) }},
-		{"relink-block-attrs", func() error { return RelinkBlockAttrs(m) }},
-		{"remap-params-grads", func() error { return RemapParamsGrads(m) }},
+		{"relink-block-attrs", func() error {
+			// The last two steps only read m: the params-grads check
+			// runs on another core meanwhile, and reports after.
+			remapped, remapDone = goRun(func() error { return RemapParamsGrads(m) })
+			return RelinkBlockAttrs(m)
+		}},
+		{"remap-params-grads", func() error { return remapped() }},
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
+			if remapDone != nil {
+				<-remapDone // not left reading m past the return
+			}
 			if _, ok := err.(interface{ Unwrap() []error }); ok {
 				return err // OpErrors: each line names rank, op and phase
 			}
@@ -168,6 +178,27 @@ func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 		}
 	}
 	return nil
+}
+
+// goRun runs f on another goroutine. wait waits for it and returns its
+// error, raising a panic of f again in the waiter's goroutine, where the
+// pass manager's recovery sees it; done is closed when f has returned.
+func goRun(f func() error) (wait func() error, done <-chan struct{}) {
+	var err error
+	var failed any
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		defer func() { failed = recover() }()
+		err = f()
+	}()
+	return func() error {
+		<-ch
+		if failed != nil {
+			panic(failed)
+		}
+		return err
+	}, ch
 }
 
 // Ranks returns every rank of the module's meshes, ascending.
