@@ -341,7 +341,11 @@ func runBench(env *Env, args []string) int {
 	for _, out := range []struct {
 		path  string
 		write func(string, *ir.Module) error
-	}{{*mlirFile, writeMLIR}, {*dpirFile, writeModule}} {
+	}{
+		{*mlirFile, writeMLIR},
+		// The text the module was read back from is its print.
+		{*dpirFile, func(path string, _ *ir.Module) error { return os.WriteFile(path, mods[largest].src, 0o666) }},
+	} {
 		if out.path == "" {
 			continue
 		}

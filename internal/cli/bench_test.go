@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -305,5 +307,54 @@ func TestBenchModuleIsReadBack(t *testing.T) {
 		if p := uintptr(unsafe.Pointer(unsafe.StringData(v.Name))); p < lo || p >= hi {
 			t.Fatalf("var %s: its name is not in the text", v.Name)
 		}
+	}
+}
+
+// -dpir and -mlir write the largest module: its .dpir text, which reads
+// back to a module that prints as that text, and its MLIR twin, one
+// dist op a line for each op of main.
+func TestBenchWritesTheLargestModule(t *testing.T) {
+	dir := t.TempDir()
+	dpir, twin := filepath.Join(dir, "m.dpir"), filepath.Join(dir, "m.mlir")
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"bench", "-ops", "600,300", "-stages", "print", "-json", "-dpir", dpir, "-mlir", twin}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, mod := range rep.Modules {
+		largest = max(largest, mod.Ops)
+	}
+	src, err := os.ReadFile(dpir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ir.Parse(dpir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ir.Print(m), src) {
+		t.Error("the .dpir file does not print as itself")
+	}
+	ops := 0
+	for _, p := range m.Programs() {
+		ops += p.NumOps()
+	}
+	if ops != largest {
+		t.Errorf("the .dpir file has %d ops, the largest module %d", ops, largest)
+	}
+	text, err := os.ReadFile(twin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := bytes.Count(text, []byte(`"dist.`)), m.Main.NumOps(); got != want {
+		t.Errorf("the MLIR twin has %d dist ops, main %d", got, want)
 	}
 }
