@@ -128,11 +128,16 @@ stage, requested_ops, ops, ranks (partition-all and -classes), streamed
 wall_ns, cpu_ns, page_faults, ns_per_op, allocs, bytes, allocs_per_op,
 bytes_per_op, heap_base_bytes (heap in use as the stage starts),
 peak_heap_bytes, runs_wall_ns and wall_iqr_ns (with -repeat or -mintime:
-every run's wall time, in order, and their interquartile range)),
+every run's wall time, in order, and their interquartile range), and
+for partition clone_ns and runs_clone_ns (the clone each run worked on,
+timed as the clone stage times one)),
 growth (with two sizes or more: for each stage and each two sizes next
 to each other, stage, from_ops, to_ops, ops_ratio,
 wall_ratio, and vs_walk, wall_ratio over walk's) and ratios (per module:
-ops, partition_over_clone, classes_over_partition). Sizes are bytes,
+ops, partition_over_clone, partition_over_paired_clone (the median over
+partition's runs of each run's time over its own clone's: two timings
+seconds apart, which the machine's drift moves less than the stages'
+medians, minutes apart), classes_over_partition). Sizes are bytes,
 times nanoseconds. The table ends with the same growth and ratios.
 
 -mlir FILE writes the MLIR twin of the largest module to FILE, and -dpir
@@ -191,6 +196,11 @@ type benchStage struct {
 	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
 	RunsWallNs    []int64 `json:"runs_wall_ns,omitempty"` // with -repeat or -mintime: every run's
 	WallIQRNs     int64   `json:"wall_iqr_ns,omitempty"`  // the interquartile range of RunsWallNs
+	// CloneNs (partition only) is the wall time of the clone the run
+	// worked on, made just before it as the clone stage makes one; with
+	// several runs, RunsCloneNs holds every run's, as RunsWallNs does.
+	CloneNs     int64   `json:"clone_ns,omitempty"`
+	RunsCloneNs []int64 `json:"runs_clone_ns,omitempty"`
 }
 
 const peakHeapMethod = "max of HeapInuse (runtime/metrics /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes) sampled every 1ms by a goroutine and at the stage's start and end"
@@ -460,11 +470,21 @@ func benchJobFor(stage string, sz *benchSize, cfg benchConfig) benchJob {
 			after: func(*benchStage) { runtime.KeepAlive(c); c = nil },
 		}
 	case "partition":
+		// The clone is timed as the clone stage times one (a collection
+		// first), so that each run's partition can be set against a
+		// clone made seconds before it, not minutes: the machine's
+		// speed drifts.
 		var c *ir.Module
+		var cloneNs int64
 		return benchJob{
-			setup: func() { c = m.Clone() },
+			setup: func() {
+				runtime.GC()
+				t0 := time.Now()
+				c = m.Clone()
+				cloneNs = time.Since(t0).Nanoseconds()
+			},
 			run:   func() error { return passes.Partition(c, cfg.reg, 0) },
-			after: func(*benchStage) { c = nil },
+			after: func(r *benchStage) { c, r.CloneNs = nil, cloneNs },
 		}
 	case "partition-all":
 		// Each rank's output is about the size of the serial module;
@@ -517,14 +537,15 @@ func benchJobFor(stage string, sz *benchSize, cfg benchConfig) benchJob {
 // the same time: it is taken off the run's heap figures, which are then
 // this module's alone.
 func runJob(env *Env, j benchJob, heap, others uint64) (benchStage, error) {
-	if j.setup != nil {
-		j.setup()
-	}
 	// The announcement restarts the starting heap when heap is the
 	// largest announced, whatever the runs before left (a stage whose
 	// live heap passed half the expected heap leaves GOGC at 100); a
-	// smaller module's runs keep the largest one's.
+	// smaller module's runs keep the largest one's. It comes before the
+	// setup, which partition times.
 	env.expectHeap(heap)
+	if j.setup != nil {
+		j.setup()
+	}
 	r, err := measure(j.run)
 	if err != nil {
 		return r, err
@@ -622,6 +643,12 @@ func medianRun(runs []benchStage) benchStage {
 	r := runs[order[(n-1)/2]]
 	r.RunsWallNs = walls
 	r.WallIQRNs = walls[order[n-1-n/4]] - walls[order[n/4]]
+	if r.CloneNs != 0 {
+		r.RunsCloneNs = make([]int64, n)
+		for i, run := range runs {
+			r.RunsCloneNs[i] = run.CloneNs
+		}
+	}
 	return r
 }
 

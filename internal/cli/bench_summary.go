@@ -26,6 +26,9 @@ type benchRatio struct {
 	Ops int `json:"ops"`
 	// PartitionOverClone is one rank's partition over a deep clone.
 	PartitionOverClone float64 `json:"partition_over_clone,omitempty"`
+	// PartitionOverPairedClone is the median over partition's runs of
+	// each run's wall time over that of the clone it worked on.
+	PartitionOverPairedClone float64 `json:"partition_over_paired_clone,omitempty"`
 	// ClassesOverPartition is partition-classes (every rank) over one
 	// rank's partition.
 	ClassesOverPartition float64 `json:"classes_over_partition,omitempty"`
@@ -35,8 +38,12 @@ type benchRatio struct {
 // next to each other in size, and rep.Ratios, for each module.
 func summarize(rep *benchReport) {
 	wall := map[string]map[int]int64{} // stage → ops → wall
+	paired := map[int]float64{}        // ops → partition over its runs' clones
 	var sizes []int
 	for _, s := range rep.Stages {
+		if s.Stage == "partition" {
+			paired[s.Ops] = pairedRatio(s)
+		}
 		if wall[s.Stage] == nil {
 			wall[s.Stage] = map[int]int64{}
 		}
@@ -70,14 +77,36 @@ func summarize(rep *benchReport) {
 	}
 	for _, n := range sizes {
 		r := benchRatio{
-			Ops:                  n,
-			PartitionOverClone:   ratio(wall["clone"][n], wall["partition"][n]),
-			ClassesOverPartition: ratio(wall["partition"][n], wall["partition-classes"][n]),
+			Ops:                      n,
+			PartitionOverClone:       ratio(wall["clone"][n], wall["partition"][n]),
+			PartitionOverPairedClone: paired[n],
+			ClassesOverPartition:     ratio(wall["partition"][n], wall["partition-classes"][n]),
 		}
-		if r.PartitionOverClone != 0 || r.ClassesOverPartition != 0 {
+		if r.PartitionOverClone != 0 || r.PartitionOverPairedClone != 0 || r.ClassesOverPartition != 0 {
 			rep.Ratios = append(rep.Ratios, r)
 		}
 	}
+}
+
+// pairedRatio is the median over s's runs of each run's wall time over
+// its clone's (the lower middle one of an even count), or 0 when s has
+// no clone times.
+func pairedRatio(s benchStage) float64 {
+	walls, clones := s.RunsWallNs, s.RunsCloneNs
+	if len(walls) == 0 {
+		walls, clones = []int64{s.WallNs}, []int64{s.CloneNs}
+	}
+	var rs []float64
+	for i, w := range walls {
+		if i < len(clones) && clones[i] > 0 && w > 0 {
+			rs = append(rs, float64(w)/float64(clones[i]))
+		}
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	return rs[(len(rs)-1)/2]
 }
 
 // printSummary writes the growth and ratio lines of the table output.
@@ -94,6 +123,9 @@ func printSummary(w io.Writer, rep *benchReport) {
 		var parts []string
 		if r.PartitionOverClone != 0 {
 			parts = append(parts, fmt.Sprintf("partition / clone %.2fx", r.PartitionOverClone))
+		}
+		if r.PartitionOverPairedClone != 0 {
+			parts = append(parts, fmt.Sprintf("partition / its own clone %.2fx (median over runs)", r.PartitionOverPairedClone))
 		}
 		if r.ClassesOverPartition != 0 {
 			parts = append(parts, fmt.Sprintf("partition-classes / partition %.2fx", r.ClassesOverPartition))

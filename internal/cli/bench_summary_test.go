@@ -59,6 +59,33 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// partition over its own clones is the median of the runs' ratios (the
+// lower middle one), each run's time over that of the clone made for it,
+// not a ratio of the two stages' medians.
+func TestSummarizePairedClone(t *testing.T) {
+	rep := &benchReport{Stages: []benchStage{
+		{Stage: "clone", Ops: 100, WallNs: 10},
+		// Runs' ratios 3, 2.5, 4, 2: median 2.5 (lower middle); the
+		// stages' medians give 40/10 = 4.
+		{Stage: "partition", Ops: 100, WallNs: 40, CloneNs: 10, RunsWallNs: []int64{30, 40, 80, 60}, RunsCloneNs: []int64{10, 16, 20, 30}},
+		// One run: its own ratio.
+		{Stage: "partition", Ops: 1000, WallNs: 90, CloneNs: 30},
+	}}
+	summarize(rep)
+	want := []benchRatio{
+		{Ops: 100, PartitionOverClone: 4, PartitionOverPairedClone: 2.5},
+		{Ops: 1000, PartitionOverPairedClone: 3},
+	}
+	if d := cmp.Diff(want, rep.Ratios, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("ratios (-want +got):\n%s", d)
+	}
+	var out bytes.Buffer
+	printSummary(&out, rep)
+	if want := "At 100 ops: partition / clone 4.00x, partition / its own clone 2.50x (median over runs).\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("no %q in\n%s", want, out.String())
+	}
+}
+
 // With two sizes, bench -json holds a growth entry per stage and the
 // ratios of each size.
 func TestBenchJSONGrowth(t *testing.T) {

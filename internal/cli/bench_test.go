@@ -151,6 +151,17 @@ func TestBenchRepeat(t *testing.T) {
 		if s.WallNs != sorted[1] {
 			t.Errorf("%s: wall_ns %d, want the median of %v", s.Stage, s.WallNs, s.RunsWallNs)
 		}
+		// Partition's runs each time the clone they work on.
+		if s.Stage == "partition" {
+			if len(s.RunsCloneNs) != 3 || slices.Min(s.RunsCloneNs) <= 0 || !slices.Contains(s.RunsCloneNs, s.CloneNs) {
+				t.Errorf("partition: clone_ns %d, runs_clone_ns %v: want 3 positive, the median run's among them", s.CloneNs, s.RunsCloneNs)
+			}
+		} else if s.CloneNs != 0 || s.RunsCloneNs != nil {
+			t.Errorf("%s has clone times", s.Stage)
+		}
+	}
+	if len(rep.Ratios) != 1 || rep.Ratios[0].PartitionOverPairedClone <= 0 {
+		t.Errorf("ratios %+v: want partition over its own clones", rep.Ratios)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"bench", "-repeat", "0"}, &Env{Stdout: &stdout, Stderr: &stderr}); code != ExitUsage {
