@@ -39,13 +39,14 @@
 //
 // On a large module one rank's partition costs about three and a half
 // deep clones of it (distpass bench, synthetic GPT, 10^5 and 10^6 ops).
-// At 10^5 ops, where a clone takes some 31 ms, the lowering's three
-// phases take about 75 ms, the name index 18-21, the annotation check
-// 13-17 (the local shapes are computed beside it), partition-vars 5-7
-// and the closing checks 4. The lowering's profile is flat: no impl
-// takes a sixth of it (the matmuls' come closest), and the ops it emits
-// (some 37,000: collectives, the data-parallel scales, startup
-// broadcasts) cost about twice as much each as a cloned op.
+// At 10^5 ops, where a clone takes some 30 ms, the lowering's three
+// phases take about 64 ms (with impls that keep every op, 8: the rest is
+// the impls' work), the name index 18-19, the annotation check 13-14
+// (the local shapes, 9, are computed beside it), partition-vars 4.5 and
+// the closing checks 4 (BenchmarkPartitionSteps). The lowering's profile
+// is flat: no impl takes a sixth of it (the matmuls' come closest), and
+// the ops it emits (some 37,000: collectives, the data-parallel scales,
+// startup broadcasts) cost about twice as much each as a cloned op.
 //
 // The training passes append-backward and append-optimizer, and
 // annotate-data-parallel (the naive data-parallel completion of an
