@@ -89,11 +89,10 @@ func TestCtxVarSeesParentChanges(t *testing.T) {
 	}
 }
 
-// Bind fills the memo: Var answers with the bound var until the block may
-// have unbound its name. Vars added to a block without ancestors keep it
-// (a new var cannot take a declared name), and a name remembered as
-// undeclared is looked up again; a removal or rename drops it.
-func TestCtxBind(t *testing.T) {
+// oneVarCtx returns main's block 0 of a module that declares var a there,
+// and a lowering context on it.
+func oneVarCtx(t *testing.T) (*ir.Block, *Ctx) {
+	t.Helper()
 	m, err := ir.ParseString("t.dpir", `program main {
   block 0 {
     var a : f32[2]
@@ -104,7 +103,15 @@ func TestCtxBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := m.Main.Global()
-	ctx := NewCtx(m, 0, b, NewState())
+	return b, NewCtx(m, 0, b, NewState())
+}
+
+// Bind fills the memo: Var answers with the bound var until the block may
+// have unbound its name. Vars added to a block without ancestors keep it
+// (a new var cannot take a declared name), and a name remembered as
+// undeclared is looked up again; a removal or rename drops it.
+func TestCtxBind(t *testing.T) {
+	b, ctx := oneVarCtx(t)
 	ctx.Begin(&ir.Op{ID: 1, Type: "relu"}, nil, "default", 0)
 	// A var the table does not hold, so that an answer from the memo
 	// shows; Bind's caller vouches for its vars, this test does not.
@@ -143,17 +150,7 @@ func TestCtxBind(t *testing.T) {
 // BindLater's binding runs at the op's first lookup, once, and not at
 // all for an op that looks nothing up: Begin drops it.
 func TestCtxBindLater(t *testing.T) {
-	m, err := ir.ParseString("t.dpir", `program main {
-  block 0 {
-    var a : f32[2]
-  }
-}
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := m.Main.Global()
-	ctx := NewCtx(m, 0, b, NewState())
+	b, ctx := oneVarCtx(t)
 	bound := &ir.Var{Name: "a", Type: b.Var("a").Type} // not the table's: an answer from the memo shows
 	calls := 0
 	bind := func(c *Ctx) {
