@@ -105,9 +105,9 @@ type Ctx struct {
 	out []*ir.Op // the block's new op list
 
 	// The vars the current op's lowering looked up, or was told of
-	// (Bind, BindLater): an impl, its checks and the syncs ask for the same few
-	// names again and again, and a hash lookup in a large block costs
-	// cache misses each time. The memo is dropped at the next op and
+	// (Bind, BindLater): an impl, its checks and the syncs ask for the
+	// same few names again and again, and a hash lookup in a large block
+	// costs cache misses each time. The memo is dropped at the next op and
 	// whenever the var table of the block or of an ancestor changes (an
 	// impl declared a var, which may shadow one), except that in a block
 	// without ancestors only a removal or rename drops what it found
@@ -365,10 +365,10 @@ next:
 
 // BindLater puts a call of Bind off until the op's lowering first looks a
 // var up: bind runs then, once, and should call Bind with the vars as
-// they bind their names at that moment. Many ops (an optimizer's, most
-// grad ops without a parameter) are lowered without a lookup, and
-// finding their vars costs more than lowering them. Call it after Begin;
-// the next Begin drops a binding not run.
+// they bind their names at that moment. Some ops are lowered without a
+// lookup (an optimizer's: the data-parallel sync skips them), and for
+// them finding their vars would cost more than lowering them. Call it
+// after Begin; the next Begin drops a binding not run.
 func (c *Ctx) BindLater(bind func(*Ctx)) { c.later = bind }
 
 // varsVersion sums the var table versions of the block and its
