@@ -120,6 +120,76 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// moduleCommands are distpass's commands that read a module, each with
+// arguments that would make it lower, run, draw or write the module.
+var moduleCommands = [][]string{
+	{"partition", "-rank", "0"},
+	{"partition", "-all", "-o", "out"},
+	{"run", "-pipeline", "dce"},
+	{"check"},
+	{"explain", "-all"},
+	{"html", "-pipeline", "dce"},
+	{"mlir"},
+	{"dot"},
+	{"export", "-drop", "-o", os.DevNull},
+}
+
+// TestEveryCommandVerifies runs every command that reads a module on
+// every case of the catalogue that verify refuses (and the unverified_*
+// cases, which name another command): each must refuse it as verify
+// does, with the same one line, and write nothing, so that no command
+// lowers, runs or draws a module that breaks the IR's rules.
+func TestEveryCommandVerifies(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := readBadCases(filepath.Join(dir, "cases.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := exec.LookPath("distpass") // installed by TestMain
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !(len(c.args) == 1 && c.args[0] == "verify") && !strings.HasPrefix(c.file, "unverified_") {
+			continue
+		}
+		n++
+		t.Run(c.file, func(t *testing.T) {
+			t.Parallel()
+			for _, args := range moduleCommands {
+				ctx, cancel := context.WithTimeout(context.Background(), badCaseDeadline)
+				cmd := exec.CommandContext(ctx, bin, append(args, c.file)...)
+				cmd.Dir = dir
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				cancel()
+				shown := "distpass " + strings.Join(cmd.Args[1:], " ")
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+					t.Errorf("%s: %v, want exit status 1", shown, err)
+				}
+				if stdout.Len() > 0 {
+					t.Errorf("%s: wrote %d bytes to stdout, want none", shown, stdout.Len())
+				}
+				if got := stderr.String(); got != c.want+"\n" {
+					t.Errorf("%s: stderr:\n%s\nwant the one line:\n%s", shown, clip(got), c.want)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+					t.Errorf("%s: wrote testdata/bad/out", shown)
+				}
+			}
+		})
+	}
+	if n < 60 {
+		t.Errorf("%d cases of verify's, want 60 or more", n)
+	}
+}
+
 // clip shortens a long output (a panic's stack) for a failure message.
 func clip(s string) string {
 	if len(s) > 4000 {

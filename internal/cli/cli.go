@@ -243,21 +243,19 @@ func readFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// parse reads an input as a module: a Paddle ProgramDesc or PIR JSON
-// program, the IR's own JSON (ir.EncodeJSON's; any other JSON object that
-// is not PIR is read as that), or .dpir text, told by content whatever
-// the file is called. .dpir text, which never starts with "{", is parsed
-// without copying: the CLI owns the bytes and never changes them, so the
-// module's names may point into them.
+// parse reads an input as a module, told by content whatever the file
+// is called (paddle.Sniff): a Paddle ProgramDesc or PIR JSON program, the
+// IR's own JSON (ir.EncodeJSON's: any other JSON object), or .dpir text.
+// .dpir text is parsed without copying: the CLI owns the bytes and never
+// changes them, so the module's names may point into them.
 func parse(in input) (*ir.Module, error) {
-	if paddle.IsPIR(in.data) {
+	switch paddle.Sniff(in.data) {
+	case paddle.PIR:
 		return paddle.ImportPIR(in.name, in.data)
-	}
-	if f := paddle.Sniff(in.data); f != paddle.Unknown && paddle.IsBinary(in.data) {
-		if f == paddle.Pickle {
-			return nil, errors.New(pickleError(in.name))
-		}
+	case paddle.ProgramDesc:
 		return paddle.Import(in.name, in.data)
+	case paddle.Pickle:
+		return nil, errors.New(pickleError(in.name))
 	}
 	if isJSONObject(in.data) {
 		return ir.ParseJSON(in.name, in.data)
@@ -265,18 +263,52 @@ func parse(in input) (*ir.Module, error) {
 	return ir.ParseString(in.name, unsafe.String(unsafe.SliceData(in.data), len(in.data)))
 }
 
+// parseVerified is parse, then ir.Verify: every command but fmt works on
+// verified modules only, so that no pass, lowering or simulation ever
+// sees a module that breaks the IR's rules. The error lists every
+// violation, one a line, each naming the file.
+func parseVerified(in input) (*ir.Module, error) {
+	m, err := parse(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ir.Verify(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // isJSONObject reports whether data starts, after white space, with "{":
 // a JSON object, which .dpir text (a keyword or a comment first) is not.
 func isJSONObject(data []byte) bool {
-	for _, c := range data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c == '{'
-	}
-	return false
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
+
+// loadOne reads the one FILE argument of cmd (stdin when there is none,
+// or "-"), parses and verifies it. On failure it has printed why and
+// returns ok false with the exit code.
+func loadOne(env *Env, cmd string, files []string) (in input, m *ir.Module, code int, ok bool) {
+	if len(files) > 1 {
+		fmt.Fprintf(env.Stderr, "distpass %s: one FILE at most\n", cmd)
+		return in, nil, ExitUsage, false
+	}
+	ins, err := readInputs(env, files)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass %s: %v\n", cmd, err)
+		return in, nil, ExitFail, false
+	}
+	in = ins[0]
+	if m, err = parseVerified(in); err != nil {
+		printErr(env, in.name, err)
+		return in, nil, ExitFail, false
+	}
+	return in, m, ExitOK, true
+}
+
+// isStdout reports whether an -o value means stdout: none, or "-", for
+// every command.
+func isStdout(path string) bool { return path == "" || path == "-" }
 
 // input is one FILE argument, read whole.
 type input struct {
@@ -345,27 +377,36 @@ func eachModule(env *Env, cmd string, args []string, do func(in input, m *ir.Mod
 
 func runFmt(env *Env, args []string) int {
 	fs := newFlagSet(env, "fmt", "[-w | -json] [FILE|-]...",
-		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead. No FILE, or -, reads stdin. With -json\nit prints the module as the IR's JSON (see ir.EncodeJSON), which every\ncommand reads as it reads .dpir text.")
+		"Fmt parses each file and prints it in canonical form to stdout; with -w it\nrewrites the files in place instead, which must be .dpir text. No FILE, or -,\nreads stdin. With -json it prints the module as the IR's JSON (see\nir.EncodeJSON), which every command reads as it reads .dpir text. Fmt\nchecks the syntax only, as gofmt does: distpass verify checks the rules.")
 	write := fs.Bool("w", false, "write the result to each FILE instead of stdout")
 	asJSON := fs.Bool("json", false, "print the IR's JSON form instead of text")
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
 	if *write && *asJSON {
 		fmt.Fprintln(env.Stderr, "distpass fmt: -w rewrites .dpir text: it does not go with -json")
 		return ExitUsage
 	}
-	return eachModule(env, "fmt", fs.Args(), func(in input, m *ir.Module) int {
+	return eachModule(env, "fmt", files, func(in input, m *ir.Module) int {
 		var err error
-		if *asJSON {
+		switch {
+		case *asJSON:
 			var data []byte
 			if data, err = ir.EncodeJSON(m); err == nil {
 				_, err = env.Stdout.Write(data)
 			}
-		} else if !*write || in.path == "" {
+		case !*write || in.path == "":
 			err = ir.Fprint(env.Stdout, m)
-		} else if out := ir.Print(m); !bytes.Equal(out, in.data) {
-			err = writeFileAtomic(in.path, out)
+		case notText(in.data) != "":
+			// Rewriting it would replace a program in another format
+			// with its .dpir text under the same name.
+			fmt.Fprintf(env.Stderr, "distpass fmt: -w rewrites .dpir text, and %s is %s: write the text elsewhere (distpass fmt %s > FILE.dpir)\n", in.name, notText(in.data), in.name)
+			return ExitFail
+		default:
+			if out := ir.Print(m); !bytes.Equal(out, in.data) {
+				err = writeFileAtomic(in.path, out)
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "distpass fmt: %v\n", err)
@@ -375,13 +416,26 @@ func runFmt(env *Env, args []string) int {
 	})
 }
 
+// notText says what data is when it is not .dpir text (a Paddle
+// ProgramDesc, the IR's JSON, …), and "" when it is.
+func notText(data []byte) string {
+	if f := paddle.Sniff(data); f != paddle.Unknown {
+		return "a Paddle " + f.String()
+	}
+	if isJSONObject(data) {
+		return "JSON"
+	}
+	return ""
+}
+
 func runVerify(env *Env, args []string) int {
 	fs := newFlagSet(env, "verify", "[FILE|-]...",
 		"Verify parses each file and checks every structural rule of the IR,\nprinting one line per violation. No FILE, or -, reads stdin.")
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
-	return eachModule(env, "verify", fs.Args(), func(in input, m *ir.Module) int {
+	return eachModule(env, "verify", files, func(in input, m *ir.Module) int {
 		err := ir.Verify(m)
 		if err == nil {
 			return ExitOK

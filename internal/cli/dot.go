@@ -44,22 +44,13 @@ with dtype, shape and dims_mapping. Render it with: dot -Tsvg -o out.svg`)
 	fs.Var(&blocks, "block", "draw only block `N` (repeat or comma-separate for several)")
 	hideVars := fs.Bool("hide-vars", false, "draw ops only, with data-flow edges labelled by var")
 	maxNodes := fs.Int("max-nodes", 0, "draw at most `N` nodes, noting what was cut (0: no cap)")
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(env.Stderr, "distpass dot: one FILE at most")
-		return ExitUsage
-	}
-	ins, err := readInputs(env, fs.Args())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass dot: %v\n", err)
-		return ExitFail
-	}
-	m, err := parse(ins[0])
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		return ExitFail
+	in, m, code, ok := loadOne(env, "dot", files)
+	if !ok {
+		return code
 	}
 	var p *ir.Program
 	switch *program {
@@ -72,12 +63,12 @@ with dtype, shape and dims_mapping. Render it with: dot -Tsvg -o out.svg`)
 		return ExitUsage
 	}
 	if p == nil {
-		fmt.Fprintf(env.Stderr, "%s: module has no %s program\n", ins[0].name, *program)
+		fmt.Fprintf(env.Stderr, "%s: module has no %s program\n", in.name, *program)
 		return ExitFail
 	}
 	for _, b := range blocks {
 		if b >= len(p.Blocks) {
-			fmt.Fprintf(env.Stderr, "%s: program %s has no block %d (it has %d)\n", ins[0].name, *program, b, len(p.Blocks))
+			fmt.Fprintf(env.Stderr, "%s: program %s has no block %d (it has %d)\n", in.name, *program, b, len(p.Blocks))
 			return ExitFail
 		}
 	}

@@ -32,17 +32,17 @@ token slots per expert (0: no limit). gpt with -moe-every K makes every
 K-th layer's MLP such an MoE block (-experts, -topk, -capacity), for the
 strategies ep and dp,ep.`)
 	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.GPTStrategies, ", ")+" (mlp: "+strings.Join(models.Strategies, ", ")+"; moe: "+strings.Join(models.MoEStrategies, ", ")+", default ep)")
-	experts := fs.Int("experts", 4, "moe: number of experts")
-	topk := fs.Int("topk", 2, "moe: experts per token")
-	capacity := fs.Int("capacity", 0, "moe: token slots per expert (0: no limit)")
-	moeEvery := fs.Int("moe-every", 0, "gpt: every K-th layer's MLP is an MoE block (0: none)")
+	experts := rangeInt(fs, "experts", 4, 1, MaxExampleSize, "moe: number of experts")
+	topk := rangeInt(fs, "topk", 2, 1, MaxExampleSize, "moe: experts per token (at most -experts)")
+	capacity := rangeInt(fs, "capacity", 0, 0, MaxExampleSize, "moe: token slots per expert (0: no limit)")
+	moeEvery := rangeInt(fs, "moe-every", 0, 0, MaxExampleLayers, "gpt: every K-th layer's MLP is an MoE block (0: none)")
 	meshFlag := fs.String("mesh", "", `mesh shape, sizes joined by x (default "2x2" for dp,mp, "2" otherwise)`)
-	layers := fs.Int("layers", 2, "number of layers")
-	hidden := fs.Int("hidden", 16, "hidden size (gpt: 64 unless given)")
-	batch := fs.Int("batch", 8, "batch size (gpt: 4 unless given)")
-	heads := fs.Int("heads", 4, "gpt: attention heads")
-	vocab := fs.Int("vocab", 128, "gpt: vocabulary size")
-	seq := fs.Int("seq", 8, "gpt: sequence length")
+	layers := rangeInt(fs, "layers", 2, 1, MaxExampleLayers, "number of layers")
+	hidden := rangeInt(fs, "hidden", 16, 1, MaxExampleSize, "hidden size (gpt: 64 unless given)")
+	batch := rangeInt(fs, "batch", 8, 1, MaxExampleSize, "batch size (gpt: 4 unless given)")
+	heads := rangeInt(fs, "heads", 4, 1, MaxExampleSize, "gpt: attention heads")
+	vocab := rangeInt(fs, "vocab", 128, 1, MaxExampleSize, "gpt: vocabulary size")
+	seq := rangeInt(fs, "seq", 8, 1, MaxExampleSize, "gpt: sequence length")
 	optimizer := fs.String("optimizer", "sgd", "optimizer: sgd, momentum or adam")
 	f64 := fs.Bool("f64", false, "use f64 instead of f32")
 
@@ -106,33 +106,35 @@ strategies ep and dp,ep.`)
 	switch name {
 	case "gpt":
 		cfg := models.TinyGPT()
-		cfg.Layers, cfg.Heads, cfg.Vocab, cfg.Seq, cfg.DType = *layers, *heads, *vocab, *seq, dt
-		cfg.MoEEvery, cfg.Experts, cfg.TopK, cfg.Capacity = *moeEvery, *experts, *topk, *capacity
+		cfg.Layers, cfg.Heads, cfg.Vocab, cfg.Seq, cfg.DType = layers.v, heads.v, vocab.v, seq.v, dt
+		cfg.MoEEvery, cfg.Experts, cfg.TopK, cfg.Capacity = moeEvery.v, experts.v, topk.v, capacity.v
 		if given["hidden"] {
-			cfg.Hidden = *hidden
+			cfg.Hidden = hidden.v
 		}
 		if given["batch"] {
-			cfg.Batch = *batch
+			cfg.Batch = batch.v
 		}
-		if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 || cfg.Heads <= 0 || cfg.Vocab <= 0 || cfg.Seq <= 0 || cfg.Hidden%cfg.Heads != 0 {
-			return usageErr("-layers, -hidden, -batch, -heads, -vocab and -seq must be positive, and -hidden a multiple of -heads")
+		switch {
+		case cfg.Hidden%cfg.Heads != 0:
+			return usageErr("-hidden %d is not a multiple of -heads %d", cfg.Hidden, cfg.Heads)
+		case cfg.MoEEvery > cfg.Layers:
+			return usageErr("-moe-every %d: the model has %d layers (-layers)", cfg.MoEEvery, cfg.Layers)
+		case cfg.MoEEvery > 0 && cfg.TopK > cfg.Experts:
+			return usageErr("-topk %d is more than -experts %d", cfg.TopK, cfg.Experts)
 		}
 		m, err = models.GPTTraining(cfg, *strategy, mesh, *optimizer)
 	case "moe":
-		cfg := models.MoEConfig{Tokens: *batch, Model: 4, Experts: *experts, TopK: *topk, Capacity: *capacity, DType: dt}
+		cfg := models.MoEConfig{Tokens: batch.v, Model: 4, Experts: experts.v, TopK: topk.v, Capacity: capacity.v, DType: dt}
 		if given["hidden"] {
-			cfg.Model = *hidden
+			cfg.Model = hidden.v
 		}
 		cfg.Hidden = 2 * cfg.Model
-		if cfg.Tokens <= 0 || cfg.Model <= 0 || cfg.Experts <= 0 || cfg.TopK <= 0 || cfg.TopK > cfg.Experts || cfg.Capacity < 0 {
-			return usageErr("-batch, -hidden, -experts and -topk must be positive, -topk at most -experts, -capacity not negative")
+		if cfg.TopK > cfg.Experts {
+			return usageErr("-topk %d is more than -experts %d", cfg.TopK, cfg.Experts)
 		}
 		m, err = models.MoETraining(cfg, *strategy, mesh, *optimizer)
 	default:
-		cfg := models.MLPConfig{Layers: *layers, Hidden: *hidden, Batch: *batch, DType: dt}
-		if cfg.Layers <= 0 || cfg.Hidden <= 0 || cfg.Batch <= 0 {
-			return usageErr("-layers, -hidden and -batch must be positive")
-		}
+		cfg := models.MLPConfig{Layers: layers.v, Hidden: hidden.v, Batch: batch.v, DType: dt}
 		m, err = models.MLPTraining(cfg, *strategy, mesh, *optimizer)
 	}
 	if err != nil {

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -85,13 +85,13 @@ Errors: a parse error is file:line:col: message; a program's is
 
 func runExplain(env *Env, args []string) int {
 	fs := newFlagSet(env, "explain", explainArgs, explainDoc)
-	var rankFlag optionalInt
-	fs.Var(&rankFlag, "rank", "explain rank `R` (default: the lowest rank of the module's meshes)")
+	rankFlag := rangeInt(fs, "rank", 0, 0, math.MaxInt, "explain rank `R` (default: the lowest rank of the module's meshes)")
 	all := fs.Bool("all", false, "explain every rank")
 	asJSON := fs.Bool("json", false, "print one JSON document (schema above)")
 	measure := fs.Bool("measure", false, "run one simulated training step and add the bytes each collective moved")
 	memory := fs.Bool("memory", false, "add the memory summary of each rank")
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
 	usageErr := func(msg string) int {
@@ -100,43 +100,37 @@ func runExplain(env *Env, args []string) int {
 	}
 	rankGiven, rank := rankFlag.set, &rankFlag.v
 	switch {
-	case rankGiven && *rank < 0:
-		return usageErr(fmt.Sprintf("-rank %d: a rank is not negative", *rank))
 	case rankGiven && *all:
 		return usageErr("give at most one of -rank R and -all")
-	case fs.NArg() > 1:
+	case len(files) > 1:
 		return usageErr("one FILE at most")
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, format+"\n", a...)
 		return ExitFail
 	}
-	ins, err := readInputs(env, fs.Args())
-	if err != nil {
-		return fail("distpass explain: %v", err)
-	}
-	m, err := parse(ins[0])
-	if err != nil {
-		return fail("%v", err)
+	in, m, code, ok := loadOne(env, "explain", files)
+	if !ok {
+		return code
 	}
 	if m.Main == nil {
-		return fail("%s: no main program", ins[0].name)
+		return fail("%s: no main program", in.name)
 	}
 
 	var results []*explained
 	if m.Main.Rank >= 0 {
 		// Already partitioned: explain it as it is.
 		if rankGiven && *rank != m.Main.Rank {
-			return fail("%s: the module is partitioned for rank %d, not %d", ins[0].name, m.Main.Rank, *rank)
+			return fail("%s: the module is partitioned for rank %d, not %d", in.name, m.Main.Rank, *rank)
 		}
 		if *measure {
-			return fail("%s: -measure runs the serial module, and this one is partitioned for rank %d", ins[0].name, m.Main.Rank)
+			return fail("%s: -measure runs the serial module, and this one is partitioned for rank %d", in.name, m.Main.Rank)
 		}
 		results = []*explained{explainModule(m.Main.Rank, m)}
 	} else {
 		ranks := passes.Ranks(m)
 		if len(ranks) == 0 {
-			return fail("%s: the module has no mesh, so no ranks", ins[0].name)
+			return fail("%s: the module has no mesh, so no ranks", in.name)
 		}
 		want := ranks[:1]
 		switch {
@@ -144,7 +138,7 @@ func runExplain(env *Env, args []string) int {
 			want = ranks
 		case rankGiven:
 			if !slices.Contains(ranks, *rank) {
-				return fail("%s: rank %d is in no mesh of the module (ranks %s)", ins[0].name, *rank, ir.FormatInts(ranks))
+				return fail("%s: rank %d is in no mesh of the module (ranks %s)", in.name, *rank, ir.FormatInts(ranks))
 			}
 			want = []int{*rank}
 		}
@@ -153,24 +147,25 @@ func runExplain(env *Env, args []string) int {
 	for _, r := range results {
 		if r.err != nil {
 			for _, line := range errorLines(r.err) {
-				fmt.Fprintf(env.Stderr, "%s: rank %d: %s\n", ins[0].name, r.rank, line)
+				fmt.Fprintf(env.Stderr, "%s: rank %d: %s\n", in.name, r.rank, line)
 			}
 			return ExitFail
 		}
 	}
 
 	var traffic *check.Traffic
+	var err error
 	if *measure {
 		traffic, err = check.MeasureTraffic(context.Background(), m, check.Options{})
 		if err != nil {
 			for _, line := range errorLines(err) {
-				fmt.Fprintf(env.Stderr, "%s: measure: %s\n", ins[0].name, line)
+				fmt.Fprintf(env.Stderr, "%s: measure: %s\n", in.name, line)
 			}
 			return ExitFail
 		}
 	}
 	if *asJSON {
-		err = writeExplainJSON(env.Stdout, ins[0].name, results, traffic, *memory)
+		err = writeExplainJSON(env.Stdout, in.name, results, traffic, *memory)
 	} else {
 		err = writeExplainText(env.Stdout, results, traffic, *memory)
 	}
@@ -178,29 +173,6 @@ func runExplain(env *Env, args []string) int {
 		return fail("distpass explain: %v", err)
 	}
 	return ExitOK
-}
-
-// optionalInt is an int flag that knows whether it was given; unset, it
-// prints no default.
-type optionalInt struct {
-	v   int
-	set bool
-}
-
-func (o *optionalInt) String() string {
-	if o == nil || !o.set {
-		return ""
-	}
-	return strconv.Itoa(o.v)
-}
-
-func (o *optionalInt) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return errors.New("not an integer")
-	}
-	o.v, o.set = v, true
-	return nil
 }
 
 // explained is one rank's reports, or the error that stopped them.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -18,7 +19,7 @@ exports to the bytes it came from. What the ProgramDesc cannot hold
 an error naming the first such thing, unless -sidecar writes it to a JSON
 file beside the program ('distpass import -sidecar' reads the pair back)
 or -drop leaves it out.`)
-	out := fs.String("o", "", "write the ProgramDesc to `FILE`")
+	out := fs.String("o", "", "write the ProgramDesc to `FILE` (- is stdout)")
 	side := fs.String("sidecar", "", "write what the ProgramDesc cannot hold to `FILE` (JSON)")
 	drop := fs.Bool("drop", false, "leave out what the ProgramDesc cannot hold")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
@@ -33,31 +34,32 @@ or -drop leaves it out.`)
 		fmt.Fprintln(env.Stderr, "distpass export: -sidecar and -drop do not go together")
 		return ExitUsage
 	}
-	if len(files) > 1 {
-		fmt.Fprintln(env.Stderr, "distpass export: one FILE at most")
-		return ExitUsage
-	}
-	ins, err := readInputs(env, files)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass export: %v\n", err)
-		return ExitFail
-	}
-	m, err := parse(ins[0])
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		return ExitFail
+	in, m, code, ok := loadOne(env, "export", files)
+	if !ok {
+		return code
 	}
 	var pb, sc []byte
+	var err error
 	if *side != "" {
 		pb, sc, err = paddle.ExportWithSidecar(m)
 	} else {
 		pb, err = paddle.ExportWith(m, paddle.ExportOptions{Drop: *drop})
 	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", ins[0].name, err)
+	var unrep *paddle.UnrepresentableError
+	if errors.As(err, &unrep) {
+		fmt.Fprintf(env.Stderr, "%s: %s: the ProgramDesc cannot hold it (write it to a sidecar with -sidecar FILE, or leave it out with -drop)\n", in.name, unrep.What)
 		return ExitFail
 	}
-	if err := os.WriteFile(*out, pb, 0o644); err != nil {
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", in.name, err)
+		return ExitFail
+	}
+	if isStdout(*out) {
+		_, err = env.Stdout.Write(pb)
+	} else {
+		err = os.WriteFile(*out, pb, 0o644)
+	}
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "distpass export: %v\n", err)
 		return ExitFail
 	}

@@ -27,28 +27,19 @@ pipeline names $RANK, it runs once per rank of the module's meshes, with
 $RANK replaced, on a copy of the module: a tab per rank. A failed pass
 still writes the page, its column marked, and exits 1.`)
 	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,partition{rank=$RANK}' (see distpass passes)")
-	out := fs.String("o", "", "write the page to `FILE` instead of stdout")
+	out := fs.String("o", "", "write the page to `FILE` (default, or -: stdout)")
 	maxNodes := fs.Int("max-nodes", htmlMaxNodes, "draw at most `N` nodes of main's block 0 per column (0: no cap)")
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
 	if *pipeline == "" {
 		fmt.Fprintln(env.Stderr, "distpass html: -pipeline is required (see distpass passes)")
 		return ExitUsage
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(env.Stderr, "distpass html: one FILE at most")
-		return ExitUsage
-	}
-	ins, err := readInputs(env, fs.Args())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
-		return ExitFail
-	}
-	m, err := parse(ins[0])
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		return ExitFail
+	in, m, code, ok := loadOne(env, "html", files)
+	if !ok {
+		return code
 	}
 
 	// One run per rank when the pipeline names $RANK, else one run,
@@ -57,11 +48,11 @@ still writes the page, its column marked, and exits 1.`)
 		name string
 		pl   *passes.Pipeline
 	}
-	names, texts := []string{ins[0].name}, []string{*pipeline}
+	names, texts := []string{in.name}, []string{*pipeline}
 	if strings.Contains(*pipeline, "$RANK") {
 		ranks := passes.Ranks(m)
 		if len(ranks) == 0 {
-			fmt.Fprintf(env.Stderr, "%s: the pipeline names $RANK but the module has no mesh\n", ins[0].name)
+			fmt.Fprintf(env.Stderr, "%s: the pipeline names $RANK but the module has no mesh\n", in.name)
 			return ExitFail
 		}
 		names, texts = nil, nil
@@ -81,12 +72,12 @@ still writes the page, its column marked, and exits 1.`)
 		runs = append(runs, run{names[i], pl})
 	}
 
-	code := ExitOK
+	code = ExitOK
 	var traces []*viz.Trace
 	for _, r := range runs {
 		rec := &viz.Recorder{Name: r.name}
 		if err := (&passes.Manager{Instruments: []passes.Instrument{rec}}).Run(context.Background(), r.pl, m.Clone()); err != nil {
-			where := ins[0].name
+			where := in.name
 			if len(runs) > 1 {
 				where += ": " + r.name
 			}
@@ -95,7 +86,7 @@ still writes the page, its column marked, and exits 1.`)
 		}
 		traces = append(traces, rec.Trace())
 	}
-	title := "distpass html " + ins[0].name
+	title := "distpass html " + in.name
 	if err := writeExplorer(env, *out, title, traces, *maxNodes); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
 		return ExitFail
@@ -104,13 +95,13 @@ still writes the page, its column marked, and exits 1.`)
 }
 
 // writeExplorer writes the pass explorer page of traces to out, or to
-// stdout when out is "".
+// stdout when out is "" or "-".
 func writeExplorer(env *Env, out, title string, traces []*viz.Trace, maxNodes int) error {
 	var buf bytes.Buffer
 	if err := viz.WriteExplorer(&buf, traces, viz.ExplorerOptions{Title: title, MaxNodes: maxNodes}); err != nil {
 		return err
 	}
-	if out == "" {
+	if isStdout(out) {
 		_, err := env.Stdout.Write(buf.Bytes())
 		return err
 	}

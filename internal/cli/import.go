@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -21,7 +22,7 @@ as the model_state_rank*.pdmodel that Paddle's save_distributed_checkpoint
 writes, is a state dict, not a program, and is refused. -sidecar reads the
 JSON that 'distpass export -sidecar' wrote beside the file (meshes, dists
 and what else the ProgramDesc cannot hold).`)
-	out := fs.String("o", "", "write the module to `FILE` instead of stdout")
+	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout)")
 	side := fs.String("sidecar", "", "read the sidecar `FILE` written beside the program")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
@@ -37,43 +38,41 @@ and what else the ProgramDesc cannot hold).`)
 		return ExitFail
 	}
 	in := ins[0]
-	if paddle.IsPIR(in.data) {
+	var m *ir.Module
+	switch paddle.Sniff(in.data) {
+	case paddle.PIR:
 		if *side != "" {
 			fmt.Fprintln(env.Stderr, "distpass import: -sidecar is for ProgramDesc files; a PIR program carries its own dist attrs")
 			return ExitUsage
 		}
-		m, err := paddle.ImportPIR(in.name, in.data)
-		if err != nil {
-			fmt.Fprintln(env.Stderr, err)
-			return ExitFail
-		}
-		return writeImported(env, m, *out)
-	}
-	switch paddle.Sniff(in.data) {
-	case paddle.Pickle:
-		fmt.Fprintln(env.Stderr, pickleError(in.name))
-		return ExitFail
-	case paddle.Unknown:
-		if isJSONObject(in.data) {
-			// Broken JSON, a PIR program cut short say: where it breaks.
-			if err := ir.CheckJSONSyntax(in.name, in.data); err != nil {
-				fmt.Fprintln(env.Stderr, err)
+		m, err = paddle.ImportPIR(in.name, in.data)
+	case paddle.ProgramDesc:
+		var sc []byte
+		if *side != "" {
+			if sc, err = os.ReadFile(*side); err != nil {
+				fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
 				return ExitFail
 			}
 		}
-		fmt.Fprintf(env.Stderr, "%s: not a Paddle program: a ProgramDesc starts with byte 0x0A, a PIR JSON program is an object with base_code.magic \"pir\"\n", in.name)
-		return ExitFail
-	}
-	var sc []byte
-	if *side != "" {
-		if sc, err = os.ReadFile(*side); err != nil {
-			fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
-			return ExitFail
+		m, err = paddle.ImportWithSidecar(in.name, in.data, sc)
+	case paddle.Pickle:
+		err = errors.New(pickleError(in.name))
+	default:
+		// Broken JSON, a PIR program cut short say: where it breaks.
+		if isJSONObject(in.data) {
+			err = ir.CheckJSONSyntax(in.name, in.data)
+		}
+		if err == nil {
+			err = fmt.Errorf("%s: not a Paddle program: a ProgramDesc starts with byte 0x0A, a PIR JSON program is an object with base_code.magic \"pir\"", in.name)
 		}
 	}
-	m, err := paddle.ImportWithSidecar(in.name, in.data, sc)
+	// What was decoded must pass the verifier, as every module a
+	// command reads must.
+	if err == nil {
+		err = ir.Verify(m)
+	}
 	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
+		printErr(env, in.name, err)
 		return ExitFail
 	}
 	return writeImported(env, m, *out)
@@ -81,13 +80,7 @@ and what else the ProgramDesc cannot hold).`)
 
 // writeImported prints an imported module to out, or stdout.
 func writeImported(env *Env, m *ir.Module, out string) int {
-	var err error
-	if out == "" {
-		err = ir.Fprint(env.Stdout, m)
-	} else {
-		err = os.WriteFile(out, ir.Print(m), 0o644)
-	}
-	if err != nil {
+	if err := writeModule(env, out, m); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
 		return ExitFail
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,41 +40,33 @@ site, the attr set to values["R"][site.value] (an int: sites that share a
 value, such as every collective over one mesh dim, share an entry); a
 class that had to be
 lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
-	rank := fs.Int("rank", -1, "the rank to produce")
+	rankFlag := rangeInt(fs, "rank", 0, 0, math.MaxInt, "the rank `R` to produce")
 	all := fs.Bool("all", false, "produce every rank")
-	out := fs.String("o", "", "with -rank: write to `FILE`; with -all: the directory for rank<R>.dpir")
+	out := fs.String("o", "", "with -rank: write to `FILE` (default, or -: stdout); with -all: the directory for rank<R>.dpir")
 	shared := fs.Bool("shared", false, "with -all: write each class's program once (class<K>.dpir) and ranks.json, the attrs each rank differs in")
 	flags := addInstrumentFlags(fs)
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
-	if (*rank >= 0) == *all {
+	rank := rankFlag.v
+	if rankFlag.set == *all {
 		fmt.Fprintln(env.Stderr, "distpass partition: give exactly one of -rank R and -all")
 		return ExitUsage
 	}
-	if *all && *out == "" {
+	if *all && isStdout(*out) {
 		fmt.Fprintln(env.Stderr, "distpass partition: -all writes one file per rank: give -o DIR")
 		return ExitUsage
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(env.Stderr, "distpass partition: one FILE at most")
-		return ExitUsage
+	in, m, code, ok := loadOne(env, "partition", files)
+	if !ok {
+		return code
 	}
-	ins, err := readInputs(env, fs.Args())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
-		return ExitFail
-	}
-	m, err := parse(ins[0])
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		return ExitFail
-	}
-	flags.input = ins[0].name
+	flags.input = in.name
 	if *all {
-		return partitionAll(env, ins[0].name, m, *out, *shared)
+		return partitionAll(env, in.name, m, *out, *shared)
 	}
-	pl, err := passes.DefaultRegistry().Parse("partition{rank=" + strconv.Itoa(*rank) + "}")
+	pl, err := passes.DefaultRegistry().Parse("partition{rank=" + strconv.Itoa(rank) + "}")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
 		return ExitUsage
@@ -81,7 +74,10 @@ lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
 	return runPipeline(env, pl, m, flags, *out)
 }
 
-func writeModule(path string, m *ir.Module) error {
+func writeModule(env *Env, path string, m *ir.Module) error {
+	if isStdout(path) {
+		return ir.Fprint(env.Stdout, m)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -161,7 +157,7 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 			defer func() { <-sem }()
 			pm, err := f.build()
 			if err == nil {
-				err = writeModule(f.path, pm)
+				err = writeModule(env, f.path, pm)
 			}
 			errs[i] = err
 			mu.Lock()

@@ -135,10 +135,11 @@ func runRun(env *Env, args []string) int {
 The instrument flags report on stderr. With -reproducer and no -pipeline,
 run replays a reproducer file: its module through its pipeline.`)
 	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,dce,canonicalize-names' (see distpass passes)")
-	out := fs.String("o", "", "write the module to `FILE` instead of stdout")
+	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout)")
 	htmlOut := fs.String("html", "", "also write the pass explorer, an HTML page of the IR after every pass, to `FILE`")
 	flags := addInstrumentFlags(fs)
-	if code, ok := parseFlags(env, fs, args); !ok {
+	files, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
 		return code
 	}
 	var m *ir.Module
@@ -146,7 +147,7 @@ run replays a reproducer file: its module through its pipeline.`)
 	text := *pipeline
 	name := "<stdin>" // the module's name on the -html page
 	if text == "" && *flags.repro != "" {
-		if fs.NArg() > 0 {
+		if len(files) > 0 {
 			fmt.Fprintln(env.Stderr, "distpass run: a replay takes its module from the reproducer, not from FILE")
 			return ExitUsage
 		}
@@ -156,8 +157,11 @@ run replays a reproducer file: its module through its pipeline.`)
 			return ExitFail
 		}
 		pl, m, err = passes.ParseReproducer(passes.DefaultRegistry(), *flags.repro, data)
+		if err == nil {
+			err = ir.Verify(m)
+		}
 		if err != nil {
-			fmt.Fprintln(env.Stderr, err)
+			printErr(env, *flags.repro, err)
 			return ExitFail
 		}
 		flags.input, name = *flags.repro, *flags.repro
@@ -167,24 +171,14 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintln(env.Stderr, "distpass run: -pipeline is required (see distpass passes)")
 			return ExitUsage
 		}
-		if fs.NArg() > 1 {
-			fmt.Fprintln(env.Stderr, "distpass run: one FILE at most")
-			return ExitUsage
+		in, mod, code, ok := loadOne(env, "run", files)
+		if !ok {
+			return code
 		}
-		ins, err := readInputs(env, fs.Args())
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
-			return ExitFail
-		}
-		m, err = parse(ins[0])
-		if err != nil {
-			fmt.Fprintln(env.Stderr, err)
-			return ExitFail
-		}
-		flags.input = ins[0].name
-		name = ins[0].name
+		m, flags.input, name = mod, in.name, in.name
 		// A pipeline that does not parse is bad input, as a module that
 		// does not parse is: exit 1, with its position.
+		var err error
 		if pl, err = passes.DefaultRegistry().Parse(text); err != nil {
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
@@ -196,7 +190,7 @@ run replays a reproducer file: its module through its pipeline.`)
 	// The page is written whether the run succeeds or fails.
 	rec := &viz.Recorder{Name: name}
 	flags.extra = append(flags.extra, rec)
-	code := runPipeline(env, pl, m, flags, *out)
+	code = runPipeline(env, pl, m, flags, *out)
 	if err := writeExplorer(env, *htmlOut, "distpass run "+name, []*viz.Trace{rec.Trace()}, htmlMaxNodes); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 		return ExitFail
@@ -215,13 +209,7 @@ func runPipeline(env *Env, pl *passes.Pipeline, m *ir.Module, flags *instrumentF
 		}
 		return ExitFail
 	}
-	var err error
-	if out == "" {
-		err = ir.Fprint(env.Stdout, m)
-	} else {
-		err = writeModule(out, m)
-	}
-	if err != nil {
+	if err := writeModule(env, out, m); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass: %v\n", err)
 		return ExitFail
 	}

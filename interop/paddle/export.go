@@ -41,9 +41,20 @@ func ExportWith(m *ir.Module, opts ExportOptions) ([]byte, error) {
 		return nil, err
 	}
 	if sc != nil && sc.first != "" {
-		return nil, fmt.Errorf("paddle: %s: the ProgramDesc cannot hold it (use ExportWithSidecar, or drop it with ExportOptions.Drop)", sc.first)
+		return nil, &UnrepresentableError{What: sc.first}
 	}
 	return pb, nil
+}
+
+// UnrepresentableError is Export's error for a module that holds what a
+// ProgramDesc cannot (a mesh, a dist, a startup program, …) when neither
+// a sidecar nor dropping it was asked for. What names the first such
+// thing. Callers with other names for the two remedies (a CLI's flags)
+// may say them instead of Error's Go names.
+type UnrepresentableError struct{ What string }
+
+func (e *UnrepresentableError) Error() string {
+	return "paddle: " + e.What + ": the ProgramDesc cannot hold it (use ExportWithSidecar, or drop it with ExportOptions.Drop)"
 }
 
 func exportModule(m *ir.Module, sc *sidecar) ([]byte, error) {
