@@ -33,6 +33,9 @@ type Options struct {
 	Kernels sim.Kernels
 	// Deadline bounds every collective wait (default 10s).
 	Deadline time.Duration
+	// MaxLoopOps caps the loop work of every program run, serial and per
+	// rank (default sim.DefaultMaxLoopOps; see sim.Interp.MaxLoopOps).
+	MaxLoopOps int
 	// Progress, when not nil, is called as the check advances: stage
 	// "partition" per rank partitioned, "serial" and "spmd" per step run,
 	// with the count done and the total. The calls do not overlap.
@@ -117,6 +120,7 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 		return nil, err
 	}
 	ip := sim.NewInterp(opts.Kernels)
+	ip.MaxLoopOps = opts.MaxLoopOps
 	serial := sim.Scope{}
 	for k, v := range init {
 		serial[k] = v
@@ -129,7 +133,7 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	}
 
 	// The SPMD run starts from the same values, sharded.
-	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline}
+	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline, MaxLoopOps: opts.MaxLoopOps}
 	scopes, err := shardScopes(mods, ranks, init)
 	if err != nil {
 		return nil, err
@@ -229,7 +233,9 @@ func checkStartup(spmd *sim.SPMD, ranks []int, mods []*ir.Module, fed []sim.Scop
 func initialValues(m *ir.Module, opts Options) (sim.Scope, error) {
 	scope := sim.Scope{}
 	if m.Startup != nil {
-		if err := sim.NewInterp(opts.Kernels).RunProgram(m.Startup, scope); err != nil {
+		ip := sim.NewInterp(opts.Kernels)
+		ip.MaxLoopOps = opts.MaxLoopOps
+		if err := ip.RunProgram(m.Startup, scope); err != nil {
 			return nil, fmt.Errorf("serial startup: %w", err)
 		}
 	}

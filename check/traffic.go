@@ -77,7 +77,7 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 		mu   sync.Mutex
 		errs []error
 	)
-	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline,
+	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline, MaxLoopOps: opts.MaxLoopOps,
 		Observe: func(rank int, op *ir.Op, in, out sim.Args) {
 			b, err := movedBytes(byRank[rank], rank, op, in, out)
 			mu.Lock()

@@ -46,6 +46,13 @@
 // rank's program without the hook is an error. A kernel (or hook) that
 // panics fails the run with a KernelPanic naming the op, not the process.
 //
+// Every tensor an op computes is compared with its var's declared dtype
+// and shape (in a rank's program, the local shape; a -1 dim matches any
+// size): a mismatch fails the run, naming the op, the var and both types.
+// The while loops of one run of a program share one budget of work
+// (Interp.MaxLoopOps, DefaultMaxLoopOps), so that nested loops cannot
+// multiply their iterations into a run that never ends.
+//
 // # SPMD runs
 //
 // The k-th collective a rank issues on a group meets the k-th of every

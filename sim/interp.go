@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -19,15 +20,23 @@ type Hooks struct {
 	Collective func(op *ir.Op, in Args) (Args, error)
 }
 
-// DefaultMaxIters caps the iterations of one while op.
-const DefaultMaxIters = 1 << 20
+// DefaultMaxLoopOps is Interp.MaxLoopOps's default: under a second of
+// the simulator's smallest ops, and far more than the loops of the
+// programs distpass checks run.
+const DefaultMaxLoopOps = 1 << 20
 
 // Interp runs programs op by op. The zero value has no kernels; use
 // NewInterp or set Kernels.
 type Interp struct {
-	Kernels  Kernels
-	Hooks    Hooks
-	MaxIters int // of one while op; 0 means DefaultMaxIters
+	Kernels Kernels
+	Hooks   Hooks
+	// MaxLoopOps caps the work of while loops in one run of a program
+	// (one RunProgram call, or each program of RunModule): every op run
+	// in a loop body, at any depth of nesting, counts one, and so does
+	// every iteration. A cap per loop would let nested loops multiply.
+	// Past it the run fails, naming the innermost loop running. 0 means
+	// DefaultMaxLoopOps.
+	MaxLoopOps int
 }
 
 // NewInterp returns an interpreter with the given kernels (nil: the
@@ -70,15 +79,49 @@ func (ip *Interp) RunProgram(p *ir.Program, scope Scope) error {
 	if len(p.Blocks) == 0 {
 		return nil
 	}
-	return ip.runBlock(p, p.Blocks[0], scope, 0)
+	w := &work{limit: ip.MaxLoopOps}
+	if w.limit <= 0 {
+		w.limit = DefaultMaxLoopOps
+	}
+	return ip.runBlock(p, p.Blocks[0], scope, 0, w, nil)
 }
 
-func (ip *Interp) runBlock(p *ir.Program, b *ir.Block, scope Scope, depth int) error {
+// work counts a run's loop work against its cap.
+type work struct{ used, limit int }
+
+// spend counts one unit of loop's work: an error naming loop past the cap.
+func (w *work) spend(loop *ir.Op) error {
+	if w.used++; w.used > w.limit {
+		return &loopCapError{OpID: loop.ID, OpType: loop.Type, Cap: w.limit}
+	}
+	return nil
+}
+
+// loopCapError is the error of a run whose while loops did more work than
+// Interp.MaxLoopOps allows, naming the innermost loop running then.
+type loopCapError struct {
+	OpID   int64
+	OpType string
+	Cap    int
+}
+
+func (e *loopCapError) Error() string {
+	return fmt.Sprintf("op %d %s: loop work past the cap of %d op executions per run (nested loops multiply)", e.OpID, e.OpType, e.Cap)
+}
+
+// runBlock runs b's ops; loop is the innermost while whose body b is part
+// of (nil outside loops), which the ops' work is counted against.
+func (ip *Interp) runBlock(p *ir.Program, b *ir.Block, scope Scope, depth int, w *work, loop *ir.Op) error {
 	if depth > len(p.Blocks) {
 		return fmt.Errorf("block %d: sub-blocks nest deeper than the program has blocks", b.Index)
 	}
 	for _, op := range b.Ops {
-		if err := ip.runOp(p, op, scope, depth); err != nil {
+		if loop != nil {
+			if err := w.spend(loop); err != nil {
+				return err
+			}
+		}
+		if err := ip.runOp(p, b, op, scope, depth, w, loop); err != nil {
 			return err
 		}
 	}
@@ -113,26 +156,26 @@ func truth(op *ir.Op, scope Scope, slot string) (bool, error) {
 	return t.Data[0] != 0, nil
 }
 
-func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error {
+func (ip *Interp) runOp(p *ir.Program, b *ir.Block, op *ir.Op, scope Scope, depth int, w *work, loop *ir.Op) error {
 	switch op.Type {
 	case "while":
 		sb, err := subBlock(p, op)
 		if err != nil {
 			return err
 		}
-		limit := ip.MaxIters
-		if limit <= 0 {
-			limit = DefaultMaxIters
-		}
 		for it := 0; ; it++ {
 			c, err := truth(op, scope, "Condition")
 			if err != nil || !c {
 				return err
 			}
-			if it >= limit {
-				return fmt.Errorf("%s: more than %d iterations", op, limit)
+			if err := w.spend(op); err != nil {
+				return err
 			}
-			if err := ip.runBlock(p, sb, scope, depth+1); err != nil {
+			if err := ip.runBlock(p, sb, scope, depth+1, w, op); err != nil {
+				var capped *loopCapError
+				if errors.As(err, &capped) {
+					return err // it names the loop; the iterations add nothing
+				}
 				return fmt.Errorf("%s iteration %d: %w", op, it, err)
 			}
 		}
@@ -145,7 +188,11 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 		if err != nil || !c {
 			return err
 		}
-		if err := ip.runBlock(p, sb, scope, depth+1); err != nil {
+		if err := ip.runBlock(p, sb, scope, depth+1, w, loop); err != nil {
+			var capped *loopCapError
+			if errors.As(err, &capped) {
+				return err
+			}
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		return nil
@@ -195,6 +242,9 @@ func (ip *Interp) runOp(p *ir.Program, op *ir.Op, scope Scope, depth int) error 
 			if ts[i] == nil {
 				return fmt.Errorf("%s: kernel gave no tensor for output %s (%s)", op, a, s.Name)
 			}
+			if err := checkDeclared(p, b, op, s.Name, a, ts[i]); err != nil {
+				return err
+			}
 			scope[a] = ts[i]
 		}
 	}
@@ -230,4 +280,26 @@ func callKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
 		}
 	}()
 	return k(op, in)
+}
+
+// checkDeclared compares a tensor op computed for output arg a of slot
+// with a's declared type (in a rank's program, its local shape): a
+// program whose declarations disagree with what its ops compute would
+// otherwise run on, and every size derived from the declarations (memory,
+// traffic) would be wrong. A -1 dim matches any size; an undeclared or
+// non-tensor var is not compared.
+func checkDeclared(p *ir.Program, b *ir.Block, op *ir.Op, slot, a string, t *Tensor) error {
+	v := p.LookupVar(b, a)
+	if v == nil || !v.Type.IsTensor() {
+		return nil
+	}
+	ok := v.Type.DType == t.DType && len(v.Type.Shape) == len(t.Shape)
+	for i := 0; ok && i < len(t.Shape); i++ {
+		ok = v.Type.Shape[i] < 0 || v.Type.Shape[i] == t.Shape[i]
+	}
+	if ok {
+		return nil
+	}
+	got := ir.Type{Kind: ir.DenseTensor, DType: t.DType, Shape: t.Shape}
+	return fmt.Errorf("%s: output %s (%s) is %s, declared %s", op, slot, a, got, v.Type)
 }

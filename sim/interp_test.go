@@ -97,9 +97,9 @@ func TestInterpWhileLoop(t *testing.T) {
 func TestInterpWhileCap(t *testing.T) {
 	m := parseFile(t, "../examples/while_loop.dpir")
 	ip := NewInterp(nil)
-	ip.MaxIters = 3
+	ip.MaxLoopOps = 3 * 5 // three iterations of a body of four ops
 	_, err := ip.RunModule(m, Scope{"x": Zeros(ir.F32, 4, 8)})
-	if err == nil || !strings.Contains(err.Error(), "op 4 while: more than 3 iterations") {
+	if err == nil || !strings.Contains(err.Error(), "op 4 while: loop work past the cap of 15 op executions per run") {
 		t.Fatalf("err = %v", err)
 	}
 }

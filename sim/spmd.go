@@ -16,6 +16,8 @@ type SPMD struct {
 	Kernels Kernels
 	// Deadline bounds every wait for the other members of a collective.
 	Deadline time.Duration
+	// MaxLoopOps is each rank's Interp.MaxLoopOps (0: DefaultMaxLoopOps).
+	MaxLoopOps int
 	// Observe, when set, is called after each collective op a rank runs
 	// successfully (once per run of the op: a collective in a loop body
 	// is observed at every iteration), with the rank, the op, and its
@@ -53,6 +55,7 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 			}()
 			r := &rankRun{comm: comm, rank: ranks[i], m: mods[i]}
 			ip := NewInterp(r.kernels(s.Kernels))
+			ip.MaxLoopOps = s.MaxLoopOps
 			ip.Hooks.Collective = r.collective
 			if obs := s.Observe; obs != nil {
 				ip.Hooks.Collective = func(op *ir.Op, in Args) (Args, error) {
