@@ -34,17 +34,17 @@ func TestAMP(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 1 check_finite_and_unscale(X: w@GRAD, Scale: loss_scaling) -> (Out: w@GRAD, FoundInfinite: found_inf@local) role optimize dist @world impl check_finite_and_unscale:0 [w@GRAD: [-1, 1], loss_scaling: [-1] -> w@GRAD: [-1, 1], found_inf@local: [-1]]",
-					"op 2 cast(X: found_inf@local) -> (Out: found_inf@cast_int32) {in_dtype = 0, origin = \"check_finite_and_unscale:0 amp: found_inf to int32 for the allreduce\", out_dtype = 2} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@local: [-1] -> found_inf@cast_int32: [-1]]",
-					"op 3 c_allreduce_max(X: found_inf@cast_int32) -> (Out: found_inf@cast_int32) {origin = \"check_finite_and_unscale:0 amp: found_inf is true on every rank if it is on one\", ring_id = 0, use_calc_stream = true} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf@cast_int32: [-1]]",
-					"op 4 cast(X: found_inf@cast_int32) -> (Out: found_inf) {in_dtype = 2, origin = \"check_finite_and_unscale:0 amp: found_inf back to bool\", out_dtype = 0} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf: [-1]]",
+					"op 2 cast(X: found_inf@local) -> (Out: found_inf@cast_int32) {in_dtype = 0, origin = \"check_finite_and_unscale:0 amp: found_inf to int32 for the allreduce\", origin_op = 1, out_dtype = 2} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@local: [-1] -> found_inf@cast_int32: [-1]]",
+					"op 3 c_allreduce_max(X: found_inf@cast_int32) -> (Out: found_inf@cast_int32) {origin = \"check_finite_and_unscale:0 amp: found_inf is true on every rank if it is on one\", origin_op = 1, ring_id = 0, use_calc_stream = true} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf@cast_int32: [-1]]",
+					"op 4 cast(X: found_inf@cast_int32) -> (Out: found_inf) {in_dtype = 2, origin = \"check_finite_and_unscale:0 amp: found_inf back to bool\", origin_op = 1, out_dtype = 0} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf: [-1]]",
 				},
 			},
 			3: {
 				Main: []string{
 					"op 1 check_finite_and_unscale(X: w@GRAD, Scale: loss_scaling) -> (Out: w@GRAD, FoundInfinite: found_inf@local) role optimize dist @world impl check_finite_and_unscale:0 [w@GRAD: [-1, 1], loss_scaling: [-1] -> w@GRAD: [-1, 1], found_inf@local: [-1]]",
-					"op 2 cast(X: found_inf@local) -> (Out: found_inf@cast_int32) {in_dtype = 0, origin = \"check_finite_and_unscale:0 amp: found_inf to int32 for the allreduce\", out_dtype = 2} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@local: [-1] -> found_inf@cast_int32: [-1]]",
-					"op 3 c_allreduce_max(X: found_inf@cast_int32) -> (Out: found_inf@cast_int32) {origin = \"check_finite_and_unscale:0 amp: found_inf is true on every rank if it is on one\", ring_id = 0, use_calc_stream = true} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf@cast_int32: [-1]]",
-					"op 4 cast(X: found_inf@cast_int32) -> (Out: found_inf) {in_dtype = 2, origin = \"check_finite_and_unscale:0 amp: found_inf back to bool\", out_dtype = 0} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf: [-1]]",
+					"op 2 cast(X: found_inf@local) -> (Out: found_inf@cast_int32) {in_dtype = 0, origin = \"check_finite_and_unscale:0 amp: found_inf to int32 for the allreduce\", origin_op = 1, out_dtype = 2} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@local: [-1] -> found_inf@cast_int32: [-1]]",
+					"op 3 c_allreduce_max(X: found_inf@cast_int32) -> (Out: found_inf@cast_int32) {origin = \"check_finite_and_unscale:0 amp: found_inf is true on every rank if it is on one\", origin_op = 1, ring_id = 0, use_calc_stream = true} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf@cast_int32: [-1]]",
+					"op 4 cast(X: found_inf@cast_int32) -> (Out: found_inf) {in_dtype = 2, origin = \"check_finite_and_unscale:0 amp: found_inf back to bool\", origin_op = 1, out_dtype = 0} role optimize dist @world impl check_finite_and_unscale:0 [found_inf@cast_int32: [-1] -> found_inf: [-1]]",
 				},
 			},
 		},

@@ -117,6 +117,11 @@ type Ctx struct {
 	memoGen   uint64     // varsVersion when the memo was last found good
 	memoBinds uint64     // and the block's BindingsVersion
 	later     func(*Ctx) // BindLater's binding, not run yet
+
+	// The origin_op attr value of the ops emitted for originFor: boxed
+	// once per lowered op, not once per emitted op.
+	originFor *ir.Op
+	originOp  ir.Value
 }
 
 type varMemo struct {
@@ -150,9 +155,12 @@ func (c *Ctx) Ops() []*ir.Op { return c.out }
 // Keep emits op unchanged: the serial op's copy.
 func (c *Ctx) Keep(op *ir.Op) { c.out = append(c.out, op) }
 
-// Emit appends a new op with a fresh id, the role of the op being lowered
-// and an origin attr: "<impl type>:<index> <reason>". Its dist names the
-// op's mesh, with each arg's mapping taken from the var's dist.
+// Emit appends a new op with a fresh id, the role of the op being lowered,
+// an origin attr: "<impl type>:<index> <reason>", and an origin_op attr:
+// the id of the op being lowered, which every rank's lowering gives the
+// ops it emits for it (the SPMD runner matches collectives by it). Its
+// dist names the op's mesh, with each arg's mapping taken from the var's
+// dist.
 func (c *Ctx) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
 	op := c.newOp(typ, ins, outs, reason, attrs)
 	op.Role = c.Op.Role
@@ -167,11 +175,15 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 	}
 	op := st.newOp()
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	as := carve(st, &st.attrs, len(attrs)+1)
+	as := carve(st, &st.attrs, len(attrs)+2)
 	for _, a := range attrs {
 		as = insertAttr(as, a)
 	}
-	op.Attrs = insertAttr(as, ir.A("origin", ir.String(c.Origin(reason))))
+	as = insertAttr(as, ir.A("origin", ir.String(c.Origin(reason))))
+	if c.Op != nil {
+		as = insertAttr(as, ir.Attr{Name: "origin_op", Value: c.originOpValue()})
+	}
+	op.Attrs = as
 	// One allocation for the arg dists of both sides, one for their
 	// mappings; each arg's var is looked up once.
 	vars := st.vars[:0]
@@ -220,6 +232,23 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 		op.Dist.Outputs = nil
 	}
 	return op
+}
+
+// originOpValue returns the origin_op value of the ops emitted for c.Op.
+func (c *Ctx) originOpValue() ir.Value {
+	if c.originFor != c.Op {
+		c.originFor, c.originOp = c.Op, ir.Int(c.Op.ID)
+	}
+	return c.originOp
+}
+
+// SetOrigin gives op, a kept op the lowering changed, the origin attrs of
+// an emitted one: origin (why, from reason) and origin_op (c.Op's id).
+func (c *Ctx) SetOrigin(op *ir.Op, reason string) {
+	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
+	if c.Op != nil {
+		op.Attrs.Set("origin_op", c.originOpValue())
+	}
 }
 
 // insertAttr adds a to as, which has room for it, where Attrs.Set would:

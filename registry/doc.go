@@ -13,8 +13,11 @@
 //
 // The emitted sequences follow Paddle's older ("G1") partitioner, which is
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel
-// and embedding backward. Every op a lowering inserts carries an "origin"
-// attr naming the impl and the reason.
+// and embedding backward. Every op a lowering inserts (or keeps and
+// rewrites) carries an "origin" attr naming the impl and the reason, and
+// an int "origin_op" attr, the id of the serial op lowered: what every
+// rank's copy of a collective shares, so that the SPMD runner can tell
+// two same-shaped collectives apart.
 //
 // Expert parallelism (expert_parallel impls of global_scatter,
 // global_gather, alltoall, grouped_matmul, limit_by_capacity and

@@ -41,7 +41,7 @@ func TestElementwise(t *testing.T) {
 					"op 1 elementwise_add(X: x, Y: b) -> (Out: y) {axis = -1} role forward dist @world impl elementwise:0 [x: [0, -1, 1], b: [1] -> y: [0, -1, 1]]",
 				},
 				Startup: []string{
-					"op 2 c_broadcast(X: b) -> (Out: b) {origin = \"elementwise:0 init sync: broadcast b from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl elementwise:0 [b: [1] -> b: [1]]",
+					"op 2 c_broadcast(X: b) -> (Out: b) {origin = \"elementwise:0 init sync: broadcast b from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl elementwise:0 [b: [1] -> b: [1]]",
 				},
 			},
 			3: {
@@ -49,7 +49,7 @@ func TestElementwise(t *testing.T) {
 					"op 1 elementwise_add(X: x, Y: b) -> (Out: y) {axis = -1} role forward dist @world impl elementwise:0 [x: [0, -1, 1], b: [1] -> y: [0, -1, 1]]",
 				},
 				Startup: []string{
-					"op 2 c_broadcast(X: b) -> (Out: b) {origin = \"elementwise:0 init sync: broadcast b from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl elementwise:0 [b: [1] -> b: [1]]",
+					"op 2 c_broadcast(X: b) -> (Out: b) {origin = \"elementwise:0 init sync: broadcast b from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl elementwise:0 [b: [1] -> b: [1]]",
 				},
 			},
 		},
@@ -61,8 +61,8 @@ func TestElementwise(t *testing.T) {
 			2: {
 				Main: []string{
 					"op 1 elementwise_add_grad(X: x, Y: b, Out@GRAD: y@GRAD) -> (X@GRAD: x@GRAD, Y@GRAD: b@GRAD) {axis = -1} role backward fwd 7 dist @world impl elementwise:0 [x: [0, -1, 1], b: [1], y@GRAD: [0, -1, 1] -> x@GRAD: [0, -1, 1], b@GRAD: [1]]",
-					"op 2 c_allreduce_sum(X: b@GRAD) -> (Out: b@GRAD) {origin = \"elementwise:0 data-parallel: b@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl elementwise:0 [b@GRAD: [1] -> b@GRAD: [1]]",
-					"op 3 scale(X: b@GRAD) -> (Out: b@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"elementwise:0 data-parallel: b@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl elementwise:0 [b@GRAD: [1] -> b@GRAD: [1]]",
+					"op 2 c_allreduce_sum(X: b@GRAD) -> (Out: b@GRAD) {origin = \"elementwise:0 data-parallel: b@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl elementwise:0 [b@GRAD: [1] -> b@GRAD: [1]]",
+					"op 3 scale(X: b@GRAD) -> (Out: b@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"elementwise:0 data-parallel: b@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl elementwise:0 [b@GRAD: [1] -> b@GRAD: [1]]",
 				},
 			},
 		},

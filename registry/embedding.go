@@ -121,7 +121,7 @@ func embeddingForward(ctx *Ctx, op *ir.Op) error {
 	op.Inputs = ir.Slots("Ids", ids, "W", w)
 	op.Attrs = nil
 	op.Attrs.Set("start_index", ir.Int(start))
-	op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("vocab-parallel: look up this rank's rows of %s (from row start_index)", w))))
+	ctx.SetOrigin(op, fmt.Sprintf("vocab-parallel: look up this rank's rows of %s (from row start_index)", w))
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
 		fmt.Sprintf("vocab-parallel: partial lookups summed over %s", dim),
@@ -155,7 +155,7 @@ func embeddingBackward(ctx *Ctx, op *ir.Op) error {
 	op.Outputs = ir.Slots("W@GRAD", wg)
 	op.Attrs = nil
 	op.Attrs.Set("start_index", ir.Int(start))
-	op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("vocab-parallel: %s on this rank's rows (from row start_index)", serial))))
+	ctx.SetOrigin(op, fmt.Sprintf("vocab-parallel: %s on this rank's rows (from row start_index)", serial))
 	ctx.Keep(op)
 	return SyncGrads(ctx, op)
 }

@@ -38,20 +38,20 @@ func TestEmbeddingVocabParallel(t *testing.T) {
 		want: map[int]lowering{
 			0: {
 				Main: []string{
-					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table_v2:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", start_index = 0} role forward dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1] -> c_embedding.tmp_0: [0, -1, -1]]",
-					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table_v2:0 vocab-parallel: partial lookups summed over mp\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table_v2:0 [c_embedding.tmp_0: [0, -1, -1] -> emb: [0, -1, -1]]",
+					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table_v2:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", origin_op = 1, start_index = 0} role forward dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1] -> c_embedding.tmp_0: [0, -1, -1]]",
+					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table_v2:0 vocab-parallel: partial lookups summed over mp\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table_v2:0 [c_embedding.tmp_0: [0, -1, -1] -> emb: [0, -1, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table_v2:0 init sync: broadcast w from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table_v2:0 [w: [1, -1] -> w: [1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table_v2:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table_v2:0 [w: [1, -1] -> w: [1, -1]]",
 				},
 			},
 			3: {
 				Main: []string{
-					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table_v2:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", start_index = 8} role forward dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1] -> c_embedding.tmp_0: [0, -1, -1]]",
-					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table_v2:0 vocab-parallel: partial lookups summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table_v2:0 [c_embedding.tmp_0: [0, -1, -1] -> emb: [0, -1, -1]]",
+					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table_v2:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", origin_op = 1, start_index = 8} role forward dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1] -> c_embedding.tmp_0: [0, -1, -1]]",
+					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table_v2:0 vocab-parallel: partial lookups summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table_v2:0 [c_embedding.tmp_0: [0, -1, -1] -> emb: [0, -1, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table_v2:0 init sync: broadcast w from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table_v2:0 [w: [1, -1] -> w: [1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table_v2:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table_v2:0 [w: [1, -1] -> w: [1, -1]]",
 				},
 			},
 		},
@@ -62,11 +62,11 @@ func TestEmbeddingVocabParallel(t *testing.T) {
 		want: map[int]lowering{
 			2: {
 				Main: []string{
-					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", start_index = 8} role forward dist @world impl lookup_table:0 [ids: [-1, -1], w: [0, -1] -> c_embedding.tmp_0: [-1, -1, -1]]",
-					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table:0 vocab-parallel: partial lookups summed over dp\", ring_id = 1, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table:0 [c_embedding.tmp_0: [-1, -1, -1] -> emb: [-1, -1, -1]]",
+					"op 1 c_embedding(Ids: ids, W: w) -> (Out: c_embedding.tmp_0) {origin = \"lookup_table:0 vocab-parallel: look up this rank's rows of w (from row start_index)\", origin_op = 1, start_index = 8} role forward dist @world impl lookup_table:0 [ids: [-1, -1], w: [0, -1] -> c_embedding.tmp_0: [-1, -1, -1]]",
+					"op 2 c_allreduce_sum(X: c_embedding.tmp_0) -> (Out: emb) {origin = \"lookup_table:0 vocab-parallel: partial lookups summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl lookup_table:0 [c_embedding.tmp_0: [-1, -1, -1] -> emb: [-1, -1, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table:0 init sync: broadcast w from root 0 over mp\", ring_id = 4, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table:0 [w: [0, -1] -> w: [0, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"lookup_table:0 init sync: broadcast w from root 0 over mp\", origin_op = 1, ring_id = 4, root = 0, use_calc_stream = true} role forward dist @world impl lookup_table:0 [w: [0, -1] -> w: [0, -1]]",
 				},
 			},
 		},
@@ -77,16 +77,16 @@ func TestEmbeddingVocabParallel(t *testing.T) {
 		want: map[int]lowering{
 			0: {
 				Main: []string{
-					"op 1 c_embedding_grad(Ids: ids, W: w, Out@GRAD: emb@GRAD) -> (W@GRAD: w@GRAD) {origin = \"lookup_table_v2:0 vocab-parallel: lookup_table_v2_grad on this rank's rows (from row start_index)\", start_index = 0} role backward fwd 50 dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1], emb@GRAD: [0, -1, -1] -> w@GRAD: [1, -1]]",
-					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"lookup_table_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"lookup_table_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 1 c_embedding_grad(Ids: ids, W: w, Out@GRAD: emb@GRAD) -> (W@GRAD: w@GRAD) {origin = \"lookup_table_v2:0 vocab-parallel: lookup_table_v2_grad on this rank's rows (from row start_index)\", origin_op = 1, start_index = 0} role backward fwd 50 dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1], emb@GRAD: [0, -1, -1] -> w@GRAD: [1, -1]]",
+					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"lookup_table_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"lookup_table_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
 				},
 			},
 			1: {
 				Main: []string{
-					"op 1 c_embedding_grad(Ids: ids, W: w, Out@GRAD: emb@GRAD) -> (W@GRAD: w@GRAD) {origin = \"lookup_table_v2:0 vocab-parallel: lookup_table_v2_grad on this rank's rows (from row start_index)\", start_index = 8} role backward fwd 50 dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1], emb@GRAD: [0, -1, -1] -> w@GRAD: [1, -1]]",
-					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"lookup_table_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 2, use_calc_stream = true} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"lookup_table_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 1 c_embedding_grad(Ids: ids, W: w, Out@GRAD: emb@GRAD) -> (W@GRAD: w@GRAD) {origin = \"lookup_table_v2:0 vocab-parallel: lookup_table_v2_grad on this rank's rows (from row start_index)\", origin_op = 1, start_index = 8} role backward fwd 50 dist @world impl lookup_table_v2:0 [ids: [0, -1], w: [1, -1], emb@GRAD: [0, -1, -1] -> w@GRAD: [1, -1]]",
+					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"lookup_table_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 2, use_calc_stream = true} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"lookup_table_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl lookup_table_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
 				},
 			},
 		},

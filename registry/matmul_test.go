@@ -55,20 +55,20 @@ func TestMatmulForward(t *testing.T) {
 		want: map[int]lowering{
 			0: {
 				Main: []string{
-					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
+					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
 					"op 1 matmul_v2(X: c_identity.tmp_0, Y: w) -> (Out: out) {trans_x = false, trans_y = false} role forward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1], w: [-1, 1] -> out: [0, 1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [-1, 1] -> w: [-1, 1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [-1, 1] -> w: [-1, 1]]",
 				},
 			},
 			3: {
 				Main: []string{
-					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
+					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
 					"op 1 matmul_v2(X: c_identity.tmp_0, Y: w) -> (Out: out) {trans_x = false, trans_y = false} role forward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1], w: [-1, 1] -> out: [0, 1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [-1, 1] -> w: [-1, 1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [-1, 1] -> w: [-1, 1]]",
 				},
 			},
 		},
@@ -80,11 +80,11 @@ func TestMatmulForward(t *testing.T) {
 		want: map[int]lowering{
 			1: {
 				Main: []string{
-					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
+					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"matmul_v2:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
 					"op 1 matmul_v2(X: c_identity.tmp_0, Y: w) -> (Out: out) {trans_x = false, trans_y = true} role forward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1], w: [1, -1] -> out: [0, 1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [1, -1] -> w: [1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:0 [w: [1, -1] -> w: [1, -1]]",
 				},
 			},
 		},
@@ -96,19 +96,19 @@ func TestMatmulForward(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 1 matmul_v2(X: x, Y: w) -> (Out: c_allreduce_sum.tmp_0) {trans_x = false, trans_y = false} role forward dist @world impl matmul_v2:1 [x: [0, 1], w: [1, -1] -> c_allreduce_sum.tmp_0: [0, -1]]",
-					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul_v2:1 row-parallel: partial Out summed over mp\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
+					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul_v2:1 row-parallel: partial Out summed over mp\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:1 init sync: broadcast w from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:1 [w: [1, -1] -> w: [1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:1 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:1 [w: [1, -1] -> w: [1, -1]]",
 				},
 			},
 			3: {
 				Main: []string{
 					"op 1 matmul_v2(X: x, Y: w) -> (Out: c_allreduce_sum.tmp_0) {trans_x = false, trans_y = false} role forward dist @world impl matmul_v2:1 [x: [0, 1], w: [1, -1] -> c_allreduce_sum.tmp_0: [0, -1]]",
-					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul_v2:1 row-parallel: partial Out summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
+					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul_v2:1 row-parallel: partial Out summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul_v2:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:1 init sync: broadcast w from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:1 [w: [1, -1] -> w: [1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:1 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:1 [w: [1, -1] -> w: [1, -1]]",
 				},
 			},
 		},
@@ -120,10 +120,10 @@ func TestMatmulForward(t *testing.T) {
 			2: {
 				Main: []string{
 					"op 1 matmul(X: x, Y: w) -> (Out: c_allreduce_sum.tmp_0) {alpha = 1.0, transpose_X = false, transpose_Y = true} role forward dist @world impl matmul:1 [x: [0, 1], w: [-1, 1] -> c_allreduce_sum.tmp_0: [0, -1]]",
-					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul:1 row-parallel: partial Out summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
+					"op 2 c_allreduce_sum(X: c_allreduce_sum.tmp_0) -> (Out: out) {origin = \"matmul:1 row-parallel: partial Out summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl matmul:1 [c_allreduce_sum.tmp_0: [0, -1] -> out: [0, -1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul:1 init sync: broadcast w from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul:1 [w: [-1, 1] -> w: [-1, 1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul:1 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul:1 [w: [-1, 1] -> w: [-1, 1]]",
 				},
 			},
 		},
@@ -134,11 +134,11 @@ func TestMatmulForward(t *testing.T) {
 		want: map[int]lowering{
 			1: {
 				Main: []string{
-					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"mul:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl mul:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
+					"op 2 c_identity(X: x) -> (Out: c_identity.tmp_0) {origin = \"mul:0 column-parallel: X replicated to the mp group (identity forward, allreduce backward)\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role forward dist @world impl mul:0 [x: [0, -1] -> c_identity.tmp_0: [0, -1]]",
 					"op 1 mul(X: c_identity.tmp_0, Y: w) -> (Out: out) {x_num_col_dims = 1, y_num_col_dims = 1} role forward dist @world impl mul:0 [c_identity.tmp_0: [0, -1], w: [-1, 1] -> out: [0, 1]]",
 				},
 				Startup: []string{
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"mul:0 init sync: broadcast w from root 0 over dp\", ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl mul:0 [w: [-1, 1] -> w: [-1, 1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"mul:0 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 2, root = 0, use_calc_stream = true} role forward dist @world impl mul:0 [w: [-1, 1] -> w: [-1, 1]]",
 				},
 			},
 		},
@@ -152,8 +152,8 @@ func TestMatmulForward(t *testing.T) {
 					"op 1 matmul_v2(X: x, Y: w) -> (Out: out) {trans_x = false, trans_y = false} role forward dist @world impl matmul_v2:2 [x: [0, -1], w: [-1, -1] -> out: [0, -1]]",
 				},
 				Startup: []string{
-					"op 2 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:2 init sync: broadcast w from root 0 over dp\", ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:2 [w: [-1, -1] -> w: [-1, -1]]",
-					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:2 init sync: broadcast w from root 0 over mp\", ring_id = 3, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:2 [w: [-1, -1] -> w: [-1, -1]]",
+					"op 2 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:2 init sync: broadcast w from root 0 over dp\", origin_op = 1, ring_id = 1, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:2 [w: [-1, -1] -> w: [-1, -1]]",
+					"op 3 c_broadcast(X: w) -> (Out: w) {origin = \"matmul_v2:2 init sync: broadcast w from root 0 over mp\", origin_op = 1, ring_id = 3, root = 0, use_calc_stream = true} role forward dist @world impl matmul_v2:2 [w: [-1, -1] -> w: [-1, -1]]",
 				},
 			},
 		},
@@ -169,17 +169,17 @@ func TestMatmulBackward(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [-1, 1]]",
-					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
-					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
-					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
 				},
 			},
 			3: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [-1, 1]]",
-					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
-					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
-					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
 				},
 			},
 		},
@@ -191,8 +191,8 @@ func TestMatmulBackward(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: [], Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> w@GRAD: [-1, 1]]",
-					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
 				},
 			},
 		},
@@ -204,9 +204,9 @@ func TestMatmulBackward(t *testing.T) {
 			2: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) {trans_x = false, trans_y = true} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [1, -1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [1, -1]]",
-					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
-					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
-					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
 				},
 			},
 		},
@@ -218,8 +218,8 @@ func TestMatmulBackward(t *testing.T) {
 			1: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: x@GRAD, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:1 [x: [0, -1], w: [1, -1], out@GRAD: [0, -1] -> x@GRAD: [0, -1], w@GRAD: [1, -1]]",
-					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:1 data-parallel: w@GRAD summed over dp\", ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:1 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:1 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:1 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:1 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:1 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:1 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:1 [w@GRAD: [1, -1] -> w@GRAD: [1, -1]]",
 				},
 			},
 		},
@@ -245,7 +245,7 @@ func TestMatmulBackward(t *testing.T) {
 			3: {
 				Main: []string{
 					"op 1 mul_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) role backward fwd 100 dist @world impl mul:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [-1, 1]]",
-					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"mul:0 column-parallel: X@GRAD summed over mp\", ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl mul:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"mul:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 4, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl mul:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
 				},
 			},
 		},
@@ -257,8 +257,8 @@ func TestMatmulBackward(t *testing.T) {
 			3: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: x@GRAD, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:2 [x: [0, -1], w: [-1, -1], out@GRAD: [0, -1] -> x@GRAD: [0, -1], w@GRAD: [-1, -1]]",
-					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:2 data-parallel: w@GRAD summed over dp\", ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:2 [w@GRAD: [-1, -1] -> w@GRAD: [-1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:2 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl matmul_v2:2 [w@GRAD: [-1, -1] -> w@GRAD: [-1, -1]]",
+					"op 2 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:2 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 2, use_calc_stream = true} role backward dist @world impl matmul_v2:2 [w@GRAD: [-1, -1] -> w@GRAD: [-1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:2 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:2 [w@GRAD: [-1, -1] -> w@GRAD: [-1, -1]]",
 				},
 			},
 		},

@@ -103,7 +103,7 @@ func exchangeLower(ctx *Ctx, op *ir.Op) error {
 	if op.Type != ctx.ImplType {
 		reason = fmt.Sprintf("expert-parallel: the grad of %s, over the %s group", ctx.ImplType, ctx.Mesh.DimNames[axis])
 	}
-	op.Attrs.Set("origin", ir.String(ctx.Origin(reason)))
+	ctx.SetOrigin(op, reason)
 	ctx.Keep(op)
 	return nil
 }
@@ -198,7 +198,7 @@ func ExpertCapacity() *Impl {
 			op.Attrs.Set("n_expert", ir.Int(ne/w))
 		}
 		op.Attrs.Set("n_worker", ir.Int(w))
-		op.Attrs.Set("origin", ir.String(ctx.Origin(fmt.Sprintf("expert-parallel: counts of the %d ranks along %s", w, ctx.Mesh.DimNames[axis]))))
+		ctx.SetOrigin(op, fmt.Sprintf("expert-parallel: counts of the %d ranks along %s", w, ctx.Mesh.DimNames[axis]))
 		ctx.Keep(op)
 		return nil
 	}

@@ -56,8 +56,8 @@ func TestExpertExchangeLowering(t *testing.T) {
 		build:    exchangeBuild("global_scatter", ir.String("mp"), []int{-1}, 8),
 		implType: "global_scatter", fn: ExpertExchange().Forward,
 		want: map[int]lowering{
-			0: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", ring_id = 3, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
-			3: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", ring_id = 4, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			0: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", origin_op = 1, ring_id = 3, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			3: {Main: []string{"op 1 global_scatter(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"mp\", origin = \"global_scatter:0 expert-parallel: exchange over the mp group\", origin_op = 1, ring_id = 4, use_calc_stream = true} role forward dist @world impl global_scatter:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
 		},
 	}, {
 		name:     "global_gather_backward",
@@ -65,7 +65,7 @@ func TestExpertExchangeLowering(t *testing.T) {
 		implType: "global_scatter", fn: ExpertExchange().Backward,
 		want: map[int]lowering{
 			// Along dp, rank 3's group is [1, 3]: ring 2.
-			3: {Main: []string{"op 1 global_gather(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"dp\", origin = \"global_scatter:0 expert-parallel: the grad of global_scatter, over the dp group\", ring_id = 2, use_calc_stream = true} role forward dist @world impl global_gather:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
+			3: {Main: []string{"op 1 global_gather(X: x, local_count: lc, global_count: gc) -> (Out: out) {expert_axis = \"dp\", origin = \"global_scatter:0 expert-parallel: the grad of global_scatter, over the dp group\", origin_op = 1, ring_id = 2, use_calc_stream = true} role forward dist @world impl global_gather:0 [x: [-1, -1], lc: [-1], gc: [-1] -> out: [0, -1]]"}},
 		},
 	}})
 }
@@ -105,17 +105,17 @@ func TestGroupedMatmulLowering(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 2 grouped_matmul_grad(X: xr, W: w, ExpertCount: gc, Out@GRAD: h@GRAD) -> (X@GRAD: xr@GRAD, W@GRAD: w@GRAD) role backward fwd 1 dist @world impl grouped_matmul:0 [xr: [0, -1], w: [1, -1, -1], gc: [-1], h@GRAD: [0, -1] -> xr@GRAD: [0, -1], w@GRAD: [1, -1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 expert-parallel: w@GRAD holds the grads of the tokens of all 2 ranks along mp, each of its own rank's loss; averaged, not summed over ranks\", scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
-					"op 4 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"grouped_matmul:0 data-parallel: w@GRAD summed over dp\", ring_id = 1, use_calc_stream = true} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
-					"op 5 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 expert-parallel: w@GRAD holds the grads of the tokens of all 2 ranks along mp, each of its own rank's loss; averaged, not summed over ranks\", origin_op = 2, scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 4 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"grouped_matmul:0 data-parallel: w@GRAD summed over dp\", origin_op = 2, ring_id = 1, use_calc_stream = true} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 5 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 data-parallel: w@GRAD averaged over dp\", origin_op = 2, scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
 				},
 			},
 			3: {
 				Main: []string{
 					"op 2 grouped_matmul_grad(X: xr, W: w, ExpertCount: gc, Out@GRAD: h@GRAD) -> (X@GRAD: xr@GRAD, W@GRAD: w@GRAD) role backward fwd 1 dist @world impl grouped_matmul:0 [xr: [0, -1], w: [1, -1, -1], gc: [-1], h@GRAD: [0, -1] -> xr@GRAD: [0, -1], w@GRAD: [1, -1, -1]]",
-					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 expert-parallel: w@GRAD holds the grads of the tokens of all 2 ranks along mp, each of its own rank's loss; averaged, not summed over ranks\", scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
-					"op 4 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"grouped_matmul:0 data-parallel: w@GRAD summed over dp\", ring_id = 2, use_calc_stream = true} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
-					"op 5 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 data-parallel: w@GRAD averaged over dp\", scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 3 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 expert-parallel: w@GRAD holds the grads of the tokens of all 2 ranks along mp, each of its own rank's loss; averaged, not summed over ranks\", origin_op = 2, scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 4 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"grouped_matmul:0 data-parallel: w@GRAD summed over dp\", origin_op = 2, ring_id = 2, use_calc_stream = true} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
+					"op 5 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"grouped_matmul:0 data-parallel: w@GRAD averaged over dp\", origin_op = 2, scale = 0.5} role backward dist @world impl grouped_matmul:0 [w@GRAD: [1, -1, -1] -> w@GRAD: [1, -1, -1]]",
 				},
 			},
 		},
