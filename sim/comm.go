@@ -13,9 +13,11 @@ import (
 // runs in its own goroutine; the k-th collective a rank issues on a group
 // meets the k-th collective of every other member on that group. The
 // members must agree on what they do (Call.Kind and Call.Signature:
-// op type, ring id, shape, dtype); each wait has a deadline, and a rank
-// that finishes its program fails the meetings it never joined, so a
-// mismatch is an error naming ranks and op ids, never a hang.
+// op type, ring id, shape, dtype) and, where they carry one, on which op
+// it is (Call.Origin); a send_v2 must meet a recv_v2. Each wait has a
+// deadline, and a rank that finishes its program fails the meetings it
+// never joined, so a mismatch is an error naming ranks and op ids, never
+// a hang.
 type Comm struct {
 	deadline time.Duration
 
@@ -37,6 +39,14 @@ type Call struct {
 	// Signature must be equal on every member where the collective needs
 	// it (shape and dtype of an allreduce); "" skips the check.
 	Signature string
+	// Origin, when not 0, is the op's identity: its origin_op attr, the
+	// serial op whose lowering emitted it. Members that all have one must
+	// have the same, so that two same-shaped collectives a rank issues in
+	// the wrong order fail where they meet.
+	Origin int64
+	// Peer is the other rank of a point-to-point call (send_v2 or
+	// recv_v2, by OpType), which must meet the opposite kind.
+	Peer int
 	// Payload is what this rank contributes.
 	Payload any
 }
@@ -93,23 +103,24 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 		c.meetings[mk] = m
 		for _, r := range call.Group {
 			if c.finished[r] && r != call.Rank {
-				m.err = peerGone{fmt.Errorf("rank %d: op %d %s on group %v: rank %d finished its program without joining", call.Rank, call.OpID, call.OpType, call.Group, r)}
+				if call.OpType == "send_v2" {
+					m.err = peerGone{fmt.Errorf("rank %d: op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it", call.Rank, call.OpID, call.Peer, call.Kind, r)}
+				} else {
+					m.err = peerGone{fmt.Errorf("rank %d: op %d %s on group %v: rank %d finished its program without joining", call.Rank, call.OpID, call.OpType, call.Group, r)}
+				}
 				close(m.done)
 				break
 			}
 		}
 	}
 	if m.err == nil {
-		if first := anyCall(m.calls); first != nil {
-			if first.Kind != call.Kind || first.Signature != call.Signature {
-				a, b := first, call // lower rank first: the message does not depend on arrival order
-				if b.Rank < a.Rank {
-					a, b = b, a
-				}
-				m.err = fmt.Errorf("collective mismatch on group %v: rank %d op %d %s (%s %s) against rank %d op %d %s (%s %s)",
-					call.Group, a.Rank, a.OpID, a.OpType, a.Kind, a.Signature,
-					b.Rank, b.OpID, b.OpType, b.Kind, b.Signature)
+		// Against every member so far, in rank order: each may hold the
+		// only origin another disagrees with.
+		for _, r := range sortedRanks(m.calls) {
+			if err := mismatch(m.calls[r], call); err != nil {
+				m.err = err
 				close(m.done)
+				break
 			}
 		}
 	}
@@ -174,10 +185,58 @@ func (c *Comm) Finish(rank int) {
 		if first == nil || !slices.Contains(first.Group, rank) || m.calls[rank] != nil {
 			continue
 		}
-		m.err = peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining (ranks %v waited)",
-			first.OpID, first.OpType, first.Group, rank, sortedRanks(m.calls))}
+		if first.OpType == "send_v2" {
+			m.err = peerGone{fmt.Errorf("rank %d: op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it",
+				first.Rank, first.OpID, first.Peer, first.Kind, rank)}
+		} else {
+			m.err = peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining (ranks %v waited)",
+				first.OpID, first.OpType, first.Group, rank, sortedRanks(m.calls))}
+		}
 		close(m.done)
 	}
+}
+
+func isP2P(c *Call) bool { return c.OpType == "send_v2" || c.OpType == "recv_v2" }
+
+// describe spells a call in a mismatch: its rank, op, kind, signature and
+// origin.
+func (c *Call) describe() string {
+	what := strings.TrimSpace(c.Kind + " " + c.Signature)
+	if c.Origin != 0 {
+		what += fmt.Sprintf(", origin_op %d", c.Origin)
+	}
+	return fmt.Sprintf("rank %d op %d %s (%s)", c.Rank, c.OpID, c.OpType, what)
+}
+
+// mismatch returns the error of calls x and y meeting when they are not
+// the same collective, or nil. The message names the lower rank first,
+// whichever arrived first.
+func mismatch(x, y *Call) error {
+	a, b := x, y
+	if b.Rank < a.Rank {
+		a, b = b, a
+	}
+	if isP2P(a) && isP2P(b) {
+		dir := func(c *Call) string {
+			if c.OpType == "send_v2" {
+				return fmt.Sprintf("rank %d op %d send_v2 to rank %d (%s)", c.Rank, c.OpID, c.Peer, c.Kind)
+			}
+			return fmt.Sprintf("rank %d op %d recv_v2 from rank %d (%s)", c.Rank, c.OpID, c.Peer, c.Kind)
+		}
+		switch {
+		case a.OpType == b.OpType && a.OpType == "send_v2":
+			return fmt.Errorf("point-to-point mismatch: %s meets %s: both send, neither receives", dir(a), dir(b))
+		case a.OpType == b.OpType:
+			return fmt.Errorf("point-to-point mismatch: %s meets %s: both receive, neither sends", dir(a), dir(b))
+		case a.Kind != b.Kind:
+			return fmt.Errorf("point-to-point mismatch: %s meets %s: not the same ring", dir(a), dir(b))
+		}
+		return nil
+	}
+	if a.Kind != b.Kind || a.Signature != b.Signature || a.Origin != 0 && b.Origin != 0 && a.Origin != b.Origin {
+		return fmt.Errorf("collective mismatch on group %v: %s against %s", a.Group, a.describe(), b.describe())
+	}
+	return nil
 }
 
 func anyCall(calls map[int]*Call) *Call {

@@ -160,7 +160,7 @@ func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
 	if g[1] < g[0] {
 		g[0], g[1] = g[1], g[0]
 	}
-	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("p2p/%d", ringID)}
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("p2p/%d", ringID), Peer: int(peer)}
 	if op.Type == "send_v2" {
 		x, err := oneTensor(op, in, "X")
 		if err != nil {
@@ -224,6 +224,13 @@ func slotOf(ss []ir.Slot, names ...string) string {
 	return names[0]
 }
 
+// origin is op's origin_op attr, the serial op its lowering came from, or
+// 0 for an op without one (a program another tool made).
+func origin(op *ir.Op) int64 {
+	id, _ := op.Attrs.Int("origin_op")
+	return id
+}
+
 func sig(t *Tensor) string { return fmt.Sprintf("%s%v", t.DType, t.Shape) }
 
 // collective runs one collective op of this rank.
@@ -266,7 +273,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		return nil, err
 	}
 	ringID, _ := op.Attrs.Int("ring_id")
-	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x}
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x, Origin: origin(op)}
 	switch typ {
 	case "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod":
 		call.Signature = sig(x)
@@ -376,7 +383,7 @@ func (r *rankRun) moe(op *ir.Op, in Args) (Args, error) {
 	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type,
 		Kind:      fmt.Sprintf("%s/%d", op.Type, ringID),
 		Signature: fmt.Sprintf("%s[*,%d] counts %d", p.x.DType, p.x.Shape[1], len(p.local)),
-		Payload:   p}
+		Payload:   p, Origin: origin(op)}
 	got, err := r.comm.Meet(call)
 	if err != nil {
 		return nil, err
