@@ -49,6 +49,8 @@ type Row struct {
 	Tol            float64
 	// Rank is the first rank whose value diverged, or -1.
 	Rank int
+	// Hint is, for a diverged row, a likely cause, or "".
+	Hint string
 }
 
 // OK reports whether the var matched on every rank.
@@ -66,8 +68,12 @@ type Report struct {
 func (r *Report) Err() error {
 	for _, row := range r.Rows {
 		if !row.OK() {
-			return fmt.Errorf("%s %s diverged on rank %d: max abs error %.3g, relative %.3g > %.3g",
-				row.Kind, row.Var, row.Rank, row.MaxAbs, row.MaxRel, row.Tol)
+			hint := ""
+			if row.Hint != "" {
+				hint = "; hint: " + row.Hint
+			}
+			return fmt.Errorf("%s %s diverged on rank %d: max abs error %.3g, relative %.3g > %.3g%s",
+				row.Kind, row.Var, row.Rank, row.MaxAbs, row.MaxRel, row.Tol, hint)
 		}
 	}
 	return nil
@@ -85,12 +91,83 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(&sb, "%-10s %-28s %12.3g %12.3g  %s\n", row.Kind, row.Var, row.MaxAbs, row.MaxRel, status)
 	}
+	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads\n",
+		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"))
+	if r.Count("param")+r.Count("grad") == 0 {
+		// A forward-only module passes without its update being looked
+		// at: say so rather than let "ok" suggest the step was checked.
+		sb.WriteString("no param or grad was compared: the check covers the forward pass only\n")
+	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
+// Count returns how many rows of kind (loss, param, grad, activation)
+// the report has.
+func (r *Report) Count(kind string) int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
 // Run checks the partition of m: m is not changed.
 func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
+	opts = defaults(opts)
+	progress := func(stage string, done, total int) {
+		if opts.Progress != nil {
+			opts.Progress(stage, done, total)
+		}
+	}
+	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) { progress("partition", done, total) })
+	if err != nil {
+		return nil, err
+	}
+	return run(m, passes.Ranks(m), mods, opts, progress)
+}
+
+// RunParts checks per-rank programs made elsewhere (by hand, or by another
+// partitioner) against the serial module m, as Run checks m's own
+// partition: mods[i] is the module of rank ranks[i], and every rank of
+// m's meshes must have one. Each module is verified first. Neither m nor
+// mods are changed.
+func RunParts(ctx context.Context, m *ir.Module, ranks []int, mods []*ir.Module, opts Options) (*Report, error) {
+	opts = defaults(opts)
+	if len(ranks) != len(mods) {
+		return nil, fmt.Errorf("%d ranks for %d modules", len(ranks), len(mods))
+	}
+	want := passes.Ranks(m)
+	if !slices.Equal(ranks, want) {
+		for _, r := range want {
+			if !slices.Contains(ranks, r) {
+				return nil, fmt.Errorf("no program for rank %d (the serial module's meshes have ranks %v)", r, want)
+			}
+		}
+		for _, r := range ranks {
+			if !slices.Contains(want, r) {
+				return nil, fmt.Errorf("a program for rank %d, which no mesh of the serial module has (ranks %v)", r, want)
+			}
+		}
+		return nil, fmt.Errorf("the ranks %v are not in order, or repeat: want %v", ranks, want)
+	}
+	for i, pm := range mods {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := ir.Verify(pm); err != nil {
+			return nil, fmt.Errorf("rank %d: %w", ranks[i], err)
+		}
+		if pm.Main == nil {
+			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
+		}
+	}
+	return run(m, ranks, mods, opts, func(string, int, int) {})
+}
+
+func defaults(opts Options) Options {
 	if opts.Steps <= 0 {
 		opts.Steps = 1
 	}
@@ -103,17 +180,12 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	if opts.Kernels == nil {
 		opts.Kernels = sim.DefaultKernels()
 	}
-	progress := func(stage string, done, total int) {
-		if opts.Progress != nil {
-			opts.Progress(stage, done, total)
-		}
-	}
-	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) { progress("partition", done, total) })
-	if err != nil {
-		return nil, err
-	}
-	ranks := passes.Ranks(m)
+	return opts
+}
 
+// run runs the serial steps of m and the SPMD steps of mods (rank
+// ranks[i]'s module) from the same values, and compares them.
+func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(string, int, int)) (*Report, error) {
 	// The serial run: startup, then the fed inputs, then the steps.
 	init, err := initialValues(m, opts)
 	if err != nil {
@@ -412,7 +484,39 @@ func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial
 			row.Rank = r
 		}
 	}
+	if !row.OK() && c.kind == "loss" {
+		row.Hint = lossHint(m, c.name)
+	}
 	return row, nil
+}
+
+// lossHint explains a diverged loss that is declared neither partial nor
+// reduced while the op computing it reads a batch-sharded input: each
+// rank then holds the loss of its own shard, not the serial one.
+func lossHint(m *ir.Module, loss string) string {
+	g := m.Main.Global()
+	if v := g.Var(loss); v == nil || v.Dist != nil && len(v.Dist.Partial) > 0 {
+		return ""
+	}
+	for _, op := range g.Ops {
+		if !op.Role.IsLoss() || !slices.Contains(slices.Collect(op.OutputNames), loss) {
+			continue
+		}
+		for a := range op.InputNames {
+			x := g.Var(a)
+			if x == nil || x.Dist == nil || len(x.Dist.DimsMapping) == 0 || x.Dist.DimsMapping[0] < 0 {
+				continue
+			}
+			k := x.Dist.DimsMapping[0]
+			dim := ""
+			if mesh := m.Mesh(x.Dist.Mesh); mesh != nil && k < len(mesh.DimNames) {
+				dim = " (" + mesh.DimNames[k] + ")"
+			}
+			return fmt.Sprintf("%s is not declared partial, but %s reads %s with its batch dim sharded over mesh dim %d%s: it probably needs partial [%d:avg]",
+				loss, op, a, k, dim, k)
+		}
+	}
+	return ""
 }
 
 // diff returns the largest absolute difference and the largest

@@ -103,11 +103,7 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 		c.meetings[mk] = m
 		for _, r := range call.Group {
 			if c.finished[r] && r != call.Rank {
-				if call.OpType == "send_v2" {
-					m.err = peerGone{fmt.Errorf("rank %d: op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it", call.Rank, call.OpID, call.Peer, call.Kind, r)}
-				} else {
-					m.err = peerGone{fmt.Errorf("rank %d: op %d %s on group %v: rank %d finished its program without joining", call.Rank, call.OpID, call.OpType, call.Group, r)}
-				}
+				m.err = gone(call, r)
 				close(m.done)
 				break
 			}
@@ -185,15 +181,21 @@ func (c *Comm) Finish(rank int) {
 		if first == nil || !slices.Contains(first.Group, rank) || m.calls[rank] != nil {
 			continue
 		}
-		if first.OpType == "send_v2" {
-			m.err = peerGone{fmt.Errorf("rank %d: op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it",
-				first.Rank, first.OpID, first.Peer, first.Kind, rank)}
-		} else {
-			m.err = peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining (ranks %v waited)",
-				first.OpID, first.OpType, first.Group, rank, sortedRanks(m.calls))}
-		}
+		m.err = gone(first, rank)
 		close(m.done)
 	}
+}
+
+// gone is the error of call, whose group member r finished its program
+// without joining. Whether r finished before or after call arrived, the
+// message is the same (the SPMD runner names the waiting rank).
+func gone(call *Call, r int) error {
+	if call.OpType == "send_v2" {
+		return peerGone{fmt.Errorf("op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it",
+			call.OpID, call.Peer, call.Kind, r)}
+	}
+	return peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining",
+		call.OpID, call.OpType, call.Group, r)}
 }
 
 func isP2P(c *Call) bool { return c.OpType == "send_v2" || c.OpType == "recv_v2" }
