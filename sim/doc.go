@@ -59,8 +59,11 @@
 // other member. Members must agree on the collective, its ring and, where
 // the collective needs equal parts (all-reduces, broadcasts, all-gathers
 // and concats, all-to-alls, and the row width of the MoE exchanges), on
-// dtype and shape: a disagreement is an error naming both ranks and their
-// ops. Every wait has a deadline (SPMD.Deadline), a rank whose program
+// dtype and shape; members that carry an origin_op attr (the serial op
+// whose lowering emitted the collective) must carry the same, so that a
+// rank that swaps or drops one of two like collectives fails where they
+// first meet. A send_v2 must meet its peer's recv_v2 on the same ring. A
+// disagreement is an error naming both ranks and their ops. Every wait has a deadline (SPMD.Deadline), a rank whose program
 // ends fails at once the collectives its peers wait for it in, and a
 // panic in a rank's goroutine becomes that rank's error; so a broken
 // partition ends in an error naming ranks and ops, never in a hang.
