@@ -61,6 +61,9 @@ type Report struct {
 	Ranks []int
 	Steps int
 	Rows  []Row
+	// Unheld lists the vars the serial step computed, of the kinds
+	// compared, that no rank's program holds after its step: not compared.
+	Unheld []string
 }
 
 // Err returns nil when every var matched, or an error naming the first
@@ -93,6 +96,9 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads\n",
 		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"))
+	if len(r.Unheld) > 0 {
+		fmt.Fprintf(&sb, "not compared, held by no rank: %s\n", strings.Join(r.Unheld, ", "))
+	}
 	if r.Count("param")+r.Count("grad") == 0 {
 		// A forward-only module passes without its update being looked
 		// at: say so rather than let "ok" suggest the step was checked.
@@ -227,6 +233,8 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 		}
 		if row != nil {
 			rep.Rows = append(rep.Rows, *row)
+		} else if serial[c.name] != nil {
+			rep.Unheld = append(rep.Unheld, c.name)
 		}
 	}
 	return rep, nil
@@ -460,11 +468,13 @@ func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial
 			local[r] = t
 		}
 	}
+	held := false
 	for i, r := range ranks {
 		v := mods[i].Main.Global().Var(c.name)
 		if v == nil || local[r] == nil {
 			continue
 		}
+		held = true
 		exp, err := shardOf(mods[i], v, want, r)
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
@@ -483,6 +493,10 @@ func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial
 		if rel > row.Tol && row.Rank < 0 {
 			row.Rank = r
 		}
+	}
+	if !held {
+		// Nothing to compare: a row would read "ok".
+		return nil, nil
 	}
 	if !row.OK() && c.kind == "loss" {
 		row.Hint = lossHint(m, c.name)

@@ -153,3 +153,49 @@ program main {
 		}
 	}
 }
+
+// TestUnheldVarsAreNotOK: a var no rank's program holds (here: renamed on
+// every rank) is not a row reading "ok" but is listed as not compared.
+func TestUnheldVarsAreNotOK(t *testing.T) {
+	m := goldenInput(t, "megatron_2d")
+	ranks, mods := partsOf(t, m)
+	ctx := context.Background()
+	before, err := check.RunParts(ctx, m, ranks, mods, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var act string
+	for _, row := range before.Rows {
+		if row.Kind == "activation" {
+			act = row.Var
+			break
+		}
+	}
+	if act == "" || len(before.Unheld) != 0 {
+		t.Fatalf("activation %q, unheld %v", act, before.Unheld)
+	}
+	for _, pm := range mods {
+		if err := pm.RenameVars(func(n string) string {
+			if n == act {
+				return n + "_elsewhere"
+			}
+			return n
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := check.RunParts(ctx, m, ranks, mods, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count("activation") != before.Count("activation")-1 || len(rep.Unheld) != 1 || rep.Unheld[0] != act {
+		t.Fatalf("activations %d (before %d), unheld %v", rep.Count("activation"), before.Count("activation"), rep.Unheld)
+	}
+	var sb strings.Builder
+	if err := rep.Write(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nnot compared, held by no rank: " + act + "\n"; !strings.Contains(sb.String(), want) {
+		t.Errorf("report:\n%s\nwant the line %q", sb.String(), want)
+	}
+}

@@ -91,6 +91,8 @@ func TestPointToPointPairs(t *testing.T) {
 			"rank 0: op 1 send_v2 to rank 1 (p2p/0): rank 1 finished its program without receiving it"},
 		{"second never received", []string{send(1, 1, 0), send(3, 1, 0)}, []string{recv(2, 0, 0)},
 			"rank 0: op 3 send_v2 to rank 1 (p2p/0): rank 1 finished its program without receiving it"},
+		{"send to itself", []string{send(1, 0, 0)}, []string{"op 2 relu(X: a) -> (Out: r)"},
+			"rank 0: op 1 send_v2: peer 0 is the rank itself"},
 		{"send meets allreduce", []string{send(1, 1, 0)}, []string{"op 2 c_allreduce_sum(X: a) -> (Out: r) {ring_id = 0}"},
 			"collective mismatch on group [0 1]: rank 0 op 1 send_v2 (p2p/0) against rank 1 op 2 c_allreduce_sum (c_allreduce_sum/0 f64[2])"},
 	} {

@@ -155,6 +155,9 @@ func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: no peer", op)
 	}
+	if peer == int64(r.rank) {
+		return nil, fmt.Errorf("%s: peer %d is the rank itself", op, peer)
+	}
 	ringID, _ := op.Attrs.Int("ring_id")
 	g := []int{r.rank, int(peer)}
 	if g[1] < g[0] {
