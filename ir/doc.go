@@ -62,10 +62,13 @@
 //
 // A name is [A-Za-z_][A-Za-z0-9_.@]* or a Go-quoted string; keywords are
 // ordinary names outside the positions above, so a var may be called
-// "op". An int is an optional "-" and decimal digits, or "0x" and hex
-// digits (a hexint; the printer writes hex only for role bits that have no
-// name, "backward|0x1000"). A float has a "." or an exponent ("1.0",
-// "-0.1", "1e-05") or is "nan", "inf", "-inf"; the printer writes the
+// "op". An int is an optional "-" and decimal digits, or an optional "-",
+// "0x" and hex digits ("-0x10" is -16; a hexint, in a role, has no "-";
+// the printer writes hex only for role bits that have no name,
+// "backward|0x1000"). A float has a "." or an exponent ("1.0", "-0.1",
+// "1e-05") or is "nan", "inf", "-inf". A number ends where a name could
+// not go on: "0x", "1x2", "1e" and "0b1" are malformed numbers, errors at
+// their first byte, not a number followed by a name. The printer writes the
 // shortest form that re-parses to the same float64, so a float that came
 // from a float32 also comes back with the same float32 bits. A string is
 // Go-quoted. Attributes are written (and kept) sorted by name, whatever

@@ -117,14 +117,20 @@ func (lx *lexer) next() {
 		}
 		t.kind = tName
 	case c >= '0' && c <= '9':
-		j, t.kind = lx.scanNumber(i)
+		if j, t.kind = lx.scanNumber(i); t.kind == tEOF {
+			lx.errorNumber(t, i, j)
+			return
+		}
 	case c == '-':
 		switch {
 		case j < len(src) && src[j] == '>':
 			j++
 			t.kind = tArrow
 		case j < len(src) && src[j] >= '0' && src[j] <= '9':
-			j, t.kind = lx.scanNumber(j)
+			if j, t.kind = lx.scanNumber(j); t.kind == tEOF {
+				lx.errorNumber(t, i, j)
+				return
+			}
 		case hasWord(src, j, "inf"):
 			j += 3
 			t.kind = tFloat
@@ -196,34 +202,43 @@ func (lx *lexer) next() {
 }
 
 // scanNumber scans the digits, fraction and exponent of a number starting
-// at i and says whether it is an integer or a float.
+// at i and says whether it is an integer or a float. A number runs into
+// no name byte: "0x", "1x2", "1e", "0b1" and "1_000" are each one
+// malformed token, for which scanNumber returns tEOF and the end of the
+// run of name bytes (errorNumber says what is wrong), rather than a
+// number and a name that the grammar would misread.
 func (lx *lexer) scanNumber(i int) (int, tokKind) {
 	src := lx.src
-	if i+2 < len(src) && src[i] == '0' && (src[i+1] == 'x' || src[i+1] == 'X') && isHexDigit(src[i+2]) {
+	start := i
+	kind := tInt
+	if i+1 < len(src) && src[i] == '0' && (src[i+1] == 'x' || src[i+1] == 'X') {
 		// A hex integer: role bits with no name are written so.
 		i += 2
 		for i < len(src) && isHexDigit(src[i]) {
 			i++
 		}
-		return i, tInt
-	}
-	kind := tInt
-	for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-		i++
-	}
-	if i < len(src) && src[i] == '.' {
-		kind = tFloat
-		i++
+		if i == start+2 {
+			return badNumberEnd(src, i), tEOF
+		}
+	} else {
 		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
 			i++
 		}
-	}
-	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-		k := i + 1
-		if k < len(src) && (src[k] == '+' || src[k] == '-') {
-			k++
+		if i < len(src) && src[i] == '.' {
+			kind = tFloat
+			i++
+			for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+				i++
+			}
 		}
-		if k < len(src) && src[k] >= '0' && src[k] <= '9' {
+		if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+			k := i + 1
+			if k < len(src) && (src[k] == '+' || src[k] == '-') {
+				k++
+			}
+			if k >= len(src) || src[k] < '0' || src[k] > '9' {
+				return badNumberEnd(src, k), tEOF
+			}
 			kind = tFloat
 			for k < len(src) && src[k] >= '0' && src[k] <= '9' {
 				k++
@@ -231,7 +246,33 @@ func (lx *lexer) scanNumber(i int) (int, tokKind) {
 			i = k
 		}
 	}
+	if i < len(src) && isNameChar(src[i]) {
+		return badNumberEnd(src, i), tEOF
+	}
 	return i, kind
+}
+
+// badNumberEnd returns the end of the run of name bytes at i, which ends
+// a malformed number.
+func badNumberEnd(src []byte, i int) int {
+	for i < len(src) && isNameChar(src[i]) {
+		i++
+	}
+	return i
+}
+
+// errorNumber reports the malformed number src[start:end] at t.
+func (lx *lexer) errorNumber(t token, start, end int) {
+	s := lx.src[start:min(end, start+40)]
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	why := ""
+	if len(digits) > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') && (len(digits) == 2 || !isHexDigit(digits[2])) {
+		why = ": no hex digits after 0x"
+	}
+	lx.errorAt(t.line, t.col, "malformed number %q%s", s, why)
 }
 
 func isHexDigit(c byte) bool {

@@ -135,28 +135,45 @@ func (p *parser) stringLit() (string, bool) {
 	return s, true
 }
 
-// int64Lit reads an integer token.
+// int64Lit reads an integer token: decimal or hex, with an optional "-".
 func (p *parser) int64Lit(what string) int64 {
 	if p.tok.kind != tInt {
 		p.expected(what)
 		return 0
 	}
-	v, ok := decimal(p.text())
-	if hasHexPrefix(p.text()) {
+	text := p.text()
+	var v int64
+	var ok bool
+	if digits, neg := unsign(text); hasHexPrefix(digits) {
 		var u uint64
-		u, ok = hexLit(p.text())
-		v = int64(u)
-		ok = ok && u <= math.MaxInt64
+		u, ok = hexLit(digits)
+		if neg {
+			ok = ok && u <= 1<<63
+			v = -int64(u) // 1<<63 wraps to math.MinInt64, which it is
+		} else {
+			ok = ok && u <= math.MaxInt64
+			v = int64(u)
+		}
+	} else {
+		v, ok = decimal(text)
 	}
 	if !ok {
-		p.fail("integer %s out of range", p.text())
+		p.fail("integer %s out of range", text)
 		return 0
 	}
 	p.next()
 	return v
 }
 
-// hasHexPrefix reports whether an integer token is written in hex.
+// unsign splits a leading "-" off an integer token.
+func unsign(b []byte) ([]byte, bool) {
+	if len(b) > 0 && b[0] == '-' {
+		return b[1:], true
+	}
+	return b, false
+}
+
+// hasHexPrefix reports whether an unsigned integer token is written in hex.
 func hasHexPrefix(b []byte) bool { return len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') }
 
 // hexLit converts a hex integer token ("0x" and hex digits).
@@ -177,6 +194,9 @@ func decimal(b []byte) (int64, bool) {
 	}
 	var u uint64
 	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false // the lexer lets only digits through
+		}
 		u = u*10 + uint64(c-'0') // 19 digits cannot overflow uint64
 	}
 	if neg {

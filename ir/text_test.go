@@ -2,6 +2,7 @@ package ir_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -323,3 +324,71 @@ func (failWriter) Write([]byte) (int, error) { return 0, errorString("disk full"
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestParseNumbers: every number is read as written, or is an error at
+// its first byte; none is read as a number and a name (as "0x" was), or
+// with letters taken for digits (as "-0x10" was, as -7210).
+func TestParseNumbers(t *testing.T) {
+	const pre = "program main { block 0 { op 1 f() -> () {v = "
+	col := len(pre) + 1
+	for _, tc := range []struct {
+		lit  string
+		want ir.Value // nil: an error
+		msg  string
+	}{
+		{"-0x10", ir.Int(-16), ""},
+		{"0x10", ir.Int(16), ""},
+		{"0X1f", ir.Int(31), ""},
+		{"-0x8000000000000000", ir.Int(-1 << 63), ""},
+		{"0x7fffffffffffffff", ir.Int(1<<63 - 1), ""},
+		{"1.e5", ir.Float(1e5), ""},
+		{"-0.5e-3", ir.Float(-0.5e-3), ""},
+		{"-0x8000000000000001", nil, "integer -0x8000000000000001 out of range"},
+		{"0x8000000000000000", nil, "integer 0x8000000000000000 out of range"},
+		{"0x10000000000000000", nil, "integer 0x10000000000000000 out of range"},
+		{"0x", nil, `malformed number "0x": no hex digits after 0x`},
+		{"-0x", nil, `malformed number "-0x": no hex digits after 0x`},
+		{"0x-1", nil, `malformed number "0x": no hex digits after 0x`},
+		{"0xg1", nil, `malformed number "0xg1": no hex digits after 0x`},
+		{"0x1g", nil, `malformed number "0x1g"`},
+		{"1x2", nil, `malformed number "1x2"`},
+		{"0b101", nil, `malformed number "0b101"`},
+		{"1_000", nil, `malformed number "1_000"`},
+		{"1e", nil, `malformed number "1e"`},
+		{"1e+", nil, `malformed number "1e+"`},
+		{"2.5E-x", nil, `malformed number "2.5E-x"`},
+		{"1.5.3", nil, `malformed number "1.5.3"`},
+		{"7abc", nil, `malformed number "7abc"`},
+		{"--1", nil, `unexpected "-"`},
+		{"-", nil, `unexpected "-"`},
+		{"1e400", nil, "float 1e400 out of range"},
+	} {
+		m, err := ir.Parse("n.dpir", []byte(pre+tc.lit+"} } }"))
+		if tc.want == nil {
+			want := fmt.Sprintf("n.dpir:1:%d: %s", col, tc.msg)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: err = %v\nwant %s", tc.lit, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.lit, err)
+			continue
+		}
+		if got := m.Main.Global().Ops[0].Attrs.Get("v"); got != tc.want {
+			t.Errorf("%s parses as %v, want %v", tc.lit, got, tc.want)
+		}
+	}
+	// In a shape, a mapping and an op id too.
+	for _, tc := range []struct{ src, want string }{
+		{"program main { block 0 { var x : f32[-0x1] } }", ""},
+		{"program main { block 0 { var x : f32[4x] } }", `n.dpir:1:38: malformed number "4x"`},
+		{"program main { block 0 { op 0x1 f() -> () } }", ""},
+		{"program main { block 0 { op 1e f() -> () } }", `n.dpir:1:29: malformed number "1e"`},
+	} {
+		_, err := ir.Parse("n.dpir", []byte(tc.src))
+		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {
+			t.Errorf("%s: err = %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
