@@ -139,9 +139,17 @@ func (e *VerifyError) Error() string {
 //     a var no op of its block defines is fed, and may be read anywhere.
 //   - persistables (main only): an op writing a persistable dense tensor
 //     has the optimize or lrsched bit, or is a forward op that also reads
-//     it, or refers to a block that (transitively) writes it.
+//     it (updates it in place) and it is not a trainable param, or refers
+//     to a block that (transitively) writes it.
+//   - startup against main: a var of startup's block 0 that main's block
+//     0 also declares (partition-vars gives it main's local shape) has
+//     the same type (kind; dtype and shape of a tensor), is persistable
+//     when main's is and only then (the two programs share persistables
+//     alone; param and persist may differ), and, when both have a dist,
+//     the same mesh and dims_mapping.
 //   - params-grads: each param is a persistable var of some block of
-//     main, listed once; each non-empty grad a var of some block of main.
+//     main, listed once; each non-empty grad a var of some block of main,
+//     the grad of one param only.
 func Verify(m *Module) error {
 	if m == nil {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
@@ -163,6 +171,9 @@ func Verify(m *Module) error {
 	}
 	if m.Startup != nil {
 		progs[1] = v.checkProgram(m.Startup, "startup", false)
+		if progs[0] != nil {
+			progs[1].checkAgainstMain(progs[0])
+		}
 	}
 	out := v.mod
 	for _, ps := range progs {
@@ -299,8 +310,10 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 		return
 	}
 	var params map[string]bool
+	var grads map[string]string // grad -> the first param it is the grad of
 	if len(v.m.ParamGrads) > 1 {
 		params = make(map[string]bool, len(v.m.ParamGrads))
+		grads = make(map[string]string, len(v.m.ParamGrads))
 	}
 	for i, pg := range v.m.ParamGrads {
 		if pg.Param == "" {
@@ -323,6 +336,15 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 		if pg.Grad != "" {
 			if found, _ := mainPS.anyBlockVar(pg.Grad); !found {
 				v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is not declared")
+			}
+			// One grad var for two params would give each the other's
+			// gradient too: the optimizer would update both with it.
+			if grads != nil {
+				if first, ok := grads[pg.Grad]; ok && first != pg.Param {
+					v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is also the grad of " + quoteName(first))
+				} else if !ok {
+					grads[pg.Grad] = pg.Param
+				}
 			}
 		}
 	}
@@ -1172,13 +1194,59 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		if !ps.main || v.Type.Kind != DenseTensor || op.Role&(RoleOptimize|RoleLRSched) != 0 {
 			continue
 		}
-		if op.Role.IsForward() && ps.reads(o.gid) || ownsSub && ps.subWrites(bi, op, o.gid) {
+		if ownsSub && ps.subWrites(bi, op, o.gid) {
+			continue
+		}
+		if op.Role.IsForward() && ps.reads(o.gid) {
+			// In place, as inference batch_norm updates its running
+			// statistics; but no forward op updates what the optimizer
+			// trains.
+			if v.Kind != KindParam || v.Flags&FlagTrainable == 0 {
+				continue
+			}
+			if !ps.writtenBefore(k) {
+				ps.opErr(bi, op, v.Name, "updates trainable parameter "+quoteName(v.Name)+" in place but has role "+op.Role.String()+": only optimize or lrsched ops update what is trained")
+			}
 			continue
 		}
 		if ps.writtenBefore(k) {
 			continue
 		}
 		ps.opErr(bi, op, v.Name, "writes persistable "+quoteName(v.Name)+" but has role "+op.Role.String()+", not optimize or lrsched")
+	}
+}
+
+// checkAgainstMain checks ps, the startup program, against main's
+// block 0: see Verify's rule "startup against main".
+func (ps *progState) checkAgainstMain(mainPS *progState) {
+	if len(ps.blocks) == 0 || len(mainPS.blocks) == 0 || ps.blocks[0].b == nil || mainPS.blocks[0].b == nil {
+		return
+	}
+	mb := &mainPS.blocks[0]
+	for _, v := range ps.blocks[0].b.vars {
+		if v == nil {
+			continue
+		}
+		j := mb.find(v.Name)
+		if j < 0 {
+			continue
+		}
+		mv := mb.b.vars[j]
+		if mv == nil {
+			continue
+		}
+		t, mt := &v.Type, &mv.Type
+		if t.Kind != mt.Kind || t.Kind == DenseTensor && (t.DType != mt.DType || !slices.Equal(t.Shape, mt.Shape)) {
+			ps.varErr(0, v.Name, "type "+t.String()+" differs from "+mt.String()+" in main block 0: main reads what startup initialises, and partition-vars would give it main's shape")
+			continue
+		}
+		if v.Persistable() != mv.Persistable() {
+			ps.varErr(0, v.Name, "a "+v.Kind.String()+" here but a "+mv.Kind.String()+" in main block 0: startup and main share only persistables, so main's would not hold what startup computes")
+			continue
+		}
+		if d, md := v.Dist, mv.Dist; d != nil && md != nil && (d.Mesh != md.Mesh || !slices.Equal(d.DimsMapping, md.DimsMapping)) {
+			ps.varErr(0, v.Name, "dist @"+quoteName(d.Mesh)+FormatInts(d.DimsMapping)+" differs from @"+quoteName(md.Mesh)+FormatInts(md.DimsMapping)+" in main block 0: partition-vars would give it main's")
+		}
 	}
 }
 
