@@ -111,24 +111,36 @@ const jsonVersion = 1
 //     "dist", and a dist's "partial" are absent when empty or zero.
 //
 // When decoding, every member but "version" may be left out and then takes
-// its zero value, except that "rank", "parent" and "forward" default to -1,
+// its zero value, except that a program's "name" defaults to its slot's
+// ("main" or "startup"), "rank", "parent" and "forward" default to -1,
 // "index" to the block's position, var and type "kind" to var and tensor,
 // "role" to forward, and "reduce" to sum. A null member counts as left out;
 // null is never a valid array element. Unknown members are errors, so that
 // a misspelt member is not silently dropped. Attributes may come in any
-// order.
+// order. A module the text format cannot say is refused, so that what
+// DecodeJSON returns prints to text that Parse reads back to it: one
+// without "main", a program without blocks, named otherwise than its
+// slot or with a rank below -1, an integer outside 32 bits where the
+// text reads 32 (mesh shapes and ranks, group ids and ranks, ranks,
+// parents, forwards, mappings, partial dims, lod levels, impl indexes,
+// block refs), a negative lod level, partial dims not ascending and
+// unique, and a var attribute named as a flag.
 //
 // EncodeJSON fails on what the schema cannot express or DecodeJSON would
 // reject: nil meshes, blocks, vars, ops or attribute values, a block whose
 // Index is not its position, a var declared twice in a block, attributes
 // not sorted by unique name, invalid scalars, out-of-range enums, unknown
 // role or flag bits, a tensor without a valid dtype, a no-shape type with a
-// dtype or shape, and strings that are not valid UTF-8.
+// dtype or shape, strings that are not valid UTF-8, and what the text
+// format cannot say (above).
 func EncodeJSON(m *Module) ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("nil module")
 	}
 	jm, err := encodeModule(m)
+	if err == nil {
+		err = textProblem(m)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +191,13 @@ func decodeJSON(data []byte) (*Module, int64, error) {
 		return nil, off, errors.New("json: data after the module")
 	}
 	m, err := decodeModule(&jm)
-	return m, -1, err
+	if err == nil {
+		err = textProblem(m)
+	}
+	if err != nil {
+		return nil, -1, err
+	}
+	return m, -1, nil
 }
 
 // JSONError is an error of ParseJSON: the file, what is wrong and, when
@@ -934,7 +952,11 @@ func orDefault(p *int, def int) int {
 }
 
 func decodeProgram(where string, jp *jsonProgram) (*Program, error) {
-	p := &Program{Name: jp.Name, Rank: orDefault(jp.Rank, -1), Blocks: make([]*Block, 0, len(jp.Blocks))}
+	name := jp.Name
+	if name == "" {
+		name = where // the slot's name, "main" or "startup"
+	}
+	p := &Program{Name: name, Rank: orDefault(jp.Rank, -1), Blocks: make([]*Block, 0, len(jp.Blocks))}
 	for i, jb := range jp.Blocks {
 		if jb == nil {
 			return nil, fmt.Errorf("%s: block at position %d is null", where, i)

@@ -249,8 +249,7 @@ func TestJSONDecodeDefaults(t *testing.T) {
 	b.Var("x", Tensor(F32)).Dist = &TensorDist{Partial: []Partial{{Dim: 1, Reduce: ReduceSum}}}
 	b.Var("r", NoShape(Reader))
 	b.Block().Ops = append(b.Block().Ops, &Op{ID: 3, Attrs: Attrs{{"a", Float(1)}, {"b", Ints{}}}})
-	want.Main.Name = ""
-	want.Main.AddBlock(-1)
+	want.Main.AddBlock(-1) // named "main", its slot: a program named "" prints to text Parse refuses
 	if !Equal(want, m) {
 		t.Errorf("(-want +got):\n%s", Diff(want, m))
 	}
@@ -349,6 +348,37 @@ func jsonDecodeErrorCases() []jsonErrorCase {
 		{attr("floats", `["nan", null]`), `main block 0 op 1 attr "a": element 1: want number, "nan", "inf" or "-inf", got null`},
 		{attr("strings", `["a", 1]`), `main block 0 op 1 attr "a": element 1: want string, got number 1`},
 		{attr("blocks", `[0, -1, "2"]`), `main block 0 op 1 attr "a": element 2: want integer, got string "2"`},
+		// What the text format cannot say (each printed to text that
+		// Parse refused).
+		{mod(`"main": null`), "no main program"},
+		{mod(`"startup": {"blocks": [{}]}`), "no main program"},
+		{mod(`"main": {"blocks": []}`), "main: no blocks"},
+		{mod(`"main": {"name": "train", "blocks": [{}]}`), `main: program is named train`},
+		{mod(`"main": {"blocks": [{}]}, "startup": {"name": "main", "blocks": [{}]}`), `startup: program is named main`},
+		{mod(`"main": {"rank": -2, "blocks": [{}]}`), "main: rank -2 is not -1 (serial) or a rank"},
+		{mod(`"main": {"rank": 4294967296, "blocks": [{}]}`), "main: rank 4294967296 is not -1 (serial) or a rank"},
+		{mod(`"meshes": [{"name": "m", "shape": [4294967296], "dims": ["x"], "ranks": [0]}], "main": {"blocks": [{}]}`),
+			`mesh m: shape entry 4294967296 out of range (the text format's integers here are 32-bit)`},
+		{mod(`"meshes": [{"name": "m", "shape": [1], "dims": ["x"], "ranks": [2147483648]}], "main": {"blocks": [{}]}`),
+			`mesh m: ranks entry 2147483648 out of range (the text format's integers here are 32-bit)`},
+		{mod(`"groups": [{"id": -2147483649, "ranks": [0]}], "main": {"blocks": [{}]}`),
+			`group id -2147483649 out of range (the text format's integers here are 32-bit)`},
+		{mod(`"main": {"blocks": [{"parent": 2147483648}]}`),
+			`main block 0: parent 2147483648 or forward -1 out of range (the text format's integers here are 32-bit)`},
+		{vars(`{"name": "x", "type": {"dtype": "f32", "shape": [1], "lod": -1}}`), `main block 0 var "x": lod level -1 is negative or out of range`},
+		{vars(`{"name": "x", "type": {"dtype": "f32", "shape": [1]}, "dist": {"mesh": "m", "dims_mapping": [4294967296]}}`),
+			`main block 0 var "x": dims_mapping entry 4294967296 out of range (the text format's integers here are 32-bit)`},
+		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"mesh": "m", "partial": [{"dim": 1}, {"dim": 0}]}}`),
+			`main block 0 var "x": partial dims must be ascending and unique`},
+		{vars(`{"name": "x", "type": {"dtype": "f32"}, "dist": {"mesh": "m", "partial": [{"dim": 0}, {"dim": 0, "reduce": "max"}]}}`),
+			`main block 0 var "x": partial dims must be ascending and unique`},
+		{vars(`{"name": "x", "type": {"dtype": "f32"}, "attrs": [{"name": "trainable", "kind": "bool", "value": true}]}`),
+			`main block 0 var "x": attr trainable is named as a flag`},
+		{op(`"dist": {"mesh": "m", "impl_index": 2147483648}`), `main block 0 op 1: impl index 2147483648 out of range (the text format's integers here are 32-bit)`},
+		{op(`"dist": {"mesh": "m", "inputs": [{"name": "x", "dims_mapping": [-2147483649]}]}`),
+			`main block 0 op 1: dist of x: dims_mapping entry -2147483649 out of range (the text format's integers here are 32-bit)`},
+		{attr("block", "2147483648"), `main block 0 op 1 attr "a": block 2147483648 out of range (the text format's integers here are 32-bit)`},
+		{attr("blocks", "[1, -2147483649]"), `main block 0 op 1 attr "a": block entry -2147483649 out of range (the text format's integers here are 32-bit)`},
 	}
 }
 
@@ -469,11 +499,29 @@ func FuzzDecodeJSON(f *testing.F) {
 		if !strings.HasSuffix(string(enc), "\n") {
 			t.Fatal("no trailing newline")
 		}
+		// What JSON accepts, the text format says: it prints to text
+		// that parses back to it.
+		text := Print(m)
+		m3, err := Parse("printed.dpir", text)
+		if err != nil {
+			t.Fatalf("decoded module prints to text that does not parse: %v\n%s", err, text)
+		}
+		if !Equal(m, m3) {
+			t.Fatalf("text round trip differs (-json +text):\n%s", Diff(m, m3))
+		}
 	})
 }
 
 func TestJSONEmptyModule(t *testing.T) {
-	for _, m := range []*Module{{}, NewModule("")} {
+	// A module without main prints to text that Parse refuses ("no main
+	// program"), so JSON refuses it both ways.
+	if _, err := EncodeJSON(&Module{}); err == nil || err.Error() != "no main program" {
+		t.Errorf("EncodeJSON of a module without main: err = %v", err)
+	}
+	if _, err := DecodeJSON([]byte(`{"version": 1, "main": null}`)); err == nil || err.Error() != "no main program" {
+		t.Errorf(`DecodeJSON of "main": null: err = %v`, err)
+	}
+	for _, m := range []*Module{NewModule("")} {
 		data, err := EncodeJSON(m)
 		if err != nil {
 			t.Fatal(err)
