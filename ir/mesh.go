@@ -7,6 +7,18 @@ import (
 	"slices"
 )
 
+// MaxRank is the largest rank (process id) a mesh may hold: the text
+// format reads ranks as 32-bit integers.
+const MaxRank = math.MaxInt32
+
+// MaxMeshRanks is the most processes one mesh may hold (2^20, about a
+// million: several times the largest training clusters built). Verify
+// refuses a larger mesh, and passes that build meshes (such as
+// annotate-data-parallel's shape=N) refuse to build one, so that a typo
+// in a size is an error rather than gigabytes of rank lists, groups and
+// per-rank programs.
+const MaxMeshRanks = 1 << 20
+
 // Size returns the number of processes in the mesh.
 func (pm *ProcessMesh) Size() int { return len(pm.ProcessIDs) }
 
@@ -220,7 +232,9 @@ func (pm *ProcessMesh) Validate() error {
 			n *= s
 		}
 	}
-	if len(pm.Shape) > 0 && sizesOK && n != len(pm.ProcessIDs) {
+	if len(pm.Shape) > 0 && sizesOK && n > MaxMeshRanks {
+		errs = append(errs, pm.errorf("shape %s holds %d processes, more than ir.MaxMeshRanks (%d)", FormatInts(pm.Shape), n, MaxMeshRanks))
+	} else if len(pm.Shape) > 0 && sizesOK && n != len(pm.ProcessIDs) {
 		errs = append(errs, pm.errCount(n))
 	}
 	if len(pm.DimNames) != len(pm.Shape) {
@@ -244,6 +258,8 @@ func (pm *ProcessMesh) Validate() error {
 		}
 		if ids[i] < 0 {
 			errs = append(errs, pm.errorf("rank %d is negative", ids[i]))
+		} else if ids[i] > MaxRank {
+			errs = append(errs, pm.errorf("rank %d is above ir.MaxRank (%d)", ids[i], MaxRank))
 		}
 		if j-i > 1 {
 			errs = append(errs, pm.errorf("rank %d appears %d times", ids[i], j-i))

@@ -629,3 +629,25 @@ func checkPartition(t *testing.T, pm *ProcessMesh, what string, seen map[int]int
 		}
 	}
 }
+
+// TestValidateLimits: a mesh of more than MaxMeshRanks processes, or with
+// a rank above MaxRank, is refused, though every rank is listed.
+func TestValidateLimits(t *testing.T) {
+	n := MaxMeshRanks + 1
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	big := &ProcessMesh{Name: "big", Shape: []int{n}, DimNames: []string{"x"}, ProcessIDs: ids}
+	if err := big.Validate(); err == nil || err.Error() != "mesh big: shape [1048577] holds 1048577 processes, more than ir.MaxMeshRanks (1048576)" {
+		t.Errorf("Validate: %v", err)
+	}
+	big.Shape[0], big.ProcessIDs = MaxMeshRanks, ids[:MaxMeshRanks]
+	if err := big.Validate(); err != nil {
+		t.Errorf("a mesh of MaxMeshRanks: %v", err)
+	}
+	far := &ProcessMesh{Name: "far", Shape: []int{2}, DimNames: []string{"x"}, ProcessIDs: []int{0, MaxRank + 1}}
+	if err := far.Validate(); err == nil || err.Error() != "mesh far: rank 2147483648 is above ir.MaxRank (2147483647)" {
+		t.Errorf("Validate: %v", err)
+	}
+}

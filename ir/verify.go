@@ -96,9 +96,10 @@ func (e *VerifyError) Error() string {
 //
 // The rules:
 //
-//   - meshes: a non-empty shape of positive sizes, one unique dim name per
-//     dim, unique non-negative process ids as many as the shape holds;
-//     unique non-empty mesh names.
+//   - meshes: a non-empty shape of positive sizes holding at most
+//     MaxMeshRanks processes, one unique dim name per dim, unique process
+//     ids from 0 to MaxRank as many as the shape holds; unique non-empty
+//     mesh names.
 //   - groups: unique non-negative ids; non-empty, non-negative, unique,
 //     ascending ranks.
 //   - programs: main present; Name is the slot's name; Rank ≥ -1; blocks

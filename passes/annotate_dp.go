@@ -29,21 +29,23 @@ non-persistable tensor without it (a reduction over the batch), a
 reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
 transpose2 that moves it, a flatten that folds it. The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
-N ranks 0..N-1 whose dim is axis). A module with dists is refused.`,
+N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks). A
+module with dists is refused.`,
 		Options: []Option{
 			{Name: "mesh", Kind: OptString, Default: "", Doc: "the declared mesh to use"},
-			{Name: "shape", Kind: OptString, Default: "", Doc: "the rank count of a new 1-D mesh named world"},
+			{Name: "shape", Kind: OptInt, Default: "0", Doc: "the rank count of a new 1-D mesh named world (0: none)",
+				Range: &Range{Min: 0, Max: ir.MaxMeshRanks}},
 			{Name: "axis", Kind: OptString, Default: "dp", Doc: "the mesh dim to split the batch along"},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
-			return AnnotateDataParallel(m, ctx.String("mesh"), ctx.String("shape"), ctx.String("axis"))
+			return AnnotateDataParallel(m, ctx.String("mesh"), int(ctx.Int("shape")), ctx.String("axis"))
 		},
 	}
 }
 
-// AnnotateDataParallel is the annotate-data-parallel pass: see its Doc.
-// On error the module is unchanged.
-func AnnotateDataParallel(m *ir.Module, meshName, shape, axisName string) error {
+// AnnotateDataParallel is the annotate-data-parallel pass: see its Doc;
+// shape 0 means no shape=N. On error the module is unchanged.
+func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName string) error {
 	if m.Main == nil || len(m.Main.Blocks) == 0 {
 		return errors.New("no main program")
 	}
@@ -152,10 +154,12 @@ func AnnotateDataParallel(m *ir.Module, meshName, shape, axisName string) error 
 }
 
 // dpMesh finds or makes the mesh: a declared one by name, or a new 1-D
-// mesh "world" of shape ranks.
-func dpMesh(m *ir.Module, name, shape, axis string) (*ir.ProcessMesh, bool, error) {
+// mesh "world" of shape ranks (shape 0: none).
+func dpMesh(m *ir.Module, name string, shape int, axis string) (*ir.ProcessMesh, bool, error) {
 	switch {
-	case name != "" && shape != "":
+	case axis == "":
+		return nil, false, errors.New("axis=\"\": the mesh dim needs a name")
+	case name != "" && shape != 0:
 		return nil, false, errors.New("give mesh=NAME or shape=N, not both")
 	case name != "":
 		pm := m.Mesh(name)
@@ -166,10 +170,12 @@ func dpMesh(m *ir.Module, name, shape, axis string) (*ir.ProcessMesh, bool, erro
 			return nil, false, fmt.Errorf("mesh %s has no dim named %s (dims [%s])", name, axis, strings.Join(pm.DimNames, ", "))
 		}
 		return pm, false, nil
-	case shape != "":
-		n, err := strconv.Atoi(shape)
-		if err != nil || n <= 0 {
-			return nil, false, fmt.Errorf("shape=%q: want a positive rank count", shape)
+	case shape != 0:
+		n := shape
+		if n < 0 || n > ir.MaxMeshRanks {
+			// The ranks list alone would be n ints: shape=1000000000 ran
+			// out of memory making it.
+			return nil, false, fmt.Errorf("shape=%d: want a rank count from 1 to %d (ir.MaxMeshRanks)", shape, ir.MaxMeshRanks)
 		}
 		if m.Mesh("world") != nil {
 			return nil, false, errors.New("the module already has a mesh named world: give mesh=world")

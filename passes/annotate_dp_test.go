@@ -55,7 +55,7 @@ func TestAnnotateDataParallelInference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := passes.AnnotateDataParallel(m, "", "4", "dp"); err != nil {
+	if err := passes.AnnotateDataParallel(m, "", 4, "dp"); err != nil {
 		t.Fatal(err)
 	}
 	g := m.Main.Global()
@@ -123,7 +123,7 @@ func TestAnnotateDataParallelRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := string(ir.Print(m))
-		err = passes.AnnotateDataParallel(m, "", "2", "dp")
+		err = passes.AnnotateDataParallel(m, "", 2, "dp")
 		if err == nil || err.Error() != c.want {
 			t.Errorf("err = %v\nwant %s", err, c.want)
 		}
@@ -134,13 +134,20 @@ func TestAnnotateDataParallelRefuses(t *testing.T) {
 	// Training batch norm, an annotated module, no data, uneven batch,
 	// meshes.
 	train := strings.Replace(inferenceProgram(""), "is_test = true", "is_test = false", 1)
-	for _, c := range []struct{ src, mesh, shape, want string }{
-		{train, "", "2", "op 2 batch_norm: not provably batch-parallel: training batch_norm takes its statistics over the batch"},
-		{"program main { block 0 { var y : f32[4] } }", "", "2", "no data var (is_data, or written by a feed op) to take the batch dim from"},
-		{"program main { block 0 { var x : f32[3, 2] {is_data} } }", "", "2", "the batch size 3 does not split evenly over mesh dim dp of size 2"},
-		{"mesh w shape [2] dims [dp] ranks [0, 1]\nprogram main { block 0 { var x : f32[2] @w[0] {is_data} } }", "w", "", "main block 0: var x already has a dist"},
-		{"program main { block 0 { var x : f32[2] {is_data} } }", "w", "", "no mesh named w"},
-		{"program main { block 0 { var x : f32[2] {is_data} } }", "", "", "give mesh=NAME or shape=N"},
+	for _, c := range []struct {
+		src, mesh string
+		shape     int
+		want      string
+	}{
+		{train, "", 2, "op 2 batch_norm: not provably batch-parallel: training batch_norm takes its statistics over the batch"},
+		{"program main { block 0 { var y : f32[4] } }", "", 2, "no data var (is_data, or written by a feed op) to take the batch dim from"},
+		{"program main { block 0 { var x : f32[3, 2] {is_data} } }", "", 2, "the batch size 3 does not split evenly over mesh dim dp of size 2"},
+		{"mesh w shape [2] dims [dp] ranks [0, 1]\nprogram main { block 0 { var x : f32[2] @w[0] {is_data} } }", "w", 0, "main block 0: var x already has a dist"},
+		{"program main { block 0 { var x : f32[2] {is_data} } }", "w", 0, "no mesh named w"},
+		{"program main { block 0 { var x : f32[2] {is_data} } }", "", ir.MaxMeshRanks + 1, "shape=1048577: want a rank count from 1 to 1048576 (ir.MaxMeshRanks)"},
+		{"program main { block 0 { var x : f32[2] {is_data} } }", "", 1000000000, "shape=1000000000: want a rank count from 1 to 1048576 (ir.MaxMeshRanks)"},
+		{"program main { block 0 { var x : f32[2] {is_data} } }", "", -2, "shape=-2: want a rank count from 1 to 1048576 (ir.MaxMeshRanks)"},
+		{"program main { block 0 { var x : f32[2] {is_data} } }", "", 0, "give mesh=NAME or shape=N"},
 	} {
 		m, err := ir.ParseString("t", c.src)
 		if err != nil {

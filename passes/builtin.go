@@ -54,15 +54,22 @@ block, op id or var. It changes nothing.`,
 	}
 }
 
+// MaxRepeatCount is the most times repeat runs its sub-pipeline. A
+// fixed point that takes more steps is not one a pipeline should wait
+// for, and a count of 0 (a step that does nothing) is refused too.
+const MaxRepeatCount = 10000
+
 // RepeatPass runs its sub-pipeline count times: repeat{count=2}(dce,verify).
 func RepeatPass() *Pass {
 	return &Pass{
 		Name: "repeat",
 		Doc: `run a sub-pipeline several times
 repeat{count=N}(p1,p2) runs the nested pipeline N times in a row, for
-passes that reach a fixed point in steps.`,
-		Options: []Option{{Name: "count", Kind: OptInt, Default: "1", Doc: "how many times to run the sub-pipeline"}},
-		Nested:  true,
+passes that reach a fixed point in steps; N is 1 to 10000
+(MaxRepeatCount).`,
+		Options: []Option{{Name: "count", Kind: OptInt, Default: "1", Doc: "how many times to run the sub-pipeline",
+			Range: &Range{Min: 1, Max: MaxRepeatCount}}},
+		Nested: true,
 		Run: func(ctx *Context, m *ir.Module) error {
 			for range ctx.Int("count") {
 				if err := ctx.RunNested(m); err != nil {

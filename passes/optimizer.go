@@ -3,6 +3,7 @@ package passes
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/distpass/distpass/ir"
@@ -40,11 +41,15 @@ in main and in the startup program, where a fill_constant initialises it
 param has a tensor dist, its moments and velocity take the same dist,
 the [1] vars a replicated one on its mesh, and the op gets impl
 default:0 with every argument's mapping from its var. A pair without a
-grad is skipped. An empty params-grads list is an error. Counts
-optimizer-ops.`,
+grad is skipped. An empty params-grads list is an error. The learning
+rate is finite and above 0: 0 would train nothing (and check would
+compare updates that change nothing), a negative one climbs the loss.
+Counts optimizer-ops.`,
 		Options: []Option{
-			{Name: "type", Kind: OptString, Default: "sgd", Doc: "the optimizer: sgd, momentum or adam"},
-			{Name: "lr", Kind: OptFloat, Default: "0.01", Doc: "the learning rate"},
+			{Name: "type", Kind: OptString, Default: "sgd", Doc: "the optimizer: sgd, momentum or adam",
+				Values: []string{"sgd", "momentum", "adam"}},
+			{Name: "lr", Kind: OptFloat, Default: "0.01", Doc: "the learning rate, finite and above 0",
+				Range: &Range{Min: 0, Max: math.MaxFloat64, MinOpen: true}},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
 			n, err := AppendOptimizer(m, ctx.String("type"), ctx.Float("lr"))
@@ -84,6 +89,9 @@ func AppendOptimizer(m *ir.Module, typ string, lr float64) (int, error) {
 	states, ok := optimizerStates[typ]
 	if !ok {
 		return 0, fmt.Errorf("unknown optimizer type %q (want sgd, momentum or adam)", typ)
+	}
+	if !(lr > 0) || math.IsInf(lr, 1) {
+		return 0, fmt.Errorf("learning rate %v: want a finite number above 0", lr)
 	}
 	if len(m.ParamGrads) == 0 {
 		return 0, errors.New("no params-grads: run append-backward first")

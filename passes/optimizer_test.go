@@ -1,10 +1,12 @@
 package passes_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 )
 
 // TestAppendOptimizerMomentum pins the whole output on a small annotated
@@ -74,12 +76,34 @@ func TestAppendOptimizerErrors(t *testing.T) {
 `
 	for _, c := range []struct{ pipeline, want string }{
 		{"append-optimizer", "no params-grads: run append-backward first"},
-		{"append-optimizer{type=lars}", `unknown optimizer type "lars"`},
 	} {
 		m := parseModule(t, src)
 		err := run(t, testRegistry(t), c.pipeline, m)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.pipeline, err, c.want)
+		}
+	}
+	// The pipeline parser refuses these options (TestPipelineErrors);
+	// the Go API refuses them too.
+	withGrads := src + "grads w -> w\n"
+	for _, c := range []struct {
+		typ  string
+		lr   float64
+		want string
+	}{
+		{"lars", 0.01, `unknown optimizer type "lars" (want sgd, momentum or adam)`},
+		{"sgd", math.NaN(), "learning rate NaN: want a finite number above 0"},
+		{"adam", math.Inf(1), "learning rate +Inf: want a finite number above 0"},
+		{"sgd", 0, "learning rate 0: want a finite number above 0"},
+		{"momentum", -0.1, "learning rate -0.1: want a finite number above 0"},
+	} {
+		m := parseModule(t, withGrads)
+		before := string(ir.Print(m))
+		if _, err := passes.AppendOptimizer(m, c.typ, c.lr); err == nil || err.Error() != c.want {
+			t.Errorf("AppendOptimizer(%s, %v): err = %v, want %s", c.typ, c.lr, err, c.want)
+		}
+		if string(ir.Print(m)) != before {
+			t.Errorf("AppendOptimizer(%s, %v) changed the module", c.typ, c.lr)
 		}
 	}
 }

@@ -31,7 +31,8 @@ var partitionOrder = []OrderRule{
 // PartitionPasses returns the seven partition passes and partition, which
 // composes them, lowering with the impls of reg.
 func PartitionPasses(reg *registry.Registry) []*Pass {
-	rankOpt := Option{Name: "rank", Kind: OptInt, Default: "0", Doc: "the rank whose program to produce"}
+	rankOpt := Option{Name: "rank", Kind: OptInt, Default: "0", Doc: "the rank whose program to produce",
+		Range: &Range{Min: 0, Max: ir.MaxRank}}
 	return []*Pass{
 		{
 			Name: "check-annotations",
@@ -211,6 +212,52 @@ func Ranks(m *ir.Module) []int {
 	return slices.Compact(rs)
 }
 
+// CheckRank returns nil when rank is a process of some mesh of m, and
+// otherwise an error naming the rank and every mesh with its ranks, as
+// partition-vars (and so partition) fails on such a rank.
+func CheckRank(m *ir.Module, rank int) error {
+	for _, pm := range m.Meshes {
+		if pm != nil && pm.Contains(rank) {
+			return nil
+		}
+	}
+	if len(m.Meshes) == 0 {
+		return fmt.Errorf("rank %d is in no mesh: the module declares none", rank)
+	}
+	var sb strings.Builder
+	for i, pm := range m.Meshes {
+		if i == maxMeshesShown {
+			fmt.Fprintf(&sb, "; and %d more", len(m.Meshes)-i)
+			break
+		}
+		if i > 0 {
+			sb.WriteString("; ")
+		}
+		if pm == nil {
+			sb.WriteString("a nil mesh")
+			continue
+		}
+		sb.WriteString("mesh " + pm.Name + " has ranks " + shortRanks(pm.ProcessIDs))
+	}
+	return fmt.Errorf("rank %d is in no mesh of the module (%s)", rank, sb.String())
+}
+
+// maxMeshesShown and maxRanksShown keep CheckRank's message one line on
+// modules with many meshes or large ones.
+const (
+	maxMeshesShown = 8
+	maxRanksShown  = 16
+)
+
+// shortRanks is ir.FormatInts, with only the first maxRanksShown ranks.
+func shortRanks(ids []int) string {
+	if len(ids) <= maxRanksShown {
+		return ir.FormatInts(ids)
+	}
+	s := ir.FormatInts(ids[:maxRanksShown])
+	return fmt.Sprintf("%s, ... %d more]", s[:len(s)-1], len(ids)-maxRanksShown)
+}
+
 // PartitionAll partitions a clone of m for every rank of its meshes,
 // concurrently (at most GOMAXPROCS at once), and returns the modules in
 // rank order; reg nil means registry.DefaultRegistry(). The result does
@@ -243,8 +290,8 @@ func PartitionVars(m *ir.Module, rank int) error {
 
 // partitionVars is PartitionVars with the analyses of cache (over m).
 func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
-	if !slices.Contains(Ranks(m), rank) {
-		return fmt.Errorf("rank %d is in no mesh of the module (ranks %s)", rank, ir.FormatInts(Ranks(m)))
+	if err := CheckRank(m, rank); err != nil {
+		return err
 	}
 	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
 	if err != nil {

@@ -3,6 +3,8 @@ package passes
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,9 @@ func (p *Pass) option(name string) *Option {
 // OptionKind is the type of an option's value.
 type OptionKind uint8
 
-// The option kinds.
+// The option kinds. A float option's value is always finite: NaN and the
+// infinities are nonsense as a pass's parameter (with NaN every compare
+// is false, so a bound would not even refuse it).
 const (
 	OptInt OptionKind = iota
 	OptBool
@@ -63,35 +67,111 @@ func (k OptionKind) String() string {
 }
 
 // Option is a typed, named pass option. Default is written as in a
-// pipeline ("3", "true", "loss").
+// pipeline ("3", "true", "loss"). The pipeline parser refuses a value
+// outside Range or Values, naming the pass and the option, so that no
+// pass runs with nonsense; a default must lie inside them too.
 type Option struct {
 	Name    string
 	Kind    OptionKind
 	Default string
 	Doc     string
+	// Range bounds an int or float option; nil leaves an int unbounded
+	// (but 64-bit) and a float any finite number.
+	Range *Range
+	// Values, when set, are the only values a string option takes.
+	Values []string
 }
 
-// parse converts s to the option's kind.
+// Range is the set of values an int or float option may take: from Min
+// to Max, both included unless MinOpen excludes Min ("above 0": a
+// learning rate). The CLI's numeric flags use it too.
+type Range struct {
+	Min, Max float64
+	MinOpen  bool
+}
+
+// Contains reports whether v lies in the range (NaN never does).
+func (r Range) Contains(v float64) bool {
+	if r.MinOpen && v <= r.Min || !r.MinOpen && !(v >= r.Min) {
+		return false
+	}
+	return v <= r.Max
+}
+
+// Describe spells the range for messages, for a value of kind k:
+// "an integer from 1 to 10000", "a finite number above 0".
+func (r Range) Describe(k OptionKind) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	if k == OptInt {
+		num = func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+	}
+	what, lo, hi := "a finite number", num(r.Min), num(r.Max)
+	if k == OptInt {
+		what = "an integer"
+		if r.Max >= math.MaxInt64 {
+			hi = "" // no upper bound worth naming
+		}
+	} else if math.IsInf(r.Max, 1) || r.Max >= math.MaxFloat64 {
+		hi = ""
+	}
+	switch {
+	case r.MinOpen && hi == "":
+		return what + " above " + lo
+	case r.MinOpen:
+		return what + " above " + lo + " and at most " + hi
+	case hi == "":
+		return what + " of at least " + lo
+	}
+	return what + " from " + lo + " to " + hi
+}
+
+// Constraint spells what values the option takes, for listings and
+// messages: its kind and Range or Values ("an integer from 1 to 10000",
+// "one of sgd, momentum, adam", "true or false").
+func (o *Option) Constraint() string {
+	switch {
+	case o.Range != nil && (o.Kind == OptInt || o.Kind == OptFloat):
+		return o.Range.Describe(o.Kind)
+	case len(o.Values) > 0:
+		return "one of " + strings.Join(o.Values, ", ")
+	}
+	switch o.Kind {
+	case OptInt:
+		return "an integer"
+	case OptBool:
+		return "true or false"
+	case OptFloat:
+		return "a finite number"
+	}
+	return "a string"
+}
+
+// parse converts s to the option's kind and checks it against the
+// option's Range or Values.
 func (o *Option) parse(s string) (any, error) {
+	bad := func() error { return fmt.Errorf("option %s wants %s, not %q", o.Name, o.Constraint(), s) }
 	switch o.Kind {
 	case OptInt:
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("option %s wants an integer, not %q", o.Name, s)
+		if err != nil || o.Range != nil && !o.Range.Contains(float64(v)) {
+			return nil, bad()
 		}
 		return v, nil
 	case OptBool:
 		v, err := strconv.ParseBool(s)
 		if err != nil {
-			return nil, fmt.Errorf("option %s wants true or false, not %q", o.Name, s)
+			return nil, bad()
 		}
 		return v, nil
 	case OptFloat:
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("option %s wants a number, not %q", o.Name, s)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || o.Range != nil && !o.Range.Contains(v) {
+			return nil, bad()
 		}
 		return v, nil
+	}
+	if len(o.Values) > 0 && !slices.Contains(o.Values, s) {
+		return nil, bad()
 	}
 	return s, nil
 }

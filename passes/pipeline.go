@@ -320,7 +320,7 @@ func (p *pipelineParser) option(st *Step) {
 	}
 	v, err := opt.parse(ov.text)
 	if err != nil {
-		p.fail(vcol, "%v", err)
+		p.fail(vcol, "pass %s: %v", st.Pass.Name, err)
 		return
 	}
 	ov.val = v

@@ -2,6 +2,7 @@ package passes_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -78,9 +79,28 @@ func TestPipelineErrors(t *testing.T) {
 		{"verify,frobnicate", `pipeline:1:8: unknown pass "frobnicate"`},
 		{"dce{kep=x}", `pipeline:1:5: pass dce has no option "kep" (options: keep)`},
 		{"verify{x=1}", `pipeline:1:8: pass verify has no option "x" (it has none)`},
-		{"nop{n=x}", `pipeline:1:7: option n wants an integer, not "x"`},
-		{"nop{flag=yes}", `pipeline:1:10: option flag wants true or false, not "yes"`},
-		{"nop{ratio=}", `pipeline:1:11: option ratio wants a number, not ""`},
+		{"nop{n=x}", `pipeline:1:7: pass nop: option n wants an integer, not "x"`},
+		{"nop{flag=yes}", `pipeline:1:10: pass nop: option flag wants true or false, not "yes"`},
+		{"nop{ratio=}", `pipeline:1:11: pass nop: option ratio wants a finite number, not ""`},
+		{"nop{ratio=nan}", `pipeline:1:11: pass nop: option ratio wants a finite number, not "nan"`},
+		{"nop{ratio=-Inf}", `pipeline:1:11: pass nop: option ratio wants a finite number, not "-Inf"`},
+		{"nop{ratio=1e400}", `pipeline:1:11: pass nop: option ratio wants a finite number, not "1e400"`},
+		// Each built-in pass's option ranges and values.
+		{"append-optimizer{lr=nan}", `pipeline:1:21: pass append-optimizer: option lr wants a finite number above 0, not "nan"`},
+		{"append-optimizer{lr=-inf}", `pipeline:1:21: pass append-optimizer: option lr wants a finite number above 0, not "-inf"`},
+		{"append-optimizer{lr=+Inf}", `pipeline:1:21: pass append-optimizer: option lr wants a finite number above 0, not "+Inf"`},
+		{"append-optimizer{lr=0}", `pipeline:1:21: pass append-optimizer: option lr wants a finite number above 0, not "0"`},
+		{"append-optimizer{lr=-0.01}", `pipeline:1:21: pass append-optimizer: option lr wants a finite number above 0, not "-0.01"`},
+		{"append-optimizer{type=lars}", `pipeline:1:23: pass append-optimizer: option type wants one of sgd, momentum, adam, not "lars"`},
+		{"repeat{count=-1}(verify)", `pipeline:1:14: pass repeat: option count wants an integer from 1 to 10000, not "-1"`},
+		{"repeat{count=0}(verify)", `pipeline:1:14: pass repeat: option count wants an integer from 1 to 10000, not "0"`},
+		{"repeat{count=10001}(verify)", `pipeline:1:14: pass repeat: option count wants an integer from 1 to 10000, not "10001"`},
+		{"partition{rank=-5}", `pipeline:1:16: pass partition: option rank wants an integer from 0 to 2147483647, not "-5"`},
+		{"partition-vars{rank=2147483648}", `pipeline:1:21: pass partition-vars: option rank wants an integer from 0 to 2147483647, not "2147483648"`},
+		{"annotate-data-parallel{shape=1000000000}", `pipeline:1:30: pass annotate-data-parallel: option shape wants an integer from 0 to 1048576, not "1000000000"`},
+		{"annotate-data-parallel{shape=-4}", `pipeline:1:30: pass annotate-data-parallel: option shape wants an integer from 0 to 1048576, not "-4"`},
+		{"annotate-data-parallel{shape=four}", `pipeline:1:30: pass annotate-data-parallel: option shape wants an integer from 0 to 1048576, not "four"`},
+		{"collective-dialect{style=xla}", `pipeline:1:26: pass collective-dialect: option style wants one of g1, pir, not "xla"`},
 		{"nop{n=1,n=2}", `pipeline:1:9: option n given twice`},
 		{"nop{n 1}", `pipeline:1:7: expected "=" after option n`},
 		{"nop{n=1", `pipeline:1:4: unbalanced "{"`},
@@ -126,6 +146,35 @@ func TestPipelineErrors(t *testing.T) {
 	}
 }
 
+// TestOptionConstraint: what a listing and a message say an option takes.
+func TestOptionConstraint(t *testing.T) {
+	for _, tc := range []struct {
+		o    passes.Option
+		want string
+	}{
+		{passes.Option{Kind: passes.OptInt}, "an integer"},
+		{passes.Option{Kind: passes.OptBool}, "true or false"},
+		{passes.Option{Kind: passes.OptFloat}, "a finite number"},
+		{passes.Option{Kind: passes.OptString}, "a string"},
+		{passes.Option{Kind: passes.OptString, Values: []string{"a", "b"}}, "one of a, b"},
+		{passes.Option{Kind: passes.OptInt, Range: &passes.Range{Min: 0, Max: 1 << 20}}, "an integer from 0 to 1048576"},
+		{passes.Option{Kind: passes.OptInt, Range: &passes.Range{Min: 1, Max: math.MaxInt64}}, "an integer of at least 1"},
+		{passes.Option{Kind: passes.OptFloat, Range: &passes.Range{Min: 0, Max: math.MaxFloat64, MinOpen: true}}, "a finite number above 0"},
+		{passes.Option{Kind: passes.OptFloat, Range: &passes.Range{Min: 0, Max: 1, MinOpen: true}}, "a finite number above 0 and at most 1"},
+		{passes.Option{Kind: passes.OptFloat, Range: &passes.Range{Min: -0.5, Max: 0.5}}, "a finite number from -0.5 to 0.5"},
+	} {
+		if got := tc.o.Constraint(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
+		}
+	}
+	r := passes.Range{Min: 0, Max: 1, MinOpen: true}
+	for v, want := range map[float64]bool{0: false, 1e-300: true, 1: true, 1.5: false, math.NaN(): false, math.Inf(1): false} {
+		if r.Contains(v) != want {
+			t.Errorf("(0, 1] contains %v: %v", v, !want)
+		}
+	}
+}
+
 func TestRegistryValidation(t *testing.T) {
 	run := func(*passes.Context, *ir.Module) error { return nil }
 	for _, tc := range []struct {
@@ -140,6 +189,21 @@ func TestRegistryValidation(t *testing.T) {
 		{"twice", []*passes.Pass{{Name: "a", Doc: "x", Run: run}, {Name: "a", Doc: "y", Run: run}}, nil, `pass a registered twice`},
 		{"bad default", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "x", Doc: "d"}}}}, nil,
 			`pass a: default of option n wants an integer, not "x"`},
+		{"default out of range", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "0", Doc: "d",
+			Range: &passes.Range{Min: 1, Max: 5}}}}}, nil,
+			`pass a: default of option n wants an integer from 1 to 5, not "0"`},
+		{"default not a value", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "s", Kind: passes.OptString, Default: "", Doc: "d",
+			Values: []string{"x", "y"}}}}}, nil,
+			`pass a: default of option s wants one of x, y, not ""`},
+		{"empty range", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "0", Doc: "d",
+			Range: &passes.Range{Min: 1, Max: 0}}}}}, nil,
+			`pass a: option n has a range that is not one of its kind's`},
+		{"range on a bool", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "b", Kind: passes.OptBool, Default: "true", Doc: "d",
+			Range: &passes.Range{Min: 0, Max: 1}}}}}, nil,
+			`pass a: option b has a range that is not one of its kind's`},
+		{"values on an int", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "1", Doc: "d",
+			Values: []string{"1"}}}}}, nil,
+			`pass a: option n has values but is not a string option`},
 		{"option doc", []*passes.Pass{{Name: "a", Doc: "x", Run: run, Options: []passes.Option{{Name: "n", Kind: passes.OptInt, Default: "1"}}}}, nil,
 			`pass a: option n has no doc`},
 		{"rule unknown", []*passes.Pass{{Name: "a", Doc: "x", Run: run}}, []passes.OrderRule{{"a", "b", "why"}}, `order rule a before b: no pass b`},

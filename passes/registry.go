@@ -3,6 +3,7 @@ package passes
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -76,6 +77,13 @@ func validatePass(p *Pass) error {
 			return fmt.Errorf("pass %s: option %s declared twice", p.Name, o.Name)
 		}
 		seen[o.Name] = true
+		if r := o.Range; r != nil && (o.Kind != OptInt && o.Kind != OptFloat || !(r.Min <= r.Max) ||
+			o.Kind == OptInt && (math.Abs(r.Min) > 1<<53 || math.Abs(r.Max) > 1<<53)) {
+			return fmt.Errorf("pass %s: option %s has a range that is not one of its kind's", p.Name, o.Name)
+		}
+		if len(o.Values) > 0 && o.Kind != OptString {
+			return fmt.Errorf("pass %s: option %s has values but is not a string option", p.Name, o.Name)
+		}
 		if _, err := o.parse(o.Default); err != nil {
 			return fmt.Errorf("pass %s: default of %v", p.Name, err)
 		}

@@ -33,7 +33,7 @@ func TestFixturesAnnotateAndPartitionAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = passes.AnnotateDataParallel(m, "", "4", "dp")
+			err = passes.AnnotateDataParallel(m, "", 4, "dp")
 			// Two fixtures cannot be data parallel over 4 ranks, and are
 			// refused as such: demo_custom_gap's paddle.flatten(x) folds
 			// its batch of 32 into one vector of 96 that a matmul reads
