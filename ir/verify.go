@@ -136,8 +136,11 @@ func (e *VerifyError) Error() string {
 //     op. An op does not define a var it also reads (in-place update), nor
 //     a var that a block it refers to (transitively) writes (loop-carried).
 //     No op reads a non-persistable, non-data var of its own block before
-//     the op of that block that defines it (reported at the definition);
-//     a var no op of its block defines is fed, and may be read anywhere.
+//     the op of that block that defines it (reported at the definition),
+//     nor does an op of a block that an op refers to (transitively), unless
+//     that block wrote it first (reported after the blocks' own
+//     violations); a var no op of its block defines is fed, and may be
+//     read anywhere.
 //   - persistables (main only): an op writing a persistable dense tensor
 //     has the optimize or lrsched bit, or is a forward op that also reads
 //     it (updates it in place) and it is not a trainable param, or refers
@@ -517,8 +520,125 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		for _, c := range p.RefCycles() {
 			ps.opErr(c.Block, c.Op, "", c.Msg())
 		}
+		ps.checkSubBlockReads()
 	}
 	return ps
+}
+
+// checkSubBlockReads finds the reads, in the blocks an op refers to
+// (transitively), of a temp of the op's own block that the block defines
+// only after the op: the sub-block runs when the op does, and would see a
+// value from nowhere. A read that the sub-block itself (or a block it
+// refers to) writes first does not count, nor a var that no op of its
+// block defines (it is fed).
+func (ps *progState) checkSubBlockReads() {
+	firstDefs := make([]map[int32]int32, len(ps.blocks)) // by block: var -> position of its first definer
+	visiting := make([]bool, len(ps.blocks))
+	for bi := range ps.blocks {
+		b := ps.blocks[bi].b
+		if b == nil {
+			continue
+		}
+		for pos, op := range b.Ops {
+			if op == nil {
+				continue
+			}
+			for r := range op.SubBlocks {
+				if !ps.validRef(bi, r) || !ps.p.IsAncestor(bi, r) {
+					continue
+				}
+				w := subReadWalk{ps: ps, owner: bi, ownerPos: int32(pos), ownerOp: op, firstDefs: firstDefs, visiting: visiting, written: map[int32]bool{}}
+				w.walk(r)
+			}
+		}
+	}
+}
+
+// subReadWalk walks the blocks under one block-owning op.
+type subReadWalk struct {
+	ps        *progState
+	owner     int   // the op's block
+	ownerPos  int32 // the op's position in it
+	ownerOp   *Op
+	firstDefs []map[int32]int32
+	visiting  []bool
+	written   map[int32]bool // vars the walk has seen written so far
+	reported  map[int32]bool
+}
+
+func (w *subReadWalk) walk(bi int) {
+	ps := w.ps
+	if w.visiting[bi] || ps.blocks[bi].b == nil {
+		return // a ref cycle, reported already
+	}
+	w.visiting[bi] = true
+	defer func() { w.visiting[bi] = false }()
+	ob := &ps.blocks[w.owner]
+	lo, hi := ob.off, ob.off+int32(len(ob.b.vars))
+	for _, op := range ps.blocks[bi].b.Ops {
+		if op == nil {
+			continue
+		}
+		for _, s := range op.Inputs {
+			for _, a := range s.Args {
+				gid, v := ps.lookup(bi, a)
+				if v == nil || gid < lo || gid >= hi || v.Kind != KindVar || v.Flags&FlagIsData != 0 || w.written[gid] || w.reported[gid] {
+					continue
+				}
+				d, ok := w.firstDef(gid)
+				if !ok || d <= w.ownerPos {
+					continue
+				}
+				if w.reported == nil {
+					w.reported = map[int32]bool{}
+				}
+				w.reported[gid] = true
+				ps.varErr(w.owner, v.Name, fmt.Sprintf("read by %s in block %d (through %s) before %s defines it",
+					opName(op), bi, opName(w.ownerOp), opName(ob.b.Ops[d])))
+			}
+		}
+		for r := range op.SubBlocks {
+			if ps.validRef(bi, r) {
+				w.walk(r)
+			}
+		}
+		for _, s := range op.Outputs {
+			for _, a := range s.Args {
+				if gid, _ := ps.lookup(bi, a); gid >= 0 {
+					w.written[gid] = true
+				}
+			}
+		}
+	}
+}
+
+// firstDef returns the position of the first op of the owner's block that
+// writes var gid (one of the block's own vars).
+func (w *subReadWalk) firstDef(gid int32) (int32, bool) {
+	ps := w.ps
+	m := w.firstDefs[w.owner]
+	if m == nil {
+		m = map[int32]int32{}
+		ob := &ps.blocks[w.owner]
+		lo, hi := ob.off, ob.off+int32(len(ob.b.vars))
+		for pos, op := range ob.b.Ops {
+			if op == nil {
+				continue
+			}
+			for _, s := range op.Outputs {
+				for _, a := range s.Args {
+					if g, _ := ps.lookup(w.owner, a); g >= lo && g < hi {
+						if _, seen := m[g]; !seen {
+							m[g] = int32(pos)
+						}
+					}
+				}
+			}
+		}
+		w.firstDefs[w.owner] = m
+	}
+	d, ok := m[gid]
+	return d, ok
 }
 
 // index sets up name lookup for the block and finds duplicate names.

@@ -124,6 +124,37 @@ program main {
     op 2 relu(X: x) -> (Out: a)
   }
 }`, "main block 0: var a: read by op 1 relu before op 2 relu defines it"},
+		{"read in a sub-block before definition", `program main {
+  block 0 {
+    var x : f32[4] {is_data}
+    var a : f32[4]
+    var cond : bool[1]
+    op 1 fill_constant() -> (Out: cond) {shape = [1], value = 1.0}
+    op 2 conditional_block(Cond: cond) -> () {sub_block = ^1}
+    op 3 relu(X: x) -> (Out: a)
+  }
+  block 1 parent 0 {
+    var t : f32[4]
+    op 4 relu(X: a) -> (Out: t)
+  }
+}`, "main block 0: var a: read by op 4 relu in block 1 (through op 2 conditional_block) before op 3 relu defines it"},
+		{"read in a nested sub-block before definition", `program main {
+  block 0 {
+    var x : f32[4] {is_data}
+    var a : f32[4]
+    var cond : bool[1]
+    op 1 fill_constant() -> (Out: cond) {shape = [1], value = 1.0}
+    op 2 conditional_block(Cond: cond) -> () {sub_block = ^1}
+    op 3 relu(X: x) -> (Out: a)
+  }
+  block 1 parent 0 {
+    op 4 conditional_block(Cond: cond) -> () {sub_block = ^2}
+  }
+  block 2 parent 1 {
+    var t : f32[4]
+    op 5 relu(X: a) -> (Out: t)
+  }
+}`, "main block 0: var a: read by op 5 relu in block 2 (through op 2 conditional_block) before op 3 relu defines it"},
 		{"forward op writing a parameter", `program main {
   block 0 {
     var x : f32[4] {is_data}
@@ -151,5 +182,43 @@ program main {
 		if got := err.Error(); got != tc.want {
 			t.Errorf("%s: Verify says\n%s\nwant\n%s", tc.name, strings.TrimSpace(got), tc.want)
 		}
+	}
+}
+
+// TestVerifySubBlockReadsAllowed: what the sub-block read rule lets
+// through: a var defined before the op, one the sub-block writes before
+// reading, one fed (no op of its block defines it), a loop-carried var
+// the loop op itself defines, and data.
+func TestVerifySubBlockReadsAllowed(t *testing.T) {
+	const src = `program main {
+  block 0 {
+    var x : f32[4] {is_data}
+    var before : f32[4]
+    var inner : f32[4]
+    var fed : f32[4]
+    var carried : f32[4]
+    var cond : bool[1]
+    op 1 relu(X: x) -> (Out: before)
+    op 2 fill_constant() -> (Out: cond) {shape = [1], value = 1.0}
+    op 3 while(X: [x, carried], Condition: cond) -> (Out: [carried, inner]) {sub_block = ^1}
+    op 4 relu(X: x) -> (Out: inner)
+  }
+  block 1 parent 0 {
+    var t1 : f32[4]
+    var t2 : f32[4]
+    var t3 : f32[4]
+    op 5 relu(X: before) -> (Out: t1)
+    op 6 relu(X: fed) -> (Out: t2)
+    op 7 relu(X: x) -> (Out: inner)
+    op 8 relu(X: inner) -> (Out: t3)
+    op 9 relu(X: t3) -> (Out: carried)
+  }
+}`
+	m, err := ir.ParseString("ok.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.Verify(m); err != nil {
+		t.Errorf("Verify: %v", err)
 	}
 }
