@@ -170,3 +170,23 @@ func TestCanonicalizeNames(t *testing.T) {
 		t.Errorf("second run changed names:\n%s", got)
 	}
 }
+
+// TestDCEKeepUndeclared: a keep name that no block declares is an error,
+// not a silent no-op that lets dce remove the var meant.
+func TestDCEKeepUndeclared(t *testing.T) {
+	m := parseModule(t, `program main {
+  block 0 {
+    var x : f32[4] {is_data}
+    var y : f32[4]
+    op 1 relu(X: x) -> (Out: y)
+  }
+}`)
+	err := run(t, testRegistry(t), "dce{keep=y;yy}", m)
+	want := `pass dce{keep=y;yy} (execution 1 of "dce{keep=y;yy}"): keep names yy, which no block of main or startup declares`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if m.Main.Global().Var("y") == nil || len(m.Main.Global().Ops) != 1 {
+		t.Error("dce changed the module before failing")
+	}
+}

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -20,15 +21,22 @@ of their outputs (an op reading its own output in place does not count)
 and no remaining op names them as its fwd, repeating until nothing
 changes; a read in a sub-block counts. Then vars
 that no op of the program refers to are removed, unless persistable, data
-(is_data) or named in the params-grads list or keep. Counts
+(is_data) or named in the params-grads list or keep. A name in keep that
+no block declares is an error (a misspelling would keep nothing). Counts
 ops-removed and vars-removed.`,
 		Options: []Option{{Name: "keep", Kind: OptString, Default: "", Doc: "vars to keep alive, separated by ';'"}},
 		Run: func(ctx *Context, m *ir.Module) error {
 			keep := map[string]bool{}
 			for _, k := range strings.Split(ctx.String("keep"), ";") {
-				if k != "" {
-					keep[k] = true
+				if k == "" {
+					continue
 				}
+				// A misspelt name would keep nothing, and the var meant
+				// would be removed without a word.
+				if !declaredAnywhere(m, k) {
+					return fmt.Errorf("keep names %s, which no block of main or startup declares", k)
+				}
+				keep[k] = true
 			}
 			for _, pg := range m.ParamGrads {
 				keep[pg.Param] = true
@@ -44,6 +52,18 @@ ops-removed and vars-removed.`,
 			return nil
 		},
 	}
+}
+
+// declaredAnywhere reports whether some block of some program declares name.
+func declaredAnywhere(m *ir.Module, name string) bool {
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			if b.Var(name) != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func dceProgram(p *ir.Program, keep map[string]bool) (opsRemoved, varsRemoved int) {
