@@ -159,3 +159,18 @@ func TestAnnotateDataParallelRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotateDataParallelEmptyAxis: the new mesh's dim needs a name (an
+// empty one made a mesh that Verify refuses).
+func TestAnnotateDataParallelEmptyAxis(t *testing.T) {
+	m, err := ir.ParseString("t", "program main { block 0 { var x : f32[2] {is_data} } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := passes.AnnotateDataParallel(m, "", 2, ""); err == nil || err.Error() != `axis="": the mesh dim needs a name` {
+		t.Errorf("err = %v", err)
+	}
+	if len(m.Meshes) != 0 {
+		t.Error("a mesh was added")
+	}
+}
