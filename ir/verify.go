@@ -313,43 +313,64 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 	if len(v.m.ParamGrads) == 0 || len(mainPS.blocks) == 0 {
 		return
 	}
-	var params map[string]bool
-	var grads map[string]string // grad -> the first param it is the grad of
-	if len(v.m.ParamGrads) > 1 {
-		params = make(map[string]bool, len(v.m.ParamGrads))
-		grads = make(map[string]string, len(v.m.ParamGrads))
-	}
+	// Which params were listed, and which param each grad belongs to,
+	// are kept by var id in main's SSA scratch, done with by now: defs'
+	// stamp -1 marks a listed param, undef's stamp -2 a grad, with the
+	// index of its first entry. Names no block declares go to a map.
+	const paramMark, gradMark = -1, -2
+	var undeclared map[string]bool // params listed so far
+	var gradParam map[string]string
 	for i, pg := range v.m.ParamGrads {
 		if pg.Param == "" {
 			v.moduleErr(fmt.Sprintf("grads: entry %d has no param", i))
 		} else {
-			found, persist := mainPS.anyBlockVar(pg.Param)
+			gid, persist := mainPS.anyBlockVar(pg.Param)
 			switch {
-			case !found:
+			case gid < 0:
 				v.moduleErr("grads: param " + quoteName(pg.Param) + " is not declared")
 			case !persist:
 				v.moduleErr("grads: param " + quoteName(pg.Param) + " is not persistable")
 			}
-			if params != nil {
-				if params[pg.Param] {
-					v.moduleErr("grads: param " + quoteName(pg.Param) + " listed twice")
+			twice := false
+			if gid >= 0 {
+				d := &mainPS.defs[gid]
+				twice = d.stamp == paramMark
+				d.stamp = paramMark
+			} else {
+				if undeclared == nil {
+					undeclared = map[string]bool{}
 				}
-				params[pg.Param] = true
+				twice = undeclared[pg.Param]
+				undeclared[pg.Param] = true
+			}
+			if twice {
+				v.moduleErr("grads: param " + quoteName(pg.Param) + " listed twice")
 			}
 		}
-		if pg.Grad != "" {
-			if found, _ := mainPS.anyBlockVar(pg.Grad); !found {
-				v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is not declared")
+		if pg.Grad == "" {
+			continue
+		}
+		// One grad var for two params would give each the other's
+		// gradient too: the optimizer would update both with it.
+		first := ""
+		gid, _ := mainPS.anyBlockVar(pg.Grad)
+		if gid < 0 {
+			v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is not declared")
+			if gradParam == nil {
+				gradParam = map[string]string{}
 			}
-			// One grad var for two params would give each the other's
-			// gradient too: the optimizer would update both with it.
-			if grads != nil {
-				if first, ok := grads[pg.Grad]; ok && first != pg.Param {
-					v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is also the grad of " + quoteName(first))
-				} else if !ok {
-					grads[pg.Grad] = pg.Param
-				}
+			if p, ok := gradParam[pg.Grad]; ok {
+				first = p
+			} else {
+				gradParam[pg.Grad] = pg.Param
 			}
+		} else if u := &mainPS.undef[gid]; u.stamp == gradMark {
+			first = v.m.ParamGrads[u.pos].Param
+		} else {
+			u.stamp, u.pos = gradMark, int32(i)
+		}
+		if first != "" && first != pg.Param {
+			v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is also the grad of " + quoteName(first))
 		}
 	}
 }
@@ -760,22 +781,25 @@ func (ps *progState) lookupAhead(bi int, name string) (int32, *Var) {
 	return -1, nil
 }
 
-// anyBlockVar reports whether some block declares name, and whether one
-// such declaration is persistable.
-func (ps *progState) anyBlockVar(name string) (found, persist bool) {
+// anyBlockVar returns the id of a var named name in some block, one
+// that is persistable when there is such, or -1; and whether it is.
+func (ps *progState) anyBlockVar(name string) (gid int32, persist bool) {
+	gid = -1
 	for i := range ps.blocks {
 		bs := &ps.blocks[i]
 		if bs.b == nil {
 			continue
 		}
 		if j := bs.find(name); j >= 0 {
-			found = true
 			if bs.b.vars[j].Persistable() {
-				return true, true
+				return bs.off + j, true
+			}
+			if gid < 0 {
+				gid = bs.off + j
 			}
 		}
 	}
-	return found, false
+	return gid, false
 }
 
 func (ps *progState) blockErr(bi int, msg string) {
@@ -1344,30 +1368,58 @@ func (ps *progState) checkAgainstMain(mainPS *progState) {
 		return
 	}
 	mb := &mainPS.blocks[0]
-	for _, v := range ps.blocks[0].b.vars {
-		if v == nil {
-			continue
+	vars := ps.blocks[0].b.vars
+	// Startup declares a var for each of main's persistables, so the
+	// lookups are many, in a table of main's size: they go in batches,
+	// whose cache misses overlap (prefetch's reason).
+	const batch = 256
+	for lo := 0; lo < len(vars); lo += batch {
+		hi := min(lo+batch, len(vars))
+		names := ps.aheadNames[:0]
+		for _, v := range vars[lo:hi] {
+			name := ""
+			if v != nil {
+				name = v.Name
+			}
+			names = append(names, name)
 		}
-		j := mb.find(v.Name)
-		if j < 0 {
-			continue
+		ps.aheadNames = names
+		pos := slices.Grow(ps.ahead[:0], len(names))[:len(names)]
+		if mb.names.slots != nil {
+			ps.aheadHash = slices.Grow(ps.aheadHash[:0], len(names))[:len(names)]
+			mb.names.findBatch(mb.b.vars, names, ps.aheadHash, pos)
+		} else {
+			for k, name := range names {
+				pos[k] = mb.find(name)
+			}
 		}
-		mv := mb.b.vars[j]
-		if mv == nil {
-			continue
+		ps.ahead = pos
+		clear(ps.aheadNames)
+		for k, v := range vars[lo:hi] {
+			if v != nil && pos[k] >= 0 {
+				ps.compareWithMain(v, mb.b.vars[pos[k]])
+			}
 		}
-		t, mt := &v.Type, &mv.Type
-		if t.Kind != mt.Kind || t.Kind == DenseTensor && (t.DType != mt.DType || !slices.Equal(t.Shape, mt.Shape)) {
-			ps.varErr(0, v.Name, "type "+t.String()+" differs from "+mt.String()+" in main block 0: main reads what startup initialises, and partition-vars would give it main's shape")
-			continue
-		}
-		if v.Persistable() != mv.Persistable() {
-			ps.varErr(0, v.Name, "a "+v.Kind.String()+" here but a "+mv.Kind.String()+" in main block 0: startup and main share only persistables, so main's would not hold what startup computes")
-			continue
-		}
-		if d, md := v.Dist, mv.Dist; d != nil && md != nil && (d.Mesh != md.Mesh || !slices.Equal(d.DimsMapping, md.DimsMapping)) {
-			ps.varErr(0, v.Name, "dist @"+quoteName(d.Mesh)+FormatInts(d.DimsMapping)+" differs from @"+quoteName(md.Mesh)+FormatInts(md.DimsMapping)+" in main block 0: partition-vars would give it main's")
-		}
+	}
+	ps.ahead = ps.ahead[:0]
+}
+
+// compareWithMain checks startup's var v against main's mv of its name.
+func (ps *progState) compareWithMain(v, mv *Var) {
+	if mv == nil {
+		return
+	}
+	t, mt := &v.Type, &mv.Type
+	if t.Kind != mt.Kind || t.Kind == DenseTensor && (t.DType != mt.DType || !slices.Equal(t.Shape, mt.Shape)) {
+		ps.varErr(0, v.Name, "type "+t.String()+" differs from "+mt.String()+" in main block 0: main reads what startup initialises, and partition-vars would give it main's shape")
+		return
+	}
+	if v.Persistable() != mv.Persistable() {
+		ps.varErr(0, v.Name, "a "+v.Kind.String()+" here but a "+mv.Kind.String()+" in main block 0: startup and main share only persistables, so main's would not hold what startup computes")
+		return
+	}
+	if d, md := v.Dist, mv.Dist; d != nil && md != nil && (d.Mesh != md.Mesh || !slices.Equal(d.DimsMapping, md.DimsMapping)) {
+		ps.varErr(0, v.Name, "dist @"+quoteName(d.Mesh)+FormatInts(d.DimsMapping)+" differs from @"+quoteName(md.Mesh)+FormatInts(md.DimsMapping)+" in main block 0: partition-vars would give it main's")
 	}
 }
 
