@@ -81,7 +81,10 @@
 // in order. Blocks nest at most MaxBlockDepth (1000) deep, by parents or
 // by block refs: a program nested deeper is an error at the block or op
 // that passes the limit (CheckNesting), so that no later walk over it
-// costs its depth per name or needs a deep stack.
+// costs its depth per name or needs a deep stack. Indices, ranks, mesh
+// sizes, group ids, mappings, lod levels and impl indexes are 32-bit
+// integers; a mesh holds at most MaxMeshRanks processes, with ranks from
+// 0 to MaxRank (Verify's limits).
 //
 // The attribute values past the first line of value are the types Paddle
 // tells apart from int and float, so that an imported program exports as
