@@ -52,6 +52,14 @@ func TestJSONRoundTripRandom(t *testing.T) {
 		if err != nil || !bytes.Equal(data, data2) {
 			t.Fatalf("seed %d: re-encoding gives other bytes (err %v)", seed, err)
 		}
+		// What JSON reads, the text format says.
+		m3, err := ir.Parse("printed.dpir", ir.Print(m2))
+		if err != nil {
+			t.Fatalf("seed %d: the decoded module prints to text that does not parse: %v", seed, err)
+		}
+		if d := ir.Diff(m2, m3); d != "" {
+			t.Fatalf("seed %d: JSON -> text -> module differs:\n%s", seed, d)
+		}
 	}
 }
 
