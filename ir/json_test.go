@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -581,5 +582,79 @@ func TestParseJSONErrors(t *testing.T) {
 	m, err := ParseJSON("m.json", []byte(`{"version": 1, "main": {"blocks": [{}]}}`))
 	if err != nil || m.Main == nil {
 		t.Errorf("ParseJSON of a valid module: %v", err)
+	}
+}
+
+// TestJSONIntegersTheTextCanSay replaces each integer of a module's JSON,
+// one at a time, by values past 32 bits and below -1: whatever DecodeJSON
+// then accepts must print to text that parses back to it (the text reads
+// most integers as 32-bit, and some as -1 or more).
+func TestJSONIntegersTheTextCanSay(t *testing.T) {
+	data, err := EncodeJSON(jsonTestModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := regexp.MustCompile(`-?\b[0-9]+\b`)
+	locs := num.FindAllIndex(data, -1)
+	if len(locs) < 20 {
+		t.Fatalf("only %d integers in the test module's JSON", len(locs))
+	}
+	accepted := 0
+	for _, loc := range locs {
+		if loc[0] > 0 && (data[loc[0]-1] == '.' || data[loc[0]-1] == '"') || loc[1] < len(data) && (data[loc[1]] == '.' || data[loc[1]] == 'e' || data[loc[1]] == '"') {
+			continue // part of a float or a string
+		}
+		for _, v := range []string{"2147483648", "-2147483649", "4294967296", "-2", "-1"} {
+			in := string(data[:loc[0]]) + v + string(data[loc[1]:])
+			m, err := DecodeJSON([]byte(in))
+			if err != nil {
+				continue
+			}
+			accepted++
+			m2, err := Parse("printed.dpir", Print(m))
+			if err != nil {
+				t.Errorf("integer at %d set to %s: decoded, but the text does not parse: %v", loc[0], v, err)
+				continue
+			}
+			if !Equal(m, m2) {
+				t.Errorf("integer at %d set to %s: the text round trip differs:\n%s", loc[0], v, Diff(m, m2))
+			}
+		}
+	}
+	if accepted == 0 {
+		t.Error("no change was accepted: the test tests nothing")
+	}
+}
+
+// TestJSONStringsTheTextCanSay is TestJSONIntegersTheTextCanSay for
+// strings: each string of the JSON, one at a time, set to "", to a flag's
+// name, to a keyword and to a name that needs quotes.
+func TestJSONStringsTheTextCanSay(t *testing.T) {
+	data, err := EncodeJSON(jsonTestModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	accepted := 0
+	for _, loc := range str.FindAllIndex(data, -1) {
+		for _, v := range []string{`""`, `"trainable"`, `"main"`, `"startup"`, `"op"`, `"a b"`, `"0x1"`} {
+			in := string(data[:loc[0]]) + v + string(data[loc[1]:])
+			m, err := DecodeJSON([]byte(in))
+			if err != nil {
+				continue
+			}
+			accepted++
+			m2, err := Parse("printed.dpir", Print(m))
+			if err != nil {
+				t.Errorf("string at %d set to %s: decoded, but the text does not parse: %v", loc[0], v, err)
+				continue
+			}
+			if !Equal(m, m2) {
+				t.Errorf("string at %d set to %s: the text round trip differs:\n%s", loc[0], v, Diff(m, m2))
+			}
+		}
+	}
+	if accepted == 0 {
+		t.Error("no change was accepted: the test tests nothing")
 	}
 }
