@@ -153,7 +153,7 @@ func (e *VerifyError) Error() string {
 //     the same mesh and dims_mapping.
 //   - params-grads: each param is a persistable var of some block of
 //     main, listed once; each non-empty grad a var of some block of main,
-//     the grad of one param only.
+//     the grad of one param only, and no param of the list.
 func Verify(m *Module) error {
 	if m == nil {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
@@ -320,6 +320,7 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 	const paramMark, gradMark = -1, -2
 	var undeclared map[string]bool // params listed so far
 	var gradParam map[string]string
+	gradIDs := make([]int32, len(v.m.ParamGrads)) // each entry's grad, for the last check
 	for i, pg := range v.m.ParamGrads {
 		if pg.Param == "" {
 			v.moduleErr(fmt.Sprintf("grads: entry %d has no param", i))
@@ -347,6 +348,7 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 				v.moduleErr("grads: param " + quoteName(pg.Param) + " listed twice")
 			}
 		}
+		gradIDs[i] = -1
 		if pg.Grad == "" {
 			continue
 		}
@@ -354,6 +356,7 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 		// gradient too: the optimizer would update both with it.
 		first := ""
 		gid, _ := mainPS.anyBlockVar(pg.Grad)
+		gradIDs[i] = gid
 		if gid < 0 {
 			v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is not declared")
 			if gradParam == nil {
@@ -371,6 +374,13 @@ func (v *verifier) checkParamGrads(mainPS *progState) {
 		}
 		if first != "" && first != pg.Param {
 			v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is also the grad of " + quoteName(first))
+		}
+	}
+	// A param's grad is no param of the list (itself included): the
+	// optimizer would step a param by another's value, or by its own.
+	for i, pg := range v.m.ParamGrads {
+		if gid := gradIDs[i]; gid >= 0 && mainPS.defs[gid].stamp == paramMark {
+			v.moduleErr("grads: grad " + quoteName(pg.Grad) + " of " + quoteName(pg.Param) + " is a param of the list")
 		}
 	}
 }

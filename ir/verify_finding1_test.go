@@ -85,6 +85,21 @@ grads v -> g`, `grads: grad g of v is also the grad of w`},
 grads w -> g
 grads v -> g
 grads w -> g`, "grads: grad g of v is also the grad of w\ngrads: param w listed twice"},
+		{"a param its own grad", `program main {
+  block 0 {
+    param w : f32[4] {trainable}
+  }
+}
+grads w -> w`, `grads: grad w of w is a param of the list`},
+		{"a param the grad of another", `program main {
+  block 0 {
+    param w : f32[4] {trainable}
+    param v : f32[4] {trainable}
+    var v@GRAD : f32[4]
+  }
+}
+grads w -> v
+grads v -> v@GRAD`, `grads: grad v of w is a param of the list`},
 		{"non-persistable param", `program main {
   block 0 {
     var w : f32[4]

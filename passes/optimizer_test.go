@@ -85,7 +85,7 @@ func TestAppendOptimizerErrors(t *testing.T) {
 	}
 	// The pipeline parser refuses these options (TestPipelineErrors);
 	// the Go API refuses them too.
-	withGrads := src + "grads w -> w\n"
+	withGrads := strings.Replace(src, "{trainable}\n", "{trainable}\n    var w@GRAD : f32[4]\n", 1) + "grads w -> w@GRAD\n"
 	for _, c := range []struct {
 		typ  string
 		lr   float64
