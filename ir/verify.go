@@ -72,7 +72,9 @@ func (v Violation) Error() string {
 // VerifyError lists every violation Verify found, in a deterministic
 // order: module-level rules first, then the main program, then startup,
 // each in block order and, within a block, the block's own rules, its
-// vars in order, then its ops in order.
+// vars in order, then its ops in order; a program's block-ref rules
+// (ref cycles, reads under a block-owning op) follow its blocks', and
+// startup's rule against main comes last.
 type VerifyError struct {
 	Violations []Violation
 }
@@ -136,9 +138,10 @@ func (e *VerifyError) Error() string {
 //     op. An op does not define a var it also reads (in-place update), nor
 //     a var that a block it refers to (transitively) writes (loop-carried).
 //     No op reads a non-persistable, non-data var of its own block before
-//     the op of that block that defines it (reported at the definition),
-//     nor does an op of a block that an op refers to (transitively), unless
-//     that block wrote it first (reported after the blocks' own
+//     the op of that block that defines it (reported at the definition);
+//     nor does an op of a block that an op O refers to (transitively) read
+//     a var of O's block that only ops after O define, unless the blocks
+//     under O wrote it first (reported at the var, after the blocks' own
 //     violations); a var no op of its block defines is fed, and may be
 //     read anywhere.
 //   - persistables (main only): an op writing a persistable dense tensor
