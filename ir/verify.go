@@ -564,15 +564,16 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 // only after the op: the sub-block runs when the op does, and would see a
 // value from nowhere. A read that the sub-block itself (or a block it
 // refers to) writes first does not count, nor a var that no op of its
-// block defines (it is fed).
+// block defines (it is fed). What a sub-block reads is found once per
+// block and sub-block, however many ops refer to it.
 func (ps *progState) checkSubBlockReads() {
-	firstDefs := make([]map[int32]int32, len(ps.blocks)) // by block: var -> position of its first definer
-	visiting := make([]bool, len(ps.blocks))
+	sr := subReads{ps: ps, memo: map[[2]int][]subRead{}, visiting: make([]bool, len(ps.blocks))}
 	for bi := range ps.blocks {
 		b := ps.blocks[bi].b
 		if b == nil {
 			continue
 		}
+		var firstDef map[int32]int32 // the block's vars -> position of their first definer
 		for pos, op := range b.Ops {
 			if op == nil {
 				continue
@@ -581,23 +582,82 @@ func (ps *progState) checkSubBlockReads() {
 				if !ps.validRef(bi, r) || !ps.p.IsAncestor(bi, r) {
 					continue
 				}
-				w := subReadWalk{ps: ps, owner: bi, ownerPos: int32(pos), ownerOp: op, firstDefs: firstDefs, visiting: visiting, written: map[int32]bool{}}
-				w.walk(r)
+				for _, rd := range sr.of(bi, r) {
+					if firstDef == nil {
+						firstDef = ps.firstDefs(bi)
+					}
+					if d, ok := firstDef[rd.gid]; ok && d > int32(pos) {
+						v := b.vars[rd.gid-ps.blocks[bi].off]
+						ps.varErr(bi, v.Name, fmt.Sprintf("read by %s in block %d (through %s) before %s defines it",
+							opName(rd.op), rd.block, opName(op), opName(b.Ops[d])))
+					}
+				}
 			}
 		}
 	}
 }
 
-// subReadWalk walks the blocks under one block-owning op.
+// firstDefs maps each var of block bi that an op of the block writes to
+// the position of the first such op.
+func (ps *progState) firstDefs(bi int) map[int32]int32 {
+	bs := &ps.blocks[bi]
+	lo, hi := bs.off, bs.off+int32(len(bs.b.vars))
+	m := map[int32]int32{}
+	for pos, op := range bs.b.Ops {
+		if op == nil {
+			continue
+		}
+		for _, s := range op.Outputs {
+			for _, a := range s.Args {
+				if g, _ := ps.lookup(bi, a); g >= lo && g < hi {
+					if _, seen := m[g]; !seen {
+						m[g] = int32(pos)
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// subRead is the first read, under a block-owning op, of a var of the
+// op's block that nothing under the op wrote before.
+type subRead struct {
+	gid   int32
+	op    *Op // the reader
+	block int // its block
+}
+
+// subReads finds and keeps, per (owner block, sub-block), the subReads of
+// the sub-block and the blocks under it.
+type subReads struct {
+	ps       *progState
+	memo     map[[2]int][]subRead
+	visiting []bool
+}
+
+// of returns the first reads, in block r and the blocks it refers to, of
+// vars of block owner (r's ancestor) that they do not write first.
+func (sr *subReads) of(owner, r int) []subRead {
+	key := [2]int{owner, r}
+	if rs, ok := sr.memo[key]; ok {
+		return rs
+	}
+	ob := &sr.ps.blocks[owner]
+	w := subReadWalk{ps: sr.ps, lo: ob.off, hi: ob.off + int32(len(ob.b.vars)), visiting: sr.visiting, seen: map[int32]bool{}}
+	w.walk(r)
+	sr.memo[key] = w.reads
+	return w.reads
+}
+
+// subReadWalk walks the blocks under one block-owning op, in the order
+// they run, for reads of the owner block's vars (ids lo to hi).
 type subReadWalk struct {
-	ps        *progState
-	owner     int   // the op's block
-	ownerPos  int32 // the op's position in it
-	ownerOp   *Op
-	firstDefs []map[int32]int32
-	visiting  []bool
-	written   map[int32]bool // vars the walk has seen written so far
-	reported  map[int32]bool
+	ps       *progState
+	lo, hi   int32
+	visiting []bool
+	seen     map[int32]bool // read or written so far: a later read is not first
+	reads    []subRead
 }
 
 func (w *subReadWalk) walk(bi int) {
@@ -607,8 +667,6 @@ func (w *subReadWalk) walk(bi int) {
 	}
 	w.visiting[bi] = true
 	defer func() { w.visiting[bi] = false }()
-	ob := &ps.blocks[w.owner]
-	lo, hi := ob.off, ob.off+int32(len(ob.b.vars))
 	for _, op := range ps.blocks[bi].b.Ops {
 		if op == nil {
 			continue
@@ -616,19 +674,11 @@ func (w *subReadWalk) walk(bi int) {
 		for _, s := range op.Inputs {
 			for _, a := range s.Args {
 				gid, v := ps.lookup(bi, a)
-				if v == nil || gid < lo || gid >= hi || v.Kind != KindVar || v.Flags&FlagIsData != 0 || w.written[gid] || w.reported[gid] {
+				if v == nil || gid < w.lo || gid >= w.hi || v.Kind != KindVar || v.Flags&FlagIsData != 0 || w.seen[gid] {
 					continue
 				}
-				d, ok := w.firstDef(gid)
-				if !ok || d <= w.ownerPos {
-					continue
-				}
-				if w.reported == nil {
-					w.reported = map[int32]bool{}
-				}
-				w.reported[gid] = true
-				ps.varErr(w.owner, v.Name, fmt.Sprintf("read by %s in block %d (through %s) before %s defines it",
-					opName(op), bi, opName(w.ownerOp), opName(ob.b.Ops[d])))
+				w.seen[gid] = true
+				w.reads = append(w.reads, subRead{gid, op, bi})
 			}
 		}
 		for r := range op.SubBlocks {
@@ -638,41 +688,12 @@ func (w *subReadWalk) walk(bi int) {
 		}
 		for _, s := range op.Outputs {
 			for _, a := range s.Args {
-				if gid, _ := ps.lookup(bi, a); gid >= 0 {
-					w.written[gid] = true
+				if gid, _ := ps.lookup(bi, a); gid >= w.lo && gid < w.hi {
+					w.seen[gid] = true
 				}
 			}
 		}
 	}
-}
-
-// firstDef returns the position of the first op of the owner's block that
-// writes var gid (one of the block's own vars).
-func (w *subReadWalk) firstDef(gid int32) (int32, bool) {
-	ps := w.ps
-	m := w.firstDefs[w.owner]
-	if m == nil {
-		m = map[int32]int32{}
-		ob := &ps.blocks[w.owner]
-		lo, hi := ob.off, ob.off+int32(len(ob.b.vars))
-		for pos, op := range ob.b.Ops {
-			if op == nil {
-				continue
-			}
-			for _, s := range op.Outputs {
-				for _, a := range s.Args {
-					if g, _ := ps.lookup(w.owner, a); g >= lo && g < hi {
-						if _, seen := m[g]; !seen {
-							m[g] = int32(pos)
-						}
-					}
-				}
-			}
-		}
-		w.firstDefs[w.owner] = m
-	}
-	d, ok := m[gid]
-	return d, ok
 }
 
 // index sets up name lookup for the block and finds duplicate names.
