@@ -200,9 +200,9 @@ func TestExplainExitCodes(t *testing.T) {
 		stderr string // a line of it
 	}{
 		{args: []string{"-rank", "4", mlpExample}, code: cli.ExitFail,
-			stderr: mlpExample + ": rank 4 is in no mesh of the module (ranks [0, 1, 2, 3])"},
+			stderr: mlpExample + ": rank 4 is in no mesh of the module (mesh world has ranks [0, 1, 2, 3])"},
 		{args: []string{"-rank", "100", mlpExample}, code: cli.ExitFail,
-			stderr: mlpExample + ": rank 100 is in no mesh of the module (ranks [0, 1, 2, 3])"},
+			stderr: mlpExample + ": rank 100 is in no mesh of the module (mesh world has ranks [0, 1, 2, 3])"},
 		{args: []string{"-"}, stdin: "program main {", code: cli.ExitFail, stderr: "<stdin>:1:15: "},
 		{args: []string{"-"}, stdin: "program main { block 0 { } }", code: cli.ExitFail,
 			stderr: "<stdin>: the module has no mesh, so no ranks"},

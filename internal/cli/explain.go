@@ -137,8 +137,8 @@ func runExplain(env *Env, args []string) int {
 		case *all:
 			want = ranks
 		case rankGiven:
-			if !slices.Contains(ranks, *rank) {
-				return fail("%s: rank %d is in no mesh of the module (ranks %s)", in.name, *rank, ir.FormatInts(ranks))
+			if err := passes.CheckRank(m, *rank); err != nil {
+				return fail("%s: %v", in.name, err)
 			}
 			want = []int{*rank}
 		}

@@ -51,7 +51,7 @@ func runPasses(env *Env, args []string) int {
 			if def == "" {
 				def = `""`
 			}
-			fmt.Fprintf(w, "    {%s=%s} %s, default %s: %s\n", o.Name, strings.ToUpper(o.Kind.String()), o.Kind, def, o.Doc)
+			fmt.Fprintf(w, "    {%s=%s} %s, default %s: %s\n", o.Name, strings.ToUpper(o.Kind.String()), o.Constraint(), def, o.Doc)
 		}
 		var notes []string
 		if p.Nested {
