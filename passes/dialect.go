@@ -42,7 +42,7 @@ c_allgather into all_gather, c_reducescatter into reduce_scatter and
 alltoall into all_to_all, with the slots X and Out spelled x and out.
 style=g1 (the default) keeps the names the lowering emits. Counts
 ops-renamed.`,
-		Options: []Option{{Name: "style", Kind: OptString, Default: "g1", Doc: "g1 or pir", Values: []string{"g1", "pir"}}},
+		Options: []Option{{Name: "style", Kind: OptString, Default: "g1", Doc: "the collective names to use", Values: []string{"g1", "pir"}}},
 		Run: func(ctx *Context, m *ir.Module) error {
 			switch style := ctx.String("style"); style {
 			case "g1":

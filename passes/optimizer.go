@@ -46,9 +46,9 @@ rate is finite and above 0: 0 would train nothing (and check would
 compare updates that change nothing), a negative one climbs the loss.
 Counts optimizer-ops.`,
 		Options: []Option{
-			{Name: "type", Kind: OptString, Default: "sgd", Doc: "the optimizer: sgd, momentum or adam",
+			{Name: "type", Kind: OptString, Default: "sgd", Doc: "the optimizer",
 				Values: []string{"sgd", "momentum", "adam"}},
-			{Name: "lr", Kind: OptFloat, Default: "0.01", Doc: "the learning rate, finite and above 0",
+			{Name: "lr", Kind: OptFloat, Default: "0.01", Doc: "the learning rate",
 				Range: &Range{Min: 0, Max: math.MaxFloat64, MinOpen: true}},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
