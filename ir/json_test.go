@@ -600,24 +600,19 @@ func TestJSONIntegersTheTextCanSay(t *testing.T) {
 		t.Fatalf("only %d integers in the test module's JSON", len(locs))
 	}
 	accepted := 0
+	seen := map[string]bool{}
 	for _, loc := range locs {
 		if loc[0] > 0 && (data[loc[0]-1] == '.' || data[loc[0]-1] == '"') || loc[1] < len(data) && (data[loc[1]] == '.' || data[loc[1]] == 'e' || data[loc[1]] == '"') {
 			continue // part of a float or a string
 		}
+		if r := jsonRole(data, loc); seen[r] {
+			continue
+		} else {
+			seen[r] = true
+		}
 		for _, v := range []string{"2147483648", "-2147483649", "4294967296", "-2", "-1"} {
-			in := string(data[:loc[0]]) + v + string(data[loc[1]:])
-			m, err := DecodeJSON([]byte(in))
-			if err != nil {
-				continue
-			}
-			accepted++
-			m2, err := Parse("printed.dpir", Print(m))
-			if err != nil {
-				t.Errorf("integer at %d set to %s: decoded, but the text does not parse: %v", loc[0], v, err)
-				continue
-			}
-			if !Equal(m, m2) {
-				t.Errorf("integer at %d set to %s: the text round trip differs:\n%s", loc[0], v, Diff(m, m2))
+			if decodesToText(t, data, loc, v, "integer") {
+				accepted++
 			}
 		}
 	}
@@ -636,25 +631,57 @@ func TestJSONStringsTheTextCanSay(t *testing.T) {
 	}
 	str := regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	accepted := 0
+	seen := map[string]bool{}
 	for _, loc := range str.FindAllIndex(data, -1) {
+		if r := jsonRole(data, loc); seen[r] {
+			continue
+		} else {
+			seen[r] = true
+		}
 		for _, v := range []string{`""`, `"trainable"`, `"main"`, `"startup"`, `"op"`, `"a b"`, `"0x1"`} {
-			in := string(data[:loc[0]]) + v + string(data[loc[1]:])
-			m, err := DecodeJSON([]byte(in))
-			if err != nil {
-				continue
-			}
-			accepted++
-			m2, err := Parse("printed.dpir", Print(m))
-			if err != nil {
-				t.Errorf("string at %d set to %s: decoded, but the text does not parse: %v", loc[0], v, err)
-				continue
-			}
-			if !Equal(m, m2) {
-				t.Errorf("string at %d set to %s: the text round trip differs:\n%s", loc[0], v, Diff(m, m2))
+			if decodesToText(t, data, loc, v, "string") {
+				accepted++
 			}
 		}
 	}
 	if accepted == 0 {
 		t.Error("no change was accepted: the test tests nothing")
 	}
+}
+
+// decodesToText decodes data with the bytes at loc replaced by v and
+// reports whether DecodeJSON accepted it; what it accepts must print to
+// text that parses back to an equal module.
+func decodesToText(t *testing.T, data []byte, loc []int, v, what string) bool {
+	t.Helper()
+	in := string(data[:loc[0]]) + v + string(data[loc[1]:])
+	m, err := DecodeJSON([]byte(in))
+	if err != nil {
+		return false
+	}
+	m2, err := Parse("printed.dpir", Print(m))
+	if err != nil {
+		t.Errorf("%s at %d set to %s: decoded, but the text does not parse: %v", what, loc[0], v, err)
+		return true
+	}
+	if !Equal(m, m2) {
+		t.Errorf("%s at %d set to %s: the text round trip differs:\n%s", what, loc[0], v, Diff(m, m2))
+	}
+	return true
+}
+
+// jsonRole names what the JSON token at loc is, roughly: a key (by its
+// text), or the value of (or an element under) the nearest key before it.
+// The tests above change one token of each role, not every occurrence: a
+// module's JSON repeats its keys hundreds of times.
+func jsonRole(data []byte, loc []int) string {
+	if rest := bytes.TrimLeft(data[loc[1]:], " \t\n"); len(rest) > 0 && rest[0] == ':' {
+		return "key " + string(data[loc[0]:loc[1]])
+	}
+	end := bytes.LastIndex(data[:loc[0]], []byte(`":`))
+	if end < 0 {
+		return "top"
+	}
+	start := bytes.LastIndexByte(data[:end], '"')
+	return "value of " + string(data[start+1:end])
 }

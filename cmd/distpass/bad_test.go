@@ -40,14 +40,7 @@ const badCaseDeadline = 60 * time.Second
 // the pipeline), and that the catalogue has at least minBadCases cases.
 // See testdata/bad/README.md.
 func TestBadInput(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "bad"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := readBadCases(filepath.Join(dir, "cases.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, cases := badCatalogue(t)
 	if len(cases) < minBadCases {
 		t.Errorf("the catalogue has %d cases, want at least %d", len(cases), minBadCases)
 	}
@@ -140,14 +133,7 @@ var moduleCommands = [][]string{
 // does, with the same one line, and write nothing, so that no command
 // lowers, runs or draws a module that breaks the IR's rules.
 func TestEveryCommandVerifies(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "bad"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := readBadCases(filepath.Join(dir, "cases.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, cases := badCatalogue(t)
 	bin, err := exec.LookPath("distpass") // installed by TestMain
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +174,20 @@ func TestEveryCommandVerifies(t *testing.T) {
 	if n < 60 {
 		t.Errorf("%d cases of verify's, want 60 or more", n)
 	}
+}
+
+// badCatalogue returns the catalogue's directory and its cases.
+func badCatalogue(t *testing.T) (string, []badCase) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := readBadCases(filepath.Join(dir, "cases.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, cases
 }
 
 // clip shortens a long output (a panic's stack) for a failure message.
