@@ -194,6 +194,10 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
+	if pm != nil {
+		c.checkPartials(bi, op, ins, outs, pm)
+		c.checkReduction(bi, op, ins, outs)
+	}
 }
 
 // checkArgs checks the arg dists of one side of op against its args,
@@ -233,10 +237,14 @@ func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32,
 				continue
 			}
 			dm := ads[k].DimsMapping
-			if !mappingFits(dm, v.Type.Shape, pm) && !seenArg(slots, si, ai, name) {
-				for _, msg := range mappingProblems(dm, v.Type.Shape, pm) {
-					c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": "+msg)
+			if !mappingFits(dm, v.Type.Shape, pm) {
+				if !seenArg(slots, si, ai, name) {
+					for _, msg := range mappingProblems(dm, v.Type.Shape, pm) {
+						c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": "+msg)
+					}
 				}
+			} else if !seenArg(slots, si, ai, name) {
+				c.checkAgree(bi, op, side == "input", v, dm, pm)
 			}
 		}
 	}

@@ -54,7 +54,9 @@ func Synthetic(nOps int) *ir.Module {
 		fwdIDs[i] = [3]int64{mm.ID, add.ID, relu.ID}
 		in = l.out
 	}
-	b.Var("loss", ir.Tensor(ir.F32)).WithDist("world").WithPartial(0, ir.ReduceAvg)
+	// The last activation is split along both mesh dims: its mean on a
+	// rank is the mean of one block of four.
+	b.Var("loss", ir.Tensor(ir.F32)).WithDist("world").WithPartial(0, ir.ReduceAvg).WithPartial(1, ir.ReduceAvg)
 	b.Var("loss@GRAD", ir.Tensor(ir.F32)).WithDist("world")
 	mean := b.Op("mean", ir.Slots("X", in), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
 	b.Annotate(mean, "default", 0)

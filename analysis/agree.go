@@ -1,0 +1,311 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// This file holds the annotation rules that compare an op's view of its
+// args with the args' own dists. Until resharding exists, the lowering
+// computes on the data a var's dist says each rank holds, with the
+// mapping the op's dist gives: where the two differ, the data would have
+// to be moved first, and nothing moves it.
+
+// resharded ends every message about data in the wrong place: it stays
+// true once a reshard can move it.
+const resharded = "the data would have to be resharded"
+
+// checkAgree compares op's mapping dm of arg v (an input, or an output)
+// with v's own dist: the same mesh (or an equal one) and the same
+// dims_mapping. A replicated value may cross into a mesh whose ranks all
+// hold it (a partial one only into an op that reads each rank's own
+// part, partialReaders).
+func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []int, pm *ir.ProcessMesh) {
+	d := v.Dist
+	if d == nil || pm == nil {
+		return // no dist, or an unknown op mesh: said already
+	}
+	vm := c.meshes.get(d.Mesh)
+	if vm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, vm) {
+		return // said already, at the var
+	}
+	verb := "writes"
+	if input {
+		verb = "reads"
+	}
+	if !sameMesh(vm, pm) {
+		if allUnmapped(dm) && allUnmapped(d.DimsMapping) && within(pm, vm) &&
+			(!d.IsPartial() || input && partialReaders[strings.TrimSuffix(op.Type, "_grad")]) {
+			return
+		}
+		c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
+			verb, quoteName(v.Name), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name), fmtDist(d), resharded))
+		return
+	}
+	if !slices.Equal(dm, d.DimsMapping) {
+		c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s as %s but %s is %s: %s",
+			verb, quoteName(v.Name), fmtInts(dm), quoteName(v.Name), fmtDist(d), resharded))
+	}
+}
+
+// sameMesh reports whether a and b are one mesh: the same one, or two of
+// one shape over the same ranks in the same order.
+func sameMesh(a, b *ir.ProcessMesh) bool {
+	return a == b || a.Name == b.Name ||
+		slices.Equal(a.Shape, b.Shape) && slices.Equal(a.ProcessIDs, b.ProcessIDs)
+}
+
+// within reports whether every rank of a is one of b's.
+func within(a, b *ir.ProcessMesh) bool {
+	for _, r := range a.ProcessIDs {
+		if !b.Contains(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func allUnmapped(dm []int) bool {
+	for _, x := range dm {
+		if x != -1 {
+			return false
+		}
+	}
+	return true
+}
+
+// partialReaders are the op types that read a rank's own part of a
+// partial value as what it is, rather than as the whole value: the MoE
+// exchanges and the position and capacity ops read each rank's count of
+// its own tokens (a partial sum over the token axis), which is the
+// rank's local data by design.
+var partialReaders = map[string]bool{
+	"alltoall": true, "all_to_all": true, "global_scatter": true, "global_gather": true,
+	"assign_pos": true, "limit_by_capacity": true, "prune_gate_by_capacity": true,
+}
+
+// checkPartials holds the partial state of op's args to what the
+// lowering does with it. The lowering computes on each rank's part: an
+// op that reads a partial value computes on a part as if it were the
+// whole, right only when it carries the pending reduction through to a
+// partial output (cumsum of partial counts is their partial cumsum);
+// and a partial output comes only from a partial input or from folding
+// a dim sharded on that mesh dim (a mean over the sharded batch).
+func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.ProcessMesh) {
+	typ := strings.TrimSuffix(op.Type, "_grad")
+	j := 0
+	for _, s := range op.Inputs {
+		for _, name := range s.Args {
+			g := ins[j]
+			j++
+			v := c.argVar(g, pm)
+			if v == nil || !v.Dist.IsPartial() || partialReaders[typ] {
+				continue
+			}
+			for _, p := range v.Dist.Partial {
+				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) {
+					c.opErr(bi, op, name, fmt.Sprintf("reads %s as a whole value but %s is %s: %s",
+						quoteName(name), quoteName(name), fmtDist(v.Dist), resharded))
+					break
+				}
+			}
+		}
+	}
+	j = 0
+	for _, s := range op.Outputs {
+		for _, name := range s.Args {
+			g := outs[j]
+			j++
+			v := c.argVar(g, pm)
+			if v == nil || !v.Dist.IsPartial() {
+				continue
+			}
+			for _, p := range v.Dist.Partial {
+				if c.someArgPartial(op.Inputs, ins, pm, p.Dim) || c.folds(op, p.Dim, v.Dist.DimsMapping) {
+					continue
+				}
+				c.opErr(bi, op, name, fmt.Sprintf("writes %s as a whole value but %s is %s: no input is partial or sharded along mesh dim %d: %s",
+					quoteName(name), quoteName(name), fmtDist(v.Dist), p.Dim, resharded))
+				break
+			}
+		}
+	}
+}
+
+// argVar returns the dense-tensor var of gid g when its dist is on the
+// op's mesh pm, else nil.
+func (c *annChecker) argVar(g int32, pm *ir.ProcessMesh) *ir.Var {
+	if g < 0 {
+		return nil
+	}
+	v := c.pi.v(g)
+	if v == nil || v.Type.Kind != ir.DenseTensor || v.Dist == nil {
+		return nil
+	}
+	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !sameMesh(vm, pm) {
+		return nil
+	}
+	return v
+}
+
+// someArgPartial reports whether an arg of slots (gids gs) is partial
+// along mesh dim dim.
+func (c *annChecker) someArgPartial(slots []ir.Slot, gs []int32, pm *ir.ProcessMesh, dim int) bool {
+	j := 0
+	for _, s := range slots {
+		for range s.Args {
+			v := c.argVar(gs[j], pm)
+			j++
+			if v != nil && slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return p.Dim == dim }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// folds reports whether op reads an arg sharded along mesh dim dim (in
+// the op's own mapping) into an output mapped out without it: a
+// reduction or contraction over the sharded dim, whose local result is
+// a part of the whole.
+func (c *annChecker) folds(op *ir.Op, dim int, out []int) bool {
+	if slices.Contains(out, dim) {
+		return false
+	}
+	for _, ad := range op.Dist.Inputs {
+		if slices.Contains(ad.DimsMapping, dim) {
+			return true
+		}
+	}
+	return false
+}
+
+// reductions are the ops that fold dims of X into Out, with the pending
+// reduction that a fold over a sharded dim leaves: each rank reduces its
+// shard, and the whole is the reduction of the parts (the mean of equal
+// shards is the mean of their means).
+var reductions = map[string]ir.Reduce{
+	"mean": ir.ReduceAvg, "reduce_mean": ir.ReduceAvg, "reduce_sum": ir.ReduceSum,
+	"reduce_max": ir.ReduceMax, "reduce_min": ir.ReduceMin,
+}
+
+// checkReduction: a reduction over a dim of X sharded along a mesh dim of
+// size > 1 leaves each rank a part of the result, so Out must say so
+// (partial along that mesh dim, with the reduction's kind) or the value
+// would have to be brought together first.
+func (c *annChecker) checkReduction(bi int, op *ir.Op, ins, outs []int32) {
+	kind, ok := reductions[op.Type]
+	if !ok || len(op.Inputs) == 0 || len(op.Outputs) == 0 {
+		return
+	}
+	pm := c.meshes.get(op.Dist.Mesh)
+	xi := slotStart(op.Inputs, "X")
+	oi := slotStart(op.Outputs, "Out")
+	if xi < 0 || oi < 0 {
+		return
+	}
+	x, out := c.argVar(ins[xi], pm), c.argVar(outs[oi], pm)
+	if x == nil || out == nil {
+		return
+	}
+	xm, _ := op.Dist.InputMapping(x.Name)
+	if len(xm) != x.Type.Rank() {
+		return
+	}
+	red := reducedDims(op, len(xm))
+	want := slices.Clone(out.Dist.Partial)
+	var bad []string
+	for i, a := range xm {
+		if a < 0 || a >= len(pm.Shape) || pm.Shape[a] <= 1 || !red[i] {
+			continue
+		}
+		k := slices.IndexFunc(want, func(p ir.Partial) bool { return p.Dim == a })
+		switch {
+		case k < 0:
+			want = append(want, ir.Partial{Dim: a, Reduce: kind})
+		case want[k].Reduce != kind:
+			want[k].Reduce = kind
+		default:
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("dim %d of %s, sharded along mesh dim %d (%s)", i, quoteName(x.Name), a, meshDimName(pm, a)))
+	}
+	if len(bad) == 0 {
+		return
+	}
+	slices.SortFunc(want, func(p, q ir.Partial) int { return p.Dim - q.Dim })
+	fix := &ir.TensorDist{Mesh: out.Dist.Mesh, DimsMapping: out.Dist.DimsMapping, Partial: want}
+	c.opErr(bi, op, out.Name, fmt.Sprintf("reduces %s: each rank holds a part of %s, which is %s: declare it %s, or %s",
+		strings.Join(bad, " and "), quoteName(out.Name), fmtDist(out.Dist), fmtDist(fix), resharded))
+}
+
+// reducedDims says which of X's rank dims op folds: all for mean, and
+// for reduce_* the dims of its dim attr (all when reduce_all is set or
+// dim is empty, as the kernels read it).
+func reducedDims(op *ir.Op, rank int) []bool {
+	red := make([]bool, rank)
+	dims, _ := op.Attrs.Ints("dim")
+	all := op.Type == "mean" || len(dims) == 0
+	if b, ok := op.Attrs.Get("reduce_all").(ir.Bool); ok && bool(b) {
+		all = true
+	}
+	for i := range red {
+		red[i] = all
+	}
+	for _, d := range dims {
+		if d < 0 {
+			d += int64(rank)
+		}
+		if d >= 0 && d < int64(rank) {
+			red[d] = true
+		}
+	}
+	return red
+}
+
+// slotStart returns the position among op's args (of that side) of the
+// first arg of slot, or -1.
+func slotStart(slots []ir.Slot, slot string) int {
+	j := 0
+	for _, s := range slots {
+		if s.Name == slot {
+			if len(s.Args) == 0 {
+				return -1
+			}
+			return j
+		}
+		j += len(s.Args)
+	}
+	return -1
+}
+
+func meshDimName(pm *ir.ProcessMesh, a int) string {
+	if a < len(pm.DimNames) {
+		return quoteName(pm.DimNames[a])
+	}
+	return fmt.Sprint(a)
+}
+
+// fmtDist writes a tensor dist as the text format does:
+// "@world[0, -1] partial [1, 0:avg]".
+func fmtDist(d *ir.TensorDist) string {
+	var sb strings.Builder
+	sb.WriteString("@" + quoteName(d.Mesh) + fmtInts(d.DimsMapping))
+	if len(d.Partial) > 0 {
+		sb.WriteString(" partial [")
+		for i, p := range d.Partial {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			fmt.Fprint(&sb, p.Dim)
+			if p.Reduce != ir.ReduceSum {
+				sb.WriteString(":" + p.Reduce.String())
+			}
+		}
+		sb.WriteByte(']')
+	}
+	return sb.String()
+}
