@@ -116,6 +116,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 				c.checkOp(bi, pos, op)
 			}
 		}
+		c.checkCounts(bi, b)
 	}
 	r.Problems = c.out
 	return r

@@ -1,0 +1,144 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The MoE count vectors hold one entry per expert of the whole layer:
+// n_expert experts on each of the world size ranks of the expert axis,
+// in the exchanges' order (rank-major). Serially the world is one rank
+// and the vector one entry per expert. A vector of another length makes
+// the exchanges send the wrong rows, with nothing to notice it: the
+// lengths are checked against the experts the layer declares.
+
+// expertSource is where a count vector's expert count comes from.
+type expertSource struct {
+	n    int64 // experts of the layer
+	what string
+}
+
+// checkCounts checks the count vectors of block bi's MoE ops: number_count's
+// Out has upper_range entries, grouped_matmul's ExpertCount one per
+// expert of W (its dim 0), and the counts of an exchange (global_scatter,
+// global_gather, alltoall) one length, the experts that a number_count
+// or grouped_matmul of the block says they count.
+func (c *annChecker) checkCounts(bi int, b *ir.Block) {
+	var experts map[string]expertSource // count var -> its experts
+	for pos, op := range b.Ops {
+		if op == nil || op.Type != "number_count" && op.Type != "grouped_matmul" {
+			continue
+		}
+		ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
+		var cnt *ir.Var
+		var src expertSource
+		switch op.Type {
+		case "number_count":
+			n, ok := op.Attrs.Int("upper_range")
+			if cnt = c.slotVar(op.Outputs, outs, "Out"); cnt == nil || !ok {
+				continue
+			}
+			src = expertSource{n, fmt.Sprintf("upper_range of op %d number_count", op.ID)}
+		case "grouped_matmul":
+			w := c.slotVar(op.Inputs, ins, "W")
+			if cnt = c.slotVar(op.Inputs, ins, "ExpertCount"); cnt == nil || w == nil || w.Type.Rank() == 0 || w.Type.Shape[0] < 0 {
+				continue
+			}
+			src = expertSource{w.Type.Shape[0], fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name))}
+		}
+		if n := countLen(cnt); n >= 0 && n != src.n {
+			c.opErr(bi, op, cnt.Name, fmt.Sprintf("%s %s has %d entries, want one per expert: %d (the %s)",
+				cnt.Name, cnt.Type, n, src.n, src.what))
+			continue
+		}
+		if experts == nil {
+			experts = map[string]expertSource{}
+		}
+		if _, ok := experts[cnt.Name]; !ok {
+			experts[cnt.Name] = src
+		}
+	}
+	for pos, op := range b.Ops {
+		if op == nil || op.Dist == nil {
+			continue
+		}
+		var slots []string
+		switch op.Type {
+		case "global_scatter", "global_gather":
+			slots = []string{"local_count", "global_count"}
+		case "alltoall", "all_to_all":
+			if op.Attrs.Get("expert_axis") == nil {
+				continue // not an MoE count exchange
+			}
+			slots = []string{"X", "Out"}
+		default:
+			continue
+		}
+		ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
+		vars := make([]*ir.Var, 0, 2)
+		for i, s := range slots {
+			v := c.slotVar(op.Inputs, ins, s)
+			if i == 1 && len(op.Output(s)) > 0 {
+				v = c.slotVar(op.Outputs, outs, s)
+			}
+			if v != nil && countLen(v) >= 0 {
+				vars = append(vars, v)
+			}
+		}
+		src, known := expertSource{}, false
+		for _, v := range vars {
+			if src, known = experts[v.Name]; known {
+				break
+			}
+		}
+		world := c.expertWorld(op)
+		for _, v := range vars {
+			n := countLen(v)
+			switch {
+			case known && n != src.n:
+				per := ""
+				if world > 0 && src.n%int64(world) == 0 {
+					per = fmt.Sprintf(" = n_expert %d × world size %d", src.n/int64(world), world)
+				}
+				c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s has %d entries, want %d%s (the %s)",
+					v.Name, v.Type, n, src.n, per, src.what))
+			case !known && n != countLen(vars[0]):
+				c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s has %d entries, %s %s %d: the counts of one exchange are n_expert × world size each",
+					v.Name, v.Type, n, vars[0].Name, vars[0].Type, countLen(vars[0])))
+			}
+		}
+	}
+}
+
+// countLen returns the length of a count vector, or -1 when v is not a
+// vector of known length.
+func countLen(v *ir.Var) int64 {
+	if v.Type.Kind != ir.DenseTensor || v.Type.Rank() != 1 || v.Type.Shape[0] < 0 {
+		return -1
+	}
+	return v.Type.Shape[0]
+}
+
+// expertWorld returns the size of the mesh dim an exchange's expert_axis
+// names, or 0.
+func (c *annChecker) expertWorld(op *ir.Op) int {
+	name, ok := op.Attrs.Get("expert_axis").(ir.String)
+	pm := c.meshes.get(op.Dist.Mesh)
+	if !ok || pm == nil {
+		return 0
+	}
+	if a := pm.DimIndex(string(name)); a >= 0 {
+		return pm.Shape[a]
+	}
+	return 0
+}
+
+// slotVar returns the var of the first arg of slot (gids gs), or nil.
+func (c *annChecker) slotVar(slots []ir.Slot, gs []int32, slot string) *ir.Var {
+	j := slotStart(slots, slot)
+	if j < 0 || gs[j] < 0 {
+		return nil
+	}
+	return c.pi.v(gs[j])
+}
