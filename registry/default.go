@@ -147,7 +147,8 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 		return nil
 	}
 	for g := range op.OutputNames {
-		if f := ForwardVar(g); f == "" || !ctx.IsParam(f) {
+		f := ForwardVar(g)
+		if f == "" || !ctx.IsParam(f) {
 			continue
 		}
 		id, ranks, err := ctx.Group(axis)
@@ -155,12 +156,24 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 			return err
 		}
 		dim := ctx.Mesh.DimNames[axis]
+		scale := ir.A("scale", ir.Float(1/float64(len(ranks))))
+		if pv := ctx.Var(f); pv != nil && pv.Dist != nil && slices.Contains(pv.Dist.DimsMapping, axis) {
+			// The parameter is split along the axis: each rank holds the
+			// only copy of its shard, whose grad is its own loss's
+			// (the batch shard it saw); the loss is their average, so the
+			// grad is averaged without communication. Summing it over the
+			// group would add other shards' grads into this one.
+			ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
+				"data-parallel: "+g+" averaged over "+dim+" (its param is split along "+dim+": no allreduce)",
+				scale, ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+			continue
+		}
 		ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
 			"data-parallel: "+g+" summed over "+dim,
 			ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
 		ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
 			"data-parallel: "+g+" averaged over "+dim,
-			ir.A("scale", ir.Float(1/float64(len(ranks)))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+			scale, ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
 	}
 	return nil
 }
@@ -205,5 +218,46 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 	if err := check(op.Inputs); err != nil {
 		return err
 	}
-	return check(op.Outputs)
+	inBatch := batch
+	if err := check(op.Outputs); err != nil {
+		return err
+	}
+	// The op computes on each rank's batch shard: an output of the rank
+	// of an input (relu's, top_k's: the batch dim is where it was) holds
+	// the inputs' shard of its batch dim, or all of it when they do. A
+	// partial output (a fold over the batch) and a dim of size 1 or of
+	// data-dependent size (MoE rows) have no batch to split; outputs of
+	// another rank than the split inputs (a norm's statistics, a
+	// reduction's result) are not compared: without the op's rule, their
+	// dim 0 need not be the batch.
+	ranks := map[int]bool{} // of the inputs that show where the batch is
+	for _, s := range op.Inputs {
+		first := 0
+		if s.Name == "XShape" {
+			first = 1
+		}
+		for _, a := range s.Args {
+			if m := ctx.Mapping(a); !ctx.IsParam(a) && (inBatch < 0 || first < len(m) && m[first] == inBatch) {
+				ranks[len(m)-first] = true
+			}
+		}
+	}
+	for _, s := range op.Outputs {
+		first := 0
+		if s.Name == "XShape" {
+			first = 1
+		}
+		for _, a := range s.Args {
+			v, m := ctx.Var(a), ctx.Mapping(a)
+			if v == nil || ctx.IsParam(a) || first >= len(m) || m[first] == inBatch || v.Dist.IsPartial() || !ranks[len(m)-first] {
+				continue
+			}
+			if sh := v.Type.Shape; first >= len(sh) || sh[first] <= 1 {
+				continue
+			}
+			return fmt.Errorf("output %s has dims_mapping %s: the default impl computes each rank's block of the inputs' batch dim (mesh dim %d), so it needs the batch dim %d split so",
+				a, ir.FormatInts(m), inBatch, first)
+		}
+	}
+	return nil
 }

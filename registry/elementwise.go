@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -30,47 +31,82 @@ func Elementwise() *Impl {
 	}
 }
 
-// elementwiseCompatible checks, for each position counted from the last
-// dim, that the non -1 entries of all input and output mappings there
-// are equal (Paddle's compatible dim mapping).
+// elementwiseCompatible checks that each rank's blocks line up: every
+// arg is split as Out (the first output) on each dim it shares with it,
+// aligned from the last dim as broadcasting aligns them (or from dim
+// axis for a Y of lower rank, Paddle's axis attr); a dim of size 1 that
+// broadcasts may stay replicated. Out's mapping is thus the broadcast of
+// the inputs'. A partial arg is refused but for a linear unary op
+// (assign, cast, scale without bias) whose X and Out are partial alike.
 func elementwiseCompatible(ctx *Ctx, op *ir.Op) error {
-	type arg struct {
-		slot, name string
-		m          []int
+	if len(op.Outputs) == 0 || len(op.Outputs[0].Args) == 0 {
+		return fmt.Errorf("%s has no output", op)
 	}
-	var buf [8]arg // most ops have few args: no allocation
-	args := buf[:0]
-	maxRank := 0
-	for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+	out := op.Outputs[0].Args[0]
+	om, err := expectedMapping(ctx, op, op.Outputs[0].Name, out)
+	if err != nil {
+		return err
+	}
+	axis := int64(-1)
+	if v, ok := op.Attrs.Get("axis").(ir.Int); ok {
+		axis = int64(v)
+	}
+	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		for _, s := range slots {
 			for _, a := range s.Args {
 				m, err := expectedMapping(ctx, op, s.Name, a)
 				if err != nil {
 					return err
 				}
-				args = append(args, arg{s.Name, a, m})
-				maxRank = max(maxRank, len(m))
-			}
-		}
-	}
-	for p := 1; p <= maxRank; p++ {
-		var first *arg
-		axis := -1
-		for i := range args {
-			a := &args[i]
-			x, ok := at(a.m, -p)
-			if !ok || x == -1 {
-				continue
-			}
-			if first == nil {
-				first, axis = a, x
-				continue
-			}
-			if x != axis {
-				return fmt.Errorf("%s: elementwise needs args split alike on right-aligned dims; at dim -%d, %s %s has dims_mapping %s and %s %s has %s",
-					op, p, first.slot, first.name, ir.FormatInts(first.m), a.slot, a.name, ir.FormatInts(a.m))
+				if err := elementwisePartial(ctx, op, a, out); err != nil {
+					return err
+				}
+				if side == 1 && a == out {
+					continue
+				}
+				off := len(om) - len(m)
+				if s.Name == "Y" && axis >= 0 && len(m) < len(om) {
+					off = int(axis)
+				}
+				if off < 0 || off+len(m) > len(om) {
+					return fmt.Errorf("%s: elementwise needs each arg to broadcast to Out; %s %s has dims_mapping %s, Out %s %s (axis %d)",
+						op, s.Name, a, ir.FormatInts(m), out, ir.FormatInts(om), axis)
+				}
+				shape := varShape(ctx, a)
+				for i, x := range m {
+					if x == om[off+i] || x == -1 && i < len(shape) && shape[i] == 1 {
+						continue
+					}
+					return fmt.Errorf("%s: elementwise needs each arg split as Out on the dims it shares with it; %s %s has dims_mapping %s, Out %s %s (its dim %d is Out's dim %d)",
+						op, s.Name, a, ir.FormatInts(m), out, ir.FormatInts(om), i, off+i)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// elementwisePartial refuses a partial arg, but for the X and Out of a
+// linear unary op that are partial alike: the op of the parts is then
+// the part of the op.
+func elementwisePartial(ctx *Ctx, op *ir.Op, a, out string) error {
+	v := ctx.Var(a)
+	if v == nil || !v.Dist.IsPartial() {
+		return nil
+	}
+	linear := op.Type == "assign" || op.Type == "cast"
+	if op.Type == "scale" {
+		b, ok := op.Attrs.Get("bias").(ir.Float)
+		linear = !ok || b == 0
+	}
+	if linear {
+		xs, os := op.Input("X"), op.Output("Out")
+		if len(xs) == 1 && len(os) == 1 {
+			xv, ov := ctx.Var(xs[0]), ctx.Var(os[0])
+			if xv != nil && ov != nil && xv.Dist.IsPartial() && ov.Dist.IsPartial() && slices.Equal(xv.Dist.Partial, ov.Dist.Partial) {
+				return nil
+			}
+		}
+	}
+	return notPartial(ctx, op, "elementwise", a)
 }

@@ -77,12 +77,15 @@ func TestElementwiseCompatible(t *testing.T) {
 		err   string
 	}{
 		{"aligned", addBuild([]int{0, -1, 1}, []int{1}, []int{0, -1, 1}), ""},
-		{"bias replicated", addBuild([]int{0, -1, 1}, []int{-1}, []int{0, -1, 1}), ""},
+		// Each rank holds half of x's last dim and all of b: the blocks
+		// do not line up (the old check took -1 as fitting anything).
+		{"bias replicated", addBuild([]int{0, -1, 1}, []int{-1}, []int{0, -1, 1}),
+			"op 1 elementwise_add: elementwise needs each arg split as Out on the dims it shares with it; Y b has dims_mapping [-1], Out y [0, -1, 1] (its dim 0 is Out's dim 2)"},
 		{"all replicated", addBuild([]int{-1, -1, -1}, []int{-1}, []int{-1, -1, -1}), ""},
 		{"bias on another axis", addBuild([]int{-1, -1, 1}, []int{0}, []int{-1, -1, 1}),
-			"op 1 elementwise_add: elementwise needs args split alike on right-aligned dims; at dim -1, X x has dims_mapping [-1, -1, 1] and Y b has [0]"},
+			"op 1 elementwise_add: elementwise needs each arg split as Out on the dims it shares with it; Y b has dims_mapping [0], Out y [-1, -1, 1] (its dim 0 is Out's dim 2)"},
 		{"out differs", addBuild([]int{0, -1, -1}, []int{-1}, []int{1, -1, -1}),
-			"at dim -3, X x has dims_mapping [0, -1, -1] and Out y has [1, -1, -1]"},
+			"X x has dims_mapping [0, -1, -1], Out y [1, -1, -1] (its dim 0 is Out's dim 0)"},
 		{"axis out of range", addBuild([]int{0, -1, 3}, []int{-1}, []int{0, -1, 1}),
 			"op 1 elementwise_add: X x: dims_mapping [0, -1, 3]: entry 2 is 3, out of range for a mesh of 2 dims"},
 		{"axis used twice", addBuild([]int{1, -1, 1}, []int{1}, []int{0, -1, 1}),

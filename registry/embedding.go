@@ -2,6 +2,8 @@ package registry
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -60,6 +62,22 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 	}
 	if len(om) > 1 && !allReplicated(om[1:]) {
 		return fail("Out's dims after the first replicated", "Out", out, om)
+	}
+	// Out holds a row per id: its leading dims are split as Ids' (all of
+	// Ids' for lookup_table_v2; lookup_table's Ids may end in a dim of 1
+	// that Out's embedding dim takes the place of).
+	n := len(im)
+	if strings.HasPrefix(op.Type, "lookup_table") && !strings.HasPrefix(op.Type, "lookup_table_v2") && len(om) == len(im) {
+		n--
+	}
+	if n < 0 || len(om) != n+1 || !slices.Equal(om[:n], im[:n]) {
+		return fmt.Errorf("%s: row_parallel needs Out's rows split as Ids; Ids %s has dims_mapping %s, Out %s %s",
+			op, ids, ir.FormatInts(im), out, ir.FormatInts(om))
+	}
+	for _, a := range []string{ids, w, out} {
+		if err := notPartial(ctx, op, "row_parallel", a); err != nil {
+			return err
+		}
 	}
 	return nil
 }

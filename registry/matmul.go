@@ -190,7 +190,7 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 			return fail("Out's last dim replicated", od)
 		}
 	case 2:
-		if x2, ok := at(a.xm, -2); x1 != -1 || ok && x2 != -1 {
+		if x2, ok := at(a.xt, -2); x1 != -1 || ok && x2 != -1 {
 			return fail("X's last two dims replicated", xd)
 		}
 		if y1 != -1 || hasY2 && y2 != -1 {
@@ -199,6 +199,83 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 		if o2, ok := at(om, -2); o1 != -1 || ok && o2 != -1 {
 			return fail("Out's last two dims replicated", od)
 		}
+	}
+	return matmulAligned(ctx, op, name, a, out, om, fail, xd, yd, od)
+}
+
+// matmulAligned checks what every impl's local matmul needs to compute
+// this rank's block of Out: Out's rows split as X's, its columns as Y's
+// (Y's last dim; the row-parallel sum leaves them as they are), its
+// batch dims as the operands' (right-aligned, as matmul broadcasts them;
+// an operand's dim of size 1 broadcasts and is not compared), and no
+// arg partial: the kernels compute on whole values.
+func matmulAligned(ctx *Ctx, op *ir.Op, name string, a matmulArgs, out string, om []int, fail func(string, func() string) error, xd, yd, od func() string) error {
+	if strings.TrimSuffix(op.Type, "_grad") == "mul" && (len(a.xm) != 2 || len(a.ym) != 2) {
+		return fmt.Errorf("%s: the matmul impls lower a mul of 2-D X and Y only (x_num_col_dims flattens others); X %s has %d dims, Y %s %d",
+			op, a.x, len(a.xm), a.y, len(a.ym))
+	}
+	for _, n := range []string{a.x, a.y, out} {
+		if err := notPartial(ctx, op, name, n); err != nil {
+			return err
+		}
+	}
+	rx, ry := len(a.xt), len(a.yt)
+	xBatch, yBatch := 0, 0 // the number of batch dims of each operand
+	if rx >= 2 {
+		xBatch = rx - 2
+	}
+	if ry >= 2 {
+		yBatch = ry - 2
+	}
+	// Out is [batch..., m (when X has 2 dims or more), n (when Y has)].
+	mat := 0
+	if rx >= 2 {
+		mat++
+	}
+	if ry >= 2 {
+		mat++
+	}
+	oBatch := len(om) - mat
+	if oBatch != max(xBatch, yBatch) {
+		return fail(fmt.Sprintf("Out of %d dims for X of %d and Y of %d", max(xBatch, yBatch)+mat, rx, ry), od)
+	}
+	if rx >= 2 && om[oBatch] != a.xt[rx-2] {
+		return fail("Out's rows (its dim -2 or its only matrix dim) split as X's (X's dim -2)", func() string { return xd() + ", " + od() })
+	}
+	if ry >= 2 && om[len(om)-1] != a.yt[ry-1] {
+		return fail("Out's last dim split as Y's", func() string { return yd() + ", " + od() })
+	}
+	xs, ys := varShape(ctx, a.x), varShape(ctx, a.y)
+	for p := 1; p <= oBatch; p++ {
+		ob := om[oBatch-p]
+		for _, opd := range []struct {
+			shape []int64
+			mm    []int
+			n     int
+			d     func() string
+		}{{xs, a.xt, xBatch, xd}, {ys, a.yt, yBatch, yd}} {
+			if p > opd.n {
+				continue
+			}
+			i := opd.n - p
+			if opd.mm[i] == ob {
+				continue
+			}
+			if opd.mm[i] == -1 && i < len(opd.shape) && opd.shape[i] == 1 {
+				continue // broadcast
+			}
+			d := opd.d
+			return fail(fmt.Sprintf("Out's batch dim %d split as the operands' batch dims it comes from", oBatch-p),
+				func() string { return d() + ", " + od() })
+		}
+	}
+	return nil
+}
+
+// varShape returns the shape of var name, or nil.
+func varShape(ctx *Ctx, name string) []int64 {
+	if v := ctx.Var(name); v != nil {
+		return v.Type.Shape
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -36,6 +37,8 @@ func softmaxCompatible(ctx *Ctx, op *ir.Op) error {
 		}
 		axis = int64(a)
 	}
+	var xm, om []int
+	var x, out string
 	for _, s := range []struct {
 		slot  string
 		input bool
@@ -43,6 +46,14 @@ func softmaxCompatible(ctx *Ctx, op *ir.Op) error {
 		name, m, err := argMapping(ctx, op, s.slot, s.input)
 		if err != nil {
 			return err
+		}
+		if err := notPartial(ctx, op, "replicate_last_axis", name); err != nil {
+			return err
+		}
+		if s.input {
+			x, xm = name, m
+		} else {
+			out, om = name, m
 		}
 		if len(m) == 0 {
 			continue // a 0-D tensor has nothing to split
@@ -58,6 +69,12 @@ func softmaxCompatible(ctx *Ctx, op *ir.Op) error {
 			return fmt.Errorf("%s: replicate_last_axis needs %s's softmax axis %d replicated; %s %s has dims_mapping %s",
 				op, s.slot, axis, s.slot, name, ir.FormatInts(m))
 		}
+	}
+	if !slices.Equal(xm, om) {
+		// Each rank normalises its own block of X into its block of Out:
+		// the blocks must be the same.
+		return fmt.Errorf("%s: replicate_last_axis needs Out split as X; X %s has dims_mapping %s, Out %s %s",
+			op, x, ir.FormatInts(xm), out, ir.FormatInts(om))
 	}
 	return nil
 }
