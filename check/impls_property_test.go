@@ -29,7 +29,10 @@ import (
 // value split at most along its dim 0 (partial avg there), reached from
 // the op's output through a row-parallel matmul when the output is
 // split along its last dim (and a transpose first when along a middle
-// dim). An output that no such sink reaches is checked forward only.
+// dim). An output that no such sink reaches, and a combination in which
+// an activation's dim 0 is not split along the mesh dim the loss is
+// averaged over (the batch-dim rule's assumption, see build), are
+// checked forward only.
 
 // propArg is one arg of the representative op.
 type propArg struct {
@@ -261,9 +264,18 @@ func (c propCase) build(mesh propMesh, ms [][]int) (src string, backward bool) {
 	default:
 		sinkable = false
 	}
-	partial := ""
+	partial, lossAxis := "", -1
 	if len(zm) > 0 && zm[0] >= 0 {
-		partial = fmt.Sprintf(" partial [%d:avg]", zm[0])
+		partial, lossAxis = fmt.Sprintf(" partial [%d:avg]", zm[0]), zm[0]
+	}
+	// The batch-dim rule averages a param grad over the mesh dim of an
+	// activation input's dim 0: right when that is the dim the loss is
+	// averaged over. A transpose or reshape that moves the batch breaks
+	// it whatever the impl does; such combinations are checked forward.
+	for i, a := range c.args {
+		if a.kind == actArg && ms[i][0] != lossAxis {
+			sinkable = false
+		}
 	}
 	fmt.Fprintf(&vars, "    var loss : f64[] @w[]%s\n", partial)
 	op("mean(X: %s) -> (Out: loss) role forward\n         dist @w impl default:0 [%s: %s -> loss: []]", z, z, fmtMap(zm))

@@ -252,8 +252,8 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 			if v == nil || ctx.IsParam(a) || first >= len(m) || m[first] == inBatch || v.Dist.IsPartial() || !ranks[len(m)-first] {
 				continue
 			}
-			if sh := v.Type.Shape; first >= len(sh) || sh[first] <= 1 {
-				continue
+			if sh := v.Type.Shape; first >= len(sh) || sh[first] < 0 || m[first] == -1 && sh[first] == 1 {
+				continue // data-dependent rows, or a dim of 1 that holds no batch
 			}
 			return fmt.Errorf("output %s has dims_mapping %s: the default impl computes each rank's block of the inputs' batch dim (mesh dim %d), so it needs the batch dim %d split so",
 				a, ir.FormatInts(m), inBatch, first)

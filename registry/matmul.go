@@ -188,6 +188,10 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 			return fail("Y's last dim replicated", yd)
 		case o1 != -1:
 			return fail("Out's last dim replicated", od)
+		case x1 != y2:
+			// Each rank multiplies its slice of the reduction dim: X's
+			// and Y's slices must be the same one.
+			return fail("X's last dim and Y's second-to-last split along one mesh dim", func() string { return xd() + ", " + yd() })
 		}
 	case 2:
 		if x2, ok := at(a.xt, -2); x1 != -1 || ok && x2 != -1 {

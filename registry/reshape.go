@@ -103,6 +103,9 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 			return fail("X and Out split alike")
 		}
 	}
+	if err := reshapeBlocks(ctx, op, name, x, xm, out, om); err != nil {
+		return err
+	}
 	if xs := op.Output("XShape"); len(xs) > 0 {
 		xsm, err := expectedMapping(ctx, op, "XShape", xs[0])
 		if err != nil {
@@ -114,4 +117,74 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 		}
 	}
 	return nil
+}
+
+// reshapeBlocks checks that each rank's block of X reshapes into its
+// block of Out. In row-major order a split dim of X cuts each run of the
+// elements after the dims before it into equal contiguous blocks; Out's
+// dim split along the same mesh dim cuts the same runs the same way
+// exactly when the dims before it hold as many elements as X's do (the
+// split dim may itself split into several, or merge with the next: the
+// heads of an attention). A partial X is reshaped as its parts only into
+// an Out partial alike.
+func reshapeBlocks(ctx *Ctx, op *ir.Op, name, x string, xm []int, out string, om []int) error {
+	xv, ov := ctx.Var(x), ctx.Var(out)
+	if xv == nil || ov == nil {
+		return nil // the lowering names the missing var
+	}
+	if xv.Dist.IsPartial() || ov.Dist.IsPartial() {
+		if !xv.Dist.IsPartial() || !ov.Dist.IsPartial() || !slices.Equal(xv.Dist.Partial, ov.Dist.Partial) {
+			return fmt.Errorf("%s: %s needs X and Out partial alike or whole; X %s is %s, Out %s %s",
+				op, name, x, fmtDist(xv.Dist), out, fmtDist(ov.Dist))
+		}
+	}
+	xs, os := globalShape(ctx, xv.Type.Shape, xm), globalShape(ctx, ov.Type.Shape, om)
+	for i, a := range xm {
+		if a < 0 {
+			continue
+		}
+		j := slices.Index(om, a)
+		if j < 0 || i >= len(xs) || j >= len(os) {
+			continue // the mapping rules above say what is wrong
+		}
+		px, okx := prod(xs[:i])
+		po, oko := prod(os[:j])
+		if !okx || !oko || px != po {
+			return fmt.Errorf("%s: %s needs the dims before each split dim to hold as many elements in X as in Out; X %s %s is split at dim %d along mesh dim %d, Out %s %s at dim %d",
+				op, name, x, ir.FormatInts(int64sToInts(xs)), i, a, out, ir.FormatInts(int64sToInts(os)), j)
+		}
+	}
+	return nil
+}
+
+// globalShape returns the serial shape of a var of local shape local
+// mapped m: the lowering sees local shapes.
+func globalShape(ctx *Ctx, local []int64, m []int) []int64 {
+	g := slices.Clone(local)
+	for i, a := range m {
+		if a >= 0 && i < len(g) && g[i] >= 0 && ctx.Mesh != nil && a < len(ctx.Mesh.Shape) {
+			g[i] *= int64(ctx.Mesh.Shape[a])
+		}
+	}
+	return g
+}
+
+// prod multiplies xs; false when a dim is of unknown size.
+func prod(xs []int64) (int64, bool) {
+	p := int64(1)
+	for _, x := range xs {
+		if x < 0 {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+func int64sToInts(xs []int64) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
+	}
+	return out
 }
