@@ -124,7 +124,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			for _, p := range v.Dist.Partial {
-				if c.someArgPartial(op.Inputs, ins, pm, p.Dim) || c.folds(op, p.Dim, v.Dist.DimsMapping) {
+				if c.someArgPartial(op.Inputs, ins, pm, p.Dim) || c.folds(op, ins, pm, p.Dim, v) {
 					continue
 				}
 				c.opErr(bi, op, name, fmt.Sprintf("writes %s as a whole value but %s is %s: no input is partial or sharded along mesh dim %d: %s",
@@ -168,16 +168,31 @@ func (c *annChecker) someArgPartial(slots []ir.Slot, gs []int32, pm *ir.ProcessM
 }
 
 // folds reports whether op reads an arg sharded along mesh dim dim (in
-// the op's own mapping) into an output mapped out without it: a
-// reduction or contraction over the sharded dim, whose local result is
-// a part of the whole.
-func (c *annChecker) folds(op *ir.Op, dim int, out []int) bool {
-	if slices.Contains(out, dim) {
+// the op's own mapping) into an output v mapped without it and of
+// another shape (or is a reduction, which may keep it): a reduction or
+// contraction over the sharded dim, whose local result is a part of the
+// whole. An op whose output has its input's shape (relu) computes a
+// block, not a part.
+func (c *annChecker) folds(op *ir.Op, ins []int32, pm *ir.ProcessMesh, dim int, v *ir.Var) bool {
+	if slices.Contains(v.Dist.DimsMapping, dim) {
 		return false
 	}
-	for _, ad := range op.Dist.Inputs {
-		if slices.Contains(ad.DimsMapping, dim) {
-			return true
+	_, reduction := reductions[op.Type]
+	j := 0
+	for _, s := range op.Inputs {
+		for _, name := range s.Args {
+			g := ins[j]
+			j++
+			m, ok := op.Dist.InputMapping(name)
+			if !ok || !slices.Contains(m, dim) {
+				continue
+			}
+			if reduction {
+				return true
+			}
+			if x := c.argVar(g, pm); x != nil && !slices.Equal(x.Type.Shape, v.Type.Shape) {
+				return true
+			}
 		}
 	}
 	return false

@@ -75,9 +75,21 @@ func propCases() []propCase {
 	mm := func(typ string, impl int, xs, ys, os []int64, attrs string, doc ...string) propCase {
 		return propCase{
 			name: fmt.Sprintf("%s:%d x%d", typ, impl, len(xs)), impl: fmt.Sprintf("%s:%d", typ, impl), op: typ, attrs: attrs,
-			args: []propArg{{"X", "x", xs, actArg}, {"Y", "w", ys, weightArg}, {"Out", "out", os, outArg}},
+			args:      []propArg{{"X", "x", xs, actArg}, {"Y", "w", ys, weightArg}, {"Out", "out", os, outArg}},
 			documents: doc,
 		}
+	}
+	// Two activations: attention's scores and context (a batched matmul
+	// for impl 2), and a column or row split of a Y that is no parameter.
+	mmAct := func(typ string, impl int, doc ...string) propCase {
+		xs, ys, os := ints64(4, 4), ints64(4, 8), ints64(4, 8)
+		if impl == 2 {
+			xs, ys, os = ints64(4, 4, 4), ints64(4, 4, 8), ints64(4, 4, 8)
+		}
+		c := mm(typ, impl, xs, ys, os, "{trans_x = false, trans_y = false}", doc...)
+		c.name += " act Y"
+		c.args[1] = propArg{"Y", "y", ys, actArg}
+		return c
 	}
 	for _, typ := range []string{"matmul_v2", "matmul"} {
 		attrs := "{trans_x = false, trans_y = false}"
@@ -93,6 +105,9 @@ func propCases() []propCase {
 		mm("matmul_v2", 0, ints64(4, 4, 4), ints64(4, 8), ints64(4, 4, 8), "{trans_x = false, trans_y = false}", "x=[0, -1, -1] w=[-1, 1] out=[0, -1, 1]"),
 		mm("matmul_v2", 1, ints64(4, 4, 4), ints64(4, 8), ints64(4, 4, 8), "{trans_x = false, trans_y = false}", "x=[0, -1, 1] w=[1, -1] out=[0, -1, -1]"),
 		mm("matmul_v2", 2, ints64(4, 4, 4), ints64(4, 8), ints64(4, 4, 8), "{trans_x = false, trans_y = false}", "x=[0, -1, -1] w=[-1, -1] out=[0, -1, -1]"),
+		mmAct("matmul_v2", 0, "x=[-1, -1] y=[-1, 1] out=[-1, 1]"),
+		mmAct("matmul_v2", 1, "x=[-1, 1] y=[1, -1] out=[-1, -1]"),
+		mmAct("matmul_v2", 2, "x=[0, -1, -1] y=[0, -1, -1] out=[0, -1, -1]"),
 		mm("mul", 0, ints64(4, 4), ints64(4, 8), ints64(4, 8), "", "x=[0, -1] w=[-1, 1] out=[0, 1]"),
 		mm("mul", 1, ints64(4, 4), ints64(4, 8), ints64(4, 8), "", "x=[0, 1] w=[1, -1] out=[0, -1]"),
 		mm("mul", 2, ints64(4, 4), ints64(4, 8), ints64(4, 8), "", "x=[-1, -1] w=[-1, -1] out=[-1, -1]"),
@@ -111,6 +126,9 @@ func propCases() []propCase {
 		propCase{name: "default:0 add+bias", impl: "default:0", op: "elementwise_add", attrs: "{axis = -1}",
 			args:      []propArg{{"X", "x", ints64(4, 8), actArg}, {"Y", "b", ints64(8), weightArg}, {"Out", "out", ints64(4, 8), outArg}},
 			documents: []string{"x=[0, -1] b=[-1] out=[0, -1]"}},
+		propCase{name: "default:0 reduce_sum dim 0", impl: "default:0", op: "reduce_sum", attrs: "{dim = [0], keep_dim = false, reduce_all = false}",
+			args:      []propArg{{"X", "x", ints64(4, 8), actArg}, {"Out", "out", ints64(8), outArg}},
+			documents: []string{"x=[0, -1] out=[-1] out partial [0]", "x=[-1, -1] out=[-1]"}},
 		propCase{name: "lookup_table_v2:0", impl: "lookup_table_v2:0", op: "lookup_table_v2", attrs: "{padding_idx = -1}",
 			args:      []propArg{{"Ids", "ids", ints64(4, 4), idsArg}, {"W", "w", ints64(8, 4), weightArg}, {"Out", "out", ints64(4, 4, 4), outArg}},
 			documents: []string{"ids=[0, -1] w=[1, -1] out=[0, -1, -1]"}},
@@ -191,7 +209,7 @@ func fmtShape(s []int64) string {
 // build writes the module of one combination: the op with its args
 // mapped as ms, what feeds its activations, a sink to the loss when one
 // reaches it (backward reports whether one did).
-func (c propCase) build(mesh propMesh, ms [][]int) (src string, backward bool) {
+func (c propCase) build(mesh propMesh, ms [][]int, partialOut int) (src string, backward bool) {
 	var vars, ops strings.Builder
 	id := 0
 	op := func(format string, a ...any) {
@@ -214,7 +232,11 @@ func (c propCase) build(mesh propMesh, ms [][]int) (src string, backward bool) {
 		case idsArg:
 			fmt.Fprintf(&vars, "    var %s : i64%s @w%s {is_data, stop_gradient}\n", a.name, t, m)
 		case outArg:
-			fmt.Fprintf(&vars, "    var %s : f64%s @w%s\n", a.name, t, m)
+			p := ""
+			if partialOut >= 0 {
+				p = fmt.Sprintf(" partial [%d]", partialOut)
+			}
+			fmt.Fprintf(&vars, "    var %s : f64%s @w%s%s\n", a.name, t, m, p)
 			out, outShape = ms[i], a.shape
 		case shapeArg:
 			fmt.Fprintf(&vars, "    var %s : f64%s @w%s {stop_gradient}\n", a.name, t, m)
@@ -264,9 +286,20 @@ func (c propCase) build(mesh propMesh, ms [][]int) (src string, backward bool) {
 	default:
 		sinkable = false
 	}
-	partial, lossAxis := "", -1
-	if len(zm) > 0 && zm[0] >= 0 {
-		partial, lossAxis = fmt.Sprintf(" partial [%d:avg]", zm[0]), zm[0]
+	var ps []string
+	lossAxis := -1
+	for a := 0; a < mesh.dims; a++ {
+		switch {
+		case len(zm) > 0 && zm[0] == a:
+			ps, lossAxis = append(ps, fmt.Sprintf("%d:avg", a)), a
+		case z == "out" && partialOut == a:
+			// The mean of a partial sum is the sum of the parts' means.
+			ps = append(ps, fmt.Sprint(a))
+		}
+	}
+	partial := ""
+	if len(ps) > 0 {
+		partial = " partial [" + strings.Join(ps, ", ") + "]"
 	}
 	// The batch-dim rule averages a param grad over the mesh dim of an
 	// activation input's dim 0: right when that is the dim the loss is
@@ -290,6 +323,16 @@ func allRepl(m []int) bool {
 		}
 	}
 	return true
+}
+
+// outIndex returns the index of the op's (first) output among its args.
+func (c propCase) outIndex() int {
+	for i, a := range c.args {
+		if a.kind == outArg {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c propCase) combo(ms [][]int) string {
@@ -319,46 +362,56 @@ func TestImplsProperty(t *testing.T) {
 				per = append(per, mappings(len(a.shape), mesh.dims))
 			}
 			for _, ms := range product(per) {
-				combo := c.combo(ms)
-				must := mesh.dims == 2 && slices.Contains(c.documents, combo)
-				if testing.Short() && !must && rnd.IntN(8) != 0 {
-					continue
-				}
-				row.tried++
-				src, sinkable := c.build(mesh, ms)
-				m, err := ir.Parse(c.name, []byte(src))
-				if err != nil {
-					t.Fatalf("%s %s: %v\n%s", c.name, combo, err, src)
-				}
-				if sinkable {
-					if _, err := passes.AppendBackward(m, "loss"); err != nil {
-						t.Fatalf("%s %s: append-backward: %v\n%s", c.name, combo, err, src)
+				for partial := -1; partial < mesh.dims; partial++ {
+					combo := c.combo(ms)
+					if partial >= 0 {
+						// The output declared partial along a mesh dim its
+						// mapping leaves free: no impl here produces one.
+						if slices.Contains(ms[c.outIndex()], partial) {
+							continue
+						}
+						combo += fmt.Sprintf(" out partial [%d]", partial)
 					}
-				}
-				if err := passes.Partition(m.Clone(), reg, 0); err != nil {
-					row.refused++
+					must := mesh.dims == 2 && slices.Contains(c.documents, combo)
+					if testing.Short() && !must && rnd.IntN(8) != 0 {
+						continue
+					}
+					row.tried++
+					src, sinkable := c.build(mesh, ms, partial)
+					m, err := ir.Parse(c.name, []byte(src))
+					if err != nil {
+						t.Fatalf("%s %s: %v\n%s", c.name, combo, err, src)
+					}
+					if sinkable {
+						if _, err := passes.AppendBackward(m, "loss"); err != nil {
+							t.Fatalf("%s %s: append-backward: %v\n%s", c.name, combo, err, src)
+						}
+					}
+					if err := passes.Partition(m.Clone(), reg, 0); err != nil {
+						row.refused++
+						if must {
+							t.Errorf("%s: the documented case %s is refused: %v", c.name, combo, err)
+						}
+						continue
+					}
+					row.accepted++
 					if must {
-						t.Errorf("%s: the documented case %s is refused: %v", c.name, combo, err)
+						documented[combo] = true
 					}
-					continue
-				}
-				row.accepted++
-				if must {
-					documented[combo] = true
-				}
-				rep, err := check.Run(context.Background(), m, check.Options{Steps: 1})
-				if err == nil {
-					err = rep.Err()
-				}
-				if err != nil {
-					row.fail++
-					t.Errorf("%s on %s: %s is accepted but not proven: %v\n%s", c.name, mesh.decl, combo, err, ir.Print(m))
-					continue
-				}
-				if sinkable {
-					row.proven++
-				} else {
-					row.forwardOnly++
+					rep, err := check.Run(context.Background(), m, check.Options{Steps: 1})
+					if err == nil {
+						err = rep.Err()
+					}
+					if err != nil {
+						row.fail++
+						t.Errorf("%s on %s: %s is accepted but not proven: %v\n%s", c.name, mesh.decl, combo, err, ir.Print(m))
+						continue
+					}
+					if sinkable {
+						row.proven++
+					} else {
+						row.forwardOnly++
+					}
 				}
 			}
 		}

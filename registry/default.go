@@ -230,6 +230,17 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 	// another rank than the split inputs (a norm's statistics, a
 	// reduction's result) are not compared: without the op's rule, their
 	// dim 0 need not be the batch.
+	if inBatch == -1 && hasTensorInput(ctx, op) && !shapeFollowsOutput[op.Type] {
+		// Nothing of the inputs is split: each rank computes all of every
+		// output, which must then be whole on every rank.
+		for _, s := range op.Outputs {
+			for _, a := range s.Args {
+				if m := ctx.Mapping(a); !ctx.IsParam(a) && !allReplicated(m) {
+					return fmt.Errorf("output %s has dims_mapping %s: the default impl computes it whole from replicated inputs", a, ir.FormatInts(m))
+				}
+			}
+		}
+	}
 	ranks := map[int]bool{} // of the inputs that show where the batch is
 	for _, s := range op.Inputs {
 		first := 0
@@ -260,4 +271,17 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 		}
 	}
 	return nil
+}
+
+// hasTensorInput reports whether op reads a dense tensor that is not a
+// parameter (a feed reads a feed list; a fill reads nothing).
+func hasTensorInput(ctx *Ctx, op *ir.Op) bool {
+	for _, s := range op.Inputs {
+		for _, a := range s.Args {
+			if v := ctx.Var(a); v != nil && v.Type.Kind == ir.DenseTensor && v.Kind != ir.KindParam {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -337,10 +337,10 @@ func matmulRowForward(ctx *Ctx, op *ir.Op) error {
 
 // matmulBackward is the backward of all three impls (the G1 flavour of
 // Paddle's right-operand-parameter backward, without the row-parallel
-// c_identity marker): when Y is a sharded parameter split column-wise,
+// c_identity marker): when Y is split column-wise,
 // the grad op writes X@GRAD into a temp and c_allreduce_sum(temp) ->
 // X@GRAD runs over the mp group, before the data-parallel sync of Y@GRAD.
-// Row-parallel and unsharded or non-parameter Y: the grad op as is.
+// Row-parallel and unsharded Y: the grad op as is.
 func matmulBackward(ctx *Ctx, op *ir.Op) error {
 	a, err := readMatmulArgs(ctx, op)
 	if err != nil {
@@ -353,7 +353,11 @@ func matmulBackward(ctx *Ctx, op *ir.Op) error {
 	k, hasK := at(ydm, -2)
 	n, _ := at(ydm, -1)
 	xgs := op.Output("X@GRAD")
-	colParallel := ctx.IsParam(a.y) && sharded(ydm) && hasK && k < 0 && n >= 0
+	// Column split, whether Y is a parameter or not: each rank's X@GRAD
+	// is Out@GRAD's columns times its rows of Y^T, a part of the sum
+	// (Paddle's G1 sums only for a parameter Y, which leaves an
+	// activation Y's X@GRAD partial).
+	colParallel := sharded(ydm) && hasK && k < 0 && n >= 0
 	if !colParallel || len(xgs) == 0 || xgs[0] == "" {
 		ctx.Keep(op)
 		return SyncGrads(ctx, op)
