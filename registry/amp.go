@@ -23,11 +23,12 @@ const (
 // inside it.
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
-		RankSafe: true,
-		Name:     "check_finite_and_unscale",
-		Doc:      "found_inf cast to int32, maxed over the world, cast back",
-		Forward:  backwardOnly,
-		Backward: checkFiniteBackward,
+		RankSafe:   true,
+		Name:       "check_finite_and_unscale",
+		Doc:        "found_inf cast to int32, maxed over the world, cast back",
+		Compatible: checkFiniteArgs,
+		Forward:    backwardOnly,
+		Backward:   checkFiniteBackward,
 	}
 }
 
@@ -50,7 +51,54 @@ func backwardOnly(_ *Ctx, op *ir.Op) error {
 	return fmt.Errorf("%s is backward-only: it has no forward lowering", op)
 }
 
+// checkFiniteArgs: the op unscales each grad X[i] into Out[i] where it
+// lies, so each Out is split as its X; Scale is one number every rank
+// holds, and FoundInfinite one flag. Backward-only, the op is never
+// checked by the forward lowering's Compatible: its lowering checks.
+func checkFiniteArgs(ctx *Ctx, op *ir.Op) error {
+	xs, outs := op.Input("X"), op.Output("Out")
+	if len(xs) != len(outs) {
+		return fmt.Errorf("%s has %d X and %d Out: one Out per X", op, len(xs), len(outs))
+	}
+	for i := range xs {
+		xm, err := expectedMapping(ctx, op, "X", xs[i])
+		if err != nil {
+			return err
+		}
+		om, err := expectedMapping(ctx, op, "Out", outs[i])
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(xm, om) {
+			return fmt.Errorf("%s: check_finite_and_unscale needs each Out split as its X; X %s has dims_mapping %s, Out %s %s",
+				op, xs[i], ir.FormatInts(xm), outs[i], ir.FormatInts(om))
+		}
+	}
+	for _, s := range []struct {
+		slot  string
+		input bool
+	}{{"Scale", true}, {"FoundInfinite", false}} {
+		args := op.Input(s.slot)
+		if !s.input {
+			args = op.Output(s.slot)
+		}
+		for _, a := range args {
+			m, err := expectedMapping(ctx, op, s.slot, a)
+			if err != nil {
+				return err
+			}
+			if !allReplicated(m) {
+				return fmt.Errorf("%s: check_finite_and_unscale needs %s replicated; %s %s has dims_mapping %s", op, s.slot, s.slot, a, ir.FormatInts(m))
+			}
+		}
+	}
+	return nil
+}
+
 func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
+	if err := checkFiniteArgs(ctx, op); err != nil {
+		return err
+	}
 	found, err := slotArg(op, "FoundInfinite", false)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -85,6 +86,25 @@ func exchangeCompatible(ctx *Ctx, op *ir.Op) error {
 				op, slot, name, fmt.Sprint(n), size, ctx.Mesh.DimNames[axis])
 		}
 	}
+	if op.Type == "alltoall" || op.Type == "all_to_all" {
+		return nil
+	}
+	// The rows moved: each rank's own (replicated in their mapping, as
+	// their number is data-dependent), or split along another mesh dim
+	// than the expert axis the exchange runs over; features whole.
+	for i, slot := range []string{"X", "Out"} {
+		name, m, err := argMapping(ctx, op, slot, i == 0)
+		if err != nil {
+			return err
+		}
+		if len(m) == 0 || !allReplicated(m[1:]) || m[0] == axis {
+			return fmt.Errorf("%s: expert_parallel needs %s's rows off the expert axis %s and its features replicated; %s %s has dims_mapping %s",
+				op, slot, ctx.Mesh.DimNames[axis], slot, name, ir.FormatInts(m))
+		}
+		if err := notPartial(ctx, op, "expert_parallel", name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -142,6 +162,7 @@ func groupedMatmulCompatible(ctx *Ctx, op *ir.Op) error {
 		return fmt.Errorf("%s: expert_parallel needs W [experts, in, out] split at most along the experts; W %s has dims_mapping %s",
 			op, w, ir.FormatInts(wm))
 	}
+	var rows []int
 	for i, slot := range []string{"X", "Out"} {
 		name, m, err := argMapping(ctx, op, slot, i == 0)
 		if err != nil {
@@ -151,6 +172,30 @@ func groupedMatmulCompatible(ctx *Ctx, op *ir.Op) error {
 			return fmt.Errorf("%s: expert_parallel needs %s's feature dim replicated; %s %s has dims_mapping %s",
 				op, slot, slot, name, ir.FormatInts(m))
 		}
+		if err := notPartial(ctx, op, "expert_parallel", name); err != nil {
+			return err
+		}
+		// Each rank multiplies its own rows: Out's rows are X's, and
+		// they come from the ranks of the expert axis, so are not split
+		// along it.
+		rows = append(rows, m[0])
+		if m[0] >= 0 && m[0] == wm[0] {
+			return fmt.Errorf("%s: expert_parallel needs %s's rows off W's expert axis; %s %s has dims_mapping %s, W %s %s",
+				op, slot, slot, name, ir.FormatInts(m), w, ir.FormatInts(wm))
+		}
+	}
+	if rows[0] != rows[1] {
+		x, _ := slotArg(op, "X", true)
+		out, _ := slotArg(op, "Out", false)
+		return fmt.Errorf("%s: expert_parallel needs Out's rows split as X's; X %s has rows on %d, Out %s on %d", op, x, rows[0], out, rows[1])
+	}
+	if ec := op.Input("ExpertCount"); len(ec) == 1 {
+		if m, ok := op.Dist.InputMapping(ec[0]); ok && !allReplicated(m) {
+			return fmt.Errorf("%s: expert_parallel needs the counts replicated; ExpertCount %s has dims_mapping %s", op, ec[0], ir.FormatInts(m))
+		}
+	}
+	if err := notPartial(ctx, op, "expert_parallel", w); err != nil {
+		return err
 	}
 	return nil
 }
@@ -206,11 +251,52 @@ func ExpertCapacity() *Impl {
 		RankSafe: true,
 		Name:     "expert_parallel",
 		Doc:      "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
-		Compatible: func(ctx *Ctx, op *ir.Op) error {
-			_, err := expertAxis(ctx, op)
-			return err
-		},
+		Compatible: capacityCompatible,
 		Forward:  lower,
 		Backward: lower,
 	}
+}
+
+// capacityCompatible: the counts are replicated (every rank sees the
+// whole world's, after the exchange), limit_by_capacity's capacity is
+// replicated or split along the expert axis like the experts, and
+// prune_gate_by_capacity's output is split as its GateIdx.
+func capacityCompatible(ctx *Ctx, op *ir.Op) error {
+	axis, err := expertAxis(ctx, op)
+	if err != nil {
+		return err
+	}
+	need := func(slot string, input bool, ok func(m []int) bool, what string) error {
+		name, m, err := argMapping(ctx, op, slot, input)
+		if err != nil {
+			return err
+		}
+		if !ok(m) {
+			return fmt.Errorf("%s: expert_parallel needs %s %s; %s %s has dims_mapping %s", op, slot, what, slot, name, ir.FormatInts(m))
+		}
+		return nil
+	}
+	switch op.Type {
+	case "limit_by_capacity":
+		if err := need("expert_count", true, allReplicated, "replicated"); err != nil {
+			return err
+		}
+		if err := need("capacity", true, func(m []int) bool { return allReplicated(m) || len(m) == 1 && m[0] == axis }, "replicated or split along the expert axis"); err != nil {
+			return err
+		}
+		return need("Out", false, allReplicated, "replicated")
+	case "prune_gate_by_capacity":
+		if err := need("ExpertCount", true, allReplicated, "replicated"); err != nil {
+			return err
+		}
+		_, gm, err := argMapping(ctx, op, "GateIdx", true)
+		if err != nil {
+			return err
+		}
+		if len(op.Outputs) == 0 || len(op.Outputs[0].Args) == 0 {
+			return fmt.Errorf("%s has no output", op)
+		}
+		return need(op.Outputs[0].Name, false, func(m []int) bool { return slices.Equal(m, gm) }, "split as GateIdx")
+	}
+	return nil
 }
