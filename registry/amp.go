@@ -23,12 +23,11 @@ const (
 // inside it.
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
-		RankSafe:   true,
-		Name:       "check_finite_and_unscale",
-		Doc:        "found_inf cast to int32, maxed over the world, cast back",
-		Compatible: checkFiniteArgs,
-		Forward:    backwardOnly,
-		Backward:   checkFiniteBackward,
+		RankSafe: true,
+		Name:     "check_finite_and_unscale",
+		Doc:      "found_inf cast to int32, maxed over the world, cast back",
+		Forward:  backwardOnly,
+		Backward: checkFiniteBackward,
 	}
 }
 
