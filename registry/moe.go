@@ -248,12 +248,12 @@ func ExpertCapacity() *Impl {
 		return nil
 	}
 	return &Impl{
-		RankSafe: true,
-		Name:     "expert_parallel",
-		Doc:      "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
+		RankSafe:   true,
+		Name:       "expert_parallel",
+		Doc:        "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
 		Compatible: capacityCompatible,
-		Forward:  lower,
-		Backward: lower,
+		Forward:    lower,
+		Backward:   lower,
 	}
 }
 
