@@ -324,3 +324,49 @@ func fmtDist(d *ir.TensorDist) string {
 	}
 	return sb.String()
 }
+
+// checkLossSync: the backward's data-parallel gradient sync (the
+// batch-dim rule) averages each parameter grad over the mesh dim of the
+// batch, as the grad of a loss that is the mean of the ranks' losses. A
+// training loss that is their sum (or max, min) would get grads scaled
+// wrong, with nothing to notice it: refused where a loss-grad op shows
+// that block b is differentiated.
+func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
+	trained := false
+	for _, op := range b.Ops {
+		if op != nil && op.Role.IsLossGrad() {
+			trained = true
+			break
+		}
+	}
+	if !trained {
+		return
+	}
+	for pos, op := range b.Ops {
+		if op == nil || !op.Role.IsLoss() || op.Dist == nil {
+			continue
+		}
+		pm := c.meshes.get(op.Dist.Mesh)
+		if pm == nil {
+			continue
+		}
+		_, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
+		j := 0
+		for _, s := range op.Outputs {
+			for range s.Args {
+				v := c.argVar(outs[j], pm)
+				j++
+				if v == nil {
+					continue
+				}
+				for _, p := range v.Dist.Partial {
+					if p.Reduce == ir.ReduceAvg || p.Dim < 0 || p.Dim >= len(pm.Shape) || pm.Shape[p.Dim] <= 1 {
+						continue
+					}
+					c.opErr(bi, op, v.Name, fmt.Sprintf("%s is %s: a %s of the ranks' losses over mesh dim %d (%s), but the backward's data-parallel sync averages the grads over it: the loss must be their mean (partial [%d:avg])",
+						quoteName(v.Name), fmtDist(v.Dist), p.Reduce, p.Dim, meshDimName(pm, p.Dim), p.Dim))
+				}
+			}
+		}
+	}
+}

@@ -91,6 +91,17 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     var s : f32[8] @world[-1] partial [0:avg]
     op 1 reduce_sum(X: x) -> (Out: s) {dim = [0]} dist @world impl default:0 [x: [0, -1] -> s: [-1]]`,
 			[]string{"main block 0: op 1 reduce_sum: reduces dim 0 of x, sharded along mesh dim 0 (dp): each rank holds a part of s, which is @world[-1] partial [0:avg]: declare it @world[-1] partial [0], or the data would have to be resharded"}},
+		{"a trained sum loss", `
+    var x : f32[4, 8] @world[0, -1]
+    var loss : f32[] @world[] partial [0]
+    var loss@GRAD : f32[] @world[]
+    op 1 reduce_sum(X: x) -> (Out: loss) {reduce_all = true} role forward|loss dist @world impl default:0 [x: [0, -1] -> loss: []]
+    op 2 fill_constant() -> (Out: loss@GRAD) {shape = [], value = 1.0} role backward|loss dist @world impl default:0 [-> loss@GRAD: []]`,
+			[]string{"main block 0: op 1 reduce_sum: loss is @world[] partial [0]: a sum of the ranks' losses over mesh dim 0 (dp), but the backward's data-parallel sync averages the grads over it: the loss must be their mean (partial [0:avg])"}},
+		{"an untrained sum loss", `
+    var x : f32[4, 8] @world[0, -1]
+    var loss : f32[] @world[] partial [0]
+    op 1 reduce_sum(X: x) -> (Out: loss) {reduce_all = true} role forward|loss dist @world impl default:0 [x: [0, -1] -> loss: []]`, nil},
 		{"a reduce_sum over an unsplit dim", `
     var x : f32[4, 8] @world[0, -1]
     var s : f32[4] @world[0]

@@ -117,6 +117,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 			}
 		}
 		c.checkCounts(bi, b)
+		c.checkLossSync(bi, b)
 	}
 	r.Problems = c.out
 	return r
