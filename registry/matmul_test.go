@@ -235,7 +235,7 @@ func TestMatmulBackward(t *testing.T) {
 			0: {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [-1, 1]]",
-					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", ring_id = 3, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
 				},
 			},
 		},
