@@ -370,3 +370,31 @@ func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
 		}
 	}
 }
+
+// checkGradVar: a gradient x@GRAD (or a part of it, x@GRAD@RENAME@k) is
+// split as x: its grad op computes each rank's block of it from x's
+// block, as append-backward declares it. Partial dims may differ (a
+// loss is partial, its grad is not).
+func (c *annChecker) checkGradVar(bi int, v *ir.Var) {
+	i := strings.Index(v.Name, "@GRAD")
+	if i <= 0 {
+		return
+	}
+	g := c.pi.resolve(bi, v.Name[:i])
+	if g < 0 {
+		return
+	}
+	x := c.pi.v(g)
+	if x == nil || x.Dist == nil || x.Type.Kind != ir.DenseTensor || x.Type.Rank() != v.Type.Rank() {
+		return
+	}
+	xm, vm := c.meshes.get(x.Dist.Mesh), c.meshes.get(v.Dist.Mesh)
+	if xm == nil || vm == nil || !mappingFits(x.Dist.DimsMapping, x.Type.Shape, xm) {
+		return
+	}
+	if !sameMesh(xm, vm) || !slices.Equal(x.Dist.DimsMapping, v.Dist.DimsMapping) {
+		c.varErr(bi, v, fmt.Sprintf("a gradient is split as its var, but %s is %s and %s is %s",
+			quoteName(v.Name), fmtDist(&ir.TensorDist{Mesh: v.Dist.Mesh, DimsMapping: v.Dist.DimsMapping}),
+			quoteName(x.Name), fmtDist(&ir.TensorDist{Mesh: x.Dist.Mesh, DimsMapping: x.Dist.DimsMapping})))
+	}
+}

@@ -196,4 +196,11 @@ program main {
 	if diff := cmp.Diff(want, problems(t, parse(t, strings.Replace(src, "GC", "6", 1)))); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
+	// All experts on every rank, while the exchange sends each rank only
+	// its own experts' rows.
+	rep := strings.NewReplacer("GC", "4", "@world[0, -1, -1] {trainable}", "@world[-1, -1, -1] {trainable}", "w1: [0, -1, -1]", "w1: [-1, -1, -1]")
+	want = []string{"main block 0: op 4 grouped_matmul: W w1 is split as [-1, -1, -1], but its rows come from op 2 alltoall over mesh dim 0 (ep) of size 2, grouped by each rank's own experts: its experts must be split along it ([0, -1, -1])"}
+	if diff := cmp.Diff(want, problems(t, parse(t, rep.Replace(src)))); diff != "" {
+		t.Errorf("replicated experts: problems (-want +got):\n%s", diff)
+	}
 }

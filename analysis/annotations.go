@@ -155,6 +155,8 @@ func (c *annChecker) checkVar(bi int, v *ir.Var) {
 		for _, msg := range mappingProblems(d.DimsMapping, v.Type.Shape, pm) {
 			c.varErr(bi, v, msg)
 		}
+	} else {
+		c.checkGradVar(bi, v)
 	}
 	if pm == nil {
 		return

@@ -26,6 +26,22 @@ type expertSource struct {
 // or grouped_matmul of the block says they count.
 func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 	var experts map[string]expertSource // count var -> its experts
+	var exchanged map[string]*ir.Op     // count var -> an exchange op that uses it
+	for _, op := range b.Ops {
+		if op == nil || op.Dist == nil || c.expertWorld(op) == 0 {
+			continue
+		}
+		for _, n := range [4][]string{op.Input("local_count"), op.Input("global_count"), op.Input("X"), op.Output("Out")} {
+			if len(n) == 1 && (op.Type == "alltoall" || op.Type == "all_to_all" || op.Type == "global_scatter" || op.Type == "global_gather") {
+				if exchanged == nil {
+					exchanged = map[string]*ir.Op{}
+				}
+				if _, ok := exchanged[n[0]]; !ok {
+					exchanged[n[0]] = op
+				}
+			}
+		}
+	}
 	for pos, op := range b.Ops {
 		if op == nil || op.Type != "number_count" && op.Type != "grouped_matmul" {
 			continue
@@ -46,6 +62,7 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 				continue
 			}
 			src = expertSource{w.Type.Shape[0], fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name))}
+			c.checkExpertSplit(bi, op, w, exchanged[cnt.Name])
 		}
 		if n := countLen(cnt); n >= 0 && n != src.n {
 			c.opErr(bi, op, cnt.Name, fmt.Sprintf("%s %s has %d entries, want one per expert: %d (the %s)",
@@ -141,4 +158,27 @@ func (c *annChecker) slotVar(slots []ir.Slot, gs []int32, slot string) *ir.Var {
 		return nil
 	}
 	return c.pi.v(gs[j])
+}
+
+// checkExpertSplit: the rows a grouped matmul receives come from an
+// exchange over the expert axis, grouped by this rank's own experts, so
+// W must hold exactly those: its dim 0 split along that axis.
+func (c *annChecker) checkExpertSplit(bi int, op *ir.Op, w *ir.Var, ex *ir.Op) {
+	if ex == nil || op.Dist == nil {
+		return
+	}
+	world := c.expertWorld(ex)
+	wm, ok := op.Dist.InputMapping(w.Name)
+	pm := c.meshes.get(ex.Dist.Mesh)
+	if world <= 1 || !ok || len(wm) == 0 || pm == nil {
+		return
+	}
+	name, _ := ex.Attrs.Get("expert_axis").(ir.String)
+	axis := pm.DimIndex(string(name))
+	if wm[0] == axis {
+		return
+	}
+	want := append([]int{axis}, wm[1:]...)
+	c.opErr(bi, op, w.Name, fmt.Sprintf("W %s is split as %s, but its rows come from op %d %s over mesh dim %d (%s) of size %d, grouped by each rank's own experts: its experts must be split along it (%s)",
+		quoteName(w.Name), fmtInts(wm), ex.ID, ex.Type, axis, quoteName(string(name)), world, fmtInts(want)))
 }

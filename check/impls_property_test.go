@@ -10,6 +10,7 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -443,4 +444,149 @@ func product(per [][][]int) [][][]int {
 		out = next
 	}
 	return out
+}
+
+// ctxCase is an impl whose args cannot stand alone (the MoE exchanges
+// and expert matmuls, whose rows depend on the routing; the AMP flag
+// ops): its op is varied in the module it lives in. Each combination
+// maps the op's dense args anew, each var's dist and every op's view of
+// it together, so that only the impls decide.
+type ctxCase struct {
+	name string
+	mod  func(t *testing.T) *ir.Module
+	op   int64
+}
+
+func TestImplsPropertyInContext(t *testing.T) {
+	moe := func(strategy string, shape []int, dims ...string) func(t *testing.T) *ir.Module {
+		return func(t *testing.T) *ir.Module {
+			cfg := models.MoEConfig{Tokens: 8, Model: 4, Hidden: 8, Experts: 4, TopK: 2, DType: ir.F64}
+			m, err := models.MoETraining(cfg, strategy, models.Mesh(shape, dims), "sgd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	golden := func(name string) func(t *testing.T) *ir.Module {
+		return func(t *testing.T) *ir.Module { return goldenInput(t, name) }
+	}
+	var cases []ctxCase
+	for _, s := range []struct {
+		strategy string
+		shape    []int
+		dims     []string
+	}{{"ep", []int{2}, []string{"ep"}}, {"dp,ep", []int{2, 2}, []string{"dp", "ep"}}} {
+		for _, typ := range []string{"alltoall", "global_scatter", "grouped_matmul", "global_gather"} {
+			cases = append(cases, ctxCase{name: typ + " (moe " + s.strategy + ")", mod: moe(s.strategy, s.shape, s.dims...), op: -1})
+			_ = typ
+		}
+	}
+	cases = append(cases, ctxCase{name: "check_finite_and_unscale (loss_scaling)", mod: golden("loss_scaling"), op: 1})
+	reg := registry.DefaultRegistry()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%-42s %6s %8s %7s %7s\n", "impl (op in context)", "tried", "accepted", "refused", "proven")
+	for _, c := range cases {
+		m := c.mod(t)
+		g := m.Main.Global()
+		var op *ir.Op
+		for _, o := range g.Ops {
+			if c.op > 0 && o.ID == c.op || c.op < 0 && strings.HasPrefix(c.name, o.Type+" ") && o.Role.IsForward() {
+				op = o
+				break
+			}
+		}
+		if op == nil {
+			t.Fatalf("%s: no such op", c.name)
+		}
+		// The op's dense args, each once, and each one's options.
+		var names []string
+		var per [][][]int
+		mesh := m.Mesh(op.Dist.Mesh)
+		for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+			for _, s := range slots {
+				for _, a := range s.Args {
+					v := g.Var(a)
+					if v == nil || v.Type.Kind != ir.DenseTensor || v.Dist == nil || slices.Contains(names, a) || v.Type.Rank() > 3 {
+						continue
+					}
+					var opts [][]int
+					for _, dm := range mappings(v.Type.Rank(), len(mesh.Shape)) {
+						if !slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return slices.Contains(dm, p.Dim) }) {
+							opts = append(opts, dm)
+						}
+					}
+					names, per = append(names, a), append(per, opts)
+				}
+			}
+		}
+		tried, accepted, refused, proven := 0, 0, 0, 0
+		documented := false
+		for _, ms := range product(per) {
+			mine := true
+			cm := m.Clone()
+			for i, n := range names {
+				if !slices.Equal(ms[i], g.Var(n).Dist.DimsMapping) {
+					mine = false
+				}
+				remap(cm, n, ms[i])
+			}
+			if testing.Short() && !mine && tried%4 != 0 {
+				tried++
+				continue
+			}
+			tried++
+			if err := passes.Partition(cm.Clone(), reg, 0); err != nil {
+				refused++
+				if mine {
+					t.Errorf("%s: the module's own mapping is refused: %v", c.name, err)
+				}
+				continue
+			}
+			accepted++
+			documented = documented || mine
+			rep, err := check.Run(context.Background(), cm, check.Options{Steps: 1})
+			if err == nil {
+				err = rep.Err()
+			}
+			if err != nil {
+				t.Errorf("%s: %v is accepted but not proven: %v", c.name, ms, err)
+				continue
+			}
+			proven++
+		}
+		if !documented {
+			t.Errorf("%s: the module's own mapping was not accepted", c.name)
+		}
+		fmt.Fprintf(&sb, "%-42s %6d %8d %7d %7d\n", c.name, tried, accepted, refused, proven)
+	}
+	t.Logf("\n%s", sb.String())
+}
+
+// remap gives var name and its gradient (name@GRAD and its parts) the
+// mapping dm, in their dists and in every op's dist that names them, in
+// every program of m.
+func remap(m *ir.Module, name string, dm []int) {
+	is := func(n string) bool { return n == name || strings.HasPrefix(n, name+"@GRAD") }
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			for _, v := range b.Vars() {
+				if is(v.Name) && v.Dist != nil && len(v.Dist.DimsMapping) == len(dm) {
+					v.Dist.DimsMapping = slices.Clone(dm)
+				}
+			}
+			for _, op := range b.Ops {
+				if op.Dist == nil {
+					continue
+				}
+				for _, ads := range [2][]ir.ArgDist{op.Dist.Inputs, op.Dist.Outputs} {
+					for i := range ads {
+						if is(ads[i].Name) && len(ads[i].DimsMapping) == len(dm) {
+							ads[i].DimsMapping = slices.Clone(dm)
+						}
+					}
+				}
+			}
+		}
+	}
 }

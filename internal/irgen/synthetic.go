@@ -88,7 +88,7 @@ func Synthetic(nOps int) *ir.Module {
 		b.Annotate(ag, "elementwise", 0)
 		outs := []ir.Slot{ir.S("X@GRAD"), ir.S("Y@GRAD", l.w+"@GRAD")}
 		if i > 0 {
-			b.Var(l.in+"@GRAD", act).WithDist("world", 0, -1)
+			b.Var(l.in+"@GRAD", act).WithDist("world", 0, 1) // split as l.in, the last layer's out
 			outs[0] = ir.S("X@GRAD", l.in+"@GRAD")
 		}
 		mg := b.Op("matmul_v2_grad", ir.Slots("X", l.in, "Y", l.w, "Out@GRAD", l.mm+"@GRAD"), outs,
