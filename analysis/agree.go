@@ -28,6 +28,9 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	if d == nil || pm == nil {
 		return // no dist, or an unknown op mesh: said already
 	}
+	if d.Mesh == pm.Name && slices.Equal(dm, d.DimsMapping) {
+		return // the common case, without a mesh lookup
+	}
 	vm := c.meshes.get(d.Mesh)
 	if vm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, vm) {
 		return // said already, at the var
@@ -95,14 +98,17 @@ var partialReaders = map[string]bool{
 // and a partial output comes only from a partial input or from folding
 // a dim sharded on that mesh dim (a mean over the sharded batch).
 func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.ProcessMesh) {
-	typ := strings.TrimSuffix(op.Type, "_grad")
+	typ := op.Type
 	j := 0
 	for _, s := range op.Inputs {
 		for _, name := range s.Args {
 			g := ins[j]
 			j++
+			if g < 0 || !c.pi.v(g).Dist.IsPartial() {
+				continue
+			}
 			v := c.argVar(g, pm)
-			if v == nil || !v.Dist.IsPartial() || partialReaders[typ] {
+			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] {
 				continue
 			}
 			for _, p := range v.Dist.Partial {
@@ -119,8 +125,11 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 		for _, name := range s.Args {
 			g := outs[j]
 			j++
+			if g < 0 || !c.pi.v(g).Dist.IsPartial() {
+				continue
+			}
 			v := c.argVar(g, pm)
-			if v == nil || !v.Dist.IsPartial() {
+			if v == nil {
 				continue
 			}
 			for _, p := range v.Dist.Partial {
@@ -177,7 +186,7 @@ func (c *annChecker) folds(op *ir.Op, ins []int32, pm *ir.ProcessMesh, dim int, 
 	if slices.Contains(v.Dist.DimsMapping, dim) {
 		return false
 	}
-	_, reduction := reductions[op.Type]
+	_, isReduction := reduction(op.Type)
 	j := 0
 	for _, s := range op.Inputs {
 		for _, name := range s.Args {
@@ -187,7 +196,7 @@ func (c *annChecker) folds(op *ir.Op, ins []int32, pm *ir.ProcessMesh, dim int, 
 			if !ok || !slices.Contains(m, dim) {
 				continue
 			}
-			if reduction {
+			if isReduction {
 				return true
 			}
 			if x := c.argVar(g, pm); x != nil && !slices.Equal(x.Type.Shape, v.Type.Shape) {
@@ -198,13 +207,22 @@ func (c *annChecker) folds(op *ir.Op, ins []int32, pm *ir.ProcessMesh, dim int, 
 	return false
 }
 
-// reductions are the ops that fold dims of X into Out, with the pending
-// reduction that a fold over a sharded dim leaves: each rank reduces its
-// shard, and the whole is the reduction of the parts (the mean of equal
-// shards is the mean of their means).
-var reductions = map[string]ir.Reduce{
-	"mean": ir.ReduceAvg, "reduce_mean": ir.ReduceAvg, "reduce_sum": ir.ReduceSum,
-	"reduce_max": ir.ReduceMax, "reduce_min": ir.ReduceMin,
+// reduction says whether ops of type typ fold dims of X into Out, and
+// the pending reduction that a fold over a sharded dim leaves: each rank
+// reduces its shard, and the whole is the reduction of the parts (the
+// mean of equal shards is the mean of their means).
+func reduction(typ string) (ir.Reduce, bool) {
+	switch typ {
+	case "mean", "reduce_mean":
+		return ir.ReduceAvg, true
+	case "reduce_sum":
+		return ir.ReduceSum, true
+	case "reduce_max":
+		return ir.ReduceMax, true
+	case "reduce_min":
+		return ir.ReduceMin, true
+	}
+	return 0, false
 }
 
 // checkReduction: a reduction over a dim of X sharded along a mesh dim of
@@ -212,7 +230,7 @@ var reductions = map[string]ir.Reduce{
 // (partial along that mesh dim, with the reduction's kind) or the value
 // would have to be brought together first.
 func (c *annChecker) checkReduction(bi int, op *ir.Op, ins, outs []int32) {
-	kind, ok := reductions[op.Type]
+	kind, ok := reduction(op.Type)
 	if !ok || len(op.Inputs) == 0 || len(op.Outputs) == 0 {
 		return
 	}

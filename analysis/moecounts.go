@@ -25,10 +25,21 @@ type expertSource struct {
 // global_gather, alltoall) one length, the experts that a number_count
 // or grouped_matmul of the block says they count.
 func (c *annChecker) checkCounts(bi int, b *ir.Block) {
+	// Most blocks have no MoE op: one pass over the types finds them.
+	var moe []int
+	for pos, op := range b.Ops {
+		if op != nil && isMoEOp(op.Type) {
+			moe = append(moe, pos)
+		}
+	}
+	if len(moe) == 0 {
+		return
+	}
 	var experts map[string]expertSource // count var -> its experts
 	var exchanged map[string]*ir.Op     // count var -> an exchange op that uses it
-	for _, op := range b.Ops {
-		if op == nil || op.Dist == nil || c.expertWorld(op) == 0 {
+	for _, pos := range moe {
+		op := b.Ops[pos]
+		if op.Dist == nil || c.expertWorld(op) == 0 {
 			continue
 		}
 		for _, n := range [4][]string{op.Input("local_count"), op.Input("global_count"), op.Input("X"), op.Output("Out")} {
@@ -42,8 +53,9 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 			}
 		}
 	}
-	for pos, op := range b.Ops {
-		if op == nil || op.Type != "number_count" && op.Type != "grouped_matmul" {
+	for _, pos := range moe {
+		op := b.Ops[pos]
+		if op.Type != "number_count" && op.Type != "grouped_matmul" {
 			continue
 		}
 		ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
@@ -76,8 +88,9 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 			experts[cnt.Name] = src
 		}
 	}
-	for pos, op := range b.Ops {
-		if op == nil || op.Dist == nil {
+	for _, pos := range moe {
+		op := b.Ops[pos]
+		if op.Dist == nil {
 			continue
 		}
 		var slots []string
@@ -181,4 +194,13 @@ func (c *annChecker) checkExpertSplit(bi int, op *ir.Op, w *ir.Var, ex *ir.Op) {
 	want := append([]int{axis}, wm[1:]...)
 	c.opErr(bi, op, w.Name, fmt.Sprintf("W %s is split as %s, but its rows come from op %d %s over mesh dim %d (%s) of size %d, grouped by each rank's own experts: its experts must be split along it (%s)",
 		quoteName(w.Name), fmtInts(wm), ex.ID, ex.Type, axis, quoteName(string(name)), world, fmtInts(want)))
+}
+
+// isMoEOp reports whether ops of type typ take part in the count checks.
+func isMoEOp(typ string) bool {
+	switch typ {
+	case "number_count", "grouped_matmul", "global_scatter", "global_gather", "alltoall", "all_to_all":
+		return true
+	}
+	return false
 }

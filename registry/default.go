@@ -241,15 +241,15 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 			}
 		}
 	}
-	ranks := map[int]bool{} // of the inputs that show where the batch is
+	var ranks uint64 // bit r: an input of rank r shows where the batch is
 	for _, s := range op.Inputs {
 		first := 0
 		if s.Name == "XShape" {
 			first = 1
 		}
 		for _, a := range s.Args {
-			if m := ctx.Mapping(a); !ctx.IsParam(a) && (inBatch < 0 || first < len(m) && m[first] == inBatch) {
-				ranks[len(m)-first] = true
+			if m := ctx.Mapping(a); !ctx.IsParam(a) && (inBatch < 0 || first < len(m) && m[first] == inBatch) && len(m)-first < 64 {
+				ranks |= 1 << (len(m) - first)
 			}
 		}
 	}
@@ -260,7 +260,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 		}
 		for _, a := range s.Args {
 			v, m := ctx.Var(a), ctx.Mapping(a)
-			if v == nil || ctx.IsParam(a) || first >= len(m) || m[first] == inBatch || v.Dist.IsPartial() || !ranks[len(m)-first] {
+			if v == nil || ctx.IsParam(a) || first >= len(m) || m[first] == inBatch || v.Dist.IsPartial() || len(m)-first >= 64 || ranks&(1<<(len(m)-first)) == 0 {
 				continue
 			}
 			if sh := v.Type.Shape; first >= len(sh) || sh[first] < 0 || m[first] == -1 && sh[first] == 1 {

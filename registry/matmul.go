@@ -204,7 +204,7 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 			return fail("Out's last two dims replicated", od)
 		}
 	}
-	return matmulAligned(ctx, op, name, a, out, om, fail, xd, yd, od)
+	return matmulAligned(ctx, op, name, a, out, om)
 }
 
 // matmulAligned checks what every impl's local matmul needs to compute
@@ -213,7 +213,15 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 // batch dims as the operands' (right-aligned, as matmul broadcasts them;
 // an operand's dim of size 1 broadcasts and is not compared), and no
 // arg partial: the kernels compute on whole values.
-func matmulAligned(ctx *Ctx, op *ir.Op, name string, a matmulArgs, out string, om []int, fail func(string, func() string) error, xd, yd, od func() string) error {
+func matmulAligned(ctx *Ctx, op *ir.Op, name string, a matmulArgs, out string, om []int) error {
+	// Spelled only on failure, as in matmulCompatible (closures passed in
+	// would escape, one allocation each for every op).
+	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
+	yd := func() string { return describe("Y", a.y, a.ym, a.yt, a.transY) }
+	od := func() string { return describe("Out", out, om, om, false) }
+	fail := func(need string, what func() string) error {
+		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what())
+	}
 	if strings.TrimSuffix(op.Type, "_grad") == "mul" && (len(a.xm) != 2 || len(a.ym) != 2) {
 		return fmt.Errorf("%s: the matmul impls lower a mul of 2-D X and Y only (x_num_col_dims flattens others); X %s has %d dims, Y %s %d",
 			op, a.x, len(a.xm), a.y, len(a.ym))

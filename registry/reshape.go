@@ -138,18 +138,18 @@ func reshapeBlocks(ctx *Ctx, op *ir.Op, name, x string, xm []int, out string, om
 				op, name, x, fmtDist(xv.Dist), out, fmtDist(ov.Dist))
 		}
 	}
-	xs, os := globalShape(ctx, xv.Type.Shape, xm), globalShape(ctx, ov.Type.Shape, om)
 	for i, a := range xm {
 		if a < 0 {
 			continue
 		}
 		j := slices.Index(om, a)
-		if j < 0 || i >= len(xs) || j >= len(os) {
+		if j < 0 || i >= len(xv.Type.Shape) || j >= len(ov.Type.Shape) {
 			continue // the mapping rules above say what is wrong
 		}
-		px, okx := prod(xs[:i])
-		po, oko := prod(os[:j])
+		px, okx := globalPrefix(ctx, xv.Type.Shape, xm, i)
+		po, oko := globalPrefix(ctx, ov.Type.Shape, om, j)
 		if !okx || !oko || px != po {
+			xs, os := globalShape(ctx, xv.Type.Shape, xm), globalShape(ctx, ov.Type.Shape, om)
 			return fmt.Errorf("%s: %s needs the dims before each split dim to hold as many elements in X as in Out; X %s %s is split at dim %d along mesh dim %d, Out %s %s at dim %d",
 				op, name, x, ir.FormatInts(int64sToInts(xs)), i, a, out, ir.FormatInts(int64sToInts(os)), j)
 		}
@@ -169,14 +169,18 @@ func globalShape(ctx *Ctx, local []int64, m []int) []int64 {
 	return g
 }
 
-// prod multiplies xs; false when a dim is of unknown size.
-func prod(xs []int64) (int64, bool) {
+// globalPrefix multiplies the serial sizes of the first n dims of a var
+// of local shape local mapped m; false when a dim is of unknown size.
+func globalPrefix(ctx *Ctx, local []int64, m []int, n int) (int64, bool) {
 	p := int64(1)
-	for _, x := range xs {
-		if x < 0 {
+	for i, d := range local[:n] {
+		if d < 0 {
 			return 0, false
 		}
-		p *= x
+		if i < len(m) && m[i] >= 0 && ctx.Mesh != nil && m[i] < len(ctx.Mesh.Shape) {
+			d *= int64(ctx.Mesh.Shape[m[i]])
+		}
+		p *= d
 	}
 	return p, true
 }
