@@ -350,18 +350,12 @@ func fmtDist(d *ir.TensorDist) string {
 // wrong, with nothing to notice it: refused where a loss-grad op shows
 // that block b is differentiated.
 func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
-	trained := false
-	for _, op := range b.Ops {
-		if op != nil && op.Role.IsLossGrad() {
-			trained = true
-			break
-		}
-	}
-	if !trained {
+	if !c.trained {
 		return
 	}
-	for pos, op := range b.Ops {
-		if op == nil || !op.Role.IsLoss() || op.Dist == nil {
+	for _, pos := range c.losses {
+		op := b.Ops[pos]
+		if op.Dist == nil {
 			continue
 		}
 		pm := c.meshes.get(op.Dist.Mesh)
@@ -389,30 +383,18 @@ func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
 	}
 }
 
-// checkGradVar: a gradient x@GRAD (or a part of it, x@GRAD@RENAME@k) is
-// split as x: its grad op computes each rank's block of it from x's
-// block, as append-backward declares it. Partial dims may differ (a
-// loss is partial, its grad is not).
-func (c *annChecker) checkGradVar(bi int, v *ir.Var) {
-	i := strings.Index(v.Name, "@GRAD")
-	if i <= 0 {
+// checkParamGrad: an optimizer op updates each rank's block of Param
+// with its block of Grad, so the two are split alike (their vars are, by
+// the arg checks, as the op says).
+func (c *annChecker) checkParamGrad(bi int, op *ir.Op) {
+	ps, gs := op.Input("Param"), op.Input("Grad")
+	if len(ps) != 1 || len(gs) != 1 {
 		return
 	}
-	g := c.pi.resolve(bi, v.Name[:i])
-	if g < 0 {
-		return
-	}
-	x := c.pi.v(g)
-	if x == nil || x.Dist == nil || x.Type.Kind != ir.DenseTensor || x.Type.Rank() != v.Type.Rank() {
-		return
-	}
-	xm, vm := c.meshes.get(x.Dist.Mesh), c.meshes.get(v.Dist.Mesh)
-	if xm == nil || vm == nil || !mappingFits(x.Dist.DimsMapping, x.Type.Shape, xm) {
-		return
-	}
-	if !sameMesh(xm, vm) || !slices.Equal(x.Dist.DimsMapping, v.Dist.DimsMapping) {
-		c.varErr(bi, v, fmt.Sprintf("a gradient is split as its var, but %s is %s and %s is %s",
-			quoteName(v.Name), fmtDist(&ir.TensorDist{Mesh: v.Dist.Mesh, DimsMapping: v.Dist.DimsMapping}),
-			quoteName(x.Name), fmtDist(&ir.TensorDist{Mesh: x.Dist.Mesh, DimsMapping: x.Dist.DimsMapping})))
+	pm, ok1 := op.Dist.InputMapping(ps[0])
+	gm, ok2 := op.Dist.InputMapping(gs[0])
+	if ok1 && ok2 && len(pm) == len(gm) && !slices.Equal(pm, gm) {
+		c.opErr(bi, op, gs[0], fmt.Sprintf("updates %s, split as %s, with %s, split as %s: a grad is split as its parameter",
+			quoteName(ps[0]), fmtInts(pm), quoteName(gs[0]), fmtInts(gm)))
 	}
 }

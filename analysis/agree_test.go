@@ -39,6 +39,13 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     op 1 sgd(Param: w, Grad: g, LearningRate: lr) -> (ParamOut: w) role optimize
          dist @world impl default:0 [w: [1], g: [1], lr: [-1] -> w: [-1]]`,
 			[]string{"main block 0: op 1 sgd: writes w as [-1] but w is @world[1]: the data would have to be resharded"}},
+		{"a grad split otherwise than its parameter", `
+    param w : f32[8] @world[1] {trainable}
+    var w@GRAD : f32[8] @world[-1]
+    persist lr : f32[1] @world[-1]
+    op 1 sgd(Param: w, Grad: w@GRAD, LearningRate: lr) -> (ParamOut: w) role optimize
+         dist @world impl default:0 [w: [1], w@GRAD: [-1], lr: [-1] -> w: [1]]`,
+			[]string{"main block 0: op 1 sgd: updates w, split as [1], with w@GRAD, split as [-1]: a grad is split as its parameter"}},
 		{"sub-block op, var of the parent", `
     var x : f32[4, 8] @world[0, 1]
     var y : f32[4, 8] @world[0, 1]

@@ -80,6 +80,15 @@ type annChecker struct {
 	pi     *progIndex
 	out    []ir.Violation
 	used   []bool // scratch: which arg dists matched an arg
+	// sawPartial: an arg of the op being checked is partial, so its
+	// partial states need checking (most ops have none).
+	sawPartial bool
+	// What checkOp saw of the block being checked, for the block-wide
+	// checks (another pass over a large block's ops costs a cache miss
+	// an op): its MoE ops and loss ops by position, and whether it has a
+	// loss-grad op.
+	moe, losses []int
+	trained     bool
 }
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
@@ -111,9 +120,18 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 				c.checkVar(bi, v)
 			}
 		}
+		c.moe, c.losses, c.trained = c.moe[:0], c.losses[:0], false
 		for pos, op := range b.Ops {
 			if op != nil {
 				c.checkOp(bi, pos, op)
+				switch {
+				case isMoEOp(op.Type):
+					c.moe = append(c.moe, pos)
+				case op.Role.IsLoss():
+					c.losses = append(c.losses, pos)
+				case op.Role.IsLossGrad():
+					c.trained = true
+				}
 			}
 		}
 		c.checkCounts(bi, b)
@@ -155,8 +173,6 @@ func (c *annChecker) checkVar(bi int, v *ir.Var) {
 		for _, msg := range mappingProblems(d.DimsMapping, v.Type.Shape, pm) {
 			c.varErr(bi, v, msg)
 		}
-	} else {
-		c.checkGradVar(bi, v)
 	}
 	if pm == nil {
 		return
@@ -196,11 +212,19 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 		}
 	}
 	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
+	c.sawPartial = false
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
 	if pm != nil {
-		c.checkPartials(bi, op, ins, outs, pm)
-		c.checkReduction(bi, op, ins, outs)
+		if c.sawPartial {
+			c.checkPartials(bi, op, ins, outs, pm)
+		}
+		if _, ok := reduction(op.Type); ok {
+			c.checkReduction(bi, op, ins, outs)
+		}
+		if op.Role.IsOptimize() {
+			c.checkParamGrad(bi, op)
+		}
 	}
 }
 
@@ -249,6 +273,9 @@ func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32,
 				}
 			} else if !seenArg(slots, si, ai, name) {
 				c.checkAgree(bi, op, side == "input", v, dm, pm)
+			}
+			if v.Dist != nil && len(v.Dist.Partial) > 0 {
+				c.sawPartial = true
 			}
 		}
 	}

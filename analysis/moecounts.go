@@ -25,13 +25,7 @@ type expertSource struct {
 // global_gather, alltoall) one length, the experts that a number_count
 // or grouped_matmul of the block says they count.
 func (c *annChecker) checkCounts(bi int, b *ir.Block) {
-	// Most blocks have no MoE op: one pass over the types finds them.
-	var moe []int
-	for pos, op := range b.Ops {
-		if op != nil && isMoEOp(op.Type) {
-			moe = append(moe, pos)
-		}
-	}
+	moe := c.moe // checkOp's list of the block's MoE ops
 	if len(moe) == 0 {
 		return
 	}
