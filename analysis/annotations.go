@@ -14,7 +14,8 @@ var Annotations = &Analyzer{
 	Name: "annotations",
 	Doc: "Annotations lists every missing or unusable dist annotation of the main program: " +
 		"ops without an op dist, shaped vars without a tensor dist, mappings that do not fit " +
-		"the tensor or the mesh, mesh dims used twice, uneven splits.",
+		"the tensor or the mesh, mesh dims used twice, uneven splits, op mappings that are " +
+		"not their vars' dists, partial values used as whole ones.",
 	Requires: []*Analyzer{Index},
 	Run: func(p *Pass) (any, error) {
 		return checkAnnotations(p.Module, p.Result(Index).(*IndexInfo)), nil
@@ -46,7 +47,24 @@ var Annotations = &Analyzer{
 //     (ProcessMesh.PipelineStage), reported once per mesh at the first op
 //     on it;
 //   - every arg of an op with a dist names a var declared in its block
-//     or an ancestor (an arg that does not cannot be annotated).
+//     or an ancestor (an arg that does not cannot be annotated);
+//   - every op's mapping of an arg is the arg var's own dims_mapping on
+//     the op's mesh (or an equal one): until resharding exists the data
+//     would have to move. Only a replicated, non-partial value crosses
+//     into another mesh, one whose ranks all hold it (a partial one only
+//     into the MoE ops that read each rank's own part);
+//   - an op reading a partial value carries it into a partial output
+//     (or is such an MoE op), and a partial output comes from a partial
+//     input or from folding a dim split along that mesh dim;
+//   - a reduction (mean, reduce_*) over a dim split along a mesh dim of
+//     size > 1 has an output partial along it, with the reduction's
+//     kind; a trained loss (the block has a loss-grad op) is partial
+//     only as an average, which the data-parallel grad sync assumes;
+//   - an optimizer op's Grad is split as its Param;
+//   - MoE count vectors hold one entry per expert of the layer
+//     (number_count's upper_range, a grouped_matmul's W), and a
+//     grouped_matmul's experts are split along the axis its rows are
+//     exchanged over.
 //
 // Problems come in a deterministic order: the meshes', then block by
 // block, the block's vars in order, then its ops in order.

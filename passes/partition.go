@@ -39,7 +39,9 @@ func PartitionPasses(reg *registry.Registry) []*Pass {
 			Doc: `check that every op and shaped var is soundly annotated
 Every op of main has an op dist and every dense-tensor var a tensor dist;
 mappings fit the tensor and the mesh; no mesh dim is used twice; every
-sharded dim divides evenly. Fails listing every problem.`,
+sharded dim divides evenly; each op's mapping of an arg is the arg's own
+dist (mesh, mapping, partial state: nothing reshards yet); a reduction
+over a split dim has a partial output. Fails listing every problem.`,
 			PreservesAll: true,
 			Run: func(ctx *Context, m *ir.Module) error {
 				rep, err := analysis.Get[*analysis.AnnotationReport](ctx.Analyses, analysis.Annotations)
