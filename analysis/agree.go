@@ -108,7 +108,9 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			v := c.argVar(g, pm)
-			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] {
+			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] || op.Role.IsBackward() {
+				// A grad op reads the forward op's values as the forward op
+				// did: the forward op's check covers them.
 				continue
 			}
 			for _, p := range v.Dist.Partial {
@@ -396,5 +398,101 @@ func (c *annChecker) checkParamGrad(bi int, op *ir.Op) {
 	if ok1 && ok2 && len(pm) == len(gm) && !slices.Equal(pm, gm) {
 		c.opErr(bi, op, gs[0], fmt.Sprintf("updates %s, split as %s, with %s, split as %s: a grad is split as its parameter",
 			quoteName(ps[0]), fmtInts(pm), quoteName(gs[0]), fmtInts(gm)))
+	}
+}
+
+// checkGradSync follows the data-parallel grad sync of the lowering (the
+// batch-dim rule, registry.SyncGrads): once the loss grad is seen, a
+// grad op whose first activation input (not a grad, not a parameter)
+// has its dim 0 split along a mesh dim of size > 1 averages the param
+// grads it writes over that mesh dim. That is right when the loss is the
+// average over it of the ranks' losses; when dim 0 is not the batch (a
+// transpose moved it, or the value is a weight split along mp), the
+// grads would be scaled (or summed) wrong: refused.
+func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.ProcessMesh) {
+	axis, from := -1, ""
+	j := 0
+	for _, s := range op.Inputs {
+		for _, name := range s.Args {
+			g := ins[j]
+			j++
+			if axis >= 0 || strings.Index(name, "@GRAD") > 0 || g < 0 {
+				continue
+			}
+			v := c.pi.v(g)
+			if v == nil || v.Kind == ir.KindParam {
+				continue
+			}
+			m, ok := op.Dist.InputMapping(name)
+			if !ok && v.Dist != nil {
+				m = v.Dist.DimsMapping
+			}
+			if len(m) > 0 && m[0] >= 0 && m[0] < len(pm.Shape) && pm.Shape[m[0]] > 1 {
+				axis, from = m[0], name
+			}
+		}
+	}
+	if c.loss.Dist == nil {
+		return
+	}
+	if axis < 0 {
+		c.checkGradUnsynced(bi, op, pm)
+		return
+	}
+	for _, p := range c.loss.Dist.Partial {
+		if p.Dim == axis {
+			return // an average; another reduction is checkLossSync's to name
+		}
+	}
+	for _, s := range op.Outputs {
+		for _, name := range s.Args {
+			i := strings.Index(name, "@GRAD")
+			if i <= 0 {
+				continue
+			}
+			g := c.pi.resolve(bi, name[:i])
+			if g < 0 || c.pi.v(g).Kind != ir.KindParam {
+				continue
+			}
+			c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
+				quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name), fmtDist(c.loss.Dist)))
+			return
+		}
+	}
+}
+
+// checkGradUnsynced: a grad op that writes a param grad but that the
+// sync leaves alone (no activation input split on its dim 0), while the
+// loss is an average over a mesh dim of size > 1: the param grad is a
+// rank's own loss's, never averaged. The grouped matmul's backward
+// averages its experts' grads itself.
+func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
+	if op.Dist.ImplType == "grouped_matmul" {
+		return
+	}
+	avg := -1
+	for _, p := range c.loss.Dist.Partial {
+		if p.Reduce == ir.ReduceAvg && p.Dim >= 0 && p.Dim < len(pm.Shape) && pm.Shape[p.Dim] > 1 {
+			avg = p.Dim
+			break
+		}
+	}
+	if avg < 0 {
+		return
+	}
+	for _, s := range op.Outputs {
+		for _, name := range s.Args {
+			i := strings.Index(name, "@GRAD")
+			if i <= 0 {
+				continue
+			}
+			g := c.pi.resolve(bi, name[:i])
+			if g < 0 || c.pi.v(g).Kind != ir.KindParam {
+				continue
+			}
+			c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
+				quoteName(c.loss.Name), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
+			return
+		}
 	}
 }

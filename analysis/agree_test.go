@@ -105,6 +105,21 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     op 1 reduce_sum(X: x) -> (Out: loss) {reduce_all = true} role forward|loss dist @world impl default:0 [x: [0, -1] -> loss: []]
     op 2 fill_constant() -> (Out: loss@GRAD) {shape = [], value = 1.0} role backward|loss dist @world impl default:0 [-> loss@GRAD: []]`,
 			[]string{"main block 0: op 1 reduce_sum: loss is @world[] partial [0]: a sum of the ranks' losses over mesh dim 0 (dp), but the backward's data-parallel sync averages the grads over it: the loss must be their mean (partial [0:avg])"}},
+		{"a grad sync over a dim the loss does not average", `
+    var x : f32[4, 8] @world[1, -1]
+    param w : f32[8, 8] @world[-1, -1] {trainable}
+    var h : f32[4, 8] @world[1, -1]
+    var z : f32[4, 8] @world[0, -1]
+    var loss : f32[] @world[] partial [0:avg]
+    var loss@GRAD : f32[] @world[]
+    var h@GRAD : f32[4, 8] @world[1, -1]
+    var w@GRAD : f32[8, 8] @world[-1, -1]
+    op 1 matmul_v2(X: x, Y: w) -> (Out: h) dist @world impl default:0 [x: [1, -1], w: [-1, -1] -> h: [1, -1]]
+    op 2 mean(X: z) -> (Out: loss) role forward|loss dist @world impl default:0 [z: [0, -1] -> loss: []]
+    op 3 fill_constant() -> (Out: loss@GRAD) {shape = [], value = 1.0} role backward|loss dist @world impl default:0 [-> loss@GRAD: []]
+    op 4 matmul_v2_grad(X: x, Y: w, Out@GRAD: h@GRAD) -> (Y@GRAD: w@GRAD) role backward fwd 1
+         dist @world impl default:0 [x: [1, -1], w: [-1, -1], h@GRAD: [1, -1] -> w@GRAD: [-1, -1]]`,
+			[]string{"main block 0: op 4 matmul_v2_grad: the data-parallel sync would average w@GRAD over mesh dim 1 (mp), along which x's dim 0 is split, but the loss loss is @world[] partial [0:avg], no average over it: dim 0 must be the batch the loss averages"}},
 		{"an untrained sum loss", `
     var x : f32[4, 8] @world[0, -1]
     var loss : f32[] @world[] partial [0]

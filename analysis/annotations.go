@@ -61,6 +61,11 @@ var Annotations = &Analyzer{
 //     kind; a trained loss (the block has a loss-grad op) is partial
 //     only as an average, which the data-parallel grad sync assumes;
 //   - an optimizer op's Grad is split as its Param;
+//   - after the loss grad, a grad op writing a param grad is one the
+//     data-parallel grad sync handles right (registry.SyncGrads, the
+//     batch-dim rule): the mesh dim of its first activation input's dim
+//     0 is one the loss averages over, and when no such input is split
+//     the loss averages over none (the grouped matmul averages itself);
 //   - MoE count vectors hold one entry per expert of the layer
 //     (number_count's upper_range, a grouped_matmul's W), and a
 //     grouped_matmul's experts are split along the axis its rows are
@@ -107,6 +112,10 @@ type annChecker struct {
 	// loss-grad op.
 	moe, losses []int
 	trained     bool
+	// The block's loss as checkOp last saw it (its output var), and
+	// whether a loss-grad op came after it: the grad sync check.
+	loss         *ir.Var
+	lossGradSeen bool
 }
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
@@ -139,6 +148,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 			}
 		}
 		c.moe, c.losses, c.trained = c.moe[:0], c.losses[:0], false
+		c.loss, c.lossGradSeen = nil, false
 		for pos, op := range b.Ops {
 			if op != nil {
 				c.checkOp(bi, pos, op)
@@ -242,6 +252,17 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 		}
 		if op.Role.IsOptimize() {
 			c.checkParamGrad(bi, op)
+		}
+		switch {
+		case op.Role.IsLoss():
+			c.loss = nil
+			if len(outs) > 0 && outs[0] >= 0 {
+				c.loss = c.pi.v(outs[0])
+			}
+		case op.Role.IsLossGrad():
+			c.lossGradSeen = true
+		case op.Role.IsBackward() && !op.Role.IsOptimize() && c.lossGradSeen && c.loss != nil:
+			c.checkGradSync(bi, op, ins, pm)
 		}
 	}
 }
