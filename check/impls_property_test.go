@@ -128,7 +128,7 @@ func propCases() []propCase {
 			args:      []propArg{{"X", "x", ints64(4, 8), actArg}, {"Y", "b", ints64(8), weightArg}, {"Out", "out", ints64(4, 8), outArg}},
 			documents: []string{"x=[0, -1] b=[-1] out=[0, -1]"}},
 		propCase{name: "default:0 reduce_sum dim 0", impl: "default:0", op: "reduce_sum", attrs: "{dim = [0], keep_dim = false, reduce_all = false}",
-			args:      []propArg{{"X", "x", ints64(4, 8), actArg}, {"Out", "out", ints64(8), outArg}},
+			args: []propArg{{"X", "x", ints64(4, 8), actArg}, {"Out", "out", ints64(8), outArg}},
 			// A sum over the split batch is partial [0], and so is the
 			// loss, a sum the grad sync would average: refused trained.
 			documents: []string{"x=[-1, -1] out=[-1]"}},
