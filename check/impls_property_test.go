@@ -31,8 +31,8 @@ import (
 // first when along a middle dim). An output that no such sink reaches is
 // checked forward only. Combinations whose grads the data-parallel sync
 // (the batch-dim rule) cannot average right are refused by
-// check-annotations, and count as refused. With -short a combination in
-// eight is tried, and every documented one.
+// check-annotations, and count as refused. With -short or -race a
+// combination in eight is tried, and every documented one.
 
 // propArg is one arg of the representative op.
 type propArg struct {
@@ -367,7 +367,7 @@ func TestImplsProperty(t *testing.T) {
 						combo += fmt.Sprintf(" out partial [%d]", partial)
 					}
 					must := mesh.dims == 2 && slices.Contains(c.documents, combo)
-					if testing.Short() && !must && rnd.IntN(8) != 0 {
+					if sampled() && !must && rnd.IntN(8) != 0 {
 						continue
 					}
 					row.tried++
@@ -423,6 +423,10 @@ func TestImplsProperty(t *testing.T) {
 	}
 	t.Logf("\n%s", sb.String())
 }
+
+// sampled reports whether the property tests sample their combinations:
+// under -short, and under the race detector.
+func sampled() bool { return testing.Short() || raceEnabled }
 
 // product returns every choice of one element of each list.
 func product(per [][][]int) [][][]int {
@@ -524,7 +528,7 @@ func TestImplsPropertyInContext(t *testing.T) {
 				}
 				remap(cm, n, ms[i])
 			}
-			if testing.Short() && !mine && tried%4 != 0 {
+			if sampled() && !mine && tried%4 != 0 {
 				tried++
 				continue
 			}
