@@ -496,3 +496,62 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
 		}
 	}
 }
+
+// A packed dist: bits 0-55 hold up to 14 mapping entries, 4 bits each
+// (entry + 1); bits 56-59 the mapping's length; bits 60-62 the mesh's
+// index + 1 among the module's first 7 meshes; bit 63 whether the dist
+// is partial. Zero packs nothing (a dist that does not fit the scheme is
+// compared the long way).
+const (
+	packPartial = 1 << 63
+	packMaxDims = 14
+)
+
+// packMapping packs dm on mesh index mesh (+1, 1-7; 0: unknown), or 0.
+func packMapping(dm []int, mesh int) uint64 {
+	if mesh <= 0 || mesh > 7 || len(dm) > packMaxDims {
+		return 0
+	}
+	var p uint64
+	for i, e := range dm {
+		if e < -1 || e > 14 {
+			return 0
+		}
+		p |= uint64(e+1) << (4 * i)
+	}
+	return p | uint64(len(dm))<<56 | uint64(mesh)<<60
+}
+
+// packDist packs v's dist, or returns 0.
+func (c *annChecker) packDist(v *ir.Var) uint64 {
+	d := v.Dist
+	if d == nil {
+		return 0
+	}
+	pm := c.meshes.get(d.Mesh)
+	if pm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, pm) {
+		return 0
+	}
+	p := packMapping(d.DimsMapping, c.meshIndex(pm))
+	if p != 0 && len(d.Partial) > 0 {
+		p |= packPartial
+	}
+	return p
+}
+
+// meshIndex returns 1 + the index of pm among the module's meshes, or 0
+// when pm is nil or not among the first 7.
+func (c *annChecker) meshIndex(pm *ir.ProcessMesh) int {
+	if pm == nil {
+		return 0
+	}
+	for i, x := range c.meshes.list {
+		if i >= 7 {
+			break
+		}
+		if x == pm {
+			return i + 1
+		}
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -106,6 +107,11 @@ type annChecker struct {
 	// sawPartial: an arg of the op being checked is partial, so its
 	// partial states need checking (most ops have none).
 	sawPartial bool
+	// packed holds, by gid, each var's dist as packDist packs it (0: not
+	// packed): the ops' args are compared with it, one dense array read,
+	// rather than with the var's dist, a read out of cache each.
+	packed []uint64
+	opMesh int // the op being checked's mesh, as packDist numbers meshes
 	// What checkOp saw of the block being checked, for the block-wide
 	// checks (another pass over a large block's ops costs a cache miss
 	// an op): its MoE ops and loss ops by position, and whether it has a
@@ -124,6 +130,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		return r
 	}
 	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}}
+	c.packed = make([]uint64, c.pi.nvars)
 	for i, pm := range m.Meshes {
 		if pm == nil {
 			c.out = append(c.out, ir.Violation{Block: -1, Msg: fmt.Sprintf("meshes[%d] is nil", i)})
@@ -142,9 +149,11 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		if b == nil {
 			continue
 		}
-		for _, v := range b.Vars() {
+		off := c.pi.blocks[bi].varOff
+		for i, v := range b.Vars() {
 			if v != nil && v.Type.Kind == ir.DenseTensor {
 				c.checkVar(bi, v)
+				c.packed[off+int32(i)] = c.packDist(v)
 			}
 		}
 		c.moe, c.losses, c.trained = c.moe[:0], c.losses[:0], false
@@ -241,6 +250,7 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	}
 	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
 	c.sawPartial = false
+	c.opMesh = c.meshIndex(pm)
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
 	if pm != nil {
@@ -310,11 +320,20 @@ func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32,
 						c.opErr(bi, op, name, "dist "+side+" "+quoteName(name)+": "+msg)
 					}
 				}
-			} else if !seenArg(slots, si, ai, name) {
-				c.checkAgree(bi, op, side == "input", v, dm, pm)
-			}
-			if v.Dist != nil && len(v.Dist.Partial) > 0 {
-				c.sawPartial = true
+			} else if pv := c.packed[g]; pv != 0 && pv&^packPartial == packMapping(dm, c.opMesh) {
+				// The common case: the op sees the var as it is.
+				if pv&packPartial != 0 {
+					c.sawPartial = true
+				}
+			} else if d := v.Dist; d != nil {
+				if pm == nil || d.Mesh != pm.Name || !slices.Equal(dm, d.DimsMapping) {
+					if !seenArg(slots, si, ai, name) {
+						c.checkAgree(bi, op, side == "input", v, dm, pm)
+					}
+				}
+				if len(d.Partial) > 0 {
+					c.sawPartial = true
+				}
 			}
 		}
 	}
