@@ -119,7 +119,11 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 // batch-dim rule): once the loss-grad op has been seen, if an activation
 // input (not a grad, not a parameter) has its batch dim (dim 0) on a mesh
 // axis of size > 1, each parameter grad the op writes is summed over that
-// axis's group and scaled by 1/|group|, in place.
+// axis's group and scaled by 1/|group|, in place (only scaled when the
+// parameter is itself split along the axis: each rank holds the only
+// copy of its shard). check-annotations refuses the modules where this
+// rule would average over a mesh dim the loss does not average, or
+// leave a grad alone where the loss does.
 func SyncGrads(ctx *Ctx, op *ir.Op) error {
 	if op.Role.IsLossGrad() {
 		ctx.State.LossGradSeen = true
