@@ -112,6 +112,8 @@ type annChecker struct {
 	// rather than with the var's dist, a read out of cache each.
 	packed []uint64
 	opMesh int // the op being checked's mesh, as packDist numbers meshes
+	// partitioned: main is one rank's program, its shapes local.
+	partitioned bool
 	// What checkOp saw of the block being checked, for the block-wide
 	// checks (another pass over a large block's ops costs a cache miss
 	// an op): its MoE ops and loss ops by position, and whether it has a
@@ -131,6 +133,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 	}
 	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}}
 	c.packed = make([]uint64, c.pi.nvars)
+	c.partitioned = m.Main.Rank >= 0
 	for i, pm := range m.Meshes {
 		if pm == nil {
 			c.out = append(c.out, ir.Violation{Block: -1, Msg: fmt.Sprintf("meshes[%d] is nil", i)})
@@ -271,7 +274,9 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 			}
 		case op.Role.IsLossGrad():
 			c.lossGradSeen = true
-		case op.Role.IsBackward() && !op.Role.IsOptimize() && c.lossGradSeen && c.loss != nil:
+		case op.Role.IsBackward() && !op.Role.IsOptimize() && op.Fwd != 0 && c.lossGradSeen && c.loss != nil:
+			// Grad ops of forward ops: a sum of grad parts reads grads only,
+			// and a partitioned program's collectives are the sync itself.
 			c.checkGradSync(bi, op, ins, pm)
 		}
 	}

@@ -67,7 +67,16 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 			if cnt = c.slotVar(op.Inputs, ins, "ExpertCount"); cnt == nil || w == nil || w.Type.Rank() == 0 || w.Type.Shape[0] < 0 {
 				continue
 			}
-			src = expertSource{w.Type.Shape[0], fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name))}
+			n := w.Type.Shape[0]
+			if c.partitioned {
+				// A rank's W holds its shard of the experts.
+				if wm, ok := op.Dist.InputMapping(w.Name); ok && len(wm) > 0 && wm[0] >= 0 {
+					if pm := c.meshes.get(op.Dist.Mesh); pm != nil && wm[0] < len(pm.Shape) {
+						n *= int64(pm.Shape[wm[0]])
+					}
+				}
+			}
+			src = expertSource{n, fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name))}
 			c.checkExpertSplit(bi, op, w, exchanged[cnt.Name])
 		}
 		if n := countLen(cnt); n >= 0 && n != src.n {
