@@ -31,7 +31,7 @@ type Options struct {
 	Registry *registry.Registry
 	// Kernels run them (default sim.DefaultKernels()).
 	Kernels sim.Kernels
-	// Deadline bounds every collective wait (default 10s).
+	// Deadline bounds every collective wait (default sim.DefaultDeadline).
 	Deadline time.Duration
 	// MaxLoopOps caps the loop work of every program run, serial and per
 	// rank (default sim.DefaultMaxLoopOps; see sim.Interp.MaxLoopOps).

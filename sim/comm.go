@@ -20,11 +20,26 @@ import (
 // a hang.
 type Comm struct {
 	deadline time.Duration
+	// ranks is how many ranks run, when known (Expect): once every rank
+	// that has not finished waits in a meeting that misses a member, no
+	// meeting can complete, and all fail at once rather than at the
+	// deadline. Without it the deadline alone ends a wait.
+	ranks int
 
 	mu       sync.Mutex
 	meetings map[meetKey]*meeting
 	seq      map[seqKey]int // per rank and group: collectives issued
 	finished map[int]bool   // ranks whose program has ended
+	blocked  int            // ranks waiting in a meeting not yet ended
+}
+
+// Expect tells c that n ranks run, so that it can tell a deadlock when
+// it happens: the deadline then only bounds how long a rank may compute
+// between collectives while every other waits.
+func (c *Comm) Expect(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ranks = n
 }
 
 // Call is one rank's part in a collective.
@@ -66,6 +81,87 @@ type meeting struct {
 	done  chan struct{}
 	err   error
 	read  int // members that took the result; at len(calls) it is forgotten
+	// Every call so far agrees with first (the lowest rank's) on kind
+	// and signature, and those that carry an origin with origin's: a new
+	// call is held to these two, not to every member.
+	first, origin *Call
+	waiters       int // members blocked in Meet on it, counted in Comm.blocked
+}
+
+// join checks call against the members so far and records it; a
+// mismatch fails the meeting. The caller holds c.mu.
+func (c *Comm) join(m *meeting, call *Call) {
+	refs := [2]*Call{m.first, m.origin}
+	if refs[1] == refs[0] {
+		refs[1] = nil
+	}
+	for _, ref := range refs {
+		if ref == nil {
+			continue
+		}
+		if err := mismatch(ref, call); err != nil {
+			c.end(m, err)
+			return
+		}
+	}
+	m.calls[call.Rank] = call
+	if m.first == nil || call.Rank < m.first.Rank {
+		m.first = call
+	}
+	if call.Origin != 0 && (m.origin == nil || call.Rank < m.origin.Rank) {
+		m.origin = call
+	}
+}
+
+// end ends meeting m, with err (nil: every member met), unless it has
+// ended already: a timer may fire as the last member arrives, or an
+// error come first. Its waiters stop counting as blocked. The caller
+// holds c.mu.
+func (c *Comm) end(m *meeting, err error) {
+	select {
+	case <-m.done:
+		return
+	default:
+	}
+	m.err = err
+	close(m.done)
+	c.blocked -= m.waiters
+	m.waiters = 0
+}
+
+// checkDeadlock fails every meeting still open when every rank that
+// has not finished is blocked in one: none of them can complete. The
+// caller holds c.mu.
+func (c *Comm) checkDeadlock() {
+	if c.ranks == 0 || c.blocked+len(c.finished) < c.ranks {
+		return
+	}
+	// In key order, so that the messages do not depend on map order.
+	keys := make([]meetKey, 0, len(c.meetings))
+	for k := range c.meetings {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b meetKey) int {
+		if x := strings.Compare(a.group, b.group); x != 0 {
+			return x
+		}
+		return a.seq - b.seq
+	})
+	for _, k := range keys {
+		m := c.meetings[k]
+		first := m.first
+		if first == nil {
+			continue
+		}
+		var missing []int
+		for _, r := range first.Group {
+			if m.calls[r] == nil {
+				missing = append(missing, r)
+			}
+		}
+		c.end(m, fmt.Errorf("op %d %s on group %s: deadlock: it waits for ranks %s, and every rank still running waits in a collective",
+			first.OpID, first.OpType, fmtRanks(first.Group), fmtRanks(missing)))
+	}
 }
 
 // NewComm returns a meeting place whose waits give up after deadline.
@@ -90,7 +186,7 @@ func groupKey(g []int) string {
 // order once all have arrived.
 func (c *Comm) Meet(call *Call) ([]any, error) {
 	if !slices.Contains(call.Group, call.Rank) {
-		return nil, fmt.Errorf("rank %d: op %d %s: rank is not in its group %v", call.Rank, call.OpID, call.OpType, call.Group)
+		return nil, fmt.Errorf("rank %d: op %d %s: rank is not in its group %s", call.Rank, call.OpID, call.OpType, fmtRanks(call.Group))
 	}
 	gk := groupKey(call.Group)
 	c.mu.Lock()
@@ -103,28 +199,23 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 		c.meetings[mk] = m
 		for _, r := range call.Group {
 			if c.finished[r] && r != call.Rank {
-				m.err = gone(call, r)
-				close(m.done)
+				c.end(m, gone(call, r))
 				break
 			}
 		}
 	}
 	if m.err == nil {
-		// Against every member so far, in rank order: each may hold the
-		// only origin another disagrees with.
-		for _, r := range sortedRanks(m.calls) {
-			if err := mismatch(m.calls[r], call); err != nil {
-				m.err = err
-				close(m.done)
-				break
-			}
+		c.join(m, call)
+		if m.err == nil && len(m.calls) == len(call.Group) {
+			c.end(m, nil)
 		}
 	}
-	if m.err == nil {
-		m.calls[call.Rank] = call
-		if len(m.calls) == len(call.Group) {
-			close(m.done)
-		}
+	select {
+	case <-m.done:
+	default:
+		m.waiters++
+		c.blocked++
+		c.checkDeadlock()
 	}
 	c.mu.Unlock()
 
@@ -133,18 +224,17 @@ func (c *Comm) Meet(call *Call) ([]any, error) {
 	select {
 	case <-m.done:
 	case <-timer.C:
+		// The meeting may have ended as the timer fired: fail leaves a
+		// met or failed meeting as it is.
 		c.mu.Lock()
-		if m.err == nil {
-			var missing []int
-			for _, r := range call.Group {
-				if m.calls[r] == nil {
-					missing = append(missing, r)
-				}
+		var missing []int
+		for _, r := range call.Group {
+			if m.calls[r] == nil {
+				missing = append(missing, r)
 			}
-			m.err = fmt.Errorf("rank %d: op %d %s on group %v: timed out after %v waiting for ranks %v",
-				call.Rank, call.OpID, call.OpType, call.Group, c.deadline, missing)
-			close(m.done)
 		}
+		c.end(m, fmt.Errorf("rank %d: op %d %s on group %s: timed out after %v waiting for ranks %s",
+			call.Rank, call.OpID, call.OpType, fmtRanks(call.Group), c.deadline, fmtRanks(missing)))
 		c.mu.Unlock()
 	}
 	c.mu.Lock()
@@ -181,9 +271,9 @@ func (c *Comm) Finish(rank int) {
 		if first == nil || !slices.Contains(first.Group, rank) || m.calls[rank] != nil {
 			continue
 		}
-		m.err = gone(first, rank)
-		close(m.done)
+		c.end(m, gone(first, rank))
 	}
+	c.checkDeadlock()
 }
 
 // gone is the error of call, whose group member r finished its program
@@ -194,8 +284,21 @@ func gone(call *Call, r int) error {
 		return peerGone{fmt.Errorf("op %d send_v2 to rank %d (%s): rank %d finished its program without receiving it",
 			call.OpID, call.Peer, call.Kind, r)}
 	}
-	return peerGone{fmt.Errorf("op %d %s on group %v: rank %d finished its program without joining",
-		call.OpID, call.OpType, call.Group, r)}
+	return peerGone{fmt.Errorf("op %d %s on group %s: rank %d finished its program without joining",
+		call.OpID, call.OpType, fmtRanks(call.Group), r)}
+}
+
+// maxRanksShown is how many ranks a message lists before it elides.
+const maxRanksShown = 16
+
+// fmtRanks spells a list of ranks as %v does, eliding the middle of a
+// long one: a group of thousands would make a message of pages.
+func fmtRanks(rs []int) string {
+	if len(rs) <= maxRanksShown {
+		return fmt.Sprint(rs)
+	}
+	head := fmt.Sprint(rs[:maxRanksShown-2])
+	return fmt.Sprintf("%s … %d %d] (%d ranks)", head[:len(head)-1], rs[len(rs)-2], rs[len(rs)-1], len(rs))
 }
 
 func isP2P(c *Call) bool { return c.OpType == "send_v2" || c.OpType == "recv_v2" }
@@ -236,7 +339,7 @@ func mismatch(x, y *Call) error {
 		return nil
 	}
 	if a.Kind != b.Kind || a.Signature != b.Signature || a.Origin != 0 && b.Origin != 0 && a.Origin != b.Origin {
-		return fmt.Errorf("collective mismatch on group %v: %s against %s", a.Group, a.describe(), b.describe())
+		return fmt.Errorf("collective mismatch on group %s: %s against %s", fmtRanks(a.Group), a.describe(), b.describe())
 	}
 	return nil
 }
@@ -249,15 +352,6 @@ func anyCall(calls map[int]*Call) *Call {
 		}
 	}
 	return first
-}
-
-func sortedRanks(calls map[int]*Call) []int {
-	rs := make([]int, 0, len(calls))
-	for r := range calls {
-		rs = append(rs, r)
-	}
-	slices.Sort(rs)
-	return rs
 }
 
 // peerGone is the error of a collective a member never joined because

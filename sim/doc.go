@@ -63,10 +63,14 @@
 // whose lowering emitted the collective) must carry the same, so that a
 // rank that swaps or drops one of two like collectives fails where they
 // first meet. A send_v2 must meet its peer's recv_v2 on the same ring. A
-// disagreement is an error naming both ranks and their ops. Every wait has a deadline (SPMD.Deadline), a rank whose program
-// ends fails at once the collectives its peers wait for it in, and a
-// panic in a rank's goroutine becomes that rank's error; so a broken
-// partition ends in an error naming ranks and ops, never in a hang.
+// disagreement is an error naming both ranks and their ops. A rank whose
+// program ends fails at once the collectives its peers wait for it in;
+// once every rank still running waits in a collective that misses a
+// member, the run fails at once as a deadlock, naming each wait; a wait
+// also has a deadline (SPMD.Deadline), which bounds how long a rank may
+// compute while its peers wait; and a panic in a rank's goroutine becomes
+// that rank's error. So a broken partition ends in an error naming ranks
+// and ops, never in a hang.
 //
 // # MoE exchanges
 //

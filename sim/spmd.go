@@ -10,11 +10,18 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
+// DefaultDeadline is SPMD.Deadline's default: long, since a run of
+// thousands of ranks on a few cores keeps a rank computing for seconds
+// while its peers wait, and deadlocks do not wait for it.
+const DefaultDeadline = 10 * time.Minute
+
 // SPMD runs the programs of every rank at once, one goroutine per rank,
 // with collectives that meet in a Comm on the module's group table.
 type SPMD struct {
 	Kernels Kernels
-	// Deadline bounds every wait for the other members of a collective.
+	// Deadline bounds every wait for the other members of a collective
+	// (default DefaultDeadline). Deadlocks are found as they happen, so
+	// it only bounds how long a rank computes while its peers wait.
 	Deadline time.Duration
 	// MaxLoopOps is each rank's Interp.MaxLoopOps (0: DefaultMaxLoopOps).
 	MaxLoopOps int
@@ -34,9 +41,10 @@ type SPMD struct {
 func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []Scope) ([]Scope, error) {
 	deadline := s.Deadline
 	if deadline <= 0 {
-		deadline = 10 * time.Second
+		deadline = DefaultDeadline
 	}
 	comm := NewComm(deadline)
+	comm.Expect(len(mods))
 	out := make([]Scope, len(mods))
 	errs := make([]error, len(mods))
 	var wg sync.WaitGroup
