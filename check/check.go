@@ -120,9 +120,26 @@ func (r *Report) Count(kind string) int {
 	return n
 }
 
+// MaxRanks is the most ranks a check simulates: each is a goroutine with
+// its own program and tensors (4096 ranks of a small MLP take half a
+// minute and 3.4 GB on two cores), so a larger mesh is refused rather
+// than left to run out of time or memory.
+const MaxRanks = 4096
+
+// checkRanks refuses a module whose meshes have more than MaxRanks ranks.
+func checkRanks(m *ir.Module) error {
+	if n := len(passes.Ranks(m)); n > MaxRanks {
+		return fmt.Errorf("the module's meshes have %d ranks: check simulates at most check.MaxRanks (%d)", n, MaxRanks)
+	}
+	return nil
+}
+
 // Run checks the partition of m: m is not changed.
 func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	opts = defaults(opts)
+	if err := checkRanks(m); err != nil {
+		return nil, err
+	}
 	progress := func(stage string, done, total int) {
 		if opts.Progress != nil {
 			opts.Progress(stage, done, total)
@@ -142,6 +159,9 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 // mods are changed.
 func RunParts(ctx context.Context, m *ir.Module, ranks []int, mods []*ir.Module, opts Options) (*Report, error) {
 	opts = defaults(opts)
+	if err := checkRanks(m); err != nil {
+		return nil, err
+	}
 	if len(ranks) != len(mods) {
 		return nil, fmt.Errorf("%d ranks for %d modules", len(ranks), len(mods))
 	}

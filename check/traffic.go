@@ -55,6 +55,9 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 	if opts.Kernels == nil {
 		opts.Kernels = sim.DefaultKernels()
 	}
+	if err := checkRanks(m); err != nil {
+		return nil, err
+	}
 	mods, err := passes.PartitionAll(ctx, m, opts.Registry)
 	if err != nil {
 		return nil, err
