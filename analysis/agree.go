@@ -444,20 +444,9 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 			return // an average; another reduction is checkLossSync's to name
 		}
 	}
-	for _, s := range op.Outputs {
-		for _, name := range s.Args {
-			i := strings.Index(name, "@GRAD")
-			if i <= 0 {
-				continue
-			}
-			g := c.pi.resolve(bi, name[:i])
-			if g < 0 || c.pi.v(g).Kind != ir.KindParam {
-				continue
-			}
-			c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
-				quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name), fmtDist(c.loss.Dist)))
-			return
-		}
+	if name := c.paramGradOut(bi, op); name != "" {
+		c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
+			quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name), fmtDist(c.loss.Dist)))
 	}
 }
 
@@ -480,21 +469,27 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
 	if avg < 0 {
 		return
 	}
+	if name := c.paramGradOut(bi, op); name != "" {
+		c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
+			quoteName(c.loss.Name), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
+	}
+}
+
+// paramGradOut returns op's first output that is a parameter's grad
+// (P@GRAD of a param P), or "".
+func (c *annChecker) paramGradOut(bi int, op *ir.Op) string {
 	for _, s := range op.Outputs {
 		for _, name := range s.Args {
 			i := strings.Index(name, "@GRAD")
 			if i <= 0 {
 				continue
 			}
-			g := c.pi.resolve(bi, name[:i])
-			if g < 0 || c.pi.v(g).Kind != ir.KindParam {
-				continue
+			if g := c.pi.resolve(bi, name[:i]); g >= 0 && c.pi.v(g).Kind == ir.KindParam {
+				return name
 			}
-			c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
-				quoteName(c.loss.Name), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
-			return
 		}
 	}
+	return ""
 }
 
 // A packed dist: bits 0-55 hold up to 14 mapping entries, 4 bits each
