@@ -18,21 +18,21 @@ import (
 // writes pass options: "local-shapes{rank=3}".
 //
 // Run computes the fact. It must not modify the module nor call the Cache
-// (the results it needs are its Requires, which the Pass hands it), and it
+// (the results it needs are its Requires, which its Inputs hand it), and it
 // must be deterministic: the Cache keeps its result, or its error, until
 // the module changes.
 type Analyzer struct {
 	Name     string
 	Doc      string
 	Requires []*Analyzer
-	Run      func(*Pass) (any, error)
+	Run      func(*Inputs) (any, error)
 }
 
 func (a *Analyzer) String() string { return displayName(a.Name) }
 
-// A Pass is what Run receives: the module, the analyzer being run, and
+// A Inputs is what Run receives: the module, the analyzer being run, and
 // the results of its Requires.
-type Pass struct {
+type Inputs struct {
 	Module   *ir.Module
 	Analyzer *Analyzer
 
@@ -42,7 +42,7 @@ type Pass struct {
 // Result returns the result of a, one of the running analyzer's Requires
 // (matched by Name). Asking for an analyzer that is not required is a
 // mistake in the analyzer's declaration, and panics.
-func (p *Pass) Result(a *Analyzer) any {
+func (p *Inputs) Result(a *Analyzer) any {
 	for i, r := range p.Analyzer.Requires {
 		if r == a || r.Name == a.Name {
 			return p.results[i]

@@ -18,7 +18,7 @@ var Annotations = &Analyzer{
 		"the tensor or the mesh, mesh dims used twice, uneven splits, op mappings that are " +
 		"not their vars' dists, partial values used as whole ones.",
 	Requires: []*Analyzer{Index},
-	Run: func(p *Pass) (any, error) {
+	Run: func(p *Inputs) (any, error) {
 		return checkAnnotations(p.Module, p.Result(Index).(*IndexInfo)), nil
 	},
 }

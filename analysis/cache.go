@@ -149,7 +149,7 @@ func (c *Cache) compute(e *entry, m *ir.Module) {
 		}
 		close(e.done)
 	}()
-	pass := &Pass{Module: m, Analyzer: a, results: make([]any, len(a.Requires))}
+	pass := &Inputs{Module: m, Analyzer: a, results: make([]any, len(a.Requires))}
 	for i, r := range a.Requires {
 		res, err := c.get(r)
 		if err != nil {

@@ -25,7 +25,7 @@ func newCounting(name string, requires ...*counting) *counting {
 	c.Analyzer = &analysis.Analyzer{
 		Name: name,
 		Doc:  "A test analyzer that counts its runs.",
-		Run: func(p *analysis.Pass) (any, error) {
+		Run: func(p *analysis.Inputs) (any, error) {
 			c.runs.Add(1)
 			s := name
 			for _, r := range p.Analyzer.Requires {
@@ -183,7 +183,7 @@ func TestSetModule(t *testing.T) {
 	name := &analysis.Analyzer{
 		Name: "module-name",
 		Doc:  "The module's name.",
-		Run:  func(p *analysis.Pass) (any, error) { return p.Module.Name, nil },
+		Run:  func(p *analysis.Inputs) (any, error) { return p.Module.Name, nil },
 	}
 	c := analysis.NewCache(m1)
 	if got := get[string](t, c, name); got != "one" {
@@ -208,7 +208,7 @@ func TestCacheKeepsErrors(t *testing.T) {
 	failing := &analysis.Analyzer{
 		Name: "failing",
 		Doc:  "Always fails.",
-		Run: func(*analysis.Pass) (any, error) {
+		Run: func(*analysis.Inputs) (any, error) {
 			runs.Add(1)
 			return nil, boom
 		},
@@ -249,7 +249,7 @@ func TestGetWrongType(t *testing.T) {
 }
 
 func TestGetInvalidAnalyzer(t *testing.T) {
-	a := &analysis.Analyzer{Name: "a", Doc: "A.", Run: func(*analysis.Pass) (any, error) { return 1, nil }}
+	a := &analysis.Analyzer{Name: "a", Doc: "A.", Run: func(*analysis.Inputs) (any, error) { return 1, nil }}
 	b := &analysis.Analyzer{Name: "b", Doc: "B.", Run: a.Run, Requires: []*analysis.Analyzer{a}}
 	a.Requires = []*analysis.Analyzer{b}
 	c := analysis.NewCache(ir.NewModule("m"))
@@ -283,7 +283,7 @@ func TestPassResultNotRequired(t *testing.T) {
 	a := &analysis.Analyzer{
 		Name: "greedy",
 		Doc:  "Asks for what it does not require.",
-		Run:  func(p *analysis.Pass) (any, error) { return p.Result(other.Analyzer), nil },
+		Run:  func(p *analysis.Inputs) (any, error) { return p.Result(other.Analyzer), nil },
 	}
 	defer func() {
 		if r := recover(); r != "analysis greedy: Result of other, which is not in Requires" {
@@ -300,7 +300,7 @@ func TestRunPanics(t *testing.T) {
 	a := &analysis.Analyzer{
 		Name: "panicky",
 		Doc:  "Panics once.",
-		Run: func(*analysis.Pass) (any, error) {
+		Run: func(*analysis.Inputs) (any, error) {
 			runs++
 			if runs == 1 {
 				panic("first run")

@@ -27,7 +27,7 @@ var Comm = &Analyzer{
 		"order, with its group, mesh axis, payload and the bytes this rank moves for it, and totals per " +
 		"axis and per collective type.",
 	Requires: []*Analyzer{Index},
-	Run: func(p *Pass) (any, error) {
+	Run: func(p *Inputs) (any, error) {
 		return buildComm(p.Module, p.Result(Index).(*IndexInfo))
 	},
 }
@@ -39,7 +39,7 @@ var Memory = &Analyzer{
 	Doc: "Memory sums the bytes of a partitioned module's parameters, other persistables and " +
 		"activations on its rank, from the vars' local shapes, counting apart the vars of unknown size.",
 	Requires: []*Analyzer{Index},
-	Run: func(p *Pass) (any, error) {
+	Run: func(p *Inputs) (any, error) {
 		return buildMemory(p.Module)
 	},
 }

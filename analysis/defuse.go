@@ -13,7 +13,7 @@ var DefUse = &Analyzer{
 	Doc: "DefUse lists, for each var, the ops that write it and the ops that read it, " +
 		"with names resolved through the block parent chain.",
 	Requires: []*Analyzer{Index},
-	Run: func(p *Pass) (any, error) {
+	Run: func(p *Inputs) (any, error) {
 		return buildDefUse(p.Result(Index).(*IndexInfo)), nil
 	},
 }

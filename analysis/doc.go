@@ -8,7 +8,7 @@
 //
 // An Analyzer is a value: a kebab-case Name ("def-use",
 // "local-shapes{rank=3}"), a Doc, the analyzers it Requires, and a Run
-// function that receives a Pass (the module and the results of its
+// function that receives its Inputs (the module and the results of its
 // requirements) and returns a result or an error. Validate checks a set
 // of analyzers up front: names, docs, acyclic requirements.
 //

@@ -15,7 +15,7 @@ var GradMaps = &Analyzer{
 	Doc: "GradMaps maps each grad op to its forward op (through fwd), each grad var to its var " +
 		"(by Paddle's x@GRAD naming) and each param to its grad (from the params-grads list).",
 	Requires: []*Analyzer{Index},
-	Run: func(p *Pass) (any, error) {
+	Run: func(p *Inputs) (any, error) {
 		return buildGradMaps(p.Module, p.Result(Index).(*IndexInfo)), nil
 	},
 }

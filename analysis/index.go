@@ -18,7 +18,7 @@ var Index = &Analyzer{
 	Name: "index",
 	Doc: "Index numbers the vars of each program, indexes them by name per block, " +
 		"resolves every op arg through the block parent chain, and indexes the ops by id.",
-	Run: func(p *Pass) (any, error) { return buildIndex(p.Module), nil },
+	Run: func(p *Inputs) (any, error) { return buildIndex(p.Module), nil },
 }
 
 // IndexInfo is the result of Index.

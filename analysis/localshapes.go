@@ -46,7 +46,7 @@ func LocalShapes(rank int) *Analyzer {
 		Doc: "LocalShapes gives each var's shape on one rank (each mapped dim divided by its " +
 			"mesh dim's size) and whether the rank is in the var's mesh.",
 		Requires: []*Analyzer{Index},
-		Run: func(p *Pass) (any, error) {
+		Run: func(p *Inputs) (any, error) {
 			return buildLocalShapes(p.Module, p.Result(Index).(*IndexInfo), rank)
 		},
 	}

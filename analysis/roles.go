@@ -72,7 +72,7 @@ var Roles = &Analyzer{
 	Name: "roles",
 	Doc: "Roles classifies ops as forward, backward, optimize, loss, loss-grad or other, " +
 		"and finds the first loss and loss-grad op of each block.",
-	Run: func(p *Pass) (any, error) { return buildRoles(p.Module), nil },
+	Run: func(p *Inputs) (any, error) { return buildRoles(p.Module), nil },
 }
 
 // RoleInfo is the result of Roles.

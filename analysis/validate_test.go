@@ -7,7 +7,7 @@ import (
 	"github.com/distpass/distpass/analysis"
 )
 
-func run(*analysis.Pass) (any, error) { return nil, nil }
+func run(*analysis.Inputs) (any, error) { return nil, nil }
 
 func an(name string, requires ...*analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{Name: name, Doc: "Test analyzer " + name + ".", Run: run, Requires: requires}

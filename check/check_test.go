@@ -96,7 +96,7 @@ func brokenRow() *registry.Impl {
 	return &registry.Impl{
 		Name:       "row_parallel_without_allreduce",
 		Compatible: row.Compatible,
-		Forward: func(ctx *registry.Ctx, op *ir.Op) error {
+		Forward: func(ctx *registry.Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			return registry.SyncParams(ctx, op)
 		},

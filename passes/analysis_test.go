@@ -17,7 +17,7 @@ func TestAnalysesCachedAndInvalidated(t *testing.T) {
 	opCount := &analysis.Analyzer{
 		Name: "op-count",
 		Doc:  "counts the ops of main, for tests",
-		Run: func(p *analysis.Pass) (any, error) {
+		Run: func(p *analysis.Inputs) (any, error) {
 			runs++
 			return p.Module.Main.NumOps(), nil
 		},

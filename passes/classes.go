@@ -22,8 +22,8 @@ import (
 // every other rank's program is that one with its own values of those
 // attrs (a module that brings its own group table also splits classes by
 // membership of group 0, the world group). The contract for impls that
-// makes this sound: a lowering depends on the rank only through Ctx.Group
-// (ring ids) and Ctx.Coord (embedding offsets), or on what every rank of
+// makes this sound: a lowering depends on the rank only through Lowering.Group
+// (ring ids) and Lowering.Coord (embedding offsets), or on what every rank of
 // a class shares. Impls promise it by registry.Impl.RankSafe; unless every impl
 // the module names does, each class's last rank is also lowered plainly
 // and compared by structural hash. A class that fails the comparison,
@@ -240,7 +240,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 			mine := c.hashAs(len(c.Ranks) - 1)
 			<-hashed
 			if mine != chkHash {
-				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Ctx.Group and Ctx.Coord", c.Ranks[len(c.Ranks)-1])
+				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Lowering.Group and Lowering.Coord", c.Ranks[len(c.Ranks)-1])
 			}
 		}
 		<-hashed
@@ -354,7 +354,7 @@ func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry
 func (c *Class) relabel(serial *ir.Module) string {
 	m := c.Module
 	rep := c.Ranks[0]
-	// A rank list's id is its first group's, as registry.Ctx.Group finds
+	// A rank list's id is its first group's, as registry.Lowering.Group finds
 	// it: a group table read from the input may list the same ranks twice.
 	groupID := map[string]int{}
 	for _, g := range m.Groups {

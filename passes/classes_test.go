@@ -177,7 +177,7 @@ program main {
 }
 
 // The check lowering runs unless every impl the module names promises
-// rank safety (registry.Impl.RankSafe). An impl that reads Ctx.Rank into
+// rank safety (registry.Impl.RankSafe). An impl that reads Lowering.Rank into
 // an attr breaks the promise: unpromised, the check finds the class's
 // ranks differ and lowers them one by one, each as its plain lowering;
 // promised, it is trusted and not checked.
@@ -202,7 +202,7 @@ program main {
 			base := registry.DefaultImpl()
 			idx := reg.Register(registry.DefaultType, &registry.Impl{
 				Name: "leaky", RankSafe: promised, Compatible: base.Compatible, Backward: base.Backward,
-				Forward: func(ctx *registry.Ctx, op *ir.Op) error {
+				Forward: func(ctx *registry.Lowering, op *ir.Op) error {
 					op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank)))
 					return base.Forward(ctx, op)
 				},

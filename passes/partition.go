@@ -466,7 +466,7 @@ func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
 
 // indexedArgs carries, from the annotation check to the lowering, what
 // the check's index resolved the args of main's block 0 to, so that the
-// lowering of an op starts with its vars known (registry.Ctx.Bind) rather
+// lowering of an op starts with its vars known (registry.Lowering.Bind) rather
 // than looking each name up again in the block's table, a probe or two
 // into memory out of cache on a large module. Only block 0: it has no
 // ancestor whose vars a new var could shadow.
@@ -506,8 +506,8 @@ func (x *indexedArgs) at(j int) int32 {
 }
 
 // bindCur binds the vars of the op being lowered (bind of cur): what
-// the lowering hands registry.Ctx.BindLater.
-func (x *indexedArgs) bindCur(ctx *registry.Ctx) { x.bind(ctx, x.cur) }
+// the lowering hands registry.Lowering.BindLater.
+func (x *indexedArgs) bindCur(ctx *registry.Lowering) { x.bind(ctx, x.cur) }
 
 // bind tells ctx the vars of the op that was at position pos of block 0
 // when indexed, unless an impl has removed or renamed a var of the block
@@ -515,7 +515,7 @@ func (x *indexedArgs) bindCur(ctx *registry.Ctx) { x.bind(ctx, x.cur) }
 // its own name, read now, so a var is never bound to a name it does not
 // have; an op matched with the wrong position would only be lowered with
 // lookups.
-func (x *indexedArgs) bind(ctx *registry.Ctx, pos int32) {
+func (x *indexedArgs) bind(ctx *registry.Lowering, pos int32) {
 	if x.index == nil || x.prog.Blocks[0].BindingsVersion() != x.binds {
 		x.index = nil
 		return
@@ -547,7 +547,7 @@ func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedA
 	for bi, b := range p.Blocks {
 		ctx := registry.NewCtx(m, p.Rank, b, st)
 		var bound *indexedArgs
-		var bind func(*registry.Ctx)
+		var bind func(*registry.Lowering)
 		var next []int32 // where the ops of the new list were indexed
 		if bi == 0 && pre.usable(p) {
 			bound, bind = pre, pre.bindCur
@@ -658,7 +658,7 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 	return nil, true
 }
 
-func lowerOp(ctx *registry.Ctx, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func(*registry.Ctx)) error {
+func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func(*registry.Lowering)) error {
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }

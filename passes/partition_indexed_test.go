@@ -28,7 +28,7 @@ func partitionStepByStep(m *ir.Module, reg *registry.Registry, rank int) error {
 }
 
 // Partition starts each op's lowering with the vars its index resolved
-// (registry.Ctx.Bind); the lowering that looks every name up gives the
+// (registry.Lowering.Bind); the lowering that looks every name up gives the
 // same bytes, for every rank of every golden case and example model.
 func TestPartitionIndexedArgsChangeNothing(t *testing.T) {
 	compared := 0
@@ -98,7 +98,7 @@ program main {
 			base := registry.DefaultImpl()
 			reg.Register(registry.DefaultType, &registry.Impl{
 				Name: "changer", Compatible: base.Compatible, Backward: base.Backward,
-				Forward: func(ctx *registry.Ctx, op *ir.Op) error {
+				Forward: func(ctx *registry.Lowering, op *ir.Op) error {
 					if err := change(ctx.Block); err != nil {
 						return err
 					}

@@ -49,7 +49,7 @@ func TestPartitionStepsArePartition(t *testing.T) {
 // keeps the op as it is: lowering with it costs what the lowering passes
 // cost without any impl's work.
 func keepRegistry(reg *registry.Registry) *registry.Registry {
-	keep := func(ctx *registry.Ctx, op *ir.Op) error { ctx.Keep(op); return nil }
+	keep := func(ctx *registry.Lowering, op *ir.Op) error { ctx.Keep(op); return nil }
 	out := registry.NewRegistry()
 	for _, c := range reg.Containers() {
 		for range c.Impls {

@@ -39,14 +39,14 @@ func UpdateLossScaling() *Impl {
 		Name:     "update_loss_scaling",
 		Doc:      "kept as is (backward-only): every rank sees the same found_inf",
 		Forward:  backwardOnly,
-		Backward: func(ctx *Ctx, op *ir.Op) error {
+		Backward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			return nil
 		},
 	}
 }
 
-func backwardOnly(_ *Ctx, op *ir.Op) error {
+func backwardOnly(_ *Lowering, op *ir.Op) error {
 	return fmt.Errorf("%s is backward-only: it has no forward lowering", op)
 }
 
@@ -54,7 +54,7 @@ func backwardOnly(_ *Ctx, op *ir.Op) error {
 // lies, so each Out is split as its X; Scale is one number every rank
 // holds, and FoundInfinite one flag. Backward-only, the op is never
 // checked by the forward lowering's Compatible: its lowering checks.
-func checkFiniteArgs(ctx *Ctx, op *ir.Op) error {
+func checkFiniteArgs(ctx *Lowering, op *ir.Op) error {
 	xs, outs := op.Input("X"), op.Output("Out")
 	if len(xs) != len(outs) {
 		return fmt.Errorf("%s has %d X and %d Out: one Out per X", op, len(xs), len(outs))
@@ -94,7 +94,7 @@ func checkFiniteArgs(ctx *Ctx, op *ir.Op) error {
 	return nil
 }
 
-func checkFiniteBackward(ctx *Ctx, op *ir.Op) error {
+func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 	if err := checkFiniteArgs(ctx, op); err != nil {
 		return err
 	}

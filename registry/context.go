@@ -17,7 +17,7 @@ type State struct {
 	// lowered: data-parallel gradient sync starts there.
 	LossGradSeen bool
 
-	groups  map[groupKey]groupEntry // Ctx.Group's answers, by mesh and axis
+	groups  map[groupKey]groupEntry // Lowering.Group's answers, by mesh and axis
 	emitted int                     // ops emitted so far
 	ops     []ir.Op                 // a slab the emitted ops come from
 	slots   []ir.Slot               // and their one-arg slots
@@ -87,9 +87,9 @@ func (st *State) newOp() *ir.Op {
 	return op
 }
 
-// Ctx is what an impl sees while it lowers one op on one rank: where it
+// Lowering is what an impl sees while it lowers one op on one rank: where it
 // is, the op's mesh and groups, and how to emit ops and vars.
-type Ctx struct {
+type Lowering struct {
 	Rank   int
 	Module *ir.Module // partitioned in place (a clone of the serial module)
 	Prog   *ir.Program
@@ -116,7 +116,7 @@ type Ctx struct {
 	nmemo     int
 	memoGen   uint64     // varsVersion when the memo was last found good
 	memoBinds uint64     // and the block's BindingsVersion
-	later     func(*Ctx) // BindLater's binding, not run yet
+	later     func(*Lowering) // BindLater's binding, not run yet
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
@@ -131,29 +131,29 @@ type varMemo struct {
 
 // NewCtx returns a context for lowering ops of block b of the module's
 // main program on rank, appending the lowered ops to *out.
-func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Ctx {
+func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Lowering {
 	// The new op list holds at least the block's ops, kept or replaced,
 	// and usually a few more: sized for that, it is seldom regrown.
 	var out []*ir.Op
 	if b != nil {
 		out = make([]*ir.Op, 0, len(b.Ops)+len(b.Ops)/4)
 	}
-	return &Ctx{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st, out: out}
+	return &Lowering{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st, out: out}
 }
 
 // Begin points the context at op, whose impl is (implType, implIndex) on
 // mesh.
-func (c *Ctx) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
+func (c *Lowering) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
 	c.nmemo = 0
 	c.later = nil
 }
 
 // Ops returns the ops emitted so far.
-func (c *Ctx) Ops() []*ir.Op { return c.out }
+func (c *Lowering) Ops() []*ir.Op { return c.out }
 
 // Keep emits op unchanged: the serial op's copy.
-func (c *Ctx) Keep(op *ir.Op) { c.out = append(c.out, op) }
+func (c *Lowering) Keep(op *ir.Op) { c.out = append(c.out, op) }
 
 // Emit appends a new op with a fresh id, the role of the op being lowered,
 // an origin attr: "<impl type>:<index> <reason>", and an origin_op attr:
@@ -161,14 +161,14 @@ func (c *Ctx) Keep(op *ir.Op) { c.out = append(c.out, op) }
 // ops it emits for it (the SPMD runner matches collectives by it). Its
 // dist names the op's mesh, with each arg's mapping taken from the var's
 // dist.
-func (c *Ctx) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
+func (c *Lowering) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
 	op := c.newOp(typ, ins, outs, reason, attrs)
 	op.Role = c.Op.Role
 	c.out = append(c.out, op)
 	return op
 }
 
-func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.Attr) *ir.Op {
+func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.Attr) *ir.Op {
 	st := c.State
 	if st == nil {
 		st = NewState()
@@ -235,7 +235,7 @@ func (c *Ctx) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.A
 }
 
 // originOpValue returns the origin_op value of the ops emitted for c.Op.
-func (c *Ctx) originOpValue() ir.Value {
+func (c *Lowering) originOpValue() ir.Value {
 	if c.originFor != c.Op {
 		c.originFor, c.originOp = c.Op, ir.Int(c.Op.ID)
 	}
@@ -244,7 +244,7 @@ func (c *Ctx) originOpValue() ir.Value {
 
 // SetOrigin gives op, a kept op the lowering changed, the origin attrs of
 // an emitted one: origin (why, from reason) and origin_op (c.Op's id).
-func (c *Ctx) SetOrigin(op *ir.Op, reason string) {
+func (c *Lowering) SetOrigin(op *ir.Op, reason string) {
 	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
 	if c.Op != nil {
 		op.Attrs.Set("origin_op", c.originOpValue())
@@ -277,7 +277,7 @@ func insertAttr(as ir.Attrs, a ir.Attr) ir.Attrs {
 // Slot returns the slot list name: [arg] of an emitted op, carved from
 // the lowering's slabs: collectives and scales, emitted by the thousand,
 // each take two.
-func (c *Ctx) Slot(name, arg string) []ir.Slot {
+func (c *Lowering) Slot(name, arg string) []ir.Slot {
 	st := c.State
 	if st == nil {
 		return ir.Slots(name, arg)
@@ -298,7 +298,7 @@ func (c *Ctx) Slot(name, arg string) []ir.Slot {
 // one, and a string each was a fifth of a lowering's allocations. The
 // slab is only appended to, so the bytes under a string handed out never
 // change; a full slab is left to the strings that hold it.
-func (c *Ctx) Origin(reason string) string {
+func (c *Lowering) Origin(reason string) string {
 	idx := strconv.Itoa(c.ImplIndex) // small ints: no allocation
 	st := c.State
 	if st == nil {
@@ -320,7 +320,7 @@ func (c *Ctx) Origin(reason string) string {
 }
 
 // Var returns the var name as this block sees it, or nil.
-func (c *Ctx) Var(name string) *ir.Var {
+func (c *Lowering) Var(name string) *ir.Var {
 	if c.Block == nil {
 		return c.Prog.LookupVar(c.Block, name)
 	}
@@ -346,7 +346,7 @@ func (c *Ctx) Var(name string) *ir.Var {
 // vars were added, and the block has no ancestor a new var could shadow
 // one of, its vars still bind their names: only the names remembered as
 // undeclared go.
-func (c *Ctx) checkMemo() {
+func (c *Lowering) checkMemo() {
 	g := c.varsVersion()
 	if g == c.memoGen {
 		return
@@ -372,7 +372,7 @@ func (c *Ctx) checkMemo() {
 // block's own var of its name; the lowering passes them for ops of a
 // block without ancestors, from an analysis.Index built before and no
 // var removed or renamed since. Call it after Begin.
-func (c *Ctx) Bind(vars []*ir.Var) {
+func (c *Lowering) Bind(vars []*ir.Var) {
 	if c.Block == nil {
 		return
 	}
@@ -398,12 +398,12 @@ next:
 // lookup (an optimizer's: the data-parallel sync skips them), and for
 // them finding their vars would cost more than lowering them. Call it
 // after Begin; the next Begin drops a binding not run.
-func (c *Ctx) BindLater(bind func(*Ctx)) { c.later = bind }
+func (c *Lowering) BindLater(bind func(*Lowering)) { c.later = bind }
 
 // varsVersion sums the var table versions of the block and its
 // ancestors, the blocks a lookup reads: versions only grow, so the sum
 // changes whenever one of the tables does.
-func (c *Ctx) varsVersion() uint64 {
+func (c *Lowering) varsVersion() uint64 {
 	var g uint64
 	for b, seen := c.Block, 0; b != nil && seen <= len(c.Prog.Blocks); seen++ {
 		g += b.VarsVersion()
@@ -413,7 +413,7 @@ func (c *Ctx) varsVersion() uint64 {
 }
 
 // IsParam reports whether name is a parameter.
-func (c *Ctx) IsParam(name string) bool {
+func (c *Lowering) IsParam(name string) bool {
 	v := c.Var(name)
 	return v != nil && v.Kind == ir.KindParam
 }
@@ -421,7 +421,7 @@ func (c *Ctx) IsParam(name string) bool {
 // NewVar declares a temp var in the block, named prefix_N with a name
 // fresh in the module (so every rank picks the same), typed like like
 // (its local shape) and distributed as dist.
-func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
+func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
 	st := c.State
 	if st == nil {
 		st = NewState()
@@ -443,7 +443,7 @@ func (c *Ctx) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
 
 // Mapping returns the dims_mapping the op being lowered expects for its
 // input or output arg name, or nil.
-func (c *Ctx) Mapping(name string) []int {
+func (c *Lowering) Mapping(name string) []int {
 	if d := c.Op.Dist; d != nil {
 		if m, ok := d.InputMapping(name); ok {
 			return m
@@ -458,7 +458,7 @@ func (c *Ctx) Mapping(name string) []int {
 // Group returns the id and ranks of the process group along mesh axis of
 // this rank. The group table was built from the meshes before lowering,
 // so every rank finds the same id for the same ranks.
-func (c *Ctx) Group(axis int) (int, []int, error) {
+func (c *Lowering) Group(axis int) (int, []int, error) {
 	var k groupKey
 	if c.State != nil {
 		k = groupKey{c.Mesh, axis}
@@ -473,7 +473,7 @@ func (c *Ctx) Group(axis int) (int, []int, error) {
 	return e.id, e.ranks, e.err
 }
 
-func (c *Ctx) group(axis int) groupEntry {
+func (c *Lowering) group(axis int) groupEntry {
 	ranks, err := c.Mesh.Group(axis, c.Rank)
 	if err != nil {
 		return groupEntry{err: err}
@@ -487,7 +487,7 @@ func (c *Ctx) group(axis int) groupEntry {
 }
 
 // Coord returns this rank's coordinate along mesh axis.
-func (c *Ctx) Coord(axis int) (int, error) {
+func (c *Lowering) Coord(axis int) (int, error) {
 	coord, err := c.Mesh.Coord(c.Rank)
 	if err != nil {
 		return 0, err
@@ -507,7 +507,7 @@ func ForwardVar(grad string) string {
 
 // Startup returns block 0 of the startup program, creating the program
 // when the module has none: parameter broadcasts go there.
-func (c *Ctx) Startup() *ir.Block {
+func (c *Lowering) Startup() *ir.Block {
 	if c.Module.Startup == nil {
 		c.Module.Startup = ir.NewProgram("startup")
 		c.Module.Startup.Rank = c.Rank
@@ -516,7 +516,7 @@ func (c *Ctx) Startup() *ir.Block {
 }
 
 // EmitStartup appends an op to the startup program, with role forward.
-func (c *Ctx) EmitStartup(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
+func (c *Lowering) EmitStartup(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
 	b := c.Startup()
 	op := c.newOp(typ, ins, outs, reason, attrs)
 	b.Ops = append(b.Ops, op)

@@ -8,7 +8,7 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// Ctx.Var remembers the current op's lookups, and forgets them when the
+// Lowering.Var remembers the current op's lookups, and forgets them when the
 // block's var table changes: a var declared, removed or renamed is seen
 // at the next lookup.
 func TestCtxVarSeesVarTableChanges(t *testing.T) {
@@ -91,7 +91,7 @@ func TestCtxVarSeesParentChanges(t *testing.T) {
 
 // oneVarCtx returns main's block 0 of a module that declares var a there,
 // and a lowering context on it.
-func oneVarCtx(t *testing.T) (*ir.Block, *Ctx) {
+func oneVarCtx(t *testing.T) (*ir.Block, *Lowering) {
 	t.Helper()
 	m, err := ir.ParseString("t.dpir", `program main {
   block 0 {
@@ -153,7 +153,7 @@ func TestCtxBindLater(t *testing.T) {
 	b, ctx := oneVarCtx(t)
 	bound := &ir.Var{Name: "a", Type: b.Var("a").Type} // not the table's: an answer from the memo shows
 	calls := 0
-	bind := func(c *Ctx) {
+	bind := func(c *Lowering) {
 		calls++
 		c.Bind([]*ir.Var{bound})
 	}
@@ -228,8 +228,8 @@ func TestInsertAttrIsSet(t *testing.T) {
 // without, and a string handed out stays as it was while the slab fills
 // and is replaced.
 func TestOriginFromTheSlab(t *testing.T) {
-	plain := &Ctx{ImplType: "matmul_v2", ImplIndex: 1}
-	slab := &Ctx{ImplType: "matmul_v2", ImplIndex: 1, State: NewState()}
+	plain := &Lowering{ImplType: "matmul_v2", ImplIndex: 1}
+	slab := &Lowering{ImplType: "matmul_v2", ImplIndex: 1, State: NewState()}
 	first := slab.Origin("row-parallel: first")
 	for i := range 5000 { // past the first slab
 		reason := "reason " + strings.Repeat("x", i%97)

@@ -19,7 +19,7 @@ func DefaultImpl() *Impl {
 		Name:       "replicate_parallel",
 		Doc:        "copy the op; fill_constant shapes follow the output's sharding; startup broadcast of params; data-parallel grad allreduce",
 		Compatible: defaultCompatible,
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			if shapeFollowsOutput[op.Type] {
 				if err := divideShapeAttr(ctx, op, "Out"); err != nil {
@@ -31,7 +31,7 @@ func DefaultImpl() *Impl {
 			}
 			return nil
 		},
-		Backward: func(ctx *Ctx, op *ir.Op) error {
+		Backward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			return SyncGrads(ctx, op)
 		},
@@ -55,7 +55,7 @@ func floorDiv(a, b int64) int64 {
 
 // divideShapeAttr divides the op's shape attr on the dims where its
 // output slot's arg is sharded.
-func divideShapeAttr(ctx *Ctx, op *ir.Op, slot string) error {
+func divideShapeAttr(ctx *Lowering, op *ir.Op, slot string) error {
 	shape, ok := op.Attrs.Ints("shape")
 	outs := op.Output(slot)
 	if !ok || len(shape) == 0 || len(outs) == 0 {
@@ -76,7 +76,7 @@ func divideShapeAttr(ctx *Ctx, op *ir.Op, slot string) error {
 // first time, a startup c_broadcast from root 0 over the group of every
 // mesh axis of size > 1 that the parameter's mapping does not use, so that
 // replicas start equal. Recompute ops do not sync.
-func SyncParams(ctx *Ctx, op *ir.Op) error {
+func SyncParams(ctx *Lowering, op *ir.Op) error {
 	if op.Dist != nil && op.Dist.Recompute {
 		return nil
 	}
@@ -124,7 +124,7 @@ func SyncParams(ctx *Ctx, op *ir.Op) error {
 // copy of its shard). check-annotations refuses the modules where this
 // rule would average over a mesh dim the loss does not average, or
 // leave a grad alone where the loss does.
-func SyncGrads(ctx *Ctx, op *ir.Op) error {
+func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if op.Role.IsLossGrad() {
 		ctx.State.LossGradSeen = true
 	}
@@ -186,7 +186,7 @@ func SyncGrads(ctx *Ctx, op *ir.Op) error {
 // replicated; other args sharded at most on their batch dim (dim 1 for
 // an XShape), and all batch dims on the same mesh axis. An op with no
 // batch-dim candidate (all scalars) is compatible.
-func defaultCompatible(ctx *Ctx, op *ir.Op) error {
+func defaultCompatible(ctx *Lowering, op *ir.Op) error {
 	batch := -1
 	check := func(slots []ir.Slot) error {
 		for _, s := range slots {
@@ -279,7 +279,7 @@ func defaultCompatible(ctx *Ctx, op *ir.Op) error {
 
 // hasTensorInput reports whether op reads a dense tensor that is not a
 // parameter (a feed reads a feed list; a fill reads nothing).
-func hasTensorInput(ctx *Ctx, op *ir.Op) bool {
+func hasTensorInput(ctx *Lowering, op *ir.Op) bool {
 	for _, s := range op.Inputs {
 		for _, a := range s.Args {
 			if v := ctx.Var(a); v != nil && v.Type.Kind == ir.DenseTensor && v.Kind != ir.KindParam {

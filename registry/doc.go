@@ -3,11 +3,11 @@
 //
 // An Impl is a value: a name, a compatibility check that says why an op's
 // mappings do not fit, and Forward and Backward lowerings that emit ops
-// through a Ctx. A Container groups the impls of one impl type by index;
+// through a Lowering. A Container groups the impls of one impl type by index;
 // a Registry holds the containers, filled by explicit Register calls
 // (DefaultRegistry lists every built-in impl; nothing registers itself).
-// An impl that reads the rank only through Ctx.Group's ring id and size
-// and Ctx.Coord's embedding offset says so (Impl.RankSafe), and lets
+// An impl that reads the rank only through Lowering.Group's ring id and size
+// and Lowering.Coord's embedding offset says so (Impl.RankSafe), and lets
 // passes.PartitionClasses trust, rather than check, that the ranks of a
 // class lower alike.
 //

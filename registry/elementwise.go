@@ -21,7 +21,7 @@ func Elementwise() *Impl {
 		Name:       "replicate_parallel",
 		Doc:        "the default lowering, for args split alike on right-aligned dims",
 		Compatible: elementwiseCompatible,
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			if err := elementwiseCompatible(ctx, op); err != nil {
 				return err
 			}
@@ -38,7 +38,7 @@ func Elementwise() *Impl {
 // broadcasts may stay replicated. Out's mapping is thus the broadcast of
 // the inputs'. A partial arg is refused but for a linear unary op
 // (assign, cast, scale without bias) whose X and Out are partial alike.
-func elementwiseCompatible(ctx *Ctx, op *ir.Op) error {
+func elementwiseCompatible(ctx *Lowering, op *ir.Op) error {
 	if len(op.Outputs) == 0 || len(op.Outputs[0].Args) == 0 {
 		return fmt.Errorf("%s has no output", op)
 	}
@@ -89,7 +89,7 @@ func elementwiseCompatible(ctx *Ctx, op *ir.Op) error {
 // elementwisePartial refuses a partial arg, but for the X and Out of a
 // linear unary op that are partial alike: the op of the parts is then
 // the part of the op.
-func elementwisePartial(ctx *Ctx, op *ir.Op, a, out string) error {
+func elementwisePartial(ctx *Lowering, op *ir.Op, a, out string) error {
 	v := ctx.Var(a)
 	if v == nil || !v.Dist.IsPartial() {
 		return nil

@@ -27,7 +27,7 @@ func EmbeddingVocabParallel() *Impl {
 // embeddingCompatible: W[-2] sharded and W[-1] replicated, Ids[1:]
 // replicated, Ids[0] and W[-2] not on the same mesh axis, Out[1:]
 // replicated.
-func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
+func embeddingCompatible(ctx *Lowering, op *ir.Op) error {
 	ids, im, err := argMapping(ctx, op, "Ids", true)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func embeddingCompatible(ctx *Ctx, op *ir.Op) error {
 // vocabShard returns the mesh axis W's rows are split on and the first
 // vocabulary row of this rank's shard: its coordinate on the axis times
 // the local rows of W.
-func vocabShard(ctx *Ctx, op *ir.Op) (axis int, start int64, err error) {
+func vocabShard(ctx *Lowering, op *ir.Op) (axis int, start int64, err error) {
 	w, wm, err := argMapping(ctx, op, "W", true)
 	if err != nil {
 		return 0, 0, err
@@ -109,7 +109,7 @@ func vocabShard(ctx *Ctx, op *ir.Op) (axis int, start int64, err error) {
 
 // embeddingForward: c_embedding(Ids, W) -> tmp {start_index}, then
 // c_allreduce_sum(tmp) -> Out over the vocabulary axis.
-func embeddingForward(ctx *Ctx, op *ir.Op) error {
+func embeddingForward(ctx *Lowering, op *ir.Op) error {
 	if err := embeddingCompatible(ctx, op); err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func embeddingForward(ctx *Ctx, op *ir.Op) error {
 // embeddingBackward turns the serial grad op into c_embedding_grad(Ids,
 // W, Out@GRAD) -> W@GRAD {start_index}, keeping its id, then syncs W@GRAD
 // over the data-parallel axis.
-func embeddingBackward(ctx *Ctx, op *ir.Op) error {
+func embeddingBackward(ctx *Lowering, op *ir.Op) error {
 	_, start, err := vocabShard(ctx, op)
 	if err != nil {
 		return err

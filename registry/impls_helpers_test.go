@@ -50,7 +50,7 @@ type lowering struct {
 // lowers it on rank with fn and returns the printed result; st, when not
 // nil, is applied to the fresh state (e.g. to mark the loss grad seen).
 func lower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType string, implIndex int,
-	fn func(*Ctx, *ir.Op) error, st func(*State)) (lowering, error) {
+	fn func(*Lowering, *ir.Op) error, st func(*State)) (lowering, error) {
 	t.Helper()
 	m, b := testModule()
 	op := build(b)
@@ -79,7 +79,7 @@ func lower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType st
 
 // mustLower is lower for a lowering that must succeed.
 func mustLower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType string, implIndex int,
-	fn func(*Ctx, *ir.Op) error, st func(*State)) lowering {
+	fn func(*Lowering, *ir.Op) error, st func(*State)) lowering {
 	t.Helper()
 	l, err := lower(t, build, rank, implType, implIndex, fn, st)
 	if err != nil {
@@ -135,7 +135,7 @@ type loweringCase struct {
 	build     func(b *ir.Builder) *ir.Op
 	implType  string
 	implIndex int
-	fn        func(*Ctx, *ir.Op) error
+	fn        func(*Lowering, *ir.Op) error
 	state     func(*State)
 	want      map[int]lowering
 }

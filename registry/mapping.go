@@ -27,7 +27,7 @@ func slotArg(op *ir.Op, slot string, input bool) (string, error) {
 // expectedMapping returns the dims_mapping the op's dist expects for arg
 // name of slot, checked against the op's mesh: every entry -1 or a mesh
 // axis, each axis used once.
-func expectedMapping(ctx *Ctx, op *ir.Op, slot, name string) ([]int, error) {
+func expectedMapping(ctx *Lowering, op *ir.Op, slot, name string) ([]int, error) {
 	if op.Dist == nil {
 		return nil, fmt.Errorf("%s has no dist", op)
 	}
@@ -46,7 +46,7 @@ func expectedMapping(ctx *Ctx, op *ir.Op, slot, name string) ([]int, error) {
 
 // checkMapping reports an entry that is not -1 or an axis of the mesh,
 // or an axis used twice.
-func checkMapping(ctx *Ctx, m []int) error {
+func checkMapping(ctx *Lowering, m []int) error {
 	ndim := 0
 	if ctx.Mesh != nil {
 		ndim = len(ctx.Mesh.Shape)
@@ -65,7 +65,7 @@ func checkMapping(ctx *Ctx, m []int) error {
 }
 
 // argMapping is slotArg then expectedMapping.
-func argMapping(ctx *Ctx, op *ir.Op, slot string, input bool) (string, []int, error) {
+func argMapping(ctx *Lowering, op *ir.Op, slot string, input bool) (string, []int, error) {
 	name, err := slotArg(op, slot, input)
 	if err != nil {
 		return "", nil, err
@@ -116,7 +116,7 @@ func middle(m []int) []int {
 // (from the lowering's slabs): a module built in memory may share them
 // between ops (a grad op reading its forward op's arg list), and the
 // rename is this op's alone.
-func renameArg(ctx *Ctx, op *ir.Op, slot string, input bool, old, new string) {
+func renameArg(ctx *Lowering, op *ir.Op, slot string, input bool, old, new string) {
 	st := ctx.State
 	if st == nil {
 		st = NewState()
@@ -164,7 +164,7 @@ func renameArg(ctx *Ctx, op *ir.Op, slot string, input bool, old, new string) {
 // tempDist is the dist of a temp var holding what the op expects for arg
 // name: the op's mesh and its expected mapping (the var's own mapping
 // when the op's dist does not list name).
-func tempDist(ctx *Ctx, name string) *ir.TensorDist {
+func tempDist(ctx *Lowering, name string) *ir.TensorDist {
 	m := ctx.Mapping(name)
 	if m == nil {
 		if v := ctx.Var(name); v != nil && v.Dist != nil {
@@ -178,7 +178,7 @@ func tempDist(ctx *Ctx, name string) *ir.TensorDist {
 }
 
 // lookupVar returns the var name, or an error naming the op and its slot.
-func lookupVar(ctx *Ctx, op *ir.Op, slot, name string) (*ir.Var, error) {
+func lookupVar(ctx *Lowering, op *ir.Op, slot, name string) (*ir.Var, error) {
 	v := ctx.Var(name)
 	if v == nil {
 		return nil, fmt.Errorf("%s: %s %s is not declared", op, slot, name)
@@ -188,7 +188,7 @@ func lookupVar(ctx *Ctx, op *ir.Op, slot, name string) (*ir.Var, error) {
 
 // group returns the ring id of this rank's group along mesh axis, with
 // errors that name the op.
-func group(ctx *Ctx, op *ir.Op, axis int) (int, []int, error) {
+func group(ctx *Lowering, op *ir.Op, axis int) (int, []int, error) {
 	if ctx.Mesh == nil {
 		return 0, nil, fmt.Errorf("%s: no mesh", op)
 	}
@@ -228,7 +228,7 @@ func boolAttr(op *ir.Op, name string) (bool, error) {
 
 // notPartial reports an arg whose var is partial: impl's kernels compute
 // on whole values, and nothing reduces the parts first.
-func notPartial(ctx *Ctx, op *ir.Op, impl, name string) error {
+func notPartial(ctx *Lowering, op *ir.Op, impl, name string) error {
 	if v := ctx.Var(name); v != nil && v.Dist.IsPartial() {
 		return fmt.Errorf("%s: %s needs %s whole; it is %s: the pending reduction would have to be done first",
 			op, impl, name, fmtDist(v.Dist))

@@ -21,7 +21,7 @@ func MatmulColumn() *Impl {
 		RankSafe:   true,
 		Name:       "column_parallel",
 		Doc:        "c_identity(X) then the matmul; backward sums X@GRAD over the mp group",
-		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
+		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
 		Forward:    matmulColumnForward,
 		Backward:   matmulBackward,
 	}
@@ -34,7 +34,7 @@ func MatmulRow() *Impl {
 		RankSafe:   true,
 		Name:       "row_parallel",
 		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
-		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
+		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
 		Forward:    matmulRowForward,
 		Backward:   matmulBackward,
 	}
@@ -47,7 +47,7 @@ func MatmulReplicated() *Impl {
 		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "the matmul as is, matrix dims replicated",
-		Compatible: func(ctx *Ctx, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },
+		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },
 		Forward:    DefaultImpl().Forward,
 		Backward:   matmulBackward,
 	}
@@ -78,7 +78,7 @@ func transAttrs(op *ir.Op) (string, string, error) {
 	return "", "", fmt.Errorf("%s is not a matmul_v2, matmul or mul op", op)
 }
 
-func readMatmulArgs(ctx *Ctx, op *ir.Op) (a matmulArgs, err error) {
+func readMatmulArgs(ctx *Lowering, op *ir.Op) (a matmulArgs, err error) {
 	tx, ty, err := transAttrs(op)
 	if err != nil {
 		return a, err
@@ -124,7 +124,7 @@ func describe(slot, name string, m, t []int, trans bool) string {
 
 // matmulCompatible is the table of §3.3 for impl 0, 1 or 2, checked on
 // the transpose-swapped mappings.
-func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
+func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 	a, err := readMatmulArgs(ctx, op)
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func matmulCompatible(ctx *Ctx, op *ir.Op, impl int) error {
 // batch dims as the operands' (right-aligned, as matmul broadcasts them;
 // an operand's dim of size 1 broadcasts and is not compared), and no
 // arg partial: the kernels compute on whole values.
-func matmulAligned(ctx *Ctx, op *ir.Op, name string, a matmulArgs, out string, om []int) error {
+func matmulAligned(ctx *Lowering, op *ir.Op, name string, a matmulArgs, out string, om []int) error {
 	// Spelled only on failure, as in matmulCompatible (closures passed in
 	// would escape, one allocation each for every op).
 	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
@@ -285,7 +285,7 @@ func matmulAligned(ctx *Ctx, op *ir.Op, name string, a matmulArgs, out string, o
 }
 
 // varShape returns the shape of var name, or nil.
-func varShape(ctx *Ctx, name string) []int64 {
+func varShape(ctx *Lowering, name string) []int64 {
 	if v := ctx.Var(name); v != nil {
 		return v.Type.Shape
 	}
@@ -294,7 +294,7 @@ func varShape(ctx *Ctx, name string) []int64 {
 
 // matmulColumnForward: c_identity(X) -> tmp over the mp group of Y's
 // output dim, then the matmul reading tmp.
-func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
+func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
 	if err := matmulCompatible(ctx, op, 0); err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func matmulColumnForward(ctx *Ctx, op *ir.Op) error {
 
 // matmulRowForward: the matmul writes a partial Out into tmp, then
 // c_allreduce_sum(tmp) -> Out over the mp group of Y's reduction dim.
-func matmulRowForward(ctx *Ctx, op *ir.Op) error {
+func matmulRowForward(ctx *Lowering, op *ir.Op) error {
 	if err := matmulCompatible(ctx, op, 1); err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func matmulRowForward(ctx *Ctx, op *ir.Op) error {
 // the grad op writes X@GRAD into a temp and c_allreduce_sum(temp) ->
 // X@GRAD runs over the mp group, before the data-parallel sync of Y@GRAD.
 // Row-parallel and unsharded Y: the grad op as is.
-func matmulBackward(ctx *Ctx, op *ir.Op) error {
+func matmulBackward(ctx *Lowering, op *ir.Op) error {
 	a, err := readMatmulArgs(ctx, op)
 	if err != nil {
 		return err

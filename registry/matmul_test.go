@@ -357,7 +357,7 @@ func TestImplsRankNotInMesh(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		build func(b *ir.Builder) *ir.Op
-		fn    func(*Ctx, *ir.Op) error
+		fn    func(*Lowering, *ir.Op) error
 	}{
 		{"column", matmulBuild("matmul_v2", []int{0, -1}, []int{-1, 1}, []int64{8, 4}, []int{0, 1}, []int64{2, 4}, 0), MatmulColumn().Forward},
 		{"row", matmulBuild("matmul_v2", []int{0, 1}, []int{1, -1}, []int64{4, 8}, []int{0, -1}, []int64{2, 8}, 1), MatmulRow().Forward},

@@ -18,7 +18,7 @@ import (
 const ExpertAxisAttr = "expert_axis"
 
 // expertAxis returns the mesh dim the op's expert_axis attr names.
-func expertAxis(ctx *Ctx, op *ir.Op) (int, error) {
+func expertAxis(ctx *Lowering, op *ir.Op) (int, error) {
 	v := op.Attrs.Get(ExpertAxisAttr)
 	if v == nil {
 		return 0, fmt.Errorf("%s: expert_parallel needs attr %s, the name of the mesh dim the experts are split along (mesh %s has dims [%s])",
@@ -53,7 +53,7 @@ func ExpertExchange() *Impl {
 	}
 }
 
-func exchangeCompatible(ctx *Ctx, op *ir.Op) error {
+func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func exchangeCompatible(ctx *Ctx, op *ir.Op) error {
 }
 
 // exchangeLower keeps the op with ring_id set to the expert-axis group.
-func exchangeLower(ctx *Ctx, op *ir.Op) error {
+func exchangeLower(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func GroupedMatmulExpert() *Impl {
 		Name:       "expert_parallel",
 		Doc:        "experts split along their dim; W@GRAD averaged over it without communication",
 		Compatible: groupedMatmulCompatible,
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			return SyncParams(ctx, op)
 		},
@@ -153,7 +153,7 @@ func GroupedMatmulExpert() *Impl {
 	}
 }
 
-func groupedMatmulCompatible(ctx *Ctx, op *ir.Op) error {
+func groupedMatmulCompatible(ctx *Lowering, op *ir.Op) error {
 	w, wm, err := argMapping(ctx, op, "W", true)
 	if err != nil {
 		return err
@@ -200,7 +200,7 @@ func groupedMatmulCompatible(ctx *Ctx, op *ir.Op) error {
 	return nil
 }
 
-func groupedMatmulBackward(ctx *Ctx, op *ir.Op) error {
+func groupedMatmulBackward(ctx *Lowering, op *ir.Op) error {
 	ctx.Keep(op)
 	gs := op.Output("W@GRAD")
 	w := op.Input("W")
@@ -223,7 +223,7 @@ func groupedMatmulBackward(ctx *Ctx, op *ir.Op) error {
 // to the experts per rank. limit_by_capacity's capacity vector is split
 // along the axis like the experts.
 func ExpertCapacity() *Impl {
-	lower := func(ctx *Ctx, op *ir.Op) error {
+	lower := func(ctx *Lowering, op *ir.Op) error {
 		axis, err := expertAxis(ctx, op)
 		if err != nil {
 			return err
@@ -261,7 +261,7 @@ func ExpertCapacity() *Impl {
 // whole world's, after the exchange), limit_by_capacity's capacity is
 // replicated or split along the expert axis like the experts, and
 // prune_gate_by_capacity's output is split as its GateIdx.
-func capacityCompatible(ctx *Ctx, op *ir.Op) error {
+func capacityCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
 		return err

@@ -35,8 +35,8 @@ func reshapeImpl(kind int, name, doc string) *Impl {
 		RankSafe:   true,
 		Name:       name,
 		Doc:        doc,
-		Compatible: func(ctx *Ctx, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Compatible: func(ctx *Lowering, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			if err := reshapeCompatible(ctx, op, kind, name); err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ func reshapeImpl(kind int, name, doc string) *Impl {
 // present) = [-1] + X. Paddle's same_dim_shape compares XShape[1:] with
 // Out; we compare it with X, as XShape holds X's shape, and ask X == Out
 // in full instead.
-func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
+func reshapeCompatible(ctx *Lowering, op *ir.Op, kind int, name string) error {
 	x, xm, err := argMapping(ctx, op, "X", true)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func reshapeCompatible(ctx *Ctx, op *ir.Op, kind int, name string) error {
 // split dim may itself split into several, or merge with the next: the
 // heads of an attention). A partial X is reshaped as its parts only into
 // an Out partial alike.
-func reshapeBlocks(ctx *Ctx, op *ir.Op, name, x string, xm []int, out string, om []int) error {
+func reshapeBlocks(ctx *Lowering, op *ir.Op, name, x string, xm []int, out string, om []int) error {
 	xv, ov := ctx.Var(x), ctx.Var(out)
 	if xv == nil || ov == nil {
 		return nil // the lowering names the missing var
@@ -159,7 +159,7 @@ func reshapeBlocks(ctx *Ctx, op *ir.Op, name, x string, xm []int, out string, om
 
 // globalShape returns the serial shape of a var of local shape local
 // mapped m: the lowering sees local shapes.
-func globalShape(ctx *Ctx, local []int64, m []int) []int64 {
+func globalShape(ctx *Lowering, local []int64, m []int) []int64 {
 	g := slices.Clone(local)
 	for i, a := range m {
 		if a >= 0 && i < len(g) && g[i] >= 0 && ctx.Mesh != nil && a < len(ctx.Mesh.Shape) {
@@ -171,7 +171,7 @@ func globalShape(ctx *Ctx, local []int64, m []int) []int64 {
 
 // globalPrefix multiplies the serial sizes of the first n dims of a var
 // of local shape local mapped m; false when a dim is of unknown size.
-func globalPrefix(ctx *Ctx, local []int64, m []int, n int) (int64, bool) {
+func globalPrefix(ctx *Lowering, local []int64, m []int, n int) (int64, bool) {
 	p := int64(1)
 	for i, d := range local[:n] {
 		if d < 0 {

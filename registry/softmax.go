@@ -18,7 +18,7 @@ func SoftmaxReplicateLastAxis() *Impl {
 		Name:       "replicate_last_axis",
 		Doc:        "the default lowering, with the softmax axis replicated",
 		Compatible: softmaxCompatible,
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			if err := softmaxCompatible(ctx, op); err != nil {
 				return err
 			}
@@ -28,7 +28,7 @@ func SoftmaxReplicateLastAxis() *Impl {
 	}
 }
 
-func softmaxCompatible(ctx *Ctx, op *ir.Op) error {
+func softmaxCompatible(ctx *Lowering, op *ir.Op) error {
 	axis := int64(-1)
 	if v := op.Attrs.Get("axis"); v != nil {
 		a, ok := v.(ir.Int)

@@ -17,7 +17,7 @@ func TransposeSameMapping() *Impl {
 		Name:       "same_mapping_transpose",
 		Doc:        "the default lowering, the mapping permuted with the dims",
 		Compatible: transposeCompatible,
-		Forward: func(ctx *Ctx, op *ir.Op) error {
+		Forward: func(ctx *Lowering, op *ir.Op) error {
 			if err := transposeCompatible(ctx, op); err != nil {
 				return err
 			}
@@ -29,7 +29,7 @@ func TransposeSameMapping() *Impl {
 
 // transposeCompatible: len(X) == len(Out) == len(perm), Out[i] ==
 // X[perm[i]], and XShape (when present) = [-1] + X.
-func transposeCompatible(ctx *Ctx, op *ir.Op) error {
+func transposeCompatible(ctx *Lowering, op *ir.Op) error {
 	x, xm, err := argMapping(ctx, op, "X", true)
 	if err != nil {
 		return err
