@@ -30,7 +30,7 @@ type Analyzer struct {
 
 func (a *Analyzer) String() string { return displayName(a.Name) }
 
-// A Inputs is what Run receives: the module, the analyzer being run, and
+// Inputs is what an Analyzer's Run receives: the module, the analyzer being run, and
 // the results of its Requires.
 type Inputs struct {
 	Module   *ir.Module

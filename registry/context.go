@@ -114,8 +114,8 @@ type Lowering struct {
 	// (checkMemo).
 	memo      [8]varMemo
 	nmemo     int
-	memoGen   uint64     // varsVersion when the memo was last found good
-	memoBinds uint64     // and the block's BindingsVersion
+	memoGen   uint64          // varsVersion when the memo was last found good
+	memoBinds uint64          // and the block's BindingsVersion
 	later     func(*Lowering) // BindLater's binding, not run yet
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
