@@ -44,13 +44,13 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 			(!d.IsPartial() || input && partialReaders[strings.TrimSuffix(op.Type, "_grad")]) {
 			return
 		}
-		c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
-			verb, quoteName(v.Name), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name), fmtDist(d), resharded))
+		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
+			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
 		return
 	}
 	if !slices.Equal(dm, d.DimsMapping) {
-		c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s as %s but %s is %s: %s",
-			verb, quoteName(v.Name), fmtInts(dm), quoteName(v.Name), fmtDist(d), resharded))
+		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as %s but %s is %s: %s",
+			verb, quoteName(v.Name()), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
 	}
 }
 
@@ -246,7 +246,7 @@ func (c *annChecker) checkReduction(bi int, op *ir.Op, ins, outs []int32) {
 	if x == nil || out == nil {
 		return
 	}
-	xm, _ := op.Dist.InputMapping(x.Name)
+	xm, _ := op.Dist.InputMapping(x.Name())
 	if len(xm) != x.Type.Rank() {
 		return
 	}
@@ -266,15 +266,15 @@ func (c *annChecker) checkReduction(bi int, op *ir.Op, ins, outs []int32) {
 		default:
 			continue
 		}
-		bad = append(bad, fmt.Sprintf("dim %d of %s, sharded along mesh dim %d (%s)", i, quoteName(x.Name), a, meshDimName(pm, a)))
+		bad = append(bad, fmt.Sprintf("dim %d of %s, sharded along mesh dim %d (%s)", i, quoteName(x.Name()), a, meshDimName(pm, a)))
 	}
 	if len(bad) == 0 {
 		return
 	}
 	slices.SortFunc(want, func(p, q ir.Partial) int { return p.Dim - q.Dim })
 	fix := &ir.TensorDist{Mesh: out.Dist.Mesh, DimsMapping: out.Dist.DimsMapping, Partial: want}
-	c.opErr(bi, op, out.Name, fmt.Sprintf("reduces %s: each rank holds a part of %s, which is %s: declare it %s, or %s",
-		strings.Join(bad, " and "), quoteName(out.Name), fmtDist(out.Dist), fmtDist(fix), resharded))
+	c.opErr(bi, op, out.Name(), fmt.Sprintf("reduces %s: each rank holds a part of %s, which is %s: declare it %s, or %s",
+		strings.Join(bad, " and "), quoteName(out.Name()), fmtDist(out.Dist), fmtDist(fix), resharded))
 }
 
 // reducedDims says which of X's rank dims op folds: all for mean, and
@@ -377,8 +377,8 @@ func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
 					if p.Reduce == ir.ReduceAvg || p.Dim < 0 || p.Dim >= len(pm.Shape) || pm.Shape[p.Dim] <= 1 {
 						continue
 					}
-					c.opErr(bi, op, v.Name, fmt.Sprintf("%s is %s: a %s of the ranks' losses over mesh dim %d (%s), but the backward's data-parallel sync averages the grads over it: the loss must be their mean (partial [%d:avg])",
-						quoteName(v.Name), fmtDist(v.Dist), p.Reduce, p.Dim, meshDimName(pm, p.Dim), p.Dim))
+					c.opErr(bi, op, v.Name(), fmt.Sprintf("%s is %s: a %s of the ranks' losses over mesh dim %d (%s), but the backward's data-parallel sync averages the grads over it: the loss must be their mean (partial [%d:avg])",
+						quoteName(v.Name()), fmtDist(v.Dist), p.Reduce, p.Dim, meshDimName(pm, p.Dim), p.Dim))
 				}
 			}
 		}
@@ -446,7 +446,7 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 	}
 	if name := c.paramGradOut(bi, op); name != "" {
 		c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
-			quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name), fmtDist(c.loss.Dist)))
+			quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name()), fmtDist(c.loss.Dist)))
 	}
 }
 
@@ -471,7 +471,7 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
 	}
 	if name := c.paramGradOut(bi, op); name != "" {
 		c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
-			quoteName(c.loss.Name), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
+			quoteName(c.loss.Name()), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
 	}
 }
 

@@ -189,7 +189,7 @@ func unjoin(err error) []error {
 }
 
 func (c *annChecker) varErr(bi int, v *ir.Var, msg string) {
-	c.out = append(c.out, ir.Violation{Program: "main", Block: bi, Var: v.Name, Msg: msg})
+	c.out = append(c.out, ir.Violation{Program: "main", Block: bi, Var: v.Name(), Msg: msg})
 }
 
 func (c *annChecker) opErr(bi int, op *ir.Op, arg, msg string) {

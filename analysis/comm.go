@@ -417,12 +417,12 @@ func (b *commBuilder) payload(p *ir.Program, bi int, op *ir.Op, output bool) (pa
 				return pv, false, fmt.Errorf("%s %s names undeclared var %s", side, n, quoteName(s.Args[0]))
 			}
 			if !v.Type.IsTensor() {
-				return pv, false, fmt.Errorf("%s %s %s is a %s, not a dense tensor", side, n, quoteName(v.Name), v.Type.Kind)
+				return pv, false, fmt.Errorf("%s %s %s is a %s, not a dense tensor", side, n, quoteName(v.Name()), v.Type.Kind)
 			}
-			pv = payloadVar{name: v.Name, v: v}
+			pv = payloadVar{name: v.Name(), v: v}
 			size, ok, err := tensorBytes(v.Type)
 			if err != nil {
-				return pv, false, fmt.Errorf("%s %s %s: %v", side, n, quoteName(v.Name), err)
+				return pv, false, fmt.Errorf("%s %s %s: %v", side, n, quoteName(v.Name()), err)
 			}
 			pv.bytes = size
 			return pv, ok, nil
@@ -605,14 +605,14 @@ func buildMemory(m *ir.Module) (*MemoryReport, error) {
 			}
 			size, ok, err := tensorBytes(v.Type)
 			if err != nil {
-				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name, Msg: err.Error()}
+				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name(), Msg: err.Error()}
 			}
 			if !ok {
 				c.Unknown++
 				continue
 			}
 			if c.Bytes > math.MaxInt64-size || rep.Total() > math.MaxInt64-size {
-				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name,
+				return nil, ir.Violation{Program: "main", Block: blk.Index, Var: v.Name(),
 					Msg: fmt.Sprintf("the local bytes of main's vars overflow int64 with this %s of %d bytes", v.Type, size)}
 			}
 			c.Vars++

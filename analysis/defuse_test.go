@@ -97,7 +97,7 @@ func TestDefUseMLP(t *testing.T) {
 	}
 	got := map[string][2]string{}
 	for _, v := range m.Main.Global().Vars() {
-		got[v.Name] = [2]string{ids(m.Main, du.Defs(m.Main, 0, v.Name)), ids(m.Main, du.Uses(m.Main, 0, v.Name))}
+		got[v.Name()] = [2]string{ids(m.Main, du.Defs(m.Main, 0, v.Name())), ids(m.Main, du.Uses(m.Main, 0, v.Name()))}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("main defs, uses (-want +got):\n%s", diff)
@@ -150,11 +150,11 @@ func TestDefUseAgainstNaive(t *testing.T) {
 			defs, uses := naiveDefUse(p)
 			for bi, b := range p.Blocks {
 				for _, v := range b.Vars() {
-					id := analysis.VarID{Prog: p, Block: bi, Name: v.Name}
-					if diff := cmp.Diff(defs[id], du.Defs(p, bi, v.Name)); diff != "" {
+					id := analysis.VarID{Prog: p, Block: bi, Name: v.Name()}
+					if diff := cmp.Diff(defs[id], du.Defs(p, bi, v.Name())); diff != "" {
 						t.Errorf("%s %s: Defs(%s) (-naive +got):\n%s", name, p.Name, varID(id), diff)
 					}
-					if diff := cmp.Diff(uses[id], du.Uses(p, bi, v.Name)); diff != "" {
+					if diff := cmp.Diff(uses[id], du.Uses(p, bi, v.Name())); diff != "" {
 						t.Errorf("%s %s: Uses(%s) (-naive +got):\n%s", name, p.Name, varID(id), diff)
 					}
 				}
@@ -202,7 +202,7 @@ func naiveDefUse(p *ir.Program) (defs, uses map[analysis.VarID][]ref) {
 	for _, m := range []map[analysis.VarID][]ref{defs, uses} {
 		for bi, b := range p.Blocks {
 			for _, v := range b.Vars() {
-				id := analysis.VarID{Prog: p, Block: bi, Name: v.Name}
+				id := analysis.VarID{Prog: p, Block: bi, Name: v.Name()}
 				if m[id] == nil {
 					m[id] = []ref{}
 				}

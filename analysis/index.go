@@ -134,7 +134,7 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 		names := pi.names[bi.varOff : int(bi.varOff)+len(vars)]
 		for j, v := range vars {
 			if v != nil {
-				names[j] = v.Name
+				names[j] = v.Name()
 			}
 		}
 		size := tableSize(len(vars))

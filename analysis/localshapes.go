@@ -145,7 +145,7 @@ func (sb *shapeBuilder) program(pi *progIndex, lp *localProg, mainPI *progIndex,
 			if v != nil {
 				g := int32(-1)
 				if mainPI != nil {
-					g = mainPI.exact(0, v.Name)
+					g = mainPI.exact(0, v.Name())
 				}
 				if g >= 0 {
 					lp.flags[gid] = mainLP.flags[g]
@@ -200,7 +200,7 @@ func (sb *shapeBuilder) local(pi *progIndex, bi int, v *ir.Var, lp *localProg) u
 }
 
 func (sb *shapeBuilder) fail(pi *progIndex, bi int, v *ir.Var, msg string) {
-	sb.errs = append(sb.errs, ir.Violation{Program: pi.label, Block: bi, Var: v.Name, Msg: msg})
+	sb.errs = append(sb.errs, ir.Violation{Program: pi.label, Block: bi, Var: v.Name(), Msg: msg})
 }
 
 // Of returns the local shape of the var name resolves to from block of

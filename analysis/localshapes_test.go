@@ -17,17 +17,17 @@ func localShapes(t *testing.T, ls *analysis.LocalShapeInfo, p *ir.Program) []str
 	var out []string
 	for bi, b := range p.Blocks {
 		for j, v := range b.Vars() {
-			s, ok := ls.Of(p, bi, v.Name)
+			s, ok := ls.Of(p, bi, v.Name())
 			if !ok {
-				t.Fatalf("no local shape for b%d:%s", bi, v.Name)
+				t.Fatalf("no local shape for b%d:%s", bi, v.Name())
 			}
-			if s2, _ := ls.OfVar(analysis.VarID{Prog: p, Block: bi, Name: v.Name}); !cmp.Equal(s, s2) {
-				t.Errorf("OfVar(b%d:%s) = %v, Of = %v", bi, v.Name, s2, s)
+			if s2, _ := ls.OfVar(analysis.VarID{Prog: p, Block: bi, Name: v.Name()}); !cmp.Equal(s, s2) {
+				t.Errorf("OfVar(b%d:%s) = %v, Of = %v", bi, v.Name(), s2, s)
 			}
 			if s2, ok := ls.OfPos(p, bi, j); !ok || !cmp.Equal(s, s2) {
-				t.Errorf("OfPos(b%d, %d) = %v, %v; Of(%s) = %v", bi, j, s2, ok, v.Name, s)
+				t.Errorf("OfPos(b%d, %d) = %v, %v; Of(%s) = %v", bi, j, s2, ok, v.Name(), s)
 			}
-			out = append(out, fmt.Sprintf("b%d:%s %s", bi, v.Name, fmtShape(s)))
+			out = append(out, fmt.Sprintf("b%d:%s %s", bi, v.Name(), fmtShape(s)))
 		}
 	}
 	return out

@@ -70,25 +70,25 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 			n := w.Type.Shape[0]
 			if c.partitioned {
 				// A rank's W holds its shard of the experts.
-				if wm, ok := op.Dist.InputMapping(w.Name); ok && len(wm) > 0 && wm[0] >= 0 {
+				if wm, ok := op.Dist.InputMapping(w.Name()); ok && len(wm) > 0 && wm[0] >= 0 {
 					if pm := c.meshes.get(op.Dist.Mesh); pm != nil && wm[0] < len(pm.Shape) {
 						n *= int64(pm.Shape[wm[0]])
 					}
 				}
 			}
-			src = expertSource{n, fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name))}
-			c.checkExpertSplit(bi, op, w, exchanged[cnt.Name])
+			src = expertSource{n, fmt.Sprintf("dim 0 of op %d grouped_matmul's W %s", op.ID, quoteName(w.Name()))}
+			c.checkExpertSplit(bi, op, w, exchanged[cnt.Name()])
 		}
 		if n := countLen(cnt); n >= 0 && n != src.n {
-			c.opErr(bi, op, cnt.Name, fmt.Sprintf("%s %s has %d entries, want one per expert: %d (the %s)",
-				cnt.Name, cnt.Type, n, src.n, src.what))
+			c.opErr(bi, op, cnt.Name(), fmt.Sprintf("%s %s has %d entries, want one per expert: %d (the %s)",
+				cnt.Name(), cnt.Type, n, src.n, src.what))
 			continue
 		}
 		if experts == nil {
 			experts = map[string]expertSource{}
 		}
-		if _, ok := experts[cnt.Name]; !ok {
-			experts[cnt.Name] = src
+		if _, ok := experts[cnt.Name()]; !ok {
+			experts[cnt.Name()] = src
 		}
 	}
 	for _, pos := range moe {
@@ -121,7 +121,7 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 		}
 		src, known := expertSource{}, false
 		for _, v := range vars {
-			if src, known = experts[v.Name]; known {
+			if src, known = experts[v.Name()]; known {
 				break
 			}
 		}
@@ -134,11 +134,11 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 				if world > 0 && src.n%int64(world) == 0 {
 					per = fmt.Sprintf(" = n_expert %d × world size %d", src.n/int64(world), world)
 				}
-				c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s has %d entries, want %d%s (the %s)",
-					v.Name, v.Type, n, src.n, per, src.what))
+				c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s has %d entries, want %d%s (the %s)",
+					v.Name(), v.Type, n, src.n, per, src.what))
 			case !known && n != countLen(vars[0]):
-				c.opErr(bi, op, v.Name, fmt.Sprintf("%s %s has %d entries, %s %s %d: the counts of one exchange are n_expert × world size each",
-					v.Name, v.Type, n, vars[0].Name, vars[0].Type, countLen(vars[0])))
+				c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s has %d entries, %s %s %d: the counts of one exchange are n_expert × world size each",
+					v.Name(), v.Type, n, vars[0].Name(), vars[0].Type, countLen(vars[0])))
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func (c *annChecker) checkExpertSplit(bi int, op *ir.Op, w *ir.Var, ex *ir.Op) {
 		return
 	}
 	world := c.expertWorld(ex)
-	wm, ok := op.Dist.InputMapping(w.Name)
+	wm, ok := op.Dist.InputMapping(w.Name())
 	pm := c.meshes.get(ex.Dist.Mesh)
 	if world <= 1 || !ok || len(wm) == 0 || pm == nil {
 		return
@@ -195,8 +195,8 @@ func (c *annChecker) checkExpertSplit(bi int, op *ir.Op, w *ir.Var, ex *ir.Op) {
 		return
 	}
 	want := append([]int{axis}, wm[1:]...)
-	c.opErr(bi, op, w.Name, fmt.Sprintf("W %s is split as %s, but its rows come from op %d %s over mesh dim %d (%s) of size %d, grouped by each rank's own experts: its experts must be split along it (%s)",
-		quoteName(w.Name), fmtInts(wm), ex.ID, ex.Type, axis, quoteName(string(name)), world, fmtInts(want)))
+	c.opErr(bi, op, w.Name(), fmt.Sprintf("W %s is split as %s, but its rows come from op %d %s over mesh dim %d (%s) of size %d, grouped by each rank's own experts: its experts must be split along it (%s)",
+		quoteName(w.Name()), fmtInts(wm), ex.ID, ex.Type, axis, quoteName(string(name)), world, fmtInts(want)))
 }
 
 // isMoEOp reports whether ops of type typ take part in the count checks.

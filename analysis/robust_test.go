@@ -59,9 +59,9 @@ func TestAnalysesOnMalformedModules(t *testing.T) {
 					du.Users(op)
 				}
 				for _, v := range b.Vars() {
-					du.Uses(p, bi, v.Name)
-					g.VarOfGrad(p, bi, v.Name)
-					g.GradsOfVar(p, bi, v.Name)
+					du.Uses(p, bi, v.Name())
+					g.VarOfGrad(p, bi, v.Name())
+					g.GradsOfVar(p, bi, v.Name())
 				}
 			}
 		}

@@ -316,12 +316,12 @@ func checkStartup(spmd *sim.SPMD, ranks []int, mods []*ir.Module, fed []sim.Scop
 	}
 	for i, pm := range mods {
 		for _, v := range pm.Startup.Global().Vars() {
-			t := out[i][v.Name]
+			t := out[i][v.Name()]
 			if t == nil || !v.Type.IsTensor() {
 				continue
 			}
 			if fmt.Sprint(t.Shape) != fmt.Sprint(v.Type.Shape) {
-				return fmt.Errorf("rank %d: startup initialises %s with shape %v, its local shape is %v", ranks[i], v.Name, t.Shape, v.Type.Shape)
+				return fmt.Errorf("rank %d: startup initialises %s with shape %v, its local shape is %v", ranks[i], v.Name(), t.Shape, v.Type.Shape)
 			}
 		}
 	}
@@ -398,7 +398,7 @@ func feed(v *ir.Var, bound int64, seed uint64) (*sim.Tensor, error) {
 		}
 	}
 	h := fnv.New64a()
-	h.Write([]byte(v.Name))
+	h.Write([]byte(v.Name()))
 	r := rand.New(rand.NewPCG(seed, h.Sum64()))
 	t, err := sim.NewZeros(v.Type.DType, shape...)
 	if err != nil {

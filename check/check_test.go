@@ -150,7 +150,7 @@ func TestSkippedCollective(t *testing.T) {
 		scopes[i] = sim.Scope{}
 		for _, v := range pm.Main.Global().Vars() {
 			if v.Type.IsTensor() {
-				scopes[i][v.Name] = sim.Zeros(v.Type.DType, v.Type.Shape...)
+				scopes[i][v.Name()] = sim.Zeros(v.Type.DType, v.Type.Shape...)
 			}
 		}
 	}

@@ -568,7 +568,7 @@ func remap(m *ir.Module, name string, dm []int) {
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
-				if is(v.Name) && v.Dist != nil && len(v.Dist.DimsMapping) == len(dm) {
+				if is(v.Name()) && v.Dist != nil && len(v.Dist.DimsMapping) == len(dm) {
 					v.Dist.DimsMapping = slices.Clone(dm)
 				}
 			}

@@ -93,7 +93,7 @@ func BenchmarkArgLookups(b *testing.B) {
 		}
 		byName := make(map[string]*ir.Var, g.NumVars())
 		for _, v := range g.Vars() {
-			byName[v.Name] = v
+			byName[v.Name()] = v
 		}
 		refs := make([]*ir.Var, len(args))
 		for i, a := range args {
@@ -106,7 +106,7 @@ func BenchmarkArgLookups(b *testing.B) {
 			{"table", func(_ int, a string) *ir.Var { return m.Main.LookupVar(g, a) }},
 			{"gomap", func(_ int, a string) *ir.Var { return byName[a] }},
 			{"resolved", func(i int, a string) *ir.Var {
-				if v := refs[i]; v.Name == a {
+				if v := refs[i]; v.Name() == a {
 					return v
 				}
 				return nil

@@ -65,7 +65,7 @@ func (bl *Builder) Mesh(name string, shape []int, dims []string, ranks []int) *P
 }
 
 func (bl *Builder) addVar(name string, k VarKind, t Type) *Var {
-	v := &Var{Name: name, Kind: k, Type: t}
+	v := &Var{name: name, Kind: k, Type: t}
 	if err := bl.b.AddVar(v); err != nil {
 		*bl.errs = append(*bl.errs, err)
 	}

@@ -23,15 +23,15 @@ func TestSCopiesArgs(t *testing.T) {
 func TestFreshNameSeesVarsAddedLater(t *testing.T) {
 	m := NewModule("m")
 	m.FreshOpID() // the generator exists from here on
-	if err := m.Main.Global().AddVar(&Var{Name: "tmp_0", Type: Tensor(F32)}); err != nil {
+	if err := m.Main.Global().AddVar(&Var{name: "tmp_0", Type: Tensor(F32)}); err != nil {
 		t.Fatal(err)
 	}
 	sub := m.Main.AddBlock(0)
-	if err := sub.AddVar(&Var{Name: "tmp_1", Type: Tensor(F32)}); err != nil {
+	if err := sub.AddVar(&Var{name: "tmp_1", Type: Tensor(F32)}); err != nil {
 		t.Fatal(err)
 	}
 	m.Startup = NewProgram("startup")
-	if err := m.Startup.Global().AddVar(&Var{Name: "tmp_2", Type: Tensor(F32)}); err != nil {
+	if err := m.Startup.Global().AddVar(&Var{name: "tmp_2", Type: Tensor(F32)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.FreshName("tmp"); got != "tmp_3" {

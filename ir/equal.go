@@ -14,6 +14,7 @@ func CmpOptions() cmp.Options {
 		cmp.Transformer("block", func(b Block) blockView {
 			return blockView{b.Index, b.Parent, b.Forward, b.vars, b.Ops}
 		}),
+		cmp.AllowUnexported(Var{}), // its name
 		cmpopts.EquateEmpty(),
 		cmpopts.EquateNaNs(),
 		cmp.Comparer(func(a, b Float) bool { return a == b || a != a && b != b }),

@@ -192,7 +192,7 @@ func mixVar(s uint64, v *Var) uint64 {
 	if v == nil {
 		return mix(s, 0xdead)
 	}
-	s = mixStr(s, v.Name)
+	s = mixStr(s, v.name)
 	s = mix(s, uint64(v.Kind)|uint64(v.Type.Kind)<<8|uint64(v.Type.DType)<<16|uint64(v.Flags)<<24|
 		uint64(len(v.Type.Shape))<<40|b2u(v.Dist != nil)<<56|uint64(len(v.Attrs))<<57)
 	for _, d := range v.Type.Shape {

@@ -605,11 +605,11 @@ func encodeBlock(where string, b *Block) (*jsonBlock, error) {
 		if v == nil {
 			return nil, fmt.Errorf("%s: var at position %d is nil", where, i)
 		}
-		vwhere := fmt.Sprintf("%s var %q", where, v.Name)
-		if seen[v.Name] {
+		vwhere := fmt.Sprintf("%s var %q", where, v.name)
+		if seen[v.name] {
 			return nil, fmt.Errorf("%s: declared twice", vwhere)
 		}
-		seen[v.Name] = true
+		seen[v.name] = true
 		jv, err := encodeVar(vwhere, v)
 		if err != nil {
 			return nil, err
@@ -633,10 +633,10 @@ func encodeVar(where string, v *Var) (*jsonVar, error) {
 	if v.Kind > KindParam {
 		return nil, fmt.Errorf("%s: unknown var kind %d", where, v.Kind)
 	}
-	if !utf8.ValidString(v.Name) {
+	if !utf8.ValidString(v.name) {
 		return nil, errUTF8(where)
 	}
-	jv := &jsonVar{Name: v.Name, Kind: new(v.Kind.String())}
+	jv := &jsonVar{Name: v.name, Kind: new(v.Kind.String())}
 	jt, err := encodeType(where, v.Type, false)
 	if err != nil {
 		return nil, err
@@ -1009,7 +1009,7 @@ func decodeBlock(where string, index int, jb *jsonBlock) (*Block, error) {
 }
 
 func decodeVar(where string, jv *jsonVar) (*Var, error) {
-	v := &Var{Name: jv.Name}
+	v := &Var{name: jv.Name}
 	if jv.Kind != nil {
 		switch *jv.Kind {
 		case "var":

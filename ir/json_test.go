@@ -406,7 +406,7 @@ func TestJSONEncodeErrors(t *testing.T) {
 		{"nil block", func(m *Module) { m.Main.Blocks = append(m.Main.Blocks, nil) }, "main: block at position 1 is nil"},
 		{"block index", func(m *Module) { m.Main.Blocks[0].Index = 3 }, "main: block at position 0 has index 3"},
 		{"nil var", func(m *Module) { m.Main.Global().addVarUnchecked(nil) }, "main block 0: var at position 1 is nil"},
-		{"duplicate var", func(m *Module) { m.Main.Global().addVarUnchecked(&Var{Name: "x", Type: Tensor(F32)}) },
+		{"duplicate var", func(m *Module) { m.Main.Global().addVarUnchecked(&Var{name: "x", Type: Tensor(F32)}) },
 			`main block 0 var "x": declared twice`},
 		{"nil op", func(m *Module) { m.Main.Global().Ops = append(m.Main.Global().Ops, nil) }, "main block 0: op at position 1 is nil"},
 		{"var kind", func(m *Module) { m.Main.Global().Var("x").Kind = 9 }, `main block 0 var "x": unknown var kind 9`},

@@ -72,7 +72,7 @@ func textProblem(m *Module) error {
 				if v == nil {
 					continue
 				}
-				if err := varText(fmt.Sprintf("%s var %q", where, v.Name), v); err != nil {
+				if err := varText(fmt.Sprintf("%s var %q", where, v.name), v); err != nil {
 					return err
 				}
 			}

@@ -180,7 +180,7 @@ func (b *Block) NumVars() int { return len(b.vars) }
 func (b *Block) Var(name string) *Var {
 	if len(b.vars) < 8 {
 		for _, v := range b.vars {
-			if v != nil && v.Name == name {
+			if v != nil && v.name == name {
 				return v
 			}
 		}
@@ -199,8 +199,8 @@ func (b *Block) Var(name string) *Var {
 // this block is an error.
 func (b *Block) AddVar(v *Var) error {
 	if len(b.vars) < 8 && b.index.slots == nil {
-		if b.Var(v.Name) != nil {
-			return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
+		if b.Var(v.name) != nil {
+			return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.name))
 		}
 		b.vars = append(b.vars, v)
 		b.gen++
@@ -212,7 +212,7 @@ func (b *Block) AddVar(v *Var) error {
 	b.vars = append(b.vars, v)
 	if b.index.insert(b.vars, len(b.vars)-1) >= 0 {
 		b.vars = b.vars[:len(b.vars)-1]
-		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.Name))
+		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.name))
 	}
 	b.gen++
 	return nil
@@ -231,7 +231,7 @@ func (b *Block) addVarUnchecked(v *Var) {
 // whether it was there.
 func (b *Block) RemoveVar(name string) bool {
 	for i, v := range b.vars {
-		if v != nil && v.Name == name {
+		if v != nil && v.name == name {
 			b.vars = append(b.vars[:i], b.vars[i+1:]...)
 			b.index = nameTable{}
 			b.gen++
@@ -251,7 +251,7 @@ func (b *Block) RenameVar(old, new string) error {
 	if b.Var(new) != nil {
 		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(new))
 	}
-	v.Name = new
+	v.name = new
 	b.index = nameTable{}
 	b.gen++
 	b.binds++
@@ -308,13 +308,25 @@ func flagByName(s string) (VarFlags, bool) {
 // Var is a named value: its kind, its type, its flags, further attributes
 // (from imported programs), and an optional distribution.
 type Var struct {
-	Name  string
+	name  string // changed only through Block.RenameVar, which keeps the block's table right
 	Kind  VarKind
 	Flags VarFlags // beside Kind: a Var is 120 bytes, not 136
 	Type  Type
 	Attrs Attrs
 	Dist  *TensorDist
 }
+
+// Named returns a copy of v called name, for a block to declare
+// (Block.AddVar). It is the one way to name a var: a declared var is
+// renamed only through its block (Block.RenameVar), so that the block's
+// index of names never goes stale.
+func (v Var) Named(name string) Var {
+	v.name = name
+	return v
+}
+
+// Name returns the var's name.
+func (v *Var) Name() string { return v.name }
 
 // Persistable reports whether the var outlives one step (persist or param).
 func (v *Var) Persistable() bool { return v.Kind != KindVar }
@@ -421,7 +433,7 @@ func (m *Module) RenameVars(rename func(string) string) error {
 		for _, b := range p.Blocks {
 			seen := make(map[string]bool, len(b.vars))
 			for _, v := range b.vars {
-				n := rename(v.Name)
+				n := rename(v.name)
 				if seen[n] {
 					return fmt.Errorf("%s block %d: renaming makes two vars named %s", p.Name, b.Index, quoteName(n))
 				}
@@ -432,7 +444,7 @@ func (m *Module) RenameVars(rename func(string) string) error {
 	for _, p := range progs {
 		for _, b := range p.Blocks {
 			for _, v := range b.vars {
-				v.Name = rename(v.Name)
+				v.name = rename(v.name)
 			}
 			b.index = nameTable{}
 			b.gen++

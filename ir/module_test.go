@@ -12,11 +12,11 @@ func TestBlockVarIndex(t *testing.T) {
 	b := &Block{Parent: -1, Forward: -1}
 	const n = 5000
 	for i := range n {
-		if err := b.AddVar(&Var{Name: "v" + strconv.Itoa(i), Type: Tensor(F32)}); err != nil {
+		if err := b.AddVar(&Var{name: "v" + strconv.Itoa(i), Type: Tensor(F32)}); err != nil {
 			t.Fatal(err)
 		}
 		if i%997 == 0 {
-			if err := b.AddVar(&Var{Name: "v0", Type: Tensor(F32)}); err == nil || err.Error() != "block 0: var v0 declared twice" {
+			if err := b.AddVar(&Var{name: "v0", Type: Tensor(F32)}); err == nil || err.Error() != "block 0: var v0 declared twice" {
 				t.Fatalf("duplicate v0 after %d vars: err = %v", i+1, err)
 			}
 		}
@@ -26,7 +26,7 @@ func TestBlockVarIndex(t *testing.T) {
 	}
 	for i := range n {
 		name := "v" + strconv.Itoa(i)
-		if v := b.Var(name); v == nil || v.Name != name {
+		if v := b.Var(name); v == nil || v.name != name {
 			t.Fatalf("Var(%s) = %v", name, v)
 		}
 	}
@@ -45,7 +45,7 @@ func TestBlockVarIndex(t *testing.T) {
 	if !b.RemoveVar("v9") || b.RemoveVar("v9") || b.Var("v9") != nil || b.Var("v10") == nil {
 		t.Fatal("RemoveVar not seen by Var")
 	}
-	if err := b.AddVar(&Var{Name: "v9", Type: Tensor(F32)}); err != nil {
+	if err := b.AddVar(&Var{name: "v9", Type: Tensor(F32)}); err != nil {
 		t.Fatalf("re-adding a removed name: %v", err)
 	}
 	c := b.Clone()
@@ -59,7 +59,7 @@ func TestFreshNamesAndIDs(t *testing.T) {
 	m := NewModule("m")
 	g := m.Main.Global()
 	for _, n := range []string{"tmp_0", "tmp_2"} {
-		if err := g.AddVar(&Var{Name: n, Type: Tensor(F32)}); err != nil {
+		if err := g.AddVar(&Var{name: n, Type: Tensor(F32)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestBlockBindingsVersion(t *testing.T) {
 	}
 	for i := range 10 { // past the size at which the block indexes its names
 		name := string(rune('a' + i))
-		step("AddVar "+name, func() error { return b.AddVar(&Var{Name: name, Type: ty}) }, false)
+		step("AddVar "+name, func() error { return b.AddVar(&Var{name: name, Type: ty}) }, false)
 	}
 	step("RemoveVar", func() error {
 		if !b.RemoveVar("a") {
@@ -146,7 +146,7 @@ func TestBlockBindingsVersion(t *testing.T) {
 	}, true)
 	step("RenameVar", func() error { return b.RenameVar("b", "a") }, true)
 	step("RenameVars", func() error { return m.RenameVars(func(s string) string { return s + "_" }) }, true)
-	if err := b.AddVar(&Var{Name: "c_", Type: ty}); err == nil {
+	if err := b.AddVar(&Var{name: "c_", Type: ty}); err == nil {
 		t.Fatal("a second c_ was added")
 	}
 }
@@ -169,5 +169,33 @@ func TestFreshNamesAcrossPrefixes(t *testing.T) {
 	}
 	if got := m.FreshName("a"); got != "a_3" {
 		t.Errorf("fourth FreshName(a) = %s, want a_3", got)
+	}
+}
+
+// A var's name changes only through its block, so the block's index of
+// names always answers for the name the var has: Named makes a renamed
+// copy and leaves the declared var, and the table, as they were.
+func TestVarNameChangesOnlyThroughItsBlock(t *testing.T) {
+	b := NewProgram("main").Global()
+	var vs []*Var
+	for i := range 20 { // past the size at which the block indexes names
+		v := Var{Type: Tensor(F32, 2)}.Named("v"+strconv.Itoa(i))
+		if err := b.AddVar(&v); err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, &v)
+	}
+	cp := vs[3].Named("w")
+	if cp.Name() != "w" || vs[3].Name() != "v3" || b.Var("v3") != vs[3] || b.Var("w") != nil {
+		t.Fatalf("Named changed the declared var or its table: copy %s, var %s, Var(v3) %v, Var(w) %v", cp.Name(), vs[3].Name(), b.Var("v3"), b.Var("w"))
+	}
+	if err := b.RenameVar("v3", "w"); err != nil {
+		t.Fatal(err)
+	}
+	if b.Var("w") != vs[3] || b.Var("v3") != nil || vs[3].Name() != "w" {
+		t.Fatalf("after RenameVar: Var(w) %v, Var(v3) %v, name %s", b.Var("w"), b.Var("v3"), vs[3].Name())
+	}
+	if err := b.RenameVar("v4", "w"); err == nil {
+		t.Fatal("RenameVar onto a declared name succeeded")
 	}
 }

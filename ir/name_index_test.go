@@ -11,7 +11,7 @@ import (
 func TestCloneCopiesTheNameIndex(t *testing.T) {
 	b := &Block{Parent: -1, Forward: -1}
 	for i := range 40 {
-		if err := b.AddVar(&Var{Name: fmt.Sprintf("v%d", i), Type: Tensor(F32, 2)}); err != nil {
+		if err := b.AddVar(&Var{name: fmt.Sprintf("v%d", i), Type: Tensor(F32, 2)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -24,14 +24,14 @@ func TestCloneCopiesTheNameIndex(t *testing.T) {
 	}
 	for i := range 40 {
 		name := fmt.Sprintf("v%d", i)
-		if v := c.Var(name); v == nil || v == b.Var(name) || v.Name != name {
+		if v := c.Var(name); v == nil || v == b.Var(name) || v.name != name {
 			t.Fatalf("clone.Var(%s) = %p, source's %p", name, v, b.Var(name))
 		}
 	}
-	if err := c.AddVar(&Var{Name: "only_in_clone", Type: Tensor(F32, 2)}); err != nil {
+	if err := c.AddVar(&Var{name: "only_in_clone", Type: Tensor(F32, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AddVar(&Var{Name: "only_in_source", Type: Tensor(F32, 2)}); err != nil {
+	if err := b.AddVar(&Var{name: "only_in_source", Type: Tensor(F32, 2)}); err != nil {
 		t.Fatal(err)
 	}
 	if b.Var("only_in_clone") != nil || c.Var("only_in_source") != nil {
@@ -41,7 +41,7 @@ func TestCloneCopiesTheNameIndex(t *testing.T) {
 		t.Error("a var added after the clone is not found in its own block")
 	}
 	// A stale index (vars changed without it) is not copied.
-	b.addVarUnchecked(&Var{Name: "stale", Type: Tensor(F32, 2)})
+	b.addVarUnchecked(&Var{name: "stale", Type: Tensor(F32, 2)})
 	if d := b.Clone(); d.index.slots != nil || d.Var("stale") == nil {
 		t.Errorf("clone of a block with a stale index: slots copied %v, Var(stale) %v", d.index.slots != nil, d.Var("stale"))
 	}
@@ -53,7 +53,7 @@ func TestNameTableReserve(t *testing.T) {
 	var vars []*Var
 	var tab nameTable
 	for i := range 20 {
-		vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
+		vars = append(vars, &Var{name: fmt.Sprintf("v%d", i)})
 		tab.insert(vars, i)
 	}
 	tab.reserve(vars, 5000)
@@ -63,7 +63,7 @@ func TestNameTableReserve(t *testing.T) {
 	slots := &tab.slots[0]
 	for i := range 5000 {
 		if i >= 20 {
-			vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
+			vars = append(vars, &Var{name: fmt.Sprintf("v%d", i)})
 			if got := tab.insert(vars, i); got != -1 {
 				t.Fatalf("insert v%d = %d, want -1", i, got)
 			}

@@ -52,13 +52,13 @@ func (t *nameTable) insert(vars []*Var, pos int) int32 {
 	if t.slots == nil || 2*(t.n+1) > len(t.slots) || pos+1 >= 1<<t.posBits {
 		t.grow(vars, pos)
 	}
-	return t.insertHashed(vars, pos, maphash.String(nameSeed, vars[pos].Name))
+	return t.insertHashed(vars, pos, maphash.String(nameSeed, vars[pos].name))
 }
 
 // insertHashed is insert with the name's hash given; the table must have
 // room.
 func (t *nameTable) insertHashed(vars []*Var, pos int, h uint64) int32 {
-	name := vars[pos].Name
+	name := vars[pos].name
 	tag, mask, posMask := t.tag(h), uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
@@ -67,7 +67,7 @@ func (t *nameTable) insertHashed(vars []*Var, pos int, h uint64) int32 {
 			t.n++
 			return -1
 		}
-		if s&^posMask == tag && vars[s&posMask-1].Name == name {
+		if s&^posMask == tag && vars[s&posMask-1].name == name {
 			return int32(s&posMask - 1)
 		}
 	}
@@ -108,7 +108,7 @@ func (t *nameTable) build(vars []*Var, dups []int32) []int32 {
 		batch := vars[lo:min(lo+run, len(vars))]
 		for k, v := range batch {
 			if v != nil {
-				hashes[k] = maphash.String(nameSeed, v.Name)
+				hashes[k] = maphash.String(nameSeed, v.name)
 				first[k] = t.slots[hashes[k]&mask]
 			}
 		}
@@ -142,7 +142,7 @@ func (t *nameTable) find(vars []*Var, name string) int32 {
 			return -1
 		}
 		if s&^posMask == tag {
-			if pos := s&posMask - 1; vars[pos].Name == name {
+			if pos := s&posMask - 1; vars[pos].name == name {
 				return int32(pos)
 			}
 		}
@@ -185,7 +185,7 @@ func (t *nameTable) findBatch(vars []*Var, names []string, hashes []uint64, out 
 		switch {
 		case s == 0:
 			out[k] = -1
-		case s&^posMask == t.tag(hashes[k]) && vars[s&posMask-1].Name == name:
+		case s&^posMask == t.tag(hashes[k]) && vars[s&posMask-1].name == name:
 			out[k] = int32(s&posMask - 1)
 		default:
 			out[k] = -2

@@ -453,7 +453,7 @@ func (p *parser) varDecl(b *Block, kind VarKind) {
 	line, col := p.tok.line, p.tok.col
 	v := p.vars.one()
 	v.Kind = kind
-	v.Name = p.name("var name")
+	v.name = p.name("var name")
 	if p.err != nil {
 		return
 	}
@@ -461,7 +461,7 @@ func (p *parser) varDecl(b *Block, kind VarKind) {
 	// ahead leaves it to the merge into the real block.
 	b.vars = append(b.vars, v)
 	if !p.ahead && b.index.insert(b.vars, len(b.vars)-1) >= 0 {
-		p.errorAt(line, col, "var %s declared twice in block %d", quoteName(v.Name), b.Index)
+		p.errorAt(line, col, "var %s declared twice in block %d", quoteName(v.name), b.Index)
 		return
 	}
 	p.want(tColon)

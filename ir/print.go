@@ -191,7 +191,7 @@ func (p *printer) block(b *Block) {
 func (p *printer) varDecl(v *Var) {
 	p.str(v.Kind.String())
 	p.byte(' ')
-	p.name(v.Name)
+	p.name(v.name)
 	p.str(" : ")
 	p.typ(v.Type)
 	if v.Dist != nil {

@@ -588,7 +588,7 @@ func (ps *progState) checkSubBlockReads() {
 					}
 					if d, ok := firstDef[rd.gid]; ok && d > int32(pos) {
 						v := b.vars[rd.gid-ps.blocks[bi].off]
-						ps.varErr(bi, v.Name, fmt.Sprintf("read by %s in block %d (through %s) before %s defines it",
+						ps.varErr(bi, v.name, fmt.Sprintf("read by %s in block %d (through %s) before %s defines it",
 							opName(rd.op), rd.block, opName(op), opName(b.Ops[d])))
 					}
 				}
@@ -708,7 +708,7 @@ func (bs *blockState) index(seed maphash.Seed) {
 				continue
 			}
 			for _, w := range vars[:i] {
-				if w != nil && w.Name == v.Name {
+				if w != nil && w.name == v.name {
 					bs.dups = append(bs.dups, int32(i))
 					break
 				}
@@ -725,7 +725,7 @@ func (bs *blockState) find(name string) int32 {
 		return bs.names.find(bs.b.vars, name)
 	}
 	for i, v := range bs.b.vars {
-		if v != nil && v.Name == name {
+		if v != nil && v.name == name {
 			return int32(i)
 		}
 	}
@@ -950,22 +950,22 @@ func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 		ps.blockErr(bi, fmt.Sprintf("var at position %d is nil", pos))
 		return
 	}
-	if v.Name == "" {
+	if v.name == "" {
 		ps.blockErr(bi, fmt.Sprintf("var at position %d has no name", pos))
 	}
 	if dup {
-		ps.varErr(bi, v.Name, "declared twice")
+		ps.varErr(bi, v.name, "declared twice")
 	}
 	if v.Kind > KindParam {
-		ps.varErr(bi, v.Name, "unknown kind "+v.Kind.String())
+		ps.varErr(bi, v.name, "unknown kind "+v.Kind.String())
 	}
 	if unknown := v.Flags &^ (1<<numFlags - 1); unknown != 0 {
-		ps.varErr(bi, v.Name, fmt.Sprintf("unknown flag bits %#x", uint16(unknown)))
+		ps.varErr(bi, v.name, fmt.Sprintf("unknown flag bits %#x", uint16(unknown)))
 	}
 	if len(v.Attrs) > 0 && !attrsOK(v.Attrs) {
 		if msgs := attrProblems(v.Attrs); msgs != nil {
 			for _, msg := range msgs {
-				ps.varErr(bi, v.Name, msg)
+				ps.varErr(bi, v.name, msg)
 			}
 		}
 	}
@@ -974,39 +974,39 @@ func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
 	case t.Kind == DenseTensor:
 		if !t.DType.Valid() {
 			if t.DType == DTypeInvalid {
-				ps.varErr(bi, v.Name, "no dtype")
+				ps.varErr(bi, v.name, "no dtype")
 			} else {
-				ps.varErr(bi, v.Name, "unknown dtype "+t.DType.String())
+				ps.varErr(bi, v.name, "unknown dtype "+t.DType.String())
 			}
 		}
 		if !shapeOK(t.Shape) {
 			for _, msg := range shapeProblems(t.Shape) {
-				ps.varErr(bi, v.Name, msg)
+				ps.varErr(bi, v.name, msg)
 			}
 		}
 		if t.LoD != 0 || t.Elems != nil {
 			for _, msg := range typeExtraProblems(t) {
-				ps.varErr(bi, v.Name, msg)
+				ps.varErr(bi, v.name, msg)
 			}
 		}
 		if v.Dist != nil {
 			ps.checkTensorDist(bi, v)
 		}
 	case t.Kind >= numTypeKinds:
-		ps.varErr(bi, v.Name, "unknown type kind "+t.Kind.String())
+		ps.varErr(bi, v.name, "unknown type kind "+t.Kind.String())
 	default:
 		if t.DType != DTypeInvalid {
-			ps.varErr(bi, v.Name, t.Kind.String()+" has dtype "+t.DType.String())
+			ps.varErr(bi, v.name, t.Kind.String()+" has dtype "+t.DType.String())
 		}
 		if len(t.Shape) > 0 {
-			ps.varErr(bi, v.Name, t.Kind.String()+" has shape "+fmtInts64(t.Shape))
+			ps.varErr(bi, v.name, t.Kind.String()+" has shape "+fmtInts64(t.Shape))
 		}
 		if v.Dist != nil {
-			ps.varErr(bi, v.Name, t.Kind.String()+" has a dist")
+			ps.varErr(bi, v.name, t.Kind.String()+" has a dist")
 		}
 		if t.HasLoD || t.LoD != 0 || t.Elems != nil {
 			for _, msg := range typeExtraProblems(t) {
-				ps.varErr(bi, v.Name, msg)
+				ps.varErr(bi, v.name, msg)
 			}
 		}
 	}
@@ -1104,19 +1104,19 @@ func (ps *progState) checkTensorDist(bi int, v *Var) {
 	d := v.Dist
 	rank := ps.v.meshRank(d.Mesh)
 	if rank < 0 {
-		ps.varErr(bi, v.Name, "dist on unknown mesh "+quoteName(d.Mesh))
+		ps.varErr(bi, v.name, "dist on unknown mesh "+quoteName(d.Mesh))
 	}
 	if len(d.DimsMapping) != len(v.Type.Shape) {
-		ps.varErr(bi, v.Name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", FormatInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
+		ps.varErr(bi, v.name, fmt.Sprintf("dims_mapping %s has length %d, tensor rank is %d", FormatInts(d.DimsMapping), len(d.DimsMapping), len(v.Type.Shape)))
 	}
 	if !mappingOK(d.DimsMapping, rank) {
 		for _, msg := range mappingProblems(d.DimsMapping, rank, d.Mesh) {
-			ps.varErr(bi, v.Name, msg)
+			ps.varErr(bi, v.name, msg)
 		}
 	}
 	if len(d.Partial) > 0 && !partialOK(d.Partial, d.DimsMapping, rank) {
 		for _, msg := range partialProblems(d.Partial, d.DimsMapping, rank, d.Mesh) {
-			ps.varErr(bi, v.Name, msg)
+			ps.varErr(bi, v.name, msg)
 		}
 	}
 }
@@ -1363,11 +1363,11 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 			if d.stamp != stamp {
 				d.stamp, d.pos = stamp, int32(pos)
 				if u := ps.undef[o.gid]; u.stamp == stamp && u.pos < int32(pos) {
-					ps.varErr(bi, v.Name, "read by "+opName(b.Ops[u.pos])+" before "+opName(op)+" defines it")
+					ps.varErr(bi, v.name, "read by "+opName(b.Ops[u.pos])+" before "+opName(op)+" defines it")
 				}
 				continue
 			}
-			ps.varErr(bi, v.Name, "defined by "+opName(op)+" and "+opName(b.Ops[d.pos]))
+			ps.varErr(bi, v.name, "defined by "+opName(op)+" and "+opName(b.Ops[d.pos]))
 			continue
 		}
 		if !ps.main || v.Type.Kind != DenseTensor || op.Role&(RoleOptimize|RoleLRSched) != 0 {
@@ -1384,14 +1384,14 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 				continue
 			}
 			if !ps.writtenBefore(k) {
-				ps.opErr(bi, op, v.Name, "updates trainable parameter "+quoteName(v.Name)+" in place but has role "+op.Role.String()+": only optimize or lrsched ops update what is trained")
+				ps.opErr(bi, op, v.name, "updates trainable parameter "+quoteName(v.name)+" in place but has role "+op.Role.String()+": only optimize or lrsched ops update what is trained")
 			}
 			continue
 		}
 		if ps.writtenBefore(k) {
 			continue
 		}
-		ps.opErr(bi, op, v.Name, "writes persistable "+quoteName(v.Name)+" but has role "+op.Role.String()+", not optimize or lrsched")
+		ps.opErr(bi, op, v.name, "writes persistable "+quoteName(v.name)+" but has role "+op.Role.String()+", not optimize or lrsched")
 	}
 }
 
@@ -1413,7 +1413,7 @@ func (ps *progState) checkAgainstMain(mainPS *progState) {
 		for _, v := range vars[lo:hi] {
 			name := ""
 			if v != nil {
-				name = v.Name
+				name = v.name
 			}
 			names = append(names, name)
 		}
@@ -1445,15 +1445,15 @@ func (ps *progState) compareWithMain(v, mv *Var) {
 	}
 	t, mt := &v.Type, &mv.Type
 	if t.Kind != mt.Kind || t.Kind == DenseTensor && (t.DType != mt.DType || !slices.Equal(t.Shape, mt.Shape)) {
-		ps.varErr(0, v.Name, "type "+t.String()+" differs from "+mt.String()+" in main block 0: main reads what startup initialises, and partition-vars would give it main's shape")
+		ps.varErr(0, v.name, "type "+t.String()+" differs from "+mt.String()+" in main block 0: main reads what startup initialises, and partition-vars would give it main's shape")
 		return
 	}
 	if v.Persistable() != mv.Persistable() {
-		ps.varErr(0, v.Name, "a "+v.Kind.String()+" here but a "+mv.Kind.String()+" in main block 0: startup and main share only persistables, so main's would not hold what startup computes")
+		ps.varErr(0, v.name, "a "+v.Kind.String()+" here but a "+mv.Kind.String()+" in main block 0: startup and main share only persistables, so main's would not hold what startup computes")
 		return
 	}
 	if d, md := v.Dist, mv.Dist; d != nil && md != nil && (d.Mesh != md.Mesh || !slices.Equal(d.DimsMapping, md.DimsMapping)) {
-		ps.varErr(0, v.Name, "dist @"+quoteName(d.Mesh)+FormatInts(d.DimsMapping)+" differs from @"+quoteName(md.Mesh)+FormatInts(md.DimsMapping)+" in main block 0: partition-vars would give it main's")
+		ps.varErr(0, v.name, "dist @"+quoteName(d.Mesh)+FormatInts(d.DimsMapping)+" differs from @"+quoteName(md.Mesh)+FormatInts(md.DimsMapping)+" in main block 0: partition-vars would give it main's")
 	}
 }
 

@@ -29,7 +29,7 @@ func prefetchModule(t *testing.T) *Module {
 	prev := "x"
 	for i := range 3*prefetchOps + 5 {
 		name := fmt.Sprintf("p%d", i)
-		if err := b0.AddVar(&Var{Name: name, Kind: KindVar, Type: Tensor(F32, 8, 16)}); err != nil {
+		if err := b0.AddVar(&Var{name: name, Kind: KindVar, Type: Tensor(F32, 8, 16)}); err != nil {
 			t.Fatal(err)
 		}
 		in := prev
@@ -45,7 +45,7 @@ func prefetchModule(t *testing.T) *Module {
 	addDupVar(b0, "p3")
 	for i := range 9 {
 		name := fmt.Sprintf("q%d", i)
-		if err := body.AddVar(&Var{Name: name, Kind: KindVar, Type: Tensor(F32, 8, 16)}); err != nil {
+		if err := body.AddVar(&Var{name: name, Kind: KindVar, Type: Tensor(F32, 8, 16)}); err != nil {
 			t.Fatal(err)
 		}
 		op(body, "x", name)            // the parent's
@@ -97,9 +97,9 @@ func TestVerifyPrefetchSameAsLookup(t *testing.T) {
 func TestNameTableFindBatch(t *testing.T) {
 	var vars []*Var
 	for i := range 5000 {
-		vars = append(vars, &Var{Name: fmt.Sprintf("v%d", i)})
+		vars = append(vars, &Var{name: fmt.Sprintf("v%d", i)})
 	}
-	vars = append(vars, nil, &Var{Name: "v17"}, &Var{Name: "v4999"}) // a nil and two duplicates
+	vars = append(vars, nil, &Var{name: "v17"}, &Var{name: "v4999"}) // a nil and two duplicates
 	// Built by runs and one by one: the same slots, the same duplicates.
 	defer func(old int) { batchSlots = old }(batchSlots)
 	var tab, single nameTable

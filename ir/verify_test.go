@@ -144,11 +144,11 @@ func mainVar(m *Module, name string) *Var {
 // addDupVar declares a fresh var in b and then gives it the name of an
 // existing var behind the block's back, as a careless pass might.
 func addDupVar(b *Block, name string) {
-	v := &Var{Name: "tmp_dup", Type: Tensor(F32, 1)}
+	v := &Var{name: "tmp_dup", Type: Tensor(F32, 1)}
 	if err := b.AddVar(v); err != nil {
 		panic(err)
 	}
-	v.Name = name
+	v.name = name
 }
 
 func TestVerifyBase(t *testing.T) {
@@ -515,7 +515,7 @@ func TestVerifyAllowed(t *testing.T) {
 		{"var-renamed-behind-index", func(m *Module) {
 			// A pass that renames by assignment leaves the block's index
 			// stale; the verifier must not trust it.
-			mainVar(m, "r").Name = "r2"
+			mainVar(m, "r").name = "r2"
 			for _, op := range m.Main.Global().Ops {
 				renameArgs(op, "r", "r2")
 			}

@@ -121,9 +121,9 @@ func TestMLPParamGrads(t *testing.T) {
 	var trainable []string
 	for _, v := range m.Main.Global().Vars() {
 		if v.Kind == ir.KindParam && v.Has(ir.FlagTrainable) {
-			trainable = append(trainable, v.Name)
-			if seen[v.Name] != 1 {
-				t.Errorf("param %s appears %d times in params-grads", v.Name, seen[v.Name])
+			trainable = append(trainable, v.Name())
+			if seen[v.Name()] != 1 {
+				t.Errorf("param %s appears %d times in params-grads", v.Name(), seen[v.Name()])
 			}
 		}
 	}

@@ -195,7 +195,7 @@ func moeBlock(b *ir.Builder, p, u string, cfg MoEConfig, param func(name string,
 	ys, ys3, gate3 := tensor("ys", n*k, d), tensor("ys3", n, k, d), tensor("gate3", n, 1, k)
 	moe3, out := tensor("moe3", n, 1, d), tensor("moe", n, d)
 	xshape := func(of string, shape ...int64) string {
-		return b.Var(of+"_xshape", ir.Tensor(dt, append([]int64{0}, shape...)...)).WithFlags(ir.FlagStopGradient).Name
+		return b.Var(of+"_xshape", ir.Tensor(dt, append([]int64{0}, shape...)...)).WithFlags(ir.FlagStopGradient).Name()
 	}
 	fill(zero, code, 0, n*k, d)
 	b.Op("scatter", ir.Slots("X", zero, "Ids", pos, "Updates", yb), ir.Slots("Out", ys), ir.A("overwrite", ir.Bool(true)))

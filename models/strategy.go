@@ -256,10 +256,10 @@ func (a *annotator) out(op *ir.Op, slot string) string {
 // on dp, its other dims replicated.
 func (a *annotator) dataVars() {
 	for _, v := range a.g.Vars() {
-		if _, ok := a.dists[v.Name]; ok || !v.Has(ir.FlagIsData) || !v.Type.IsTensor() {
+		if _, ok := a.dists[v.Name()]; ok || !v.Has(ir.FlagIsData) || !v.Type.IsTensor() {
 			continue
 		}
-		a.set(v.Name, a.batchMapping(v.Type.Rank()))
+		a.set(v.Name(), a.batchMapping(v.Type.Rank()))
 	}
 }
 
@@ -337,20 +337,20 @@ func (a *annotator) finish() error {
 		impls[op.ID] = impl{"default", 0}
 	}
 	for _, v := range g.Vars() {
-		if _, ok := dists[v.Name]; ok || !v.Type.IsTensor() {
+		if _, ok := dists[v.Name()]; ok || !v.Type.IsTensor() {
 			continue
 		}
-		if i := strings.Index(v.Name, "@GRAD"); i > 0 {
-			if d, ok := dists[v.Name[:i]]; ok {
-				a.setOn(byName[d.Mesh], v.Name, slices.Clone(d.DimsMapping))
+		if i := strings.Index(v.Name(), "@GRAD"); i > 0 {
+			if d, ok := dists[v.Name()[:i]]; ok {
+				a.setOn(byName[d.Mesh], v.Name(), slices.Clone(d.DimsMapping))
 				continue
 			}
 		}
-		a.fail("var %s: strategy %s does not know how to distribute it", v.Name, a.strategy)
+		a.fail("var %s: strategy %s does not know how to distribute it", v.Name(), a.strategy)
 	}
 	// Even splits.
 	for _, v := range g.Vars() {
-		d, ok := dists[v.Name]
+		d, ok := dists[v.Name()]
 		if !ok {
 			continue
 		}
@@ -358,7 +358,7 @@ func (a *annotator) finish() error {
 		for i, ax := range d.DimsMapping {
 			if ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(pm.Shape[ax]) != 0 {
 				a.fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
-					v.Name, i, v.Type.Shape[i], pm.DimNames[ax], pm.Shape[ax])
+					v.Name(), i, v.Type.Shape[i], pm.DimNames[ax], pm.Shape[ax])
 			}
 		}
 	}
@@ -405,8 +405,8 @@ func (a *annotator) finish() error {
 	if m.Startup != nil {
 		for _, b := range m.Startup.Blocks {
 			for _, v := range b.Vars() {
-				if _, ok := dists[v.Name]; !ok && v.Type.IsTensor() {
-					a.fail("startup var %s: main's block 0 has no var of that name", v.Name)
+				if _, ok := dists[v.Name()]; !ok && v.Type.IsTensor() {
+					a.fail("startup var %s: main's block 0 has no var of that name", v.Name())
 				}
 			}
 		}
@@ -418,14 +418,14 @@ func (a *annotator) finish() error {
 	// Apply.
 	m.Meshes = append(m.Meshes, a.meshes...)
 	for _, v := range g.Vars() {
-		if d, ok := dists[v.Name]; ok {
+		if d, ok := dists[v.Name()]; ok {
 			v.Dist = d.Clone()
 		}
 	}
 	if m.Startup != nil {
 		for _, b := range m.Startup.Blocks {
 			for _, v := range b.Vars() {
-				if d, ok := dists[v.Name]; ok {
+				if d, ok := dists[v.Name()]; ok {
 					v.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping)}
 				}
 			}

@@ -58,7 +58,7 @@ func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName str
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
 				if v.Dist != nil {
-					return fmt.Errorf("%s block %d: var %s already has a dist: annotate-data-parallel annotates unannotated modules", p.Name, b.Index, v.Name)
+					return fmt.Errorf("%s block %d: var %s already has a dist: annotate-data-parallel annotates unannotated modules", p.Name, b.Index, v.Name())
 				}
 			}
 			for _, op := range b.Ops {
@@ -90,9 +90,9 @@ func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName str
 			mp[i] = -1
 		}
 		switch {
-		case a.batch[v.Name] && len(mp) > 0:
+		case a.batch[v.Name()] && len(mp) > 0:
 			mp[0] = axis
-		case a.xshape[v.Name]:
+		case a.xshape[v.Name()]:
 			mp[1] = axis
 		}
 		return mp
@@ -143,7 +143,7 @@ func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName str
 				for i := range mp {
 					mp[i] = -1
 				}
-				if mv := m.Main.Global().Var(v.Name); mv != nil && mv.Dist != nil {
+				if mv := m.Main.Global().Var(v.Name()); mv != nil && mv.Dist != nil {
 					mp = slices.Clone(mv.Dist.DimsMapping)
 				}
 				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
@@ -235,10 +235,10 @@ func (a *dpAnnotator) seed() error {
 	for _, v := range data {
 		d := v.Type.Shape[0]
 		if a.size != 0 && d != a.size {
-			return fmt.Errorf("data vars disagree on the batch size: %s has %d, another %d", v.Name, d, a.size)
+			return fmt.Errorf("data vars disagree on the batch size: %s has %d, another %d", v.Name(), d, a.size)
 		}
 		a.size = d
-		a.batch[v.Name] = true
+		a.batch[v.Name()] = true
 	}
 	return nil
 }

@@ -30,13 +30,13 @@ func TestAnnotateDataParallelMatchesTheDPStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range want.Main.Global().Vars() {
-		got := m.Main.Global().Var(v.Name)
+		got := m.Main.Global().Var(v.Name())
 		if got == nil || got.Dist == nil || v.Dist == nil {
-			t.Errorf("var %s: dist %v, want %v", v.Name, got, v)
+			t.Errorf("var %s: dist %v, want %v", v.Name(), got, v)
 			continue
 		}
 		if !slices.Equal(got.Dist.DimsMapping, v.Dist.DimsMapping) || !slices.Equal(got.Dist.Partial, v.Dist.Partial) {
-			t.Errorf("var %s: %s, the dp strategy gives %s", v.Name, ir.PrintVar(got), ir.PrintVar(v))
+			t.Errorf("var %s: %s, the dp strategy gives %s", v.Name(), ir.PrintVar(got), ir.PrintVar(v))
 		}
 	}
 	rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})

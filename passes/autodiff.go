@@ -286,13 +286,14 @@ func (bw *backward) analyse(loss string) error {
 
 // declare adds the gradient var name of forward var v to block 0.
 func (bw *backward) declare(name string, v *ir.Var) error {
-	gv := &ir.Var{Name: name, Kind: ir.KindVar, Type: v.Type}
+	gv := new(ir.Var)
+	*gv = ir.Var{Kind: ir.KindVar, Type: v.Type}.Named(name)
 	gv.Type.Shape = slices.Clone(v.Type.Shape)
 	if v.Dist != nil {
 		gv.Dist = &ir.TensorDist{Mesh: v.Dist.Mesh, DimsMapping: slices.Clone(v.Dist.DimsMapping)}
 	}
 	if err := bw.b.AddVar(gv); err != nil {
-		return fmt.Errorf("gradient of %s: %w", strconv.Quote(v.Name), err)
+		return fmt.Errorf("gradient of %s: %w", strconv.Quote(v.Name()), err)
 	}
 	return nil
 }
@@ -447,15 +448,15 @@ func (bw *backward) fillParamGrads() {
 		if v.Kind != ir.KindParam || !v.Has(ir.FlagTrainable) {
 			continue
 		}
-		s := bw.vars[v.Name]
+		s := bw.vars[v.Name()]
 		if s == nil || s.final == "" {
 			continue
 		}
 		g := s.final
-		if i, ok := at[v.Name]; ok {
+		if i, ok := at[v.Name()]; ok {
 			bw.m.ParamGrads[i].Grad = g
 			continue
 		}
-		bw.m.ParamGrads = append(bw.m.ParamGrads, ir.ParamGrad{Param: v.Name, Grad: g})
+		bw.m.ParamGrads = append(bw.m.ParamGrads, ir.ParamGrad{Param: v.Name(), Grad: g})
 	}
 }

@@ -441,12 +441,12 @@ op 15 matmul_v2_grad(X: x, Y: fc0.w, Out@GRAD: fc0.mm@GRAD) -> (X@GRAD: [], Y@GR
 	r := rand.New(rand.NewPCG(3, 4))
 	feed := sim.Scope{}
 	for _, v := range m.Main.Global().Vars() {
-		if v.Kind == ir.KindParam || v.Name == "x" {
+		if v.Kind == ir.KindParam || v.Name() == "x" {
 			t := sim.Zeros(ir.F64, v.Type.Shape...)
 			for i := range t.Data {
 				t.Data[i] = 2*r.Float64() - 1
 			}
-			feed[v.Name] = t
+			feed[v.Name()] = t
 		}
 	}
 	checkGrads(t, fwd, m, feed, "loss", []string{"fc0.w", "fc0.b", "fc1.w", "fc1.b"})
@@ -638,8 +638,8 @@ func TestAppendBackwardErrors(t *testing.T) {
 		m := mlp()
 		b := ir.NewBuilder(m)
 		for _, v := range m.Main.Global().Vars() {
-			if v.Name != "loss" {
-				b.Var(v.Name+"@GRAD", v.Type)
+			if v.Name() != "loss" {
+				b.Var(v.Name()+"@GRAD", v.Type)
 			}
 		}
 		if err := b.Err(); err != nil {
@@ -760,8 +760,8 @@ func TestAppendBackwardGoldens(t *testing.T) {
 				op.Role = ir.RoleForward
 			}
 			for _, v := range slices.Clone(b.Vars()) {
-				if strings.HasSuffix(v.Name, "@GRAD") {
-					b.RemoveVar(v.Name)
+				if strings.HasSuffix(v.Name(), "@GRAD") {
+					b.RemoveVar(v.Name())
 				}
 			}
 			m.ParamGrads = nil
@@ -779,7 +779,7 @@ func TestAppendBackwardGoldens(t *testing.T) {
 			summary := func(m *ir.Module) string {
 				var decls []string
 				for _, v := range m.Main.Global().Vars() {
-					if strings.HasSuffix(v.Name, "@GRAD") {
+					if strings.HasSuffix(v.Name(), "@GRAD") {
 						decls = append(decls, ir.PrintVar(v))
 					}
 				}

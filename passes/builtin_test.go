@@ -106,7 +106,7 @@ program main {
 	}
 	var vars []string
 	for _, v := range m.Main.Global().Vars() {
-		vars = append(vars, v.Name)
+		vars = append(vars, v.Name())
 	}
 	if got, want := strings.Join(vars, " "), "x s r k p loss cond"; got != want {
 		t.Errorf("vars %q, want %q", got, want)

@@ -25,7 +25,7 @@ params-grads list). Other names are left alone. Counts vars-renamed.`,
 			for _, p := range m.Programs() {
 				for _, b := range p.Blocks {
 					for _, v := range b.Vars() {
-						base, prefix, ok := tempBase(v.Name)
+						base, prefix, ok := tempBase(v.Name())
 						if !ok {
 							continue
 						}

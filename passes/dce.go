@@ -131,8 +131,8 @@ func dceProgram(p *ir.Program, keep map[string]bool) (opsRemoved, varsRemoved in
 	for _, b := range p.Blocks {
 		var drop []string
 		for _, v := range b.Vars() {
-			if !used[v.Name] && !keep[v.Name] && !v.Persistable() && !v.Has(ir.FlagIsData) {
-				drop = append(drop, v.Name)
+			if !used[v.Name()] && !keep[v.Name()] && !v.Persistable() && !v.Has(ir.FlagIsData) {
+				drop = append(drop, v.Name())
 			}
 		}
 		for _, n := range drop {

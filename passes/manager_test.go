@@ -67,7 +67,7 @@ func addDeadOp() *passes.Pass {
 			x := m.Main.Global().Vars()[0]
 			name := m.FreshName("dead.tmp")
 			b.Var(name, x.Type)
-			b.Op("relu", ir.Slots("X", x.Name), ir.Slots("Out", name))
+			b.Op("relu", ir.Slots("X", x.Name()), ir.Slots("Out", name))
 			ctx.Count("ops-added", 1)
 			return b.Err()
 		},

@@ -175,10 +175,10 @@ func AppendOptimizer(m *ir.Module, typ string, lr float64) (int, error) {
 	n := 0
 	for _, pr := range pairs {
 		p := pr.p
-		ins := ir.Slots("Param", p.Name, "Grad", pr.grad, "LearningRate", LearningRateVar)
-		outs := ir.Slots("ParamOut", p.Name)
+		ins := ir.Slots("Param", p.Name(), "Grad", pr.grad, "LearningRate", LearningRateVar)
+		outs := ir.Slots("ParamOut", p.Name())
 		for _, st := range states {
-			name := p.Name + st.suffix
+			name := p.Name() + st.suffix
 			t, d := ir.Tensor(p.Type.DType, slices.Clone(p.Type.Shape)...), p.Dist.Clone()
 			if st.scalar {
 				t = ir.Tensor(p.Type.DType, 1)

@@ -384,7 +384,7 @@ func indexedOut(idx *analysis.IndexInfo, buf *[]*ir.Var, p *ir.Program, pos int,
 	}
 	vars, ok := idx.AppendArgVars((*buf)[:0], p, 0, pos)
 	*buf = vars
-	if !ok || k >= len(vars) || vars[k] == nil || vars[k].Name != name {
+	if !ok || k >= len(vars) || vars[k] == nil || vars[k].Name() != name {
 		return nil
 	}
 	return vars[k]

@@ -84,7 +84,7 @@ program main {
 			if !b.RemoveVar("z") {
 				t.Fatal("no var z to remove")
 			}
-			return b.AddVar(&ir.Var{Name: "z", Type: old.Type, Dist: old.Dist})
+			return b.AddVar(declarable(ir.Var{Type: old.Type, Dist: old.Dist}, "z"))
 		},
 		"w removed": func(b *ir.Block) error {
 			if !b.RemoveVar("w") {
@@ -122,4 +122,10 @@ program main {
 			}
 		})
 	}
+}
+
+// declarable is v named name, for a block to declare.
+func declarable(v ir.Var, name string) *ir.Var {
+	v = v.Named(name)
+	return &v
 }

@@ -47,9 +47,9 @@ program startup {
 		t.Fatal(err)
 	}
 	if v := indexedOut(idx, &buf, s, 1, g.Ops[1], "c"); v != nil {
-		t.Errorf("after the rename: var %s, want nil", v.Name)
+		t.Errorf("after the rename: var %s, want nil", v.Name())
 	}
 	if v := indexedOut(idx, &buf, s, 7, g.Ops[1], "c"); v != nil {
-		t.Errorf("a position with no op: var %s, want nil", v.Name)
+		t.Errorf("a position with no op: var %s, want nil", v.Name())
 	}
 }

@@ -120,9 +120,8 @@ func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 	// is cast back into FoundInfinite: each var keeps one definition.
 	local := found + "@local"
 	if ctx.Var(local) == nil {
-		v := fv.Clone()
-		v.Name = local
-		if err := ctx.Block.AddVar(v); err != nil {
+		v := fv.Clone().Named(local)
+		if err := ctx.Block.AddVar(&v); err != nil {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
@@ -134,8 +133,8 @@ func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 		if !fv.Type.IsTensor() {
 			t = fv.Type
 		}
-		v := &ir.Var{Name: name, Type: t, Dist: fv.Dist.Clone(), Flags: ir.FlagStopGradient}
-		if err := ctx.Block.AddVar(v); err != nil {
+		v := ir.Var{Type: t, Dist: fv.Dist.Clone(), Flags: ir.FlagStopGradient}.Named(name)
+		if err := ctx.Block.AddVar(&v); err != nil {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}

@@ -387,7 +387,7 @@ next:
 				continue next
 			}
 		}
-		c.memo[c.nmemo] = varMemo{v.Name, v}
+		c.memo[c.nmemo] = varMemo{v.Name(), v}
 		c.nmemo++
 	}
 }
@@ -427,7 +427,7 @@ func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.
 		st = NewState()
 	}
 	v := &carve(st, &st.decls, 1)[:1][0]
-	*v = ir.Var{Name: c.Module.FreshName(prefix), Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}
+	*v = ir.Var{Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}.Named(c.Module.FreshName(prefix))
 	// The var, its shape and its dist come from the state's slabs: a
 	// large module's lowering declares tens of thousands.
 	v.Type.Shape = copyInto(st, &st.shapes, like.Type.Shape)

@@ -29,7 +29,7 @@ func TestCtxVarSeesVarTableChanges(t *testing.T) {
 		t.Fatalf("lookups of a and c: %v, %v", a, ctx.Var("c"))
 	}
 	// Declared behind the memo's back, through the block.
-	c := &ir.Var{Name: "c", Type: a.Type}
+	c := declarable(ir.Var{Type: a.Type}, "c")
 	if err := b.AddVar(c); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestCtxVarSeesVarTableChanges(t *testing.T) {
 	if err := b.RenameVar("b", "a"); err != nil {
 		t.Fatal(err)
 	}
-	if got := ctx.Var("a"); got == nil || got.Name != "a" || ctx.Var("b") != nil {
+	if got := ctx.Var("a"); got == nil || got.Name() != "a" || ctx.Var("b") != nil {
 		t.Errorf("after RenameVar(b, a): Var(a) = %v, Var(b) = %v", got, ctx.Var("b"))
 	}
 	m.RenameVars(func(s string) string { return s + "_r" })
@@ -115,7 +115,7 @@ func TestCtxBind(t *testing.T) {
 	ctx.Begin(&ir.Op{ID: 1, Type: "relu"}, nil, "default", 0)
 	// A var the table does not hold, so that an answer from the memo
 	// shows; Bind's caller vouches for its vars, this test does not.
-	bound := &ir.Var{Name: "a", Type: b.Var("a").Type}
+	bound := declarable(ir.Var{Type: b.Var("a").Type}, "a")
 	ctx.Bind([]*ir.Var{bound, nil, bound})
 	if ctx.Var("a") != bound {
 		t.Fatal("Var(a) is not the bound var")
@@ -123,7 +123,7 @@ func TestCtxBind(t *testing.T) {
 	if ctx.Var("c") != nil {
 		t.Fatal("Var(c) found a var")
 	}
-	c := &ir.Var{Name: "c", Type: bound.Type}
+	c := declarable(ir.Var{Type: bound.Type}, "c")
 	if err := b.AddVar(c); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCtxBind(t *testing.T) {
 // all for an op that looks nothing up: Begin drops it.
 func TestCtxBindLater(t *testing.T) {
 	b, ctx := oneVarCtx(t)
-	bound := &ir.Var{Name: "a", Type: b.Var("a").Type} // not the table's: an answer from the memo shows
+	bound := declarable(ir.Var{Type: b.Var("a").Type}, "a") // not the table's: an answer from the memo shows
 	calls := 0
 	bind := func(c *Lowering) {
 		calls++
@@ -191,7 +191,7 @@ func TestCtxVarSeesShadowing(t *testing.T) {
 	if ctx.Var("a") != m.Main.Block(0).Var("a") {
 		t.Fatal("a not found in the parent")
 	}
-	shadow := &ir.Var{Name: "a", Type: sub.Var("b").Type}
+	shadow := declarable(ir.Var{Type: sub.Var("b").Type}, "a")
 	if err := sub.AddVar(shadow); err != nil {
 		t.Fatal(err)
 	}
@@ -240,4 +240,10 @@ func TestOriginFromTheSlab(t *testing.T) {
 	if first != "matmul_v2:1 row-parallel: first" {
 		t.Errorf("the first origin became %q", first)
 	}
+}
+
+// declarable is v named name, for a block to declare.
+func declarable(v ir.Var, name string) *ir.Var {
+	v = v.Named(name)
+	return &v
 }

@@ -134,14 +134,14 @@ func embeddingForward(ctx *Lowering, op *ir.Op) error {
 	dim := ctx.Mesh.DimNames[axis]
 	// The serial op becomes the c_embedding, keeping its id: the grad op
 	// finds its impl through it.
-	renameArg(ctx, op, "Out", false, out, tmp.Name)
+	renameArg(ctx, op, "Out", false, out, tmp.Name())
 	op.Type = "c_embedding"
 	op.Inputs = ir.Slots("Ids", ids, "W", w)
 	op.Attrs = nil
 	op.Attrs.Set("start_index", ir.Int(start))
 	ctx.SetOrigin(op, fmt.Sprintf("vocab-parallel: look up this rank's rows of %s (from row start_index)", w))
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name()), ctx.Slot("Out", out),
 		fmt.Sprintf("vocab-parallel: partial lookups summed over %s", dim),
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)

@@ -309,10 +309,10 @@ func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: a.xm})
-	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name),
+	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name()),
 		"column-parallel: X replicated to the "+ctx.Mesh.DimNames[axis]+" group (identity forward, allreduce backward)",
 		collectiveAttrs(id, true)...)
-	renameArg(ctx, op, "X", true, a.x, tmp.Name)
+	renameArg(ctx, op, "X", true, a.x, tmp.Name())
 	ctx.Keep(op)
 	return SyncParams(ctx, op)
 }
@@ -335,9 +335,9 @@ func matmulRowForward(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_allreduce_sum.tmp", ov, tempDist(ctx, out))
-	renameArg(ctx, op, "Out", false, out, tmp.Name)
+	renameArg(ctx, op, "Out", false, out, tmp.Name())
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", out),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name()), ctx.Slot("Out", out),
 		"row-parallel: partial Out summed over "+ctx.Mesh.DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)
@@ -381,9 +381,9 @@ func matmulBackward(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
-	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name)
+	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name())
 	ctx.Keep(op)
-	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name), ctx.Slot("Out", xg),
+	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name()), ctx.Slot("Out", xg),
 		"column-parallel: X@GRAD summed over "+ctx.Mesh.DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncGrads(ctx, op)

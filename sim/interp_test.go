@@ -61,7 +61,7 @@ func feedData(m *ir.Module, seed int64) Scope {
 			t.Data[i] = float64(int64(x>>40)%2001-1000) / 1000
 		}
 		t.round()
-		s[v.Name] = t
+		s[v.Name()] = t
 	}
 	return s
 }

@@ -230,7 +230,7 @@ func (d *drawing) label(buf []byte, nd node) []byte {
 		}
 	case nodeVar, nodeOuter:
 		v := nd.v
-		buf = appendName(buf, v.Name)
+		buf = appendName(buf, v.Name())
 		buf = append(buf, '\n')
 		buf = appendType(buf, v.Type)
 		if v.Dist != nil {

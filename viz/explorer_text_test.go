@@ -74,7 +74,7 @@ func TestMarkTextCountsMLP(t *testing.T) {
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
-				want[fmt.Sprint(false, v.Name)]++ // the declaration
+				want[fmt.Sprint(false, v.Name())]++ // the declaration
 			}
 			for _, op := range b.Ops {
 				want[fmt.Sprint(true, p.Name+":"+fmt.Sprint(op.ID))]++

@@ -875,7 +875,7 @@ func walkModule(m *ir.Module) error {
 			n := 0
 			for _, v := range b.Vars() {
 				if v != nil {
-					n += len(v.Name) + len(v.Type.Shape)
+					n += len(v.Name()) + len(v.Type.Shape)
 				}
 			}
 			for _, op := range b.Ops {

@@ -315,8 +315,8 @@ func TestBenchModuleIsReadBack(t *testing.T) {
 		t.Fatal("no vars in main's block 0")
 	}
 	for _, v := range vars {
-		if p := uintptr(unsafe.Pointer(unsafe.StringData(v.Name))); p < lo || p >= hi {
-			t.Fatalf("var %s: its name is not in the text", v.Name)
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(v.Name()))); p < lo || p >= hi {
+			t.Fatalf("var %s: its name is not in the text", v.Name())
 		}
 	}
 }

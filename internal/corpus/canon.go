@@ -41,7 +41,7 @@ func Canon(m, serial *ir.Module) []string {
 	for _, p := range serial.Programs() {
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
-				kept[v.Name] = true
+				kept[v.Name()] = true
 			}
 			for _, op := range b.Ops {
 				maxID = max(maxID, op.ID)
@@ -146,15 +146,16 @@ func canonProgram(p *ir.Program, kept map[string]bool, maxID int64) []string {
 		}
 	}
 	for _, b := range pc.Blocks {
-		for _, c := range b.Vars() {
-			if !kept[c.Name] {
-				if t, ok := tempDef[c.Name]; ok {
-					c.Name = "temp " + t
+		for _, v := range b.Vars() {
+			c := *v // printed under its canonical name: temps may share one
+			if !kept[c.Name()] {
+				if t, ok := tempDef[c.Name()]; ok {
+					c = c.Named("temp " + t)
 				} else {
-					c.Name = "temp?"
+					c = c.Named("temp?")
 				}
 			}
-			lines = append(lines, fmt.Sprintf("program %s block %d: %s", p.Name, b.Index, ir.PrintVar(c)))
+			lines = append(lines, fmt.Sprintf("program %s block %d: %s", p.Name, b.Index, ir.PrintVar(&c)))
 		}
 	}
 	return lines

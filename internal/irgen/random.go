@@ -110,8 +110,10 @@ var noShape = []ir.TypeKind{ir.Reader, ir.StepScopes, ir.TensorArray, ir.FeedLis
 func (g *gen) block(m *ir.Module, p *ir.Program, b *ir.Block) {
 	var names []string
 	for range g.r.IntN(8) {
-		v := &ir.Var{Name: g.name(), Kind: ir.VarKind(g.r.IntN(3))}
-		if b.Var(v.Name) != nil {
+		name := g.name() // drawn before the kind, as the generator always has
+		v := new(ir.Var)
+		*v = ir.Var{Kind: ir.VarKind(g.r.IntN(3))}.Named(name)
+		if b.Var(v.Name()) != nil {
 			continue
 		}
 		if g.r.IntN(6) == 0 {
@@ -139,7 +141,7 @@ func (g *gen) block(m *ir.Module, p *ir.Program, b *ir.Block) {
 		if err := b.AddVar(v); err != nil {
 			panic(err)
 		}
-		names = append(names, v.Name)
+		names = append(names, v.Name())
 	}
 	for range g.r.IntN(8) {
 		op := &ir.Op{ID: int64(1 + g.r.IntN(1000)), Type: g.name()}

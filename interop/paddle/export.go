@@ -249,9 +249,9 @@ func (e *encoder) block(p *ir.Program, bi int, b *ir.Block, ids *int64, entries 
 const sidecarFlags = ir.FlagIsData | ir.FlagNeedClip | ir.FlagTrainable
 
 func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar) error {
-	vwhere := fmt.Sprintf("%s var %q", where, v.Name)
+	vwhere := fmt.Sprintf("%s var %q", where, v.Name())
 	s := e.begin(blockVars)
-	e.str(varName, v.Name)
+	e.str(varName, v.Name())
 	if err := e.varType(vwhere, v.Type); err != nil {
 		return err
 	}
@@ -284,7 +284,7 @@ func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar)
 	need := func(what string) *varEntry {
 		e.sc.note(vwhere + ": " + what)
 		if entry == nil {
-			entry = &varEntry{Block: bi, Name: v.Name}
+			entry = &varEntry{Block: bi, Name: v.Name()}
 		}
 		return entry
 	}

@@ -239,7 +239,7 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 				return err
 			}
 			if err := b.AddVar(v); err != nil {
-				return d.errf(g.off, "%s: var %q declared twice", msg, v.Name)
+				return d.errf(g.off, "%s: var %q declared twice", msg, v.Name())
 			}
 		case blockOps:
 			if err := d.scalar(msg, "ops", g, protowire.BytesType); err != nil {
@@ -272,6 +272,7 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 	msg := outer + " > VarDesc"
 	v := &ir.Var{}
+	var name string
 	var vals, present [4]bool
 	var attrs ir.Attrs
 	var order fileOrder
@@ -280,7 +281,7 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 		switch g.num {
 		case varName:
 			s, err := d.str(msg, "name", g)
-			v.Name = s
+			name = s
 			msg = fmt.Sprintf("%s > VarDesc %q", outer, s)
 			return err
 		case varType:
@@ -346,6 +347,7 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 		attrs.Set(resAttrOrder, order.names)
 	}
 	v.Attrs = attrs
+	*v = v.Named(name)
 	return v, nil
 }
 

@@ -289,7 +289,8 @@ func (r *pirReader) define(id int64, want string, bi int, typ any, path string) 
 	if err != nil {
 		return nil, err
 	}
-	v := &ir.Var{Name: r.unique(want), Type: t}
+	v := new(ir.Var)
+	*v = ir.Var{Type: t}.Named(r.unique(want))
 	if keep != "" {
 		v.Attrs.Set("pir_type", ir.String(keep))
 	}
@@ -317,7 +318,7 @@ func (r *pirReader) use(id int64, bi int, path string) (string, error) {
 	}
 	for b := bi; b >= 0; b = r.prog.Blocks[b].Parent {
 		if b == val.block {
-			return val.v.Name, nil
+			return val.v.Name(), nil
 		}
 	}
 	return "", r.errorf(path, "value %d is defined in block %d, which does not enclose this one", id, val.block)
@@ -463,7 +464,7 @@ func (r *pirReader) op(bi int, jo any, path string) error {
 			return err
 		}
 		results[k] = v
-		op.Outputs[k].Args = []string{v.Name}
+		op.Outputs[k].Args = []string{v.Name()}
 	}
 
 	oa, err := optArray(o, "OA")

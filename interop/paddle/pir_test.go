@@ -445,7 +445,7 @@ func TestImportPIRNames(t *testing.T) {
 	}
 	var names []string
 	for _, v := range m.Main.Global().Vars() {
-		names = append(names, v.Name)
+		names = append(names, v.Name())
 	}
 	if want := []string{"v2", "v2_1", "v2_2", "v4"}; !slices.Equal(names, want) {
 		t.Errorf("names %v, want %v", names, want)
