@@ -179,7 +179,7 @@ func TestVarNameChangesOnlyThroughItsBlock(t *testing.T) {
 	b := NewProgram("main").Global()
 	var vs []*Var
 	for i := range 20 { // past the size at which the block indexes names
-		v := Var{Type: Tensor(F32, 2)}.Named("v"+strconv.Itoa(i))
+		v := Var{Type: Tensor(F32, 2)}.Named("v" + strconv.Itoa(i))
 		if err := b.AddVar(&v); err != nil {
 			t.Fatal(err)
 		}
