@@ -1,0 +1,345 @@
+package passes
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+)
+
+// The lowering driver: each op of a phase is replaced by what its impl
+// emits.
+
+// LowerPhase selects the ops a lowering pass replaces.
+type LowerPhase int
+
+// The three lowering phases.
+const (
+	LowerForward LowerPhase = iota
+	LowerBackward
+	LowerOptimizer
+)
+
+// String is the name of the pass that runs the phase.
+func (p LowerPhase) String() string {
+	switch p {
+	case LowerForward:
+		return "lower-forward"
+	case LowerBackward:
+		return "lower-backward"
+	case LowerOptimizer:
+		return "lower-optimizer"
+	}
+	return fmt.Sprintf("LowerPhase(%d)", int(p))
+}
+
+// OpError is an op that failed to lower: "rank R: op N TYPE: phase:
+// reason", with "block B: " before the op for a sub-block. Lower returns
+// one per failed op, joined, so that each is one line.
+type OpError struct {
+	Rank, Block int
+	OpID        int64
+	OpType      string
+	Phase       string
+	Err         error
+}
+
+func (e *OpError) Error() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "rank %d: ", e.Rank)
+	if e.Block != 0 {
+		fmt.Fprintf(&sb, "block %d: ", e.Block)
+	}
+	fmt.Fprintf(&sb, "op %d %s: %s: %v", e.OpID, e.OpType, e.Phase, e.Err)
+	return sb.String()
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// backwardOnly lists op types lowered by their own impl's Backward.
+var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
+
+// Lower replaces, in every block of main, the ops of one phase by what
+// their impls emit.
+func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
+	return lower(m, reg, phase, nil)
+}
+
+// indexedArgs carries, from the annotation check to the lowering, what
+// the check's index resolved the args of main's block 0 to, so that the
+// lowering of an op starts with its vars known (registry.Lowering.Bind) rather
+// than looking each name up again in the block's table, a probe or two
+// into memory out of cache on a large module. Only block 0: it has no
+// ancestor whose vars a new var could shadow.
+type indexedArgs struct {
+	index *analysis.IndexInfo
+	prog  *ir.Program
+	binds uint64  // block 0's BindingsVersion when indexed
+	pos   []int32 // for each op of block 0 now, its position when indexed, or -1; nil: unmoved
+	buf   []*ir.Var
+	cur   int32 // where the op being lowered was when indexed
+}
+
+// newIndexedArgs returns the record for m, or nil when main has no block.
+func newIndexedArgs(m *ir.Module) *indexedArgs {
+	if m.Main == nil || len(m.Main.Blocks) == 0 || m.Main.Blocks[0] == nil {
+		return nil
+	}
+	return &indexedArgs{prog: m.Main, binds: m.Main.Blocks[0].BindingsVersion()}
+}
+
+// usable reports whether the record still describes block 0 of p.
+func (x *indexedArgs) usable(p *ir.Program) bool {
+	if x == nil || x.index == nil || p != x.prog || p.Blocks[0] == nil {
+		return false
+	}
+	b := p.Blocks[0]
+	return b.BindingsVersion() == x.binds && (x.pos == nil || len(x.pos) == len(b.Ops))
+}
+
+// at returns where the op now at position j of block 0 was when indexed,
+// or -1 for an op emitted since.
+func (x *indexedArgs) at(j int) int32 {
+	if x.pos == nil {
+		return int32(j)
+	}
+	return x.pos[j]
+}
+
+// bindCur binds the vars of the op being lowered (bind of cur): what
+// the lowering hands registry.Lowering.BindLater.
+func (x *indexedArgs) bindCur(ctx *registry.Lowering) { x.bind(ctx, x.cur) }
+
+// bind tells ctx the vars of the op that was at position pos of block 0
+// when indexed, unless an impl has removed or renamed a var of the block
+// since the index was built: then never again. Each var is bound under
+// its own name, read now, so a var is never bound to a name it does not
+// have; an op matched with the wrong position would only be lowered with
+// lookups.
+func (x *indexedArgs) bind(ctx *registry.Lowering, pos int32) {
+	if x.index == nil || x.prog.Blocks[0].BindingsVersion() != x.binds {
+		x.index = nil
+		return
+	}
+	if pos < 0 {
+		return
+	}
+	var ok bool
+	if x.buf, ok = x.index.AppendArgVars(x.buf[:0], x.prog, 0, int(pos)); ok {
+		ctx.Bind(x.buf)
+	}
+	clear(x.buf)
+}
+
+func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedArgs) error {
+	if reg == nil {
+		reg = registry.DefaultRegistry()
+	}
+	p := m.Main
+	if p == nil || p.Rank < 0 {
+		return fmt.Errorf("main program is not partitioned: run partition-vars first")
+	}
+	var byID *opIndex // only backward ops look their forward op up
+	if phase == LowerBackward {
+		byID = indexOps(p, numModuleOps(m))
+	}
+	st := registry.NewState()
+	var errs []error
+	for bi, b := range p.Blocks {
+		ctx := registry.NewCtx(m, p.Rank, b, st)
+		var bound *indexedArgs
+		var bind func(*registry.Lowering)
+		var next []int32 // where the ops of the new list were indexed
+		if bi == 0 && pre.usable(p) {
+			bound, bind = pre, pre.bindCur
+			next = make([]int32, 0, len(b.Ops)+len(b.Ops)/4)
+		}
+		for j, op := range b.Ops {
+			n, pos := len(ctx.Ops()), int32(-1)
+			if bound != nil {
+				pos = bound.at(j)
+			}
+			if bound != nil {
+				bound.cur = pos
+			}
+			if err := lowerOp(ctx, m, reg, phase, op, byID, bind); err != nil {
+				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
+			}
+			if bound != nil {
+				for _, o := range ctx.Ops()[n:] {
+					if o == op {
+						next = append(next, pos) // kept: the index knows it
+					} else {
+						next = append(next, -1)
+					}
+				}
+			}
+		}
+		b.Ops = ctx.Ops()
+		if bound != nil {
+			bound.pos = next
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// opIndex finds the ops of a program by id: in a slice when the ids are
+// dense, as ir.Module.FreshOpID hands them out, else in a map. An id two
+// ops share is found, as nil.
+type opIndex struct {
+	dense  []*ir.Op
+	sparse map[int64]*ir.Op
+}
+
+// ambiguous marks, in opIndex.dense, an id more than one op has.
+var ambiguous = new(ir.Op)
+
+// indexOps indexes the ops of p, a program of a module of moduleOps ops.
+// Ids are handed out across the module's programs, so it is against the
+// module's op count that they are dense: main's ids alone leave out
+// those of startup, often as many.
+func indexOps(p *ir.Program, moduleOps int) *opIndex {
+	maxID := int64(0)
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			maxID = max(maxID, op.ID)
+		}
+	}
+	x := &opIndex{}
+	if maxID <= 2*int64(moduleOps)+1024 {
+		x.dense = make([]*ir.Op, maxID+1)
+	} else {
+		x.sparse = make(map[int64]*ir.Op, p.NumOps())
+	}
+	for _, b := range p.Blocks {
+		for _, op := range b.Ops {
+			if x.dense != nil {
+				if op.ID < 0 {
+					continue // verify refuses such ids; no fwd can name one
+				}
+				if x.dense[op.ID] != nil {
+					x.dense[op.ID] = ambiguous
+				} else {
+					x.dense[op.ID] = op
+				}
+				continue
+			}
+			if _, dup := x.sparse[op.ID]; dup {
+				x.sparse[op.ID] = nil
+			} else {
+				x.sparse[op.ID] = op
+			}
+		}
+	}
+	return x
+}
+
+// numModuleOps counts the ops of every program of m.
+func numModuleOps(m *ir.Module) int {
+	n := 0
+	for _, p := range m.Programs() {
+		n += p.NumOps()
+	}
+	return n
+}
+
+// get returns the op with id, nil when more than one has it, and whether
+// any has.
+func (x *opIndex) get(id int64) (*ir.Op, bool) {
+	if x.dense == nil {
+		op, ok := x.sparse[id]
+		return op, ok
+	}
+	if id < 0 || id >= int64(len(x.dense)) || x.dense[id] == nil {
+		return nil, false
+	}
+	if op := x.dense[id]; op != ambiguous {
+		return op, true
+	}
+	return nil, true
+}
+
+func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func(*registry.Lowering)) error {
+	// Every phase visits every op; the role decides most of them without
+	// reading the op's dist, a cache miss on a large block.
+	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
+	var mine bool
+	switch phase {
+	case LowerForward:
+		mine = op.Role.IsForward() || recompute()
+	case LowerBackward:
+		mine = op.Role.IsBackward() && !recompute()
+	case LowerOptimizer:
+		mine = op.Role.IsOptimize() && !op.Role.IsBackward() && !recompute()
+		if !mine && !op.Role.IsForward() && !op.Role.IsBackward() && !recompute() {
+			return fmt.Errorf("role %s is neither forward, backward nor optimize", op.Role)
+		}
+	}
+	if !mine {
+		ctx.Keep(op)
+		return nil
+	}
+	// The impl: the op's own, or for a backward op its forward op's.
+	implOf := op
+	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
+		f, found := byID.get(op.Fwd)
+		switch {
+		case !found:
+			return fmt.Errorf("fwd op %d is missing", op.Fwd)
+		case f == nil:
+			return fmt.Errorf("fwd %d names more than one op (op ids must be unique)", op.Fwd)
+		}
+		if !f.Role.IsForward() && !(f.Dist != nil && f.Dist.Recompute) {
+			return fmt.Errorf("fwd op %d %s is not a forward op (role %s)", f.ID, f.Type, f.Role)
+		}
+		implOf = f
+	}
+	implType, implIndex := "default", 0
+	if d := implOf.Dist; d != nil && d.ImplType != "" {
+		implType, implIndex = d.ImplType, d.ImplIndex
+	}
+	if phase == LowerBackward && implOf == op && !backwardOnly[op.Type] {
+		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
+	}
+	if op.Dist == nil {
+		return fmt.Errorf("no dist annotation")
+	}
+	mesh := m.Mesh(op.Dist.Mesh)
+	if mesh == nil {
+		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
+	}
+	if !mesh.Contains(ctx.Rank) {
+		return fmt.Errorf("rank %d is not in mesh %s", ctx.Rank, mesh.Name)
+	}
+	impl, err := reg.Lookup(implType, implIndex)
+	if err != nil {
+		return err
+	}
+	// A backward op's forward op was held to this when it was lowered
+	// (and has been replaced by what its impl emitted since).
+	if implOf == op && !registry.Lowers(implType, op.Type) {
+		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
+	}
+	ctx.Begin(op, mesh, implType, implIndex)
+	if bind != nil {
+		ctx.BindLater(bind)
+	}
+	if phase == LowerForward {
+		if impl.Compatible != nil {
+			if err := impl.Compatible(ctx, op); err != nil {
+				return fmt.Errorf("impl %s:%d (%s) does not fit: %v", implType, implIndex, impl.Name, err)
+			}
+		}
+		if impl.Forward == nil {
+			return fmt.Errorf("impl %s:%d (%s) has no forward lowering", implType, implIndex, impl.Name)
+		}
+		return impl.Forward(ctx, op)
+	}
+	if impl.Backward == nil {
+		return fmt.Errorf("impl %s:%d (%s) has no backward lowering", implType, implIndex, impl.Name)
+	}
+	return impl.Backward(ctx, op)
+}
