@@ -31,7 +31,7 @@ func DefaultRegistry() *Registry {
 		{"annotate-data-parallel", "check-annotations", "there is nothing to check before the annotations exist"},
 		{"annotate-data-parallel", "partition", "partitioning needs the annotations"},
 	}
-	r, err := NewRegistry(ps, append(order, partitionOrder...))
+	r, err := NewRegistry(ps, append(order, partitionOrder()...))
 	if err != nil {
 		panic("passes.DefaultRegistry: " + err.Error())
 	}

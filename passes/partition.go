@@ -3,12 +3,12 @@ package passes
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -17,23 +17,24 @@ import (
 // of one rank, in place (the pass manager's caller clones first; Partition
 // and PartitionAll do). Names stay the serial names, as Paddle's do.
 
-// partitionOrder is the order the partition passes must keep, with why.
-var partitionOrder = []OrderRule{
-	{"check-annotations", "partition-vars", "local shapes need complete, even annotations"},
-	{"partition-vars", "lower-forward", "lowering reads local shapes and the rank that partition-vars sets"},
-	{"lower-forward", "lower-backward", "backward ops find their impl through their lowered forward op"},
-	{"lower-backward", "lower-optimizer", "optimizer ops update the grads that backward lowering synchronised"},
-	{"lower-optimizer", "relink-block-attrs", "block refs are checked once every block is lowered"},
-	{"lower-optimizer", "remap-params-grads", "the params-grads list names vars of the lowered program"},
+// partitionStep is a step of the partition pipeline: its pass, and the
+// earlier step it must follow, with why. The order rules of the steps are
+// made from these, so that the list below is the one place the pipeline is
+// written.
+type partitionStep struct {
+	pass          *Pass
+	follows, why  string
+	ownsItsErrors bool // its errors name their op or var: never prefixed with the step
 }
 
-// PartitionPasses returns the seven partition passes and partition, which
-// composes them, lowering with the impls of reg.
-func PartitionPasses(reg *registry.Registry) []*Pass {
-	rankOpt := Option{Name: "rank", Kind: OptInt, Default: "0", Doc: "the rank whose program to produce",
-		Range: &Range{Min: 0, Max: ir.MaxRank}}
-	return []*Pass{
-		{
+// partitionSteps returns the partition pipeline's steps, lowering with
+// the impls of reg.
+func partitionSteps(reg *registry.Registry) []partitionStep {
+	lowering := func(phase LowerPhase) func(*Context, *ir.Module) error {
+		return func(_ *Context, m *ir.Module) error { return Lower(m, reg, phase) }
+	}
+	return []partitionStep{
+		{pass: &Pass{
 			Name: "check-annotations",
 			Doc: `check that every op and shaped var is soundly annotated
 Every op of main has an op dist and every dense-tensor var a tensor dist;
@@ -49,44 +50,47 @@ over a split dim has a partial output. Fails listing every problem.`,
 				}
 				return rep.Err()
 			},
-		},
-		{
+		}, ownsItsErrors: true},
+		{pass: &Pass{
 			Name: "partition-vars",
 			Doc: `give every var its local shape on a rank
 Each mapped dim of every var of main and startup is divided by its mesh
 dim's size (startup vars follow main's block-0 var of the same name);
 startup initialisers' shape attrs follow; the programs are marked with
 the rank, and the module gets its process-group table.`,
-			Options: []Option{rankOpt},
+			Options: []Option{rankOption()},
+			// Only shapes, shape attrs and the rank change: every name and
+			// op stays where the index found it.
+			Preserves: []*analysis.Analyzer{analysis.Index},
 			Run: func(ctx *Context, m *ir.Module) error {
 				return partitionVars(ctx.Analyses, m, int(ctx.Int("rank")))
 			},
-		},
-		{
+		}, follows: "check-annotations", why: "local shapes need complete, even annotations"},
+		{pass: &Pass{
 			Name: "lower-forward",
 			Doc: `lower forward and recompute ops with their impls
 Each op whose role is forward (or forward|loss), or whose dist says
 recompute, is checked against its impl and replaced by what the impl's
 Forward emits. Needs partition-vars.`,
-			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerForward) },
-		},
-		{
+			Run: lowering(LowerForward),
+		}, follows: "partition-vars", why: "lowering reads local shapes and the rank that partition-vars sets"},
+		{pass: &Pass{
 			Name: "lower-backward",
 			Doc: `lower backward ops with their forward op's impl
 Each backward op is replaced by what the impl of its forward op (found
 through fwd) emits; backward-only ops (check_finite_and_unscale,
 update_loss_scaling) use their own impl; others the default impl.`,
-			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerBackward) },
-		},
-		{
+			Run: lowering(LowerBackward),
+		}, follows: "lower-forward", why: "backward ops find their impl through their lowered forward op"},
+		{pass: &Pass{
 			Name: "lower-optimizer",
 			Doc: `lower optimizer ops, and reject unknown roles
 Optimize ops are lowered by their impl's Backward (shards update
 elementwise, so no compatibility check); an op whose role is neither
 forward, backward nor optimize is an error.`,
-			Run: func(ctx *Context, m *ir.Module) error { return Lower(m, reg, LowerOptimizer) },
-		},
-		{
+			Run: lowering(LowerOptimizer),
+		}, follows: "lower-backward", why: "optimizer ops update the grads that backward lowering synchronised"},
+		{pass: &Pass{
 			Name: "relink-block-attrs",
 			Doc: `check that every block ref points at a block of the new program
 Lowering works in place, so blocks keep their indices and refs stay
@@ -95,112 +99,104 @@ that points nowhere, at block 0, at its op's own block or an ancestor of
 it, or that closes a cycle of block refs.`,
 			PreservesAll: true,
 			Run:          func(_ *Context, m *ir.Module) error { return RelinkBlockAttrs(m) },
-		},
-		{
+		}, follows: "lower-optimizer", why: "block refs are checked once every block is lowered"},
+		{pass: &Pass{
 			Name: "remap-params-grads",
 			Doc: `check that the params-grads list names vars of the partitioned program
 Partitioned vars keep their serial names, so the list stays as it is;
 a pair naming a var the program lacks is an error.`,
 			PreservesAll: true,
 			Run:          func(_ *Context, m *ir.Module) error { return RemapParamsGrads(m) },
-		},
-		{
-			Name: "partition",
-			Doc: `produce the program of one rank
-The composition check-annotations, partition-vars, lower-forward,
-lower-backward, lower-optimizer, relink-block-attrs, remap-params-grads.`,
-			Options: []Option{rankOpt},
-			Run: func(ctx *Context, m *ir.Module) error {
-				return Partition(m, reg, int(ctx.Int("rank")))
-			},
-		},
+		}, follows: "lower-optimizer", why: "the params-grads list names vars of the lowered program"},
 	}
 }
 
-// Partition runs the seven partition steps on m in place for rank, with
-// the impls of reg (nil: registry.DefaultRegistry()).
+func rankOption() Option {
+	return Option{Name: "rank", Kind: OptInt, Default: "0", Doc: "the rank whose program to produce",
+		Range: &Range{Min: 0, Max: ir.MaxRank}}
+}
+
+// partitionOrder is the order rules of the partition steps.
+func partitionOrder() []OrderRule {
+	var rules []OrderRule
+	for _, s := range partitionSteps(nil) {
+		if s.follows != "" {
+			rules = append(rules, OrderRule{Before: s.follows, After: s.pass.Name, Why: s.why})
+		}
+	}
+	return rules
+}
+
+// PartitionPasses returns the partition steps, lowering with the impls of
+// reg, and partition, the named pipeline that runs them in order.
+func PartitionPasses(reg *registry.Registry) []*Pass {
+	steps := partitionSteps(reg)
+	var ps []*Pass
+	var names []string
+	for _, s := range steps {
+		ps = append(ps, s.pass)
+		names = append(names, s.pass.Name)
+	}
+	return append(ps, &Pass{
+		Name: "partition",
+		Doc: "produce the program of one rank\nThe named pipeline " + strings.Join(names, ", ") +
+			", run as nested steps: every instrument sees each. A failure is\nreported as partition's, naming the step unless its message names the op or var.",
+		Options: []Option{rankOption()},
+		Run: func(ctx *Context, m *ir.Module) error {
+			return partitionFailure(ctx, steps, ctx.RunPipeline(partitionPipeline(steps, ctx.Int("rank")), m))
+		},
+	})
+}
+
+// partitionPipeline is the partition steps for rank, as nested steps.
+func partitionPipeline(steps []partitionStep, rank int64) *Pipeline {
+	pl := &Pipeline{}
+	for _, s := range steps {
+		st := &Step{Pass: s.pass}
+		if s.pass.option("rank") != nil {
+			st.opts = []optValue{{name: "rank", text: strconv.FormatInt(rank, 10), val: rank}}
+		}
+		pl.Steps = append(pl.Steps, st)
+	}
+	return pl
+}
+
+// partitionFailure reports a nested step's failure as partition's own,
+// in the words partition has always used: the step's message, after the
+// step's name unless it is a list of problems that each name their op or
+// var (a joined error, or check-annotations' report). A panic stays the
+// nested step's, where its stack points. The reproducer, if one was
+// written, was written when the step failed, and names the step.
+func partitionFailure(ctx *Context, steps []partitionStep, err error) error {
+	pe, ok := err.(*PassError)
+	if !ok || pe.Panic != nil || pe.Exec.Parent != ctx.Exec {
+		return err
+	}
+	inner := pe.Err
+	_, joined := inner.(interface{ Unwrap() []error })
+	for _, s := range steps {
+		if s.pass == pe.Exec.Step.Pass && !s.ownsItsErrors && !joined {
+			inner = fmt.Errorf("%s: %w", s.pass.Name, inner)
+		}
+	}
+	return &PassError{Exec: ctx.Exec, Pipeline: pe.Pipeline, Err: inner, Reproducer: pe.Reproducer}
+}
+
+// Partition runs the partition pipeline on m in place for rank, with the
+// impls of reg (nil: registry.DefaultRegistry()). Its error is the
+// partition step's message, without the pass manager's "pass partition"
+// prefix.
 func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
 	if reg == nil {
 		reg = registry.DefaultRegistry()
 	}
-	cache := analysis.NewCache(m)
-	pre := newIndexedArgs(m) // before anything reads or changes m
-	// The local shapes (for partition-vars) are computed on another core
-	// while this one checks the annotations; both only read m, and both
-	// are done before anything changes it.
-	shapesDone := make(chan struct{})
-	go func() {
-		defer close(shapesDone)
-		defer func() { _ = recover() }() // partition-vars' Get computes it again, and panics there
-		_, _ = analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
-	}()
-	rep, err := analysis.Get[*analysis.AnnotationReport](cache, analysis.Annotations)
-	<-shapesDone
-	if err != nil {
-		return err
+	ps := PartitionPasses(reg)
+	pl := &Pipeline{Steps: []*Step{{Pass: ps[len(ps)-1], opts: []optValue{{name: "rank", text: strconv.Itoa(rank), val: int64(rank)}}}}}
+	err := (&Manager{}).Run(context.Background(), pl, m)
+	if pe, ok := err.(*PassError); ok && pe.Panic == nil {
+		return pe.Err
 	}
-	if err := rep.Err(); err != nil {
-		// One line per problem of the serial module, each naming its op
-		// or var: the same on every rank.
-		return err
-	}
-	if pre != nil {
-		// The annotation check resolved every arg through this index.
-		if pre.index, err = analysis.Get[*analysis.IndexInfo](cache, analysis.Index); err != nil {
-			pre = nil
-		}
-	}
-	var remapped func() error
-	var remapDone <-chan struct{}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"partition-vars", func() error { return partitionVars(cache, m, rank) }},
-		{"lower-forward", func() error { return lower(m, reg, LowerForward, pre) }},
-		{"lower-backward", func() error { return lower(m, reg, LowerBackward, pre) }},
-		{"lower-optimizer", func() error { return lower(m, reg, LowerOptimizer, pre) }},
-		{"relink-block-attrs", func() error {
-			// The last two steps only read m: the params-grads check
-			// runs on another core meanwhile, and reports after.
-			remapped, remapDone = goRun(func() error { return RemapParamsGrads(m) })
-			return RelinkBlockAttrs(m)
-		}},
-		{"remap-params-grads", func() error { return remapped() }},
-	}
-	for _, s := range steps {
-		if err := s.run(); err != nil {
-			if remapDone != nil {
-				<-remapDone // not left reading m past the return
-			}
-			if _, ok := err.(interface{ Unwrap() []error }); ok {
-				return err // OpErrors: each line names rank, op and phase
-			}
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
-	return nil
-}
-
-// goRun runs f on another goroutine. wait waits for it and returns its
-// error, raising a panic of f again in the waiter's goroutine, where the
-// pass manager's recovery sees it; done is closed when f has returned.
-func goRun(f func() error) (wait func() error, done <-chan struct{}) {
-	var err error
-	var failed any
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		defer func() { failed = recover() }()
-		err = f()
-	}()
-	return func() error {
-		<-ch
-		if failed != nil {
-			panic(failed)
-		}
-		return err
-	}, ch
+	return err
 }
 
 // Ranks returns every rank of the module's meshes, ascending.
@@ -310,7 +306,7 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			vars := b.Vars()
-			forChunks(len(vars), func(lo, hi int) {
+			par.Chunks(len(vars), parallelChunk, func(lo, hi int) {
 				for j := lo; j < hi; j++ {
 					v := vars[j]
 					if !v.Type.IsTensor() {
@@ -334,7 +330,7 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 		g := s.Global()
 		g.Var("")
 		idx, _ := analysis.Get[*analysis.IndexInfo](cache, analysis.Index)
-		forChunks(len(g.Ops), func(lo, hi int) {
+		par.Chunks(len(g.Ops), parallelChunk, func(lo, hi int) {
 			var buf []*ir.Var
 			for j, op := range g.Ops[lo:hi] {
 				outs := op.Output("Out")
@@ -389,22 +385,7 @@ func indexedOut(idx *analysis.IndexInfo, buf *[]*ir.Var, p *ir.Program, pos int,
 	return vars[k]
 }
 
-// forChunks calls f on consecutive ranges covering [0, n): one range
-// below parallelChunk items, else one per core, at once.
-func forChunks(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/parallelChunk))
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { f(n*w/workers, n*(w+1)/workers) })
-	}
-	wg.Wait()
-}
-
-// parallelChunk is the least work forChunks gives a core: below it,
+// parallelChunk is the least work partitionVars gives a core: below it,
 // starting one costs more than it saves.
 const parallelChunk = 1 << 14
 

@@ -218,6 +218,12 @@ func (c *Context) Count(name string, delta int) {
 	c.Exec.count(name, delta)
 }
 
+// RunPipeline runs pl on m as nested steps of this execution, as a named
+// pipeline (partition) runs its steps: instruments see each.
+func (c *Context) RunPipeline(pl *Pipeline, m *ir.Module) error {
+	return c.r.pipeline(pl, m, c.Exec)
+}
+
 // RunNested runs the step's sub-pipeline on m, as part of this run:
 // instruments see each nested execution.
 func (c *Context) RunNested(m *ir.Module) error {

@@ -56,21 +56,30 @@ func renderPage(t *testing.T, opts viz.ExplorerOptions, traces ...*viz.Trace) st
 func expectedColumns(t *testing.T, text string, m *ir.Module) (texts []string, also [][]string) {
 	t.Helper()
 	pl := passes.DefaultRegistry().MustParse(text)
-	m = m.Clone()
-	texts, also = []string{string(ir.Print(m))}, [][]string{nil}
-	for i, st := range pl.Steps {
-		if err := (&passes.Manager{}).Run(context.Background(), &passes.Pipeline{Steps: []*passes.Step{st}}, m); err != nil {
-			t.Fatal(err)
-		}
-		label := fmt.Sprintf("%s (#%d)", st.Label(), i+1)
-		if after := string(ir.Print(m)); after != texts[len(texts)-1] {
-			texts = append(texts, after)
-			also = append(also, nil)
-		} else {
-			also[len(also)-1] = append(also[len(also)-1], label)
-		}
+	snap := &snapshots{texts: []string{string(ir.Print(m))}, also: [][]string{nil}}
+	if err := (&passes.Manager{Instruments: []passes.Instrument{snap}}).Run(context.Background(), pl, m.Clone()); err != nil {
+		t.Fatal(err)
 	}
-	return texts, also
+	return snap.texts, snap.also
+}
+
+// snapshots prints the module after every execution, nested ones (the
+// steps of partition) included, and keeps a text when it differs from the
+// last kept one, else the execution's label beside that one.
+type snapshots struct {
+	passes.NopInstrument
+	texts []string
+	also  [][]string
+}
+
+func (s *snapshots) AfterPass(e *passes.Execution, m *ir.Module, err error) error {
+	if after := string(ir.Print(m)); after != s.texts[len(s.texts)-1] {
+		s.texts = append(s.texts, after)
+		s.also = append(s.also, nil)
+	} else {
+		s.also[len(s.also)-1] = append(s.also[len(s.also)-1], e.Label())
+	}
+	return nil
 }
 
 // A column per pass that changed the module, plus the input; the others
@@ -78,7 +87,7 @@ func expectedColumns(t *testing.T, text string, m *ir.Module) (texts []string, a
 func TestExplorerColumnsMergeUnchangedPasses(t *testing.T) {
 	m := mlp(t)
 	texts, also := expectedColumns(t, explorerPipeline, m)
-	if len(texts) < 2 || len(texts) > 3 {
+	if len(texts) < 2 || len(texts) > 5 {
 		t.Fatalf("the pipeline changes the module %d times; the test wants passes that change nothing and at least one that does", len(texts)-1)
 	}
 	tr, err := record(t, passes.DefaultRegistry(), "serial", explorerPipeline, m)
@@ -100,7 +109,7 @@ func TestExplorerColumnsMergeUnchangedPasses(t *testing.T) {
 			t.Errorf("version %d (%s) lists %q, want %q", i, v.Label, labels, also[i])
 		}
 	}
-	if tr.Versions[0].Label != "input" || tr.Versions[1].Label != "partition{rank=0} (#4)" {
+	if tr.Versions[0].Label != "input" || tr.Versions[1].Label != "partition-vars{rank=0} (#6)" {
 		t.Errorf("labels %q, %q", tr.Versions[0].Label, tr.Versions[1].Label)
 	}
 
@@ -444,8 +453,10 @@ func TestExplorerTabs(t *testing.T) {
 	if len(sections) != 3 || sections[0][2] != "" || sections[1][2] == "" || sections[2][2] == "" {
 		t.Errorf("sections %q: want r0 shown, r1 and r2 hidden", sections)
 	}
-	// serial: verify changes nothing, one column; each rank: two.
-	for i, want := range []int{1, 2, 2} {
+	// serial: verify changes nothing, one column; each rank: the input and
+	// the three steps of partition that change it (partition-vars and two
+	// lowerings: the model has no optimizer).
+	for i, want := range []int{1, 4, 4} {
 		sec := page[strings.Index(page, fmt.Sprintf(`<section class="run" id="r%d"`, i)):]
 		sec = sec[:strings.Index(sec, "</section>")]
 		if n := len(colStart.FindAllString(sec, -1)); n != want {
