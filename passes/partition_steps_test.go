@@ -1,6 +1,7 @@
 package passes_test
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"strconv"
@@ -107,4 +108,37 @@ func (s *stepTimes) AfterPass(e *passes.Execution, _ *ir.Module, _ error) error 
 		s.total[e.Step.Pass.Name] += time.Since(s.start)
 	}
 	return nil
+}
+
+// Every step of partition leaves a module that verifies, and the
+// checking steps change nothing: -verify-each holds inside partition on
+// every rank of every golden case and example model, and the result is
+// Partition's.
+func TestPartitionStepsVerifyEach(t *testing.T) {
+	checked := 0
+	for name, m := range classCases(t) {
+		for _, r := range passes.Ranks(m) {
+			want := m.Clone()
+			werr := passes.Partition(want, nil, r)
+			got := m.Clone()
+			rpl := passes.DefaultRegistry().MustParse("partition{rank=" + strconv.Itoa(r) + "}")
+			gerr := (&passes.Manager{Instruments: []passes.Instrument{passes.VerifyEach{}}}).Run(context.Background(), rpl, got)
+			if werr != nil {
+				if gerr == nil {
+					t.Fatalf("%s rank %d: Partition fails (%v), the pipeline with -verify-each does not", name, r, werr)
+				}
+				continue
+			}
+			if gerr != nil {
+				t.Fatalf("%s rank %d: %v", name, r, gerr)
+			}
+			if !bytes.Equal(ir.Print(got), ir.Print(want)) {
+				t.Fatalf("%s rank %d: the pipeline differs from Partition", name, r)
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Errorf("only %d ranks checked", checked)
+	}
 }
