@@ -15,8 +15,11 @@ const startingHeap = 512 << 20
 
 func main() {
 	gctune.StartingHeap(startingHeap)
-	os.Exit(cli.Main(os.Args[1:], &cli.Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		PrepareHeap: gctune.PrepareHeap,
-	}))
+	env := &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if os.Getenv("DISTPASS_HUGEPAGES") == "1" {
+		// Opt-in: advising huge pages pays on virtual machines that fault
+		// pages in slowly, and costs a collection everywhere.
+		env.PrepareHeap = gctune.PrepareHeap
+	}
+	os.Exit(cli.Main(os.Args[1:], env))
 }

@@ -16,7 +16,6 @@ func StartingHeap(target uint64) {
 	if os.Getenv("GOGC") != "" || target == 0 {
 		return
 	}
-	startTarget.Store(target)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	gen := generation.Add(1)
 	var arm func()
@@ -39,21 +38,6 @@ func StartingHeap(target uint64) {
 	}
 	adjust()
 	arm()
-}
-
-// startTarget is the target of the StartingHeap in force, 0 for none.
-var startTarget atomic.Uint64
-
-// raiseStartingHeap moves the starting heap up to n when a StartingHeap
-// is in force with a lower target, and starts it again at n when n is its
-// target: once the live heap has passed half the target, GOGC is 100 for
-// good, and a later piece of work that expects the same heap (the next
-// stage of a benchmark, once the last one's heap is freed) would be
-// collected at the pace the first one left.
-func raiseStartingHeap(n uint64) {
-	if t := startTarget.Load(); t != 0 && n >= t {
-		StartingHeap(n)
-	}
 }
 
 // generation counts the calls of StartingHeap: only the last one tunes.

@@ -25,12 +25,6 @@ import (
 // costs a collection (call it while the heap is small), no resident
 // memory, and nothing when n is within what earlier calls prepared.
 //
-// When a StartingHeap is in force with a lower target, the target is
-// raised to n (on Linux, where the memory available is known): collecting
-// before the heap a command expects is reached would only mark, again,
-// the module it is building. With the same target, the StartingHeap
-// starts again from the live heap of the moment.
-//
 // It advises nothing where huge pages are off ("never"), when GODEBUG sets
 // disablethp=1 (the runtime's own switch for the opposite advice), and on
 // systems other than Linux.
@@ -38,13 +32,11 @@ func PrepareHeap(n uint64) bool {
 	if n < minPrepare {
 		return false // a small heap faults in quickly
 	}
-	// Neither the block nor the heap before a collection should pass
-	// half the memory available: the kernel refuses a mapping far beyond
-	// the machine's memory, and the runtime dies of that. Where that is
-	// not known, the starting heap stays as it is.
+	// The block should not pass half the memory available: the kernel
+	// refuses a mapping far beyond the machine's memory, and the runtime
+	// dies of that.
 	if avail := memAvailable(); avail > 0 {
 		n = min(n, avail/2)
-		raiseStartingHeap(n)
 	}
 	prep.Lock()
 	defer prep.Unlock()
