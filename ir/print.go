@@ -66,6 +66,8 @@ type printer struct {
 	w   io.Writer // when set, buf is flushed to w after each statement
 	err error     // the first write error
 	out int       // bytes flushed to w
+
+	pieces [][]byte // the parallel printer's window of buffers
 }
 
 // written reports whether anything has been printed.

@@ -3,8 +3,8 @@ package ir_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"runtime"
-	"runtime/debug"
 	"testing"
 
 	"github.com/distpass/distpass/internal/irgen"
@@ -65,33 +65,28 @@ func TestPrintPiecesEqualSequential(t *testing.T) {
 	}
 }
 
-// The pieces' buffers are kept from one print to the next: with the
-// collector off (so that the pool keeps them), a second print in pieces
-// allocates its output and little more, where fresh buffers for the
-// window of pieces in flight would take several times 1 MB.
-func TestPrintPieceBuffersAreReused(t *testing.T) {
+// Fprint prints a window of pieces at a time: beyond what printing
+// allocates on one core, it holds the window's buffers, however large the
+// module.
+func TestFprintMemoryIsAWindow(t *testing.T) {
 	if raceOn {
-		t.Skip("the race detector drops pooled buffers at random")
+		t.Skip("the race detector's own allocations")
 	}
-	m := irgen.Synthetic(10000)
-	restore := ir.SetPrintPiecesForTest(8192, 2048, 2)
-	defer restore()
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	// On one P: a buffer the printing goroutine puts back lands in its
-	// P's private slot of the pool, which a worker on another P cannot
-	// take, so that on several a print may allocate a buffer or two
-	// afresh, as scheduling falls (it did, 1.9 MB, in a CI run). The two
-	// workers still print the pieces and use the pool.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	text := ir.Print(m) // the first print fills the pool
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	again := ir.Print(m)
-	runtime.ReadMemStats(&after)
-	if !bytes.Equal(again, text) {
-		t.Fatal("the second print differs from the first")
+	m := irgen.Synthetic(40000)
+	allocs := func(workers int) int64 {
+		restore := ir.SetPrintPiecesForTest(8192, 2048, workers)
+		defer restore()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := ir.Fprint(io.Discard, m); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return int64(after.TotalAlloc - before.TotalAlloc)
 	}
-	if extra := int64(after.TotalAlloc-before.TotalAlloc) - int64(len(text)); extra > 1<<20 {
-		t.Errorf("the second print allocated %d bytes beyond its %d of text", extra, len(text))
+	one, two := allocs(1), allocs(2)
+	// Four buffers of 1 MB, for pieces of 2048 statements.
+	if extra := two - one; extra > 6<<20 {
+		t.Errorf("Fprint on two cores allocated %d bytes more than on one (%d)", extra, one)
 	}
 }
