@@ -3,12 +3,12 @@ package passes
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -303,43 +303,43 @@ func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry
 	progress func(done, total int)) ([]*ir.Module, error) {
 	out := make([]*ir.Module, len(jobs))
 	errs := make([]error, len(jobs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
+	var mu sync.Mutex // orders the progress calls
 	done := 0
-	for i, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			defer func() {
-				if progress != nil {
-					mu.Lock()
-					done++
-					progress(done, len(jobs))
-					mu.Unlock()
-				}
-			}()
-			if err := ctx.Err(); err != nil {
-				errs[i] = err
-				return
+	par.Do(len(jobs), 0, func(i int) {
+		defer func() {
+			if progress != nil {
+				mu.Lock()
+				done++
+				progress(done, len(jobs))
+				mu.Unlock()
 			}
-			c := m.Clone()
-			if err := Partition(c, reg, rankOf(j)); err != nil {
-				errs[i] = err
-				return
-			}
-			out[i] = c
 		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+		if err := ctx.Err(); err != nil {
+			errs[i] = err
+			return
 		}
+		c := m.Clone()
+		if err := Partition(c, reg, rankOf(jobs[i])); err != nil {
+			errs[i] = err
+			return
+		}
+		out[i] = c
+	})
+	if err := firstError(errs); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// firstError is the error of the first job that failed: every rank's
+// lowering of a bad module fails alike, and one rank's says it.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // relabel finds the representative's rank-dependent attrs and computes

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
@@ -198,21 +197,14 @@ func explainModule(rank int, m *ir.Module) *explained {
 // does; the results come in the order of ranks.
 func partitionAndExplain(m *ir.Module, ranks []int) []*explained {
 	out := make([]*explained, len(ranks))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, r := range ranks {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			c := m.Clone() // reads m only
-			if err := passes.Partition(c, registry.DefaultRegistry(), r); err != nil {
-				out[i] = &explained{rank: r, err: err}
-				return
-			}
-			out[i] = explainModule(r, c)
-		})
-	}
-	wg.Wait()
+	par.Do(len(ranks), 0, func(i int) {
+		c := m.Clone() // reads m only
+		if err := passes.Partition(c, registry.DefaultRegistry(), ranks[i]); err != nil {
+			out[i] = &explained{rank: ranks[i], err: err}
+			return
+		}
+		out[i] = explainModule(ranks[i], c)
+	})
 	return out
 }
 

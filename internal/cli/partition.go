@@ -8,10 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
@@ -147,26 +147,17 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 	errs := make([]error, len(files))
 	var mu sync.Mutex // orders the progress lines
 	done := 0
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, f := range files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			pm, err := f.build()
-			if err == nil {
-				err = writeModule(env, f.path, pm)
-			}
-			errs[i] = err
-			mu.Lock()
-			done++
-			st.show("partition: wrote %d/%d files", done, len(files))
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	par.Do(len(files), 0, func(i int) {
+		pm, err := files[i].build()
+		if err == nil {
+			err = writeModule(env, files[i].path, pm)
+		}
+		errs[i] = err
+		mu.Lock()
+		done++
+		st.show("partition: wrote %d/%d files", done, len(files))
+		mu.Unlock()
+	})
 	st.clear()
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass partition: %v\n", err)
