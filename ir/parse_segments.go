@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+
+	"github.com/distpass/distpass/internal/par"
 )
 
 // Large sources are parsed in parallel by speculation. Before the parse,
@@ -29,7 +29,6 @@ var (
 // segment is one speculatively parsed piece of the source.
 type segment struct {
 	start, end int // byte offsets: start is the first statement's keyword
-	done       chan struct{}
 
 	ok        bool // the piece is a run of complete block statements
 	vars      []*Var
@@ -38,8 +37,8 @@ type segment struct {
 	lineStart int // offset after the last newline, when lines > 0
 }
 
-// segments cuts src and starts parsing the pieces on up to GOMAXPROCS
-// goroutines, in order. It returns nil when src is small or there is one
+// startSegments cuts src and parses the pieces on up to GOMAXPROCS
+// cores. It returns nil when src is small or there is one
 // core.
 func startSegments(file string, src []byte, source string) []*segment {
 	workers := segmentWorkers()
@@ -64,22 +63,12 @@ func startSegments(file string, src []byte, source string) []*segment {
 	}
 	segs := make([]*segment, len(cuts)-1)
 	for i := range segs {
-		segs[i] = &segment{start: cuts[i], end: cuts[i+1], done: make(chan struct{})}
+		segs[i] = &segment{start: cuts[i], end: cuts[i+1]}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(segs)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(segs) {
-					return
-				}
-				segs[i].parse(file, src, source)
-				close(segs[i].done)
-			}
-		})
-	}
+	// The main parse waits for every piece at its first block statement
+	// (reserveSegments), so it only gives up the header's few lines by
+	// waiting here.
+	par.Do(len(segs), workers, func(i int) { segs[i].parse(file, src, source) })
 	return segs
 }
 
@@ -171,7 +160,6 @@ func (p *parser) reserveSegments(b *Block) {
 		if s.start < p.tok.start {
 			continue
 		}
-		<-s.done
 		if !s.ok {
 			break
 		}
@@ -206,7 +194,6 @@ func (p *parser) takeSegment(b *Block) bool {
 	}
 	s := p.segs[0]
 	p.segs = p.segs[1:]
-	<-s.done
 	if !s.ok {
 		return false
 	}
