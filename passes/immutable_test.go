@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,9 +32,9 @@ import (
 // models), printing and hashing the input before and after.
 
 // immutablePipelines are run over every case of the corpus, with R the
-// case's first rank: between them they name every pass of the default
-// registry (TestPipelinesLeaveTheInputAlone checks that). Many fail on
-// many cases (append-backward on a module that has its backward,
+// case's first rank, and so is every other pass of the default registry
+// alone (allPipelines): a new pass is covered without a line here. Many
+// fail on many cases (append-backward on a module that has its backward,
 // annotate-data-parallel on an annotated one): the input must survive
 // a failure as well.
 var immutablePipelines = []string{
@@ -82,16 +83,7 @@ func instruments(dir string) []passes.Instrument {
 // same text, same error.
 func TestPipelinesLeaveTheInputAlone(t *testing.T) {
 	reg := passes.DefaultRegistry()
-	covered := map[string]bool{}
-	var cover func(pl *passes.Pipeline)
-	cover = func(pl *passes.Pipeline) {
-		for _, st := range pl.Steps {
-			covered[st.Pass.Name] = true
-			if st.Sub != nil {
-				cover(st.Sub)
-			}
-		}
-	}
+	pipelines := allPipelines(t, reg, immutablePipelines)
 	dir := t.TempDir()
 	for _, c := range append(corpus.All(t), forwardOnly()) {
 		t.Run(c.Name, func(t *testing.T) {
@@ -107,7 +99,7 @@ func TestPipelinesLeaveTheInputAlone(t *testing.T) {
 			for i, r := range c.Ranks {
 				jobs = append(jobs, job{c.PipelineFor(r), i == 0})
 			}
-			for i, p := range immutablePipelines {
+			for i, p := range pipelines {
 				jobs = append(jobs, job{strings.ReplaceAll(p, "rank=R", "rank="+strconv.Itoa(c.Ranks[0])), i == 0})
 			}
 			for _, j := range jobs {
@@ -116,7 +108,6 @@ func TestPipelinesLeaveTheInputAlone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cover(pl)
 				plain := c.Module.Clone()
 				errPlain := (&passes.Manager{}).Run(context.Background(), pl, plain)
 				if !snap.Unchanged(t, c.Module, text) {
@@ -141,11 +132,47 @@ func TestPipelinesLeaveTheInputAlone(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range reg.Passes() {
-		if !covered[p.Name] {
-			t.Errorf("pass %s is in no pipeline of the test: add it to immutablePipelines", p.Name)
+}
+
+// allPipelines returns pipelines and, for every pass of reg that none of
+// them names, a pipeline of that pass alone with its defaults: a rank
+// option gets R, a nested pass the sub-pipeline verify.
+func allPipelines(t *testing.T, reg *passes.Registry, pipelines []string) []string {
+	t.Helper()
+	covered := map[string]bool{}
+	var cover func(pl *passes.Pipeline)
+	cover = func(pl *passes.Pipeline) {
+		for _, st := range pl.Steps {
+			covered[st.Pass.Name] = true
+			if st.Sub != nil {
+				cover(st.Sub)
+			}
 		}
 	}
+	for _, text := range pipelines {
+		pl, err := reg.Parse(strings.ReplaceAll(text, "rank=R", "rank=0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cover(pl)
+	}
+	out := slices.Clone(pipelines)
+	for _, p := range reg.Passes() {
+		if covered[p.Name] {
+			continue
+		}
+		text := p.Name
+		for _, o := range p.Options {
+			if o.Name == "rank" {
+				text += "{rank=R}"
+			}
+		}
+		if p.Nested {
+			text += "(verify)"
+		}
+		out = append(out, text)
+	}
+	return out
 }
 
 // TestPartitionEntryPointsLeaveTheInputAlone: Partition on a clone, for
