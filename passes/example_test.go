@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
@@ -60,4 +61,65 @@ func ExampleRegistry_Parse() {
 	fmt.Println(err)
 	// Output:
 	// pipeline:1:22: pass dce has no option "agressive" (options: keep)
+}
+
+// Write a pass: a value with a name, a doc, its options and Run. This one
+// counts the collectives of a given prefix and changes nothing, so it
+// preserves every analysis. Registered beside the built-in passes (and
+// their order rules), it composes with them in a pipeline, here after
+// partition, whose seven steps the Counters instrument lists too.
+func ExamplePass() {
+	countCollectives := &passes.Pass{
+		Name: "count-collectives",
+		Doc:  "count the collectives of the main program\nCounts each op whose type starts with prefix.",
+		Options: []passes.Option{{Name: "prefix", Kind: passes.OptString, Default: "c_",
+			Doc: "the op type prefix of a collective"}},
+		PreservesAll: true,
+		Run: func(ctx *passes.Context, m *ir.Module) error {
+			for _, b := range m.Main.Blocks {
+				for _, op := range b.Ops {
+					if strings.HasPrefix(op.Type, ctx.String("prefix")) {
+						ctx.Count(op.Type, 1)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	builtin := passes.DefaultRegistry()
+	reg, err := passes.NewRegistry(append(builtin.Passes(), countCollectives), builtin.OrderRules())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	src, err := os.ReadFile("../examples/mlp_dp_mp.dpir") // dp × mp, with its backward and sgd
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := ir.Parse("mlp_dp_mp.dpir", src)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pl, err := reg.Parse("partition{rank=1},count-collectives")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := (&passes.Manager{Instruments: []passes.Instrument{&passes.Counters{W: os.Stdout}}}).Run(context.Background(), pl, m); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// pass counters for partition{rank=1},count-collectives
+	//   added removed changed  pass
+	//       8       0       4  partition{rank=1} (#1)
+	//       0       0       0    check-annotations (#2)
+	//       0       0       2    partition-vars{rank=1} (#3)
+	//       4       0       2    lower-forward (#4)
+	//       4       0       0    lower-backward (#5)
+	//       0       0       0    lower-optimizer (#6)
+	//       0       0       0    relink-block-attrs (#7)
+	//       0       0       0    remap-params-grads (#8)
+	//       0       0       0  count-collectives (#9) c_allreduce_sum=3 c_identity=1
 }
