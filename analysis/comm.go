@@ -112,9 +112,9 @@ type CommReport struct {
 	Main, Startup CommTotals
 }
 
-// OpError is a collective op the report cannot account for: no ring_id,
+// CommError is a collective op the report cannot account for: no ring_id,
 // a ring not in the group table or without this rank, no payload var.
-type OpError struct {
+type CommError struct {
 	Program string
 	Block   int
 	ID      int64
@@ -123,15 +123,15 @@ type OpError struct {
 }
 
 // Error returns "op N TYPE: msg".
-func (e *OpError) Error() string { return fmt.Sprintf("op %d %s: %s", e.ID, e.Type, e.Msg) }
+func (e *CommError) Error() string { return fmt.Sprintf("op %d %s: %s", e.ID, e.Type, e.Msg) }
 
-// OpErrors returns the OpErrors err holds, joined or wrapped, in order.
-func OpErrors(err error) []*OpError {
-	var out []*OpError
+// CommErrors returns the CommErrors err holds, joined or wrapped, in order.
+func CommErrors(err error) []*CommError {
+	var out []*CommError
 	var walk func(error)
 	walk = func(err error) {
 		switch u := err.(type) {
-		case *OpError:
+		case *CommError:
 			out = append(out, u)
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
@@ -296,7 +296,7 @@ type commBuilder struct {
 }
 
 func (b *commBuilder) fail(prog string, bi int, op *ir.Op, format string, args ...any) {
-	b.errs = append(b.errs, &OpError{Program: prog, Block: bi, ID: op.ID, Type: op.Type, Msg: fmt.Sprintf(format, args...)})
+	b.errs = append(b.errs, &CommError{Program: prog, Block: bi, ID: op.ID, Type: op.Type, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp, bool) {

@@ -278,7 +278,7 @@ program main rank 0 {
 		t.Fatal("no error")
 	}
 	var got []string
-	for _, e := range analysis.OpErrors(err) {
+	for _, e := range analysis.CommErrors(err) {
 		got = append(got, e.Error())
 	}
 	want := []string{

@@ -208,11 +208,11 @@ func partitionAndExplain(m *ir.Module, ranks []int) []*explained {
 	return out
 }
 
-// errorLines spells err one problem a line: each analysis.OpError of a
+// errorLines spells err one problem a line: each analysis.CommError of a
 // joined error on its own ("op N TYPE: …"), other errors line by line.
 func errorLines(err error) []string {
 	var ops []string
-	for _, e := range analysis.OpErrors(err) {
+	for _, e := range analysis.CommErrors(err) {
 		ops = append(ops, e.Error())
 	}
 	if len(ops) > 0 {
