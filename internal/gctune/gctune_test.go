@@ -75,4 +75,3 @@ func TestDisabledByGODEBUG(t *testing.T) {
 		}
 	}
 }
-
