@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
