@@ -23,7 +23,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/diff"
-	"golang.org/x/tools/txtar"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
