@@ -16,6 +16,12 @@
 // that a second run gives the same bytes, that the input is unchanged,
 // and that each output's DOT renders with Graphviz (when dot is
 // installed; DISTPASS_REQUIRE_DOT=1 makes its absence a failure).
+//
 // DISTPASS_UPDATE=1 rewrites the want sections from what the code gives;
-// read the diff before committing it.
+// read the diff before committing it. A case pins the ranks it has want
+// sections for; a case with none gets one for every rank the pipeline
+// runs (each rank of the input's meshes when the pipeline names $RANK,
+// else rank 0). It refuses, writing nothing, to record an error for a
+// rank that expected a program or had no section: DISTPASS_UPDATE=errors
+// records those too.
 package golden

@@ -21,8 +21,30 @@ import (
 	"github.com/distpass/distpass/viz"
 )
 
-// UpdateEnv names the environment variable that rewrites expectations.
+// UpdateEnv names the environment variable that rewrites expectations:
+// "1" records programs, "errors" also records errors (see the package doc).
 const UpdateEnv = "DISTPASS_UPDATE"
+
+// update says what DISTPASS_UPDATE allows.
+type update int
+
+const (
+	noUpdate       update = iota
+	updatePrograms        // DISTPASS_UPDATE=1
+	updateErrors          // DISTPASS_UPDATE=errors
+)
+
+func updateMode(v string) (update, error) {
+	switch v {
+	case "":
+		return noUpdate, nil
+	case "1":
+		return updatePrograms, nil
+	case "errors":
+		return updateErrors, nil
+	}
+	return noUpdate, fmt.Errorf("%s=%q: want 1 (record programs) or errors (also record errors)", UpdateEnv, v)
+}
 
 var wantName = regexp.MustCompile(`^want/rank(\d+)\.(dpir|error|dot)$`)
 
@@ -42,6 +64,18 @@ func RunDir(t *testing.T, dir string) {
 
 // RunFile runs one case.
 func RunFile(t *testing.T, path string) {
+	mode, err := updateMode(os.Getenv(UpdateEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runFile(t, path, mode); err != nil {
+		t.Error(err)
+	}
+}
+
+// runFile runs the case at path and, under an update mode, rewrites its
+// want sections; the error is an update it refused, the file untouched.
+func runFile(t *testing.T, path string, mode update) error {
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +108,14 @@ func RunFile(t *testing.T, path string) {
 	}
 	slices.Sort(ranks)
 	if len(ranks) == 0 {
-		t.Fatalf("%s: no want/rankN.dpir or want/rankN.error section", path)
+		// A case pins the ranks it has sections for (an error case often
+		// pins one); a new case gets every rank the pipeline runs.
+		if mode == noUpdate {
+			t.Fatalf("%s: no want/rankN.dpir or want/rankN.error section (%s=1 go test ./golden records them)", path, UpdateEnv)
+		}
+		if ranks = pipelineRanks(m, pipeText); len(ranks) == 0 {
+			t.Fatalf("%s: no want section, and no mesh in input.dpir to take the ranks from", path)
+		}
 	}
 	before := ir.Print(m)
 	got := map[string][]byte{}
@@ -99,9 +140,8 @@ func RunFile(t *testing.T, path string) {
 	if !bytes.Equal(before, ir.Print(m)) {
 		t.Errorf("the pipeline changed the serial input module")
 	}
-	if os.Getenv(UpdateEnv) != "" {
-		update(t, path, ar, got)
-		return
+	if mode != noUpdate {
+		return write(path, ar, sections, got, mode)
 	}
 	for name, want := range sections {
 		if !wantName.MatchString(name) {
@@ -121,6 +161,21 @@ func RunFile(t *testing.T, path string) {
 			t.Errorf("%s: the run produced %s, which the case does not expect", path, name)
 		}
 	}
+	return nil
+}
+
+// pipelineRanks returns the ranks a pipeline runs on m: every rank of its
+// meshes when the pipeline names $RANK, else the one run, as rank 0.
+func pipelineRanks(m *ir.Module, pipeText string) []int {
+	if !strings.Contains(pipeText, "$RANK") {
+		return []int{0}
+	}
+	var ranks []int
+	for _, mesh := range m.Meshes {
+		ranks = append(ranks, mesh.ProcessIDs...)
+	}
+	slices.Sort(ranks)
+	return slices.Compact(ranks)
 }
 
 // runOnce runs the pipeline on a clone of m and returns its text and the
@@ -169,7 +224,20 @@ func render(t *testing.T, rank int, dot []byte) {
 	}
 }
 
-func update(t *testing.T, path string, ar *txtar.Archive, got map[string][]byte) {
+// write replaces the want sections of the case at path with got. Under
+// updatePrograms it refuses, writing nothing, when a rank gives an error
+// and its expectation was a program or there was none: a broken pass
+// must not turn a case into the record of its failure.
+func write(path string, ar *txtar.Archive, sections, got map[string][]byte, mode update) error {
+	if mode != updateErrors {
+		for _, name := range keys(got) {
+			if _, had := sections[name]; had || !strings.HasSuffix(name, ".error") {
+				continue
+			}
+			return fmt.Errorf("%s: rank %d fails where the case expects no error (%s); not recorded: %s=1 records programs, %s=errors records errors too",
+				path, rankOf(name), bytes.TrimSuffix(got[name], []byte("\n")), UpdateEnv, UpdateEnv)
+		}
+	}
 	var files []txtar.File
 	for _, f := range ar.Files {
 		if !wantName.MatchString(f.Name) {
@@ -180,9 +248,7 @@ func update(t *testing.T, path string, ar *txtar.Archive, got map[string][]byte)
 		files = append(files, txtar.File{Name: name, Data: got[name]})
 	}
 	ar.Files = files
-	if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(path, txtar.Format(ar), 0o644)
 }
 
 // keys returns the names sorted by rank, then kind.
