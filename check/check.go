@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/distpass/distpass/ir"
@@ -86,14 +87,18 @@ func (r *Report) Err() error {
 func (r *Report) Write(w io.Writer) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "check: %d ranks, %d step(s)\n", len(r.Ranks), r.Steps)
-	fmt.Fprintf(&sb, "%-10s %-28s %12s %12s  %s\n", "kind", "var", "max abs", "max rel", "")
+	// The errors print at one width (that of %.3g of a positive number
+	// with a two-digit exponent), right-aligned: tabwriter aligns left.
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "kind\tvar\t%8s\t%8s\n", "max abs", "max rel")
 	for _, row := range r.Rows {
 		status := "ok"
 		if !row.OK() {
 			status = fmt.Sprintf("MISMATCH on rank %d", row.Rank)
 		}
-		fmt.Fprintf(&sb, "%-10s %-28s %12.3g %12.3g  %s\n", row.Kind, row.Var, row.MaxAbs, row.MaxRel, status)
+		fmt.Fprintf(tw, "%s\t%s\t%8.3g\t%8.3g\t%s\n", row.Kind, row.Var, row.MaxAbs, row.MaxRel, status)
 	}
+	tw.Flush()
 	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads\n",
 		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"))
 	if len(r.Unheld) > 0 {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/check"
@@ -266,13 +267,10 @@ func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []
 		return
 	}
 	head := []string{"op", "type", "axis", "group", "dtype", "shape", unit}
-	right := []bool{true, false, false, false, false, false, true}
 	if measured != nil {
 		head = append(head, "measured")
-		right = append(right, true)
 	}
 	head = append(head, "origin")
-	right = append(right, false)
 	rows := [][]string{head}
 	for i, op := range rep.Ops {
 		if op.Program != name {
@@ -299,7 +297,7 @@ func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []
 		}
 		rows = append(rows, append(row, origin))
 	}
-	writeTable(sb, rows, right)
+	writeTable(sb, rows)
 
 	var mtot analysis.CommTotals
 	if measured != nil {
@@ -310,10 +308,8 @@ func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []
 		sums, msum []analysis.CommTotal
 	}{{"axis", tot.ByAxis, mtot.ByAxis}, {"type", tot.ByType, mtot.ByType}} {
 		head := []string{"by " + by.head, "ops", unit}
-		right := []bool{false, true, true}
 		if measured != nil {
 			head = append(head, "measured")
-			right = append(right, true)
 		}
 		rows := [][]string{head}
 		for j, s := range by.sums {
@@ -329,7 +325,7 @@ func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []
 		}
 		rows = append(rows, row)
 		sb.WriteByte('\n')
-		writeTable(sb, rows, right)
+		writeTable(sb, rows)
 	}
 }
 
@@ -346,7 +342,7 @@ func writeMemoryText(sb *strings.Builder, mem *analysis.MemoryReport) {
 		strconv.Itoa(mem.Params.Vars + mem.Persistables.Vars + mem.Activations.Vars),
 		strconv.FormatInt(mem.Total(), 10),
 		strconv.Itoa(mem.Params.Unknown + mem.Persistables.Unknown + mem.Activations.Unknown)})
-	writeTable(sb, rows, []bool{false, true, true, true})
+	writeTable(sb, rows)
 }
 
 func opBytes(op analysis.CommOp) string {
@@ -382,36 +378,14 @@ func formatShape(s []int64) string {
 	return ir.FormatInts(xs)
 }
 
-// writeTable writes rows indented by two spaces, columns two spaces
-// apart, each padded to its widest cell (right-aligned where right is
-// set); the last column is not padded.
-func writeTable(sb *strings.Builder, rows [][]string, right []bool) {
-	width := make([]int, len(right))
+// writeTable writes rows indented by two spaces, in columns two spaces
+// apart.
+func writeTable(sb *strings.Builder, rows [][]string) {
+	tw := tabwriter.NewWriter(sb, 0, 0, 2, ' ', 0)
 	for _, row := range rows {
-		for i, c := range row {
-			width[i] = max(width[i], len([]rune(c)))
-		}
+		fmt.Fprintf(tw, "  %s\n", strings.Join(row, "\t"))
 	}
-	for _, row := range rows {
-		var line strings.Builder
-		line.WriteString("  ")
-		for i, c := range row {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-			switch {
-			case right[i]:
-				line.WriteString(pad + c)
-			case i == len(row)-1:
-				line.WriteString(c)
-			default:
-				line.WriteString(c + pad)
-			}
-		}
-		sb.WriteString(strings.TrimRight(line.String(), " "))
-		sb.WriteByte('\n')
-	}
+	tw.Flush()
 }
 
 // ---- JSON ----
