@@ -5,7 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
 	"os/exec"
 	"strconv"
@@ -49,191 +49,160 @@ const DefaultDotTimeout = 30 * time.Second
 // inline. It depends only on the traces and the options, except for the
 // drawings, which are what the installed Graphviz makes of them.
 func WriteExplorer(w io.Writer, traces []*Trace, opts ExplorerOptions) error {
-	title := opts.Title
-	if title == "" {
-		title = "distpass pass explorer"
+	pg := explorerPage{
+		Title: opts.Title,
+		CSS:   template.CSS(explorerCSS),
+		JS:    template.JS(explorerJS),
 	}
-	pg := &page{dot: newDotRunner(opts), maxNodes: opts.MaxNodes}
-	b := &pg.buf
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta name=\"generator\" content=\"distpass\">\n")
-	fmt.Fprintf(b, "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n", html.EscapeString(title), explorerCSS)
-	fmt.Fprintf(b, "<header>\n<h1>%s</h1>\n", html.EscapeString(title))
-	b.WriteString("<p class=\"help\">A column per pass that changed the module, the input first; " +
-		"passes that changed nothing are listed under the column they left as it was. " +
-		"Lines a pass changed are <span class=\"l add\">highlighted</span>; a red rule marks where it removed lines. " +
-		"Click a var name or an op id to highlight it in every column and drawing, again to clear it; " +
-		"click a column's title to fold it.</p>\n")
-	if pg.dot.missing {
-		b.WriteString("<p class=\"nodot\">Graphviz (dot) is not installed: the drawings of main's block 0 are left out.</p>\n")
+	if pg.Title == "" {
+		pg.Title = "distpass pass explorer"
 	}
-	b.WriteString("</header>\n<nav class=\"tabs\" role=\"tablist\">\n")
+	dot := newDotRunner(opts)
+	pg.NoDot = dot.missing
 	for i, t := range traces {
-		fmt.Fprintf(b, "<button type=\"button\" class=\"tab\" role=\"tab\" id=\"tab-r%d\" aria-controls=\"r%d\" aria-selected=\"%t\">%s</button>\n",
-			i, i, i == 0, html.EscapeString(t.Name))
+		pg.Runs = append(pg.Runs, newRunView(i, t, dot, opts.MaxNodes))
 	}
-	b.WriteString("</nav>\n")
-	for i, t := range traces {
-		pg.run(i, t)
+	var buf bytes.Buffer
+	if err := explorerTemplate.Execute(&buf, &pg); err != nil {
+		return err
 	}
-	fmt.Fprintf(b, "<script>\n%s</script>\n</body>\n</html>\n", explorerJS)
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 
-type page struct {
-	buf      bytes.Buffer
-	dot      *dotRunner
-	maxNodes int
+// explorerPage and the views below are what the page's template shows;
+// html/template escapes every string in them for where it lands.
+type explorerPage struct {
+	Title string
+	CSS   template.CSS
+	JS    template.JS
+	NoDot bool
+	Runs  []runView
 }
 
-// run writes one trace's tab panel: a summary and the columns.
-func (pg *page) run(i int, t *Trace) {
-	b := &pg.buf
-	hidden := ""
-	if i > 0 {
-		hidden = " hidden"
-	}
-	fmt.Fprintf(b, "<section class=\"run\" id=\"r%d\" role=\"tabpanel\" aria-labelledby=\"tab-r%d\"%s>\n", i, i, hidden)
-	execs, changed := 0, 0
+// runView is one trace's tab panel: a summary and the columns.
+type runView struct {
+	Name, Pipeline, Err string
+	Execs, Changed      int
+	Cols                []colView
+}
+
+// colView is one version: its head, its text with the lines changed
+// since the column before highlighted, and the drawing of main's block 0.
+type colView struct {
+	ID, Label, Parent string
+	Failed, First     bool
+	Added, Removed    int
+	Also              []Merged
+	Err, Stack        string
+	Lines             []lineView
+	RemovedAtEnd      int
+	Graph             graphView
+}
+
+// lineView is a line of module text, var names and op ids as spans.
+type lineView struct {
+	Add     bool
+	Removed int // lines removed just above it
+	Segs    []segView
+}
+
+// segView is a run of a line's text: plain, or (with a key) a var name
+// or op id.
+type segView struct {
+	Text, Key string // Key: the span's data-var or data-op
+	Op        bool
+}
+
+// graphView is the drawing of main's block 0, or why there is none.
+type graphView struct {
+	NoMain, NoDot bool
+	Err           string
+	SVG           template.HTML // from Graphviz, ids prefixed by the column's
+}
+
+func newRunView(i int, t *Trace, dot *dotRunner, maxNodes int) runView {
+	r := runView{Name: t.Name, Pipeline: t.Pipeline, Err: t.Err}
 	for j, v := range t.Versions {
-		execs += len(v.Also)
+		r.Execs += len(v.Also)
 		if j > 0 {
-			execs++
+			r.Execs++
 			if v.Hash != t.Versions[j-1].Hash {
-				changed++
+				r.Changed++
 			}
 		}
 	}
-	fmt.Fprintf(b, "<p class=\"summary\">pipeline <code>%s</code>: %d %s, %d changed the module.</p>\n",
-		html.EscapeString(t.Pipeline), execs, plural(execs, "execution", "executions"), changed)
-	if t.Err != "" {
-		fmt.Fprintf(b, "<p class=\"error\">The run failed: %s</p>\n", html.EscapeString(t.Err))
-	}
-	b.WriteString("<div class=\"cols\">\n")
 	var prev []byte
 	for j, v := range t.Versions {
 		text := ir.Print(v.Module)
-		pg.column(fmt.Sprintf("r%d-c%d", i, j), v, prev, text, j == 0)
+		id := fmt.Sprintf("r%d-c%d", i, j)
+		c := colView{ID: id, Label: v.Label, Parent: v.Parent, Failed: v.Failed, First: j == 0,
+			Also: v.Also, Graph: newGraphView(id, v.Module, dot, maxNodes)}
+		if v.Failed {
+			c.Err, c.Stack = v.Err, string(v.Stack)
+		}
+		var d lineDiff
+		if j > 0 {
+			d = diffLines(prev, text)
+			c.Added, c.Removed = d.added, d.removed
+		}
+		c.Lines, c.RemovedAtEnd = textLines(text, d)
+		r.Cols = append(r.Cols, c)
 		prev = text
 	}
-	b.WriteString("</div>\n</section>\n")
+	return r
 }
 
-// column writes one version: its head, its text with the lines changed
-// since prev highlighted, and the drawing of main's block 0.
-func (pg *page) column(id string, v *Version, prev, text []byte, first bool) {
-	b := &pg.buf
-	class := "col"
-	if v.Failed {
-		class += " failed"
-	}
-	fmt.Fprintf(b, "<div class=%q id=%q>\n<div class=\"head\">\n<h2 title=\"fold or unfold\">%s</h2>\n", class, id, html.EscapeString(v.Label))
-	if v.Parent != "" {
-		fmt.Fprintf(b, "<p class=\"parent\">in %s</p>\n", html.EscapeString(v.Parent))
-	}
-	var d lineDiff
-	if !first {
-		d = diffLines(prev, text)
-		if d.added+d.removed == 0 {
-			b.WriteString("<p class=\"stat\">unchanged</p>\n")
-		} else {
-			fmt.Fprintf(b, "<p class=\"stat\">+%d −%d %s</p>\n", d.added, d.removed, plural(max(d.added, d.removed), "line", "lines"))
-		}
-	}
-	if len(v.Also) > 0 {
-		b.WriteString("<p class=\"also\">also: ")
-		for k, m := range v.Also {
-			if k > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(html.EscapeString(m.Label))
-			if m.Skipped {
-				b.WriteString(" skipped")
-			}
-		}
-		b.WriteString("</p>\n")
-	}
-	if v.Failed {
-		fmt.Fprintf(b, "<p class=\"err\">failed: %s</p>\n", html.EscapeString(v.Err))
-		if len(v.Stack) > 0 {
-			fmt.Fprintf(b, "<details><summary>stack</summary><pre>%s</pre></details>\n", html.EscapeString(string(v.Stack)))
-		}
-	}
-	b.WriteString("</div>\n")
-	pg.text(text, d)
-	pg.graph(id, v.Module)
-	b.WriteString("</div>\n")
-}
-
-// text writes the module's text a div per line, var names and op ids as
-// spans.
-func (pg *page) text(text []byte, d lineDiff) {
-	b := &pg.buf
+// textLines splits the module's text into lines, var names and op ids as
+// spans, and returns them with the count of lines removed after the last.
+func textLines(text []byte, d lineDiff) ([]lineView, int) {
 	marks := markText(text)
-	b.WriteString("<div class=\"ir\">\n")
-	line, start := 0, 0
-	for start < len(text) {
+	var lines []lineView
+	for start := 0; start < len(text); {
 		end := bytes.IndexByte(text[start:], '\n')
 		if end < 0 {
 			end = len(text)
 		} else {
 			end += start
 		}
-		b.WriteString("<div class=\"l")
-		if d.add != nil && d.add[line] {
-			b.WriteString(" add")
-		}
-		if n := d.removedAt(line); n > 0 {
-			fmt.Fprintf(b, " del\" title=\"%d %s removed above", n, plural(n, "line", "lines"))
-		}
-		b.WriteString("\">")
+		n := len(lines)
+		l := lineView{Add: d.add != nil && d.add[n], Removed: d.removedAt(n)}
 		at := start
 		for len(marks) > 0 && marks[0].start < end {
 			m := marks[0]
 			marks = marks[1:]
-			b.WriteString(html.EscapeString(string(text[at:m.start])))
-			kind := "var"
-			if m.op {
-				kind = "op"
-			}
-			fmt.Fprintf(b, "<span class=\"%s\" data-%s=\"%s\">%s</span>", kind, kind,
-				html.EscapeString(m.key), html.EscapeString(string(text[m.start:m.end])))
+			l.Segs = append(l.Segs, segView{Text: string(text[at:m.start])},
+				segView{Text: string(text[m.start:m.end]), Key: m.key, Op: m.op})
 			at = m.end
 		}
-		b.WriteString(html.EscapeString(string(text[at:end])))
-		b.WriteString("</div>\n")
+		l.Segs = append(l.Segs, segView{Text: string(text[at:end])})
+		lines = append(lines, l)
 		start = end + 1
-		line++
 	}
-	if n := d.removedAt(line); n > 0 {
-		fmt.Fprintf(b, "<div class=\"l del end\" title=\"%d %s removed above\"></div>\n", n, plural(n, "line", "lines"))
-	}
-	b.WriteString("</div>\n")
+	return lines, d.removedAt(len(lines))
 }
 
-// graph writes the drawing of main's block 0, or why there is none.
-func (pg *page) graph(id string, m *ir.Module) {
-	b := &pg.buf
-	b.WriteString("<div class=\"graph\">\n")
+func newGraphView(id string, m *ir.Module, dot *dotRunner, maxNodes int) graphView {
 	switch {
 	case m.Main == nil:
-		b.WriteString("<p class=\"nograph\">The module has no main program.</p>\n")
-	case pg.dot.missing:
-		b.WriteString("<p class=\"nograph nodot\">Graphviz (dot) is not installed: no drawing.</p>\n")
-	default:
-		svg, err := pg.dot.svg(DOT(m.Main, Options{Blocks: []int{0}, MaxNodes: pg.maxNodes}))
-		if err != "" {
-			fmt.Fprintf(b, "<p class=\"nograph\">%s</p>\n", html.EscapeString(err))
-			break
-		}
-		// Graphviz numbers its ids per drawing; the column's id keeps
-		// them unique in the page.
-		b.Write(bytes.ReplaceAll(svg, []byte(` id="`), []byte(` id="`+id+"-")))
-		b.WriteByte('\n')
+		return graphView{NoMain: true}
+	case dot.missing:
+		return graphView{NoDot: true}
 	}
-	b.WriteString("</div>\n")
+	svg, err := dot.svg(DOT(m.Main, Options{Blocks: []int{0}, MaxNodes: maxNodes}))
+	if err != "" {
+		return graphView{Err: err}
+	}
+	// Graphviz numbers its ids per drawing; the column's id keeps them
+	// unique in the page. Its output is trusted as the page's own.
+	return graphView{SVG: template.HTML(bytes.ReplaceAll(svg, []byte(` id="`), []byte(` id="`+id+"-")))}
 }
+
+//go:embed explorer.html
+var explorerHTML string
+
+var explorerTemplate = template.Must(template.New("explorer").
+	Funcs(template.FuncMap{"plural": plural, "max": func(a, b int) int { return max(a, b) }}).Parse(explorerHTML))
 
 func plural(n int, one, many string) string {
 	if n == 1 {
