@@ -19,9 +19,9 @@
 //
 // DISTPASS_UPDATE=1 rewrites the want sections from what the code gives;
 // read the diff before committing it. A case pins the ranks it has want
-// sections for; a case with none gets one for every rank the pipeline
-// runs (each rank of the input's meshes when the pipeline names $RANK,
-// else rank 0). It refuses, writing nothing, to record an error for a
-// rank that expected a program or had no section: DISTPASS_UPDATE=errors
-// records those too.
+// sections for (an empty section pins one more); a case with none gets
+// one for every rank the pipeline runs (each rank of the input's meshes
+// when the pipeline names $RANK, else rank 0). It refuses, writing
+// nothing, to record an error for a rank that expected a program or had
+// no section: DISTPASS_UPDATE=errors records those too.
 package golden

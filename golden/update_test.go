@@ -154,3 +154,28 @@ func keysOf(m map[string]string) []string {
 	}
 	return ks
 }
+
+func TestUpdateFillsAnEmptySection(t *testing.T) {
+	path, orig := tempCase(t, "startup_init", true, nil)
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The case pins ranks 0, 1 and 3; an empty section adds rank 2.
+	ar.Files = append(ar.Files, txtar.File{Name: "want/rank2.dpir"})
+	if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runFile(t, path, updatePrograms); err != nil {
+		t.Fatal(err)
+	}
+	got := sectionsOf(t, path)
+	if len(got) != 4 || !strings.HasPrefix(got["want/rank2.dpir"], "mesh world ") {
+		t.Errorf("sections %v, want ranks 0 to 3, rank 2 recorded", keysOf(got))
+	}
+	for _, f := range orig.Files {
+		if wantName.MatchString(f.Name) && got[f.Name] != string(f.Data) {
+			t.Errorf("%s changed", f.Name)
+		}
+	}
+}
