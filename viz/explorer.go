@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ type explorerPage struct {
 type runView struct {
 	Name, Pipeline, Err string
 	Execs, Changed      int
-	Cols                []colView
+	Cols                iter.Seq[colView]
 }
 
 // colView is one version: its head, its text with the lines changed
@@ -132,23 +133,29 @@ func newRunView(i int, t *Trace, dot *dotRunner, maxNodes int) runView {
 			}
 		}
 	}
-	var prev []byte
-	for j, v := range t.Versions {
-		text := ir.Print(v.Module)
-		id := fmt.Sprintf("r%d-c%d", i, j)
-		c := colView{ID: id, Label: v.Label, Parent: v.Parent, Failed: v.Failed, First: j == 0,
-			Also: v.Also, Graph: newGraphView(id, v.Module, dot, maxNodes)}
-		if v.Failed {
-			c.Err, c.Stack = v.Err, string(v.Stack)
+	// The columns are made as the template reaches them: one column's
+	// lines, not the page's, are held at a time.
+	r.Cols = func(yield func(colView) bool) {
+		var prev []byte
+		for j, v := range t.Versions {
+			text := ir.Print(v.Module)
+			id := fmt.Sprintf("r%d-c%d", i, j)
+			c := colView{ID: id, Label: v.Label, Parent: v.Parent, Failed: v.Failed, First: j == 0,
+				Also: v.Also, Graph: newGraphView(id, v.Module, dot, maxNodes)}
+			if v.Failed {
+				c.Err, c.Stack = v.Err, string(v.Stack)
+			}
+			var d lineDiff
+			if j > 0 {
+				d = diffLines(prev, text)
+				c.Added, c.Removed = d.added, d.removed
+			}
+			c.Lines, c.RemovedAtEnd = textLines(text, d)
+			if !yield(c) {
+				return
+			}
+			prev = text
 		}
-		var d lineDiff
-		if j > 0 {
-			d = diffLines(prev, text)
-			c.Added, c.Removed = d.added, d.removed
-		}
-		c.Lines, c.RemovedAtEnd = textLines(text, d)
-		r.Cols = append(r.Cols, c)
-		prev = text
 	}
 	return r
 }
@@ -157,6 +164,7 @@ func newRunView(i int, t *Trace, dot *dotRunner, maxNodes int) runView {
 // spans, and returns them with the count of lines removed after the last.
 func textLines(text []byte, d lineDiff) ([]lineView, int) {
 	marks := markText(text)
+	str := string(text) // one copy: the segments are its substrings
 	var lines []lineView
 	for start := 0; start < len(text); {
 		end := bytes.IndexByte(text[start:], '\n')
@@ -171,11 +179,11 @@ func textLines(text []byte, d lineDiff) ([]lineView, int) {
 		for len(marks) > 0 && marks[0].start < end {
 			m := marks[0]
 			marks = marks[1:]
-			l.Segs = append(l.Segs, segView{Text: string(text[at:m.start])},
-				segView{Text: string(text[m.start:m.end]), Key: m.key, Op: m.op})
+			l.Segs = append(l.Segs, segView{Text: str[at:m.start]},
+				segView{Text: str[m.start:m.end], Key: m.key, Op: m.op})
 			at = m.end
 		}
-		l.Segs = append(l.Segs, segView{Text: string(text[at:end])})
+		l.Segs = append(l.Segs, segView{Text: str[at:end]})
 		lines = append(lines, l)
 		start = end + 1
 	}
