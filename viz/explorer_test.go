@@ -560,3 +560,29 @@ func linesWith(col, c string) []string {
 	}
 	return out
 }
+
+// Every string of a trace reaches the page escaped: a name, pipeline,
+// label, error, stack or module text holding markup adds none.
+func TestExplorerEscapes(t *testing.T) {
+	const bad = `<b x='1'>&"</b><script>alert(1)</script>`
+	m, err := ir.ParseString("a.dpir", smallA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Main.Global().Ops[0].Attrs.Set("note", ir.String(bad))
+	v := &viz.Version{Label: bad, Parent: bad, Module: m, Failed: true, Err: bad, Stack: []byte(bad),
+		Also: []viz.Merged{{Label: bad, Skipped: true}}}
+	tr := &viz.Trace{Name: bad, Pipeline: bad, Err: bad, Versions: []*viz.Version{v}}
+	page := renderPage(t, viz.ExplorerOptions{Title: bad, LookPath: noDot}, tr)
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("%d script elements, want the page's own", n)
+	}
+	if strings.Contains(page, "<b x") || strings.Contains(page, "x='1'") || strings.Contains(page, "</b>") {
+		t.Errorf("markup from the trace reached the page:\n%s", page)
+	}
+	// Title, h1, tab, pipeline, run error, label, parent, also, error,
+	// stack: each once, escaped.
+	if n := strings.Count(page, "&lt;b x=&#39;1&#39;&gt;&amp;&#34;&lt;/b&gt;"); n != 10 {
+		t.Errorf("the string appears escaped %d times, want 10", n)
+	}
+}
