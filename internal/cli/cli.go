@@ -105,7 +105,6 @@ func commands() []command {
 		{"import", importArgs, "read a Paddle program file (ProgramDesc or PIR JSON) as .dpir text", runImport},
 		{"export", exportArgs, "write a module's main program as a Paddle ProgramDesc", runExport},
 		{"version", "", "print distpass's version", runVersion},
-		{"bench", benchArgs, "time print, parse, verify, clone and partition on synthetic GPTs of N ops", runBench},
 		{"mlir", "[FILE|-]", "print the MLIR twin of a module's main program (generic form)", runMLIR},
 	}
 }
