@@ -27,26 +27,14 @@
 // lowering of its last rank unless every impl involved promises that it
 // depends on the rank only through what is relabelled
 // (registry.Impl.RankSafe). Errors name the rank and the op (OpError).
-// Partitioning allocates about half the module's heap again per rank,
-// and keeps little of what it reads alive: in a long-lived process that
-// partitions small modules one after another, the live heap stays small
-// and the default GOGC collects every run or two, so the collector (and,
-// on a second core, the runtime returning memory to the system) can
-// cost more than the lowering. One rank of a four-layer GPT took 1.4 ms
-// on one core and 2.7-3.1 ms on two at GOGC=100, 0.9-1.1 ms on either
-// at GOGC=400 (BenchmarkPartitionAll64/one-rank). The distpass command
-// raises GOGC until its heap is large (internal/gctune).
-//
-// On a large module one rank's partition costs about three and a half
-// deep clones of it (distpass bench, synthetic GPT, 10^5 and 10^6 ops).
-// At 10^5 ops, where a clone takes some 30 ms, the lowering's three
-// phases take about 64 ms (with impls that keep every op, 8: the rest is
-// the impls' work), the name index 18-19, the annotation check 13-14
-// (the local shapes, 9, are computed beside it), partition-vars 4.5 and
-// the closing checks 4 (BenchmarkPartitionSteps). The lowering's profile
-// is flat: no impl takes a sixth of it (the matmuls' come closest), and
-// the ops it emits (some 37,000: collectives, the data-parallel scales,
-// startup broadcasts) cost about twice as much each as a cloned op.
+// Partitioning allocates a large part of the module's heap again per
+// rank, and keeps little of what it reads alive: in a long-lived process
+// that partitions small modules one after another, the live heap stays
+// small and the default GOGC collects every run or two, so the collector
+// (and, on a second core, the runtime returning memory to the system) can
+// cost more than the lowering. The distpass command raises GOGC until its
+// heap is large (internal/gctune). BENCHMARKS.md, at the repository's
+// root, has the figures of partitioning and the commands that make them.
 //
 // The training passes append-backward and append-optimizer, and
 // annotate-data-parallel (the naive data-parallel completion of an

@@ -7,7 +7,8 @@
 //
 // distpass reads a module and builds it once: a heap of objects that all
 // stay live. With the default GOGC the collector marks that growing heap
-// at 4, 8, 16, ... MB, marking the same objects again and again while none
-// of them is garbage. Raising GOGC until the live heap nears a target, and
-// restoring it then, keeps the peak at about max(target, 2 × live).
+// each time it doubles, marking the same objects again and again while
+// none of them is garbage. Raising GOGC until the live heap nears a
+// target, and restoring it then, keeps the peak at about
+// max(target, 2 × live).
 package gctune
