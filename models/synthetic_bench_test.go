@@ -32,7 +32,6 @@ func BenchmarkSyntheticGPTPartition(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		gen = nil
 		b.Run(prefix+"clone", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -57,13 +57,17 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distpass-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: distpass-bench [flags]\n\nDistpass-bench times partitioning and the text round trip on synthetic GPTs\nand prints the results in the Go benchmark format, for benchstat.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	pattern := fs.String("bench", ".", "run only the benchmarks whose name matches `REGEXP` (as go test -bench, without the Benchmark prefix)")
 	count := fs.Int("count", 1, "run every benchmark `N` times, in N rounds")
-	opsFlag := fs.String("ops", "100000,1000000", "the op counts of the partition benchmarks, `N[,N...]`")
+	opsFlag := fs.String("ops", "100000,1000000", "the op counts, `N[,N...]`, of the partition benchmarks")
 	twinOps := fs.Int("twin-ops", 200000, "the op count of the twin's module")
 	ranks := fs.Int("ranks", 64, "the rank count of PartitionAll's mesh")
 	seed := fs.Int64("seed", 1, "the seed of the synthetic modules")
-	mlirOpt := fs.String("mlir-opt", "", "the mlir-opt to run (default: mlir-opt-16 or mlir-opt on PATH)")
+	mlirOpt := fs.String("mlir-opt", "", "the mlir-opt to run, at `PATH` (default: mlir-opt-16 or mlir-opt found on $PATH)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

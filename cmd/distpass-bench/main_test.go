@@ -161,6 +161,19 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// -h prints the usage and is no error; an unknown flag is one.
+func TestHelpAndUnknownFlag(t *testing.T) {
+	for _, c := range []struct {
+		arg  string
+		code int
+	}{{"-h", 0}, {"-nosuch", 2}} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{c.arg}, &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), "usage: distpass-bench [flags]") || !strings.Contains(stderr.String(), "-count N") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and the usage", c.arg, code, stderr.String(), c.code)
+		}
+	}
+}
+
 func TestMeshFor(t *testing.T) {
 	for _, c := range []struct{ ranks, dp, mp int }{{1, 1, 1}, {2, 1, 2}, {4, 2, 2}, {8, 2, 4}, {12, 3, 4}, {64, 8, 8}, {7, 1, 7}} {
 		if dp, mp := meshFor(c.ranks); dp != c.dp || mp != c.mp {
