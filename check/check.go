@@ -126,9 +126,8 @@ func (r *Report) Count(kind string) int {
 }
 
 // MaxRanks is the most ranks a check simulates: each is a goroutine with
-// its own program and tensors (4096 ranks of a small MLP take half a
-// minute and 3.4 GB on two cores), so a larger mesh is refused rather
-// than left to run out of time or memory.
+// its own program and tensors, so a larger mesh is refused rather than
+// left to run out of time or memory (BENCHMARKS.md has what 4096 cost).
 const MaxRanks = 4096
 
 // checkRanks refuses a module whose meshes have more than MaxRanks ranks.

@@ -18,14 +18,11 @@ import (
 // one verified before the pass, and it is not verified again.
 //
 // The check lives in this debug instrument rather than always on in the
-// manager because hashing is not free next to the checks it guards. On a
-// synthetic module of a million ops (irgen.Synthetic), one hash took
-// 0.3 s, against 1.2 s for verify, 1.1 s for check-annotations, 0.15 s
-// for remap-params-grads and 0.02 s for relink-block-attrs: two hashes
-// a pass would add half to the dear checks and make the cheap ones 4 to
-// 30 times slower (BenchmarkPreservesAllPasses and
-// BenchmarkChangeDetection give the same ratios at 100,000 ops). XLA
-// likewise checks its passes' change reports in debug builds only.
+// manager because hashing is not free next to the checks it guards: two
+// hashes a pass would add half to the dear checks and make the cheap
+// ones several times slower (BenchmarkPreservesAllPasses and
+// BenchmarkChangeDetection; BENCHMARKS.md). XLA likewise checks its
+// passes' change reports in debug builds only.
 type VerifyEach struct{ NopInstrument }
 
 func (VerifyEach) BeforePipeline(_ *RunInfo, m *ir.Module) error {

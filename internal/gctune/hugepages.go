@@ -14,9 +14,8 @@ import (
 //
 // Why: the Go runtime no longer asks for huge pages for its heap, so a
 // process that builds a large module faults it in 4 KB at a time, and on a
-// virtual machine a fault can cost microseconds: reading a 200,000-op
-// module spent a third of its time there. With 2 MB pages the same heap
-// takes 1/512 of the faults.
+// virtual machine a fault can cost microseconds. With 2 MB pages the same
+// heap takes far fewer faults.
 //
 // How: a block of n bytes is allocated (fresh memory, not yet touched),
 // marked for huge pages, and freed by a collection; the runtime keeps the
