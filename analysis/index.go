@@ -42,8 +42,7 @@ type progIndex struct {
 	argStart []int32
 	outStart []int32
 	args     []int32
-	dense    []int32         // by op id: 1 + the number of the first op with it (0: none), for dense ids
-	sparse   map[int64]int32 // the same, when ids are not dense
+	byID     *ir.OpIndex[int32] // 1 + the op number
 }
 
 type blockIndex struct {
@@ -60,8 +59,6 @@ func buildIndex(m *ir.Module) *IndexInfo {
 	if m == nil {
 		return x
 	}
-	// Op ids are unique in the module, not just in a program, so they
-	// are dense with respect to the module's op count.
 	total := 0
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
@@ -79,16 +76,16 @@ func buildIndex(m *ir.Module) *IndexInfo {
 		go func() {
 			defer close(done)
 			defer func() { failed = recover() }() // raised again below, where the cache sees it
-			startup = indexProgram(m.Startup, "startup", total)
+			startup = indexProgram(m, m.Startup, "startup")
 		}()
 	} else {
 		if m.Startup != nil {
-			startup = indexProgram(m.Startup, "startup", total)
+			startup = indexProgram(m, m.Startup, "startup")
 		}
 		close(done)
 	}
 	if m.Main != nil {
-		x.progs = append(x.progs, indexProgram(m.Main, "main", total))
+		x.progs = append(x.progs, indexProgram(m, m.Main, "main"))
 	}
 	<-done
 	if failed != nil {
@@ -100,7 +97,7 @@ func buildIndex(m *ir.Module) *IndexInfo {
 	return x
 }
 
-func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
+func indexProgram(m *ir.Module, p *ir.Program, label string) *progIndex {
 	pi := &progIndex{p: p, label: label, blocks: make([]blockIndex, len(p.Blocks))}
 	n := len(p.Blocks)
 	var nvars, nops, slots int
@@ -142,10 +139,9 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 		all = all[size:]
 	}
 
-	// Size the arg and id tables exactly: a walk over the ops costs less
-	// than growing them. Ids are dense when ir.Module.FreshOpID hands them
-	// out; beyond twice the module's op count they go into a map.
-	nargs, maxID := 0, int64(0)
+	// Size the arg table exactly: a walk over the ops costs less than
+	// growing it.
+	nargs := 0
 	for _, b := range p.Blocks {
 		if b == nil {
 			continue
@@ -154,7 +150,6 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 			if op == nil {
 				continue
 			}
-			maxID = max(maxID, op.ID)
 			for _, s := range op.Inputs {
 				nargs += len(s.Args)
 			}
@@ -163,15 +158,11 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 			}
 		}
 	}
-	if maxID <= 2*int64(moduleOps)+1024 {
-		pi.dense = make([]int32, maxID+1)
-	} else {
-		pi.sparse = make(map[int64]int32, nops)
-	}
+	pi.byID = ir.IndexOps(m, p, func(_ *ir.Op, bi, pos int) int32 { return pi.blocks[bi].opOff + int32(pos) + 1 })
 	pi.argStart = make([]int32, nops+1)
 	pi.outStart = make([]int32, nops)
 	pi.args = make([]int32, nargs)
-	// Where each op's args go, and the id table: a walk in order. Then
+	// Where each op's args go: a walk in order. Then
 	// the names are resolved, each op's into its own part of args, on
 	// several cores when there are many.
 	a, k := int32(0), int32(0)
@@ -185,7 +176,6 @@ func indexProgram(p *ir.Program, label string, moduleOps int) *progIndex {
 			if op == nil {
 				continue
 			}
-			pi.addID(op.ID, k)
 			for _, s := range op.Inputs {
 				a += int32(len(s.Args))
 			}
@@ -310,20 +300,6 @@ func (pi *progIndex) resolveBatch(bi int, run []pendingArg) {
 			gid = pi.resolveHashed(int(b.parent), r.name, r.h)
 		}
 		pi.args[r.at] = gid
-	}
-}
-
-// addID records op number k-1 under id unless an op has it already.
-func (pi *progIndex) addID(id int64, k int32) {
-	if id < 1 {
-		return
-	}
-	if pi.sparse == nil {
-		if pi.dense[id] == 0 {
-			pi.dense[id] = k
-		}
-	} else if _, ok := pi.sparse[id]; !ok {
-		pi.sparse[id] = k
 	}
 }
 
@@ -463,15 +439,8 @@ func (x *IndexInfo) NumVars(prog *ir.Program) int {
 }
 
 func (pi *progIndex) op(id int64) (OpRef, bool) {
-	var k int32
-	if pi.sparse == nil {
-		if id >= 1 && id < int64(len(pi.dense)) {
-			k = pi.dense[id]
-		}
-	} else {
-		k = pi.sparse[id]
-	}
-	if k == 0 {
+	k, n := pi.byID.Get(id)
+	if n == 0 {
 		return OpRef{}, false
 	}
 	return pi.ref(k - 1), true

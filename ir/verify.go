@@ -396,7 +396,7 @@ type progState struct {
 	label  string
 	main   bool
 	blocks []blockState
-	ids    idTable
+	ids    *OpIndex[uint8]
 	first  map[int64]opRef // first op of each id, built on the first need
 	defs   []definer       // by global var id: the defining op in the current block
 	undef  []definer       // by global var id: the first op of the current block to read it undefined
@@ -445,46 +445,12 @@ type argRef struct {
 	v    *Var
 }
 
-// Id table bits.
+// The verifier's value of an op id (ir.OpIndex): the first op with the
+// id, and whether it is a forward op.
 const (
-	idPresent uint8 = 1 << iota // some op has this id
-	idForward                   // the first op with this id is a forward op
-	idVisited                   // the op check has passed an op with this id
+	idPresent uint8 = 1 << iota
+	idForward
 )
-
-// idTable maps op ids to bits: a dense byte slice when ids are dense, as
-// FreshOpID makes them, and a map otherwise.
-type idTable struct {
-	dense  []uint8
-	sparse map[int64]uint8
-}
-
-func newIDTable(maxID int64, numOps int) idTable {
-	if maxID <= 4*int64(numOps)+1024 {
-		return idTable{dense: make([]uint8, maxID+1)}
-	}
-	return idTable{sparse: make(map[int64]uint8, numOps)}
-}
-
-func (t *idTable) get(id int64) uint8 {
-	if t.sparse == nil {
-		if id >= 0 && id < int64(len(t.dense)) {
-			return t.dense[id]
-		}
-		return 0
-	}
-	return t.sparse[id]
-}
-
-// set ORs bits into the entry of id, which must be between 1 and the
-// table's max id.
-func (t *idTable) set(id int64, b uint8) {
-	if t.sparse == nil {
-		t.dense[id] |= b
-		return
-	}
-	t.sparse[id] |= b
-}
 
 func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progState {
 	ps := &progState{v: v, p: p, label: label, main: isMain}
@@ -507,7 +473,7 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		return ps
 	}
 	ps.blocks = make([]blockState, n)
-	total, numOps, maxID := 0, 0, int64(0)
+	total := 0
 	for i, b := range p.Blocks {
 		bs := &ps.blocks[i]
 		bs.parent = -1
@@ -521,30 +487,14 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		bs.off = int32(total)
 		total += len(b.vars)
 		bs.index(v.seed)
-		numOps += len(b.Ops)
-		for _, op := range b.Ops {
-			if op != nil && op.ID > maxID {
-				maxID = op.ID
-			}
-		}
 	}
 	ps.findCycles()
-	ps.ids = newIDTable(maxID, numOps)
-	for _, b := range p.Blocks {
-		if b == nil {
-			continue
+	ps.ids = IndexOps(v.m, p, func(op *Op, _, _ int) uint8 {
+		if op.Role.IsForward() {
+			return idPresent | idForward
 		}
-		for _, op := range b.Ops {
-			if op == nil || op.ID < 1 || ps.ids.get(op.ID)&idPresent != 0 {
-				continue
-			}
-			bits := idPresent
-			if op.Role.IsForward() {
-				bits |= idForward
-			}
-			ps.ids.set(op.ID, bits)
-		}
-	}
+		return idPresent
+	})
 	ps.defs = make([]definer, total)
 	ps.undef = make([]definer, total)
 	for i := range n {
@@ -1253,11 +1203,10 @@ func attrsOK(as Attrs) bool {
 func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 	if op.ID < 1 {
 		ps.opErr(bi, op, "", fmt.Sprintf("id %d is not positive (position %d in block)", op.ID, pos))
-	} else if ps.ids.get(op.ID)&idVisited != 0 {
-		first, fb := ps.firstOp(op.ID)
-		ps.opErr(bi, op, "", fmt.Sprintf("id already used by %s in block %d", opName(first), fb))
-	} else {
-		ps.ids.set(op.ID, idVisited)
+	} else if _, n := ps.ids.Get(op.ID); n > 1 {
+		if first := ps.firstOp(op.ID); first != (opRef{int32(bi), int32(pos)}) {
+			ps.opErr(bi, op, "", fmt.Sprintf("id already used by %s in block %d", opName(ps.p.Blocks[first.block].Ops[first.pos]), first.block))
+		}
 	}
 	if op.Type == "" {
 		ps.opErr(bi, op, "", fmt.Sprintf("empty type (position %d in block)", pos))
@@ -1322,10 +1271,11 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 	if op.Fwd != 0 {
 		if op.Role.IsForward() {
 			ps.opErr(bi, op, "", fmt.Sprintf("forward op has fwd %d", op.Fwd))
-		} else if bits := ps.ids.get(op.Fwd); op.Fwd < 1 || bits&idPresent == 0 {
+		} else if bits, _ := ps.ids.Get(op.Fwd); bits&idPresent == 0 {
 			ps.opErr(bi, op, "", fmt.Sprintf("fwd %d names no op", op.Fwd))
 		} else if bits&idForward == 0 {
-			f, _ := ps.firstOp(op.Fwd)
+			r := ps.firstOp(op.Fwd)
+			f := ps.p.Blocks[r.block].Ops[r.pos]
 			ps.opErr(bi, op, "", fmt.Sprintf("fwd %d names %s, whose role %s is not forward", op.Fwd, opName(f), f.Role))
 		}
 	}
@@ -1471,8 +1421,8 @@ func opName(op *Op) string {
 	return "op " + strconv.FormatInt(op.ID, 10) + " " + quoteName(op.Type)
 }
 
-// firstOp returns the first op of the program with id, and its block.
-func (ps *progState) firstOp(id int64) (*Op, int) {
+// firstOp returns where the first op of the program with id is.
+func (ps *progState) firstOp(id int64) opRef {
 	if ps.first == nil {
 		ps.first = make(map[int64]opRef)
 		for bi, b := range ps.p.Blocks {
@@ -1489,8 +1439,7 @@ func (ps *progState) firstOp(id int64) (*Op, int) {
 			}
 		}
 	}
-	r := ps.first[id]
-	return ps.p.Blocks[r.block].Ops[r.pos], int(r.block)
+	return ps.first[id]
 }
 
 func (ps *progState) checkRef(bi int, op *Op, attr string, r int) {
