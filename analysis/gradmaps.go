@@ -111,8 +111,12 @@ func buildGradMaps(m *ir.Module, x *IndexInfo) *GradInfo {
 			if b.b == nil {
 				continue
 			}
-			for j, name := range pi.blockNames(b) {
-				if base, ok := gradBase(name); ok { // a nil var's "" is no grad name
+			vars := b.b.Vars()
+			for j, v := range vars[:min(len(vars), int(b.nvars))] {
+				if v == nil {
+					continue
+				}
+				if base, ok := gradBase(v.Name()); ok {
 					if fg := pi.resolveForward(bi, base); fg >= 0 {
 						gp.vars = push(gp.vars, gidPair{b.varOff + int32(j), fg})
 					}

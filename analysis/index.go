@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"hash/maphash"
 	"runtime"
 	"sort"
 	"sync"
@@ -10,14 +9,15 @@ import (
 )
 
 // Index resolves names, once for the other analyses: for each program
-// of the module, it numbers the vars of every block in order and indexes
-// them by name, resolves every op arg to the var it names through the
-// block parent chain, and indexes the ops by id. The other analyses
+// of the module, it numbers the vars of every block in order, resolves
+// every op arg to the var it names through the block parent chain (by
+// the blocks' own name tables, ir.Block.VarIndex), and indexes the ops by
+// id. The other analyses
 // require it and work on its numbers rather than on names.
 var Index = &Analyzer{
 	Name: "index",
-	Doc: "Index numbers the vars of each program, indexes them by name per block, " +
-		"resolves every op arg through the block parent chain, and indexes the ops by id.",
+	Doc: "Index numbers the vars of each program, resolves every op arg " +
+		"through the block parent chain, and indexes the ops by id.",
 	Run: func(p *Inputs) (any, error) { return buildIndex(p.Module), nil },
 }
 
@@ -36,7 +36,6 @@ type progIndex struct {
 	p        *ir.Program
 	label    string // "main" or "startup"
 	blocks   []blockIndex
-	names    []string // by gid; "" for a nil var
 	nvars    int32
 	nops     int32
 	argStart []int32
@@ -51,7 +50,6 @@ type blockIndex struct {
 	varOff int32
 	nvars  int32
 	opOff  int32
-	names  nameTable
 }
 
 func buildIndex(m *ir.Module) *IndexInfo {
@@ -100,7 +98,7 @@ func buildIndex(m *ir.Module) *IndexInfo {
 func indexProgram(m *ir.Module, p *ir.Program, label string) *progIndex {
 	pi := &progIndex{p: p, label: label, blocks: make([]blockIndex, len(p.Blocks))}
 	n := len(p.Blocks)
-	var nvars, nops, slots int
+	var nvars, nops int
 	for i, b := range p.Blocks {
 		bi := &pi.blocks[i]
 		bi.parent = -1
@@ -115,29 +113,8 @@ func indexProgram(m *ir.Module, p *ir.Program, label string) *progIndex {
 		}
 		nvars += b.NumVars()
 		nops += len(b.Ops)
-		slots += tableSize(b.NumVars())
 	}
 	pi.nvars, pi.nops = int32(nvars), int32(nops)
-
-	// The names by gid, and one slot array for all the blocks' tables.
-	pi.names = make([]string, nvars)
-	all := make([]uint32, slots)
-	for i := range pi.blocks {
-		bi := &pi.blocks[i]
-		if bi.b == nil {
-			continue
-		}
-		vars := bi.b.Vars()
-		names := pi.names[bi.varOff : int(bi.varOff)+len(vars)]
-		for j, v := range vars {
-			if v != nil {
-				names[j] = v.Name()
-			}
-		}
-		size := tableSize(len(vars))
-		bi.names.build(all[:size:size], names, vars)
-		all = all[size:]
-	}
 
 	// Size the arg table exactly: a walk over the ops costs less than
 	// growing it.
@@ -217,22 +194,13 @@ func indexProgram(m *ir.Module, p *ir.Program, label string) *progIndex {
 const parallelResolveArgs = 1 << 15
 
 // resolveOps resolves the args of ops number lo to hi-1 into pi.args.
-// It only reads the index's name tables, so ranges may run at once.
-//
-// A large block's args go by runs, as its table was built: first every
-// name of the run is hashed and its first slot read, loads that do not
-// wait on each other, so that their cache misses overlap; then each is
-// resolved, from slots in cache. On a block of a million vars a slot
-// read is a miss nearly every time.
+// It only reads the blocks' name tables, so ranges may run at once.
 func (pi *progIndex) resolveOps(lo, hi int32) {
-	var run [resolveRun]pendingArg
 	for bi := range pi.blocks {
 		blk := &pi.blocks[bi]
 		if blk.b == nil {
 			continue
 		}
-		batch := blk.names.slots != nil && len(blk.names.slots) >= batchSlots
-		n := 0
 		first, last := max(lo, blk.opOff), min(hi, blk.opOff+int32(len(blk.b.Ops)))
 		for k := first; k < last; k++ {
 			op := blk.b.Ops[k-blk.opOff]
@@ -243,63 +211,12 @@ func (pi *progIndex) resolveOps(lo, hi int32) {
 			for _, side := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 				for _, s := range side {
 					for _, name := range s.Args {
-						if !batch {
-							pi.args[a] = pi.resolve(bi, name)
-						} else {
-							run[n] = pendingArg{name: name, at: a}
-							if n++; n == len(run) {
-								pi.resolveBatch(bi, run[:n])
-								n = 0
-							}
-						}
+						pi.args[a] = pi.resolve(bi, name)
 						a++
 					}
 				}
 			}
 		}
-		pi.resolveBatch(bi, run[:n])
-	}
-}
-
-// resolveRun is the number of args resolveOps looks up at once.
-const resolveRun = 32
-
-// batchSlots is the table size from which resolveOps reads ahead: below
-// it the table stays in cache. Tests set it to 0.
-var batchSlots = 1 << 16
-
-// pendingArg is an arg resolveBatch is to resolve into pi.args[at].
-type pendingArg struct {
-	name  string
-	at    int32
-	first uint32 // the name's first slot in its block's table
-	h     uint64
-}
-
-// resolveBatch resolves run, args of ops of block bi, into pi.args.
-func (pi *progIndex) resolveBatch(bi int, run []pendingArg) {
-	if len(run) == 0 {
-		return
-	}
-	b := &pi.blocks[bi]
-	slots := b.names.slots
-	mask := uint64(len(slots) - 1)
-	for i := range run {
-		h := maphash.String(nameSeed, run[i].name)
-		run[i].h, run[i].first = h, slots[h&mask]
-	}
-	names, vars := pi.blockNames(b), b.b.Vars()
-	for _, r := range run {
-		gid := int32(-1)
-		if r.first != 0 { // else the block does not declare it
-			if i := b.names.find(names, vars, r.name, r.h); i >= 0 {
-				gid = b.varOff + i
-			}
-		}
-		if gid < 0 && b.parent >= 0 {
-			gid = pi.resolveHashed(int(b.parent), r.name, r.h)
-		}
-		pi.args[r.at] = gid
 	}
 }
 
@@ -449,30 +366,23 @@ func (pi *progIndex) op(id int64) (OpRef, bool) {
 // resolve returns the gid of the var name resolves to from block bi
 // through the parent chain, or -1.
 func (pi *progIndex) resolve(bi int, name string) int32 {
-	return pi.resolveHashed(bi, name, maphash.String(nameSeed, name))
-}
-
-// resolveHashed is resolve of a name whose hash is h.
-func (pi *progIndex) resolveHashed(bi int, name string, h uint64) int32 {
 	for steps := 0; bi >= 0 && bi < len(pi.blocks) && steps <= len(pi.blocks); steps++ {
-		b := &pi.blocks[bi]
-		if b.b != nil {
-			if i := b.names.find(pi.blockNames(b), b.b.Vars(), name, h); i >= 0 {
-				return b.varOff + i
-			}
+		if gid := pi.exact(bi, name); gid >= 0 {
+			return gid
 		}
-		bi = int(b.parent)
+		bi = int(pi.blocks[bi].parent)
 	}
 	return -1
 }
 
-// exact returns the gid of the var name declared in block bi itself, or -1.
+// exact returns the gid of the var name declared in block bi itself, or
+// -1. A var the block declared after the index was built has no gid.
 func (pi *progIndex) exact(bi int, name string) int32 {
 	if bi < 0 || bi >= len(pi.blocks) || pi.blocks[bi].b == nil {
 		return -1
 	}
 	b := &pi.blocks[bi]
-	if i := b.names.find(pi.blockNames(b), b.b.Vars(), name, maphash.String(nameSeed, name)); i >= 0 {
+	if i := int32(b.b.VarIndex(name)); i >= 0 && i < b.nvars {
 		return b.varOff + i
 	}
 	return -1
@@ -480,21 +390,12 @@ func (pi *progIndex) exact(bi int, name string) int32 {
 
 // anyBlock returns the gid of the first var called name in block 0, 1, ...
 func (pi *progIndex) anyBlock(name string) int32 {
-	h := maphash.String(nameSeed, name)
 	for i := range pi.blocks {
-		b := &pi.blocks[i]
-		if b.b != nil {
-			if j := b.names.find(pi.blockNames(b), b.b.Vars(), name, h); j >= 0 {
-				return b.varOff + j
-			}
+		if gid := pi.exact(i, name); gid >= 0 {
+			return gid
 		}
 	}
 	return -1
-}
-
-// blockNames returns the names of b's vars, by position.
-func (pi *progIndex) blockNames(b *blockIndex) []string {
-	return pi.names[b.varOff : b.varOff+b.nvars]
 }
 
 // blockOf returns the block that declares gid.
@@ -503,8 +404,11 @@ func (pi *progIndex) blockOf(gid int32) int {
 }
 
 // v returns the var gid, or nil when the block has changed since.
-func (pi *progIndex) v(gid int32) *ir.Var {
-	b := &pi.blocks[pi.blockOf(gid)]
+func (pi *progIndex) v(gid int32) *ir.Var { return pi.varOf(pi.blockOf(gid), gid) }
+
+// varOf is v of a gid of block bi.
+func (pi *progIndex) varOf(bi int, gid int32) *ir.Var {
+	b := &pi.blocks[bi]
 	if vars := b.b.Vars(); int(gid-b.varOff) < len(vars) {
 		return vars[gid-b.varOff]
 	}
@@ -512,5 +416,9 @@ func (pi *progIndex) v(gid int32) *ir.Var {
 }
 
 func (pi *progIndex) id(gid int32) VarID {
-	return VarID{Prog: pi.p, Block: pi.blockOf(gid), Name: pi.names[gid]}
+	id := VarID{Prog: pi.p, Block: pi.blockOf(gid)}
+	if v := pi.varOf(id.Block, gid); v != nil {
+		id.Name = v.Name()
+	}
+	return id
 }

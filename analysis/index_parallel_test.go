@@ -64,12 +64,10 @@ func checkArgsResolved(t *testing.T, x *IndexInfo) {
 	}
 }
 
-// Reading a large block's slots ahead, a run of args at a time, resolves
-// every arg as one lookup after another does: names a block declares,
-// names only an ancestor declares, names no block declares, runs that
-// end mid-op and blocks of every size, nil ops among them.
-func TestIndexBatchedEqualsOneByOne(t *testing.T) {
-	defer func(old int) { batchSlots = old }(batchSlots)
+// The index resolves every arg as one lookup does: names a block
+// declares, names only an ancestor declares, names no block declares,
+// blocks of every size, nil ops among them.
+func TestIndexResolvesEveryArg(t *testing.T) {
 	var src strings.Builder
 	src.WriteString("program main {\n  block 0 {\n")
 	for i := range 300 {
@@ -92,31 +90,7 @@ func TestIndexBatchedEqualsOneByOne(t *testing.T) {
 	}
 	m.Main.Blocks[0].Ops = slices.Insert(m.Main.Blocks[0].Ops, 40, nil)
 	big := irgen.MegatronMLP(2000, 2, 4)
-	for _, slots := range []int{0, 1 << 62} {
-		batchSlots = slots
-		for _, mod := range []*ir.Module{m, big} {
-			checkArgsResolved(t, buildIndex(mod))
-		}
-	}
-}
-
-// BenchmarkIndexReadAhead times Index on synthetic modules with the name
-// tables' slots read a run of args ahead (as built) and one lookup after
-// another; a million ops' tables are far larger than the caches.
-func BenchmarkIndexReadAhead(b *testing.B) {
-	for _, n := range []int{100000, 1000000} {
-		m := irgen.Synthetic(n).Clone()
-		for _, ahead := range []bool{true, false} {
-			b.Run(fmt.Sprintf("ops=%d/ahead=%v", n, ahead), func(b *testing.B) {
-				defer func(old int) { batchSlots = old }(batchSlots)
-				if !ahead {
-					batchSlots = 1 << 62
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					buildIndex(m)
-				}
-			})
-		}
+	for _, mod := range []*ir.Module{m, big} {
+		checkArgsResolved(t, buildIndex(mod))
 	}
 }

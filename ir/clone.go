@@ -110,12 +110,8 @@ func (cl *cloner) block(b *Block) *Block {
 		cl.var_(v2)
 		c.vars[i] = v2
 	}
-	// The name index holds positions, the same in the copy: a current one
-	// is copied rather than built again at the copy's first lookup. One
-	// that is not current is left alone (this only reads b).
-	if b.index.slots != nil && b.index.n == len(b.vars) {
-		c.index = nameTable{slots: slices.Clone(b.index.slots), posBits: b.index.posBits, n: b.index.n}
-	}
+	// The name index holds positions, the same in the copy.
+	c.index = nameTable{slots: slices.Clone(b.index.slots), posBits: b.index.posBits, n: b.index.n}
 	c.Ops = make([]*Op, len(b.Ops))
 	for i, op := range b.Ops {
 		if op == nil {

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -150,7 +151,7 @@ type Block struct {
 	Ops     []*Op
 
 	vars  []*Var
-	index nameTable // of vars, when index.n == len(vars); rebuilt on demand
+	index nameTable // of vars, always current
 	gen   uint64    // counts changes of the var table
 	binds uint64    // counts the changes that may unbind a name: removals, renames
 }
@@ -176,38 +177,59 @@ func (b *Block) Vars() []*Var { return b.vars }
 // NumVars returns the number of vars declared in b.
 func (b *Block) NumVars() int { return len(b.vars) }
 
-// Var returns the var named name declared in this block, or nil.
-func (b *Block) Var(name string) *Var {
-	if len(b.vars) < 8 {
-		for _, v := range b.vars {
+// smallBlock is the var count below which a lookup scans the block's
+// vars: there a scan costs less than hashing the name.
+const smallBlock = 8
+
+// VarIndex returns the position in Vars of the var named name, or -1
+// when the block declares none.
+func (b *Block) VarIndex(name string) int { return int(b.varIndex(name)) }
+
+func (b *Block) varIndex(name string) int32 {
+	if len(b.vars) < smallBlock {
+		for i, v := range b.vars {
 			if v != nil && v.name == name {
-				return v
+				return int32(i)
 			}
 		}
-		return nil
+		return -1
 	}
-	if b.index.n != len(b.vars) {
-		b.index.build(b.vars, nil)
+	return b.index.find(b.vars, name)
+}
+
+// varIndexes sets pos[k] to varIndex(names[k]) for every k; pos must be
+// as long as names. On a block too large for the caches it is faster
+// than a lookup per name: the lookups' loads, independent of each
+// other, overlap their cache misses.
+func (b *Block) varIndexes(names []string, pos []int32) {
+	if len(b.index.slots) < batchSlots {
+		for k, name := range names {
+			pos[k] = b.varIndex(name)
+		}
+		return
 	}
-	if i := b.index.find(b.vars, name); i >= 0 {
+	var hashes [64]uint64
+	for lo := 0; lo < len(names); lo += len(hashes) {
+		hi := min(lo+len(hashes), len(names))
+		b.index.findBatch(b.vars, names[lo:hi], hashes[:hi-lo], pos[lo:hi])
+	}
+}
+
+// Var returns the var named name declared in this block, or nil.
+func (b *Block) Var(name string) *Var {
+	if i := b.varIndex(name); i >= 0 {
 		return b.vars[i]
 	}
 	return nil
 }
 
 // AddVar appends v to the var table. A var of the same name already in
-// this block is an error.
+// this block is an error. v must not be declared in another block: a
+// block renames its vars in place (RenameVar), which the other block's
+// table would not see.
 func (b *Block) AddVar(v *Var) error {
-	if len(b.vars) < 8 && b.index.slots == nil {
-		if b.Var(v.name) != nil {
-			return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(v.name))
-		}
-		b.vars = append(b.vars, v)
-		b.gen++
-		return nil
-	}
-	if b.index.n != len(b.vars) {
-		b.index.build(b.vars, nil)
+	if v == nil {
+		return fmt.Errorf("block %d: nil var", b.Index)
 	}
 	b.vars = append(b.vars, v)
 	if b.index.insert(b.vars, len(b.vars)-1) >= 0 {
@@ -219,10 +241,11 @@ func (b *Block) AddVar(v *Var) error {
 }
 
 // addVarUnchecked appends v without the duplicate check: tests use it to
-// build the broken blocks the verifier and encoders must reject.
+// build the broken blocks the verifier and encoders must reject. The
+// table keeps the first var of a name.
 func (b *Block) addVarUnchecked(v *Var) {
 	b.vars = append(b.vars, v)
-	b.index = nameTable{}
+	b.index.insert(b.vars, len(b.vars)-1)
 	b.gen++
 	b.binds++ // a second var of a name: which one the name binds may change
 }
@@ -230,29 +253,39 @@ func (b *Block) addVarUnchecked(v *Var) {
 // RemoveVar deletes the var named name from this block and reports
 // whether it was there.
 func (b *Block) RemoveVar(name string) bool {
-	for i, v := range b.vars {
-		if v != nil && v.name == name {
-			b.vars = append(b.vars[:i], b.vars[i+1:]...)
-			b.index = nameTable{}
-			b.gen++
-			b.binds++
-			return true
-		}
+	i := b.varIndex(name)
+	if i < 0 {
+		return false
 	}
-	return false
+	if b.index.n == len(b.vars) {
+		b.index.remove(b.vars, int(i), true)
+		b.vars = slices.Delete(b.vars, int(i), int(i)+1)
+	} else { // nil vars or names declared twice (addVarUnchecked)
+		b.vars = slices.Delete(b.vars, int(i), int(i)+1)
+		b.index.build(b.vars, nil)
+	}
+	b.gen++
+	b.binds++
+	return true
 }
 
 // RenameVar renames a var declared in this block. It does not touch ops.
 func (b *Block) RenameVar(old, new string) error {
-	v := b.Var(old)
-	if v == nil {
+	i := b.varIndex(old)
+	if i < 0 {
 		return fmt.Errorf("block %d: no var %s", b.Index, quoteName(old))
 	}
 	if b.Var(new) != nil {
 		return fmt.Errorf("block %d: var %s declared twice", b.Index, quoteName(new))
 	}
-	v.name = new
-	b.index = nameTable{}
+	if b.index.n == len(b.vars) {
+		b.index.remove(b.vars, int(i), false)
+		b.vars[i].name = new
+		b.index.insert(b.vars, int(i))
+	} else {
+		b.vars[i].name = new
+		b.index.build(b.vars, nil)
+	}
 	b.gen++
 	b.binds++
 	return nil
@@ -446,7 +479,7 @@ func (m *Module) RenameVars(rename func(string) string) error {
 			for _, v := range b.vars {
 				v.name = rename(v.name)
 			}
-			b.index = nameTable{}
+			b.index.build(b.vars, nil)
 			b.gen++
 			b.binds++
 			for _, op := range b.Ops {

@@ -40,10 +40,11 @@ func TestCloneCopiesTheNameIndex(t *testing.T) {
 	if b.Var("only_in_source") == nil || c.Var("only_in_clone") == nil {
 		t.Error("a var added after the clone is not found in its own block")
 	}
-	// A stale index (vars changed without it) is not copied.
-	b.addVarUnchecked(&Var{name: "stale", Type: Tensor(F32, 2)})
-	if d := b.Clone(); d.index.slots != nil || d.Var("stale") == nil {
-		t.Errorf("clone of a block with a stale index: slots copied %v, Var(stale) %v", d.index.slots != nil, d.Var("stale"))
+	// A name declared twice (only a test can) finds the first var, in
+	// the clone too.
+	b.addVarUnchecked(&Var{name: "v3", Type: Tensor(F32, 7)})
+	if d := b.Clone(); d.Var("v3") != d.Vars()[3] {
+		t.Errorf("clone of a block with v3 twice: Var(v3) is not the first")
 	}
 }
 
@@ -80,5 +81,55 @@ func TestNameTableReserve(t *testing.T) {
 	tab.reserve(vars, 100)
 	if &tab.slots[0] != slots {
 		t.Error("reserve(100) rebuilt a table with room for 5000")
+	}
+}
+
+// RemoveVar and RenameVar keep the block's table current: after each,
+// every var is found at its position, a removed or old name is not, and
+// the slots are those of a table built afresh, up to where probe runs
+// place names.
+func TestNameTableFollowsRemoveAndRename(t *testing.T) {
+	b := &Block{Parent: -1, Forward: -1}
+	for i := range 3000 {
+		if err := b.AddVar(&Var{name: fmt.Sprintf("v%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := map[string]bool{}
+	for k := range 600 {
+		name := fmt.Sprintf("v%d", (k*7919)%3000)
+		if gone[name] {
+			continue
+		}
+		gone[name] = true
+		if k%2 == 0 {
+			if !b.RemoveVar(name) {
+				t.Fatalf("RemoveVar(%s) = false", name)
+			}
+		} else if err := b.RenameVar(name, name+"_r"); err != nil {
+			t.Fatal(err)
+		}
+		if k%50 != 0 {
+			continue
+		}
+		if b.index.n != len(b.vars) {
+			t.Fatalf("after %d changes: %d names in the table, %d vars", k, b.index.n, len(b.vars))
+		}
+		for i, v := range b.vars {
+			if got := b.VarIndex(v.name); got != i {
+				t.Fatalf("after %d changes: VarIndex(%s) = %d, want %d", k, v.name, got, i)
+			}
+		}
+		for n := range gone {
+			if b.Var(n) != nil {
+				t.Fatalf("after %d changes: %s still found", k, n)
+			}
+		}
+	}
+	if b.RemoveVar("nowhere") || b.RenameVar("nowhere", "x") == nil || b.RenameVar(b.vars[0].name, b.vars[1].name) == nil {
+		t.Error("RemoveVar or RenameVar of an absent name, or a rename onto a declared one, succeeded")
+	}
+	if b.AddVar(nil) == nil {
+		t.Error("AddVar(nil) succeeded")
 	}
 }

@@ -9,11 +9,18 @@ import (
 // so a per-process seed keeps results deterministic.
 var nameSeed = maphash.MakeSeed()
 
-// nameTable maps the names of a var list to their positions: an
+// nameTable maps the names of a block's vars to their positions: an
 // open-addressing hash table, at most half full, of 32-bit slots holding
-// position+1 in the low posBits bits (0: empty) and high hash bits above.
-// On a large block it is several times smaller than a map[string]int32,
-// and faster to fill, since the names themselves stay in the vars.
+// position+1 in the low posBits bits (0: empty) and high hash bits above,
+// a tag that settles most probes without comparing names. On a large
+// block it is several times smaller than a map[string]int32, and faster
+// to fill, since the names themselves stay in the vars. It holds the
+// first var of each name; nil vars are left out.
+//
+// A block keeps its table current through every change of its vars
+// (AddVar, RemoveVar, RenameVar), so that a lookup only reads: the
+// verifier and the analyses resolve names through it, also on a module
+// that other goroutines read.
 type nameTable struct {
 	slots   []uint32
 	posBits uint
@@ -38,10 +45,8 @@ func (t *nameTable) reserve(vars []*Var, capacity int) {
 		return
 	}
 	t.reset(capacity)
-	for i, v := range vars {
-		if v != nil {
-			t.insert(vars, i)
-		}
+	for i := range vars {
+		t.insert(vars, i)
 	}
 }
 
@@ -49,6 +54,9 @@ func (t *nameTable) reserve(vars []*Var, capacity int) {
 // of that name is in the table, that var's position (and adds nothing). The
 // table grows as needed; vars[:pos] must be the vars inserted so far.
 func (t *nameTable) insert(vars []*Var, pos int) int32 {
+	if vars[pos] == nil {
+		return -1
+	}
 	if t.slots == nil || 2*(t.n+1) > len(t.slots) || pos+1 >= 1<<t.posBits {
 		t.grow(vars, pos)
 	}
@@ -76,10 +84,8 @@ func (t *nameTable) insertHashed(vars []*Var, pos int, h uint64) int32 {
 // grow re-inserts vars[:pos] into a table twice the size.
 func (t *nameTable) grow(vars []*Var, pos int) {
 	t.reset(max(2*t.n, pos+1, 8))
-	for i, v := range vars[:pos] {
-		if v != nil {
-			t.insert(vars, i)
-		}
+	for i := range vars[:pos] {
+		t.insert(vars, i)
 	}
 }
 
@@ -144,6 +150,35 @@ func (t *nameTable) find(vars []*Var, name string) int32 {
 		if s&^posMask == tag {
 			if pos := s&posMask - 1; vars[pos].name == name {
 				return int32(pos)
+			}
+		}
+	}
+}
+
+// remove takes the name of vars[pos] out of the table, by moving later
+// slots of its probe run back (no tombstones); with shift, the positions
+// after pos go one down, as the var's removal from vars moves them. The
+// name must be in the table at pos.
+func (t *nameTable) remove(vars []*Var, pos int, shift bool) {
+	mask, posMask := uint64(len(t.slots)-1), uint32(1)<<t.posBits-1
+	i := maphash.String(nameSeed, vars[pos].name) & mask
+	for t.slots[i]&posMask != uint32(pos+1) {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		// The slot at j moves into the hole at i unless its name's home
+		// lies cyclically in (i, j]: there it would not be found.
+		home := maphash.String(nameSeed, vars[t.slots[j]&posMask-1].name) & mask
+		if (j-home)&mask >= (j-i)&mask {
+			t.slots[i], i = t.slots[j], j
+		}
+	}
+	t.slots[i] = 0
+	t.n--
+	if shift {
+		for k, s := range t.slots {
+			if s&posMask > uint32(pos+1) {
+				t.slots[k] = s - 1
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package ir
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -92,9 +91,9 @@ func (e *VerifyError) Error() string {
 }
 
 // Verify checks m against the structural rules of the IR and returns nil,
-// or a *VerifyError listing every violation. It does not modify m (not
-// even the blocks' lazily built name indexes), so it may run on a module
-// that other goroutines only read.
+// or a *VerifyError listing every violation. It does not modify m, so it
+// may run on a module that other goroutines only read. Names resolve
+// through the blocks' own tables, as Block.Var finds them.
 //
 // The rules:
 //
@@ -161,7 +160,7 @@ func Verify(m *Module) error {
 	if m == nil {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
 	}
-	v := &verifier{m: m, seed: maphash.MakeSeed()}
+	v := &verifier{m: m}
 	if len(m.Attrs) > 0 && !attrsOK(m.Attrs) {
 		for _, msg := range attrProblems(m.Attrs) {
 			v.moduleErr("module " + msg)
@@ -196,7 +195,6 @@ func Verify(m *Module) error {
 
 type verifier struct {
 	m      *Module
-	seed   maphash.Seed   // for the name tables
 	meshes []meshEntry    // first mesh of each name, in order
 	meshIx map[string]int // index into meshes, when there are many
 	mod    []Violation    // module-level violations
@@ -416,14 +414,12 @@ type progState struct {
 	aheadOff   []int32 // by op of the run: where its lookups start in ahead
 	aheadNext  int
 	aheadNames []string
-	aheadHash  []uint64
 }
 
 type blockState struct {
 	b      *Block
-	parent int32 // the parent when it is another block of the program, else -1
-	off    int32 // global id of the block's first var
-	names  nameTable
+	parent int32   // the parent when it is another block of the program, else -1
+	off    int32   // global id of the block's first var
 	dups   []int32 // positions of vars whose name an earlier var of the block has
 	cyclic int32   // on a cycle of the parent chain: 1 + the cycle's first block; else 0
 	cstate uint8   // cycle search state
@@ -486,7 +482,7 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 		}
 		bs.off = int32(total)
 		total += len(b.vars)
-		bs.index(v.seed)
+		bs.findDups()
 	}
 	ps.findCycles()
 	ps.ids = IndexOps(v.m, p, func(op *Op, _, _ int) uint8 {
@@ -646,40 +642,18 @@ func (w *subReadWalk) walk(bi int) {
 	}
 }
 
-// index sets up name lookup for the block and finds duplicate names.
-// Small blocks are scanned; larger ones get a nameTable. The block's own
-// lazily built index is neither used nor built: it is stale when a pass
-// renames a var by assigning Name, and building it would be a write.
-func (bs *blockState) index(seed maphash.Seed) {
-	vars := bs.b.vars
-	if len(vars) < 8 {
-		for i, v := range vars {
-			if v == nil {
-				continue
-			}
-			for _, w := range vars[:i] {
-				if w != nil && w.name == v.name {
-					bs.dups = append(bs.dups, int32(i))
-					break
-				}
-			}
-		}
-		return
+// findDups finds the vars whose name an earlier var of the block has:
+// those the block's table does not hold.
+func (bs *blockState) findDups() {
+	b := bs.b
+	if b.index.n == len(b.vars) {
+		return // no nil var, no name twice
 	}
-	bs.dups = bs.names.build(vars, bs.dups)
-}
-
-// find returns the position of the first var named name in the block, or -1.
-func (bs *blockState) find(name string) int32 {
-	if bs.names.slots != nil {
-		return bs.names.find(bs.b.vars, name)
-	}
-	for i, v := range bs.b.vars {
-		if v != nil && v.name == name {
-			return int32(i)
+	for i, v := range b.vars {
+		if v != nil && b.varIndex(v.name) != int32(i) {
+			bs.dups = append(bs.dups, int32(i))
 		}
 	}
-	return -1
 }
 
 // findCycles marks the blocks that lie on a cycle of parent links.
@@ -738,7 +712,7 @@ func (ps *progState) lookup(bi int, name string) (int32, *Var) {
 	for steps := 0; bi >= 0 && steps <= len(ps.blocks); steps++ {
 		bs := &ps.blocks[bi]
 		if bs.b != nil {
-			if i := bs.find(name); i >= 0 {
+			if i := bs.b.varIndex(name); i >= 0 {
 				return bs.off + i, bs.b.vars[i]
 			}
 		}
@@ -774,7 +748,7 @@ func (ps *progState) anyBlockVar(name string) (gid int32, persist bool) {
 		if bs.b == nil {
 			continue
 		}
-		if j := bs.find(name); j >= 0 {
+		if j := bs.b.varIndex(name); j >= 0 {
 			if bs.b.vars[j].Persistable() {
 				return bs.off + j, true
 			}
@@ -870,7 +844,7 @@ const prefetchOps = 64
 func (ps *progState) prefetch(bi int, ops []*Op) bool {
 	bs := &ps.blocks[bi]
 	ps.ahead, ps.aheadNext = ps.ahead[:0], 0
-	if bs.names.slots == nil || len(bs.names.slots) < batchSlots {
+	if len(bs.b.index.slots) < batchSlots {
 		return false
 	}
 	names := ps.aheadNames[:0]
@@ -889,8 +863,7 @@ func (ps *progState) prefetch(bi int, ops []*Op) bool {
 	n := len(names)
 	ps.aheadNames = names
 	ps.ahead = slices.Grow(ps.ahead, n)[:n]
-	ps.aheadHash = slices.Grow(ps.aheadHash[:0], n)[:n]
-	bs.names.findBatch(bs.b.vars, names, ps.aheadHash, ps.ahead)
+	bs.b.varIndexes(names, ps.ahead)
 	clear(ps.aheadNames) // the names are not ours to keep alive
 	return true
 }
@@ -1369,14 +1342,7 @@ func (ps *progState) checkAgainstMain(mainPS *progState) {
 		}
 		ps.aheadNames = names
 		pos := slices.Grow(ps.ahead[:0], len(names))[:len(names)]
-		if mb.names.slots != nil {
-			ps.aheadHash = slices.Grow(ps.aheadHash[:0], len(names))[:len(names)]
-			mb.names.findBatch(mb.b.vars, names, ps.aheadHash, pos)
-		} else {
-			for k, name := range names {
-				pos[k] = mb.find(name)
-			}
-		}
+		mb.b.varIndexes(names, pos)
 		ps.ahead = pos
 		clear(ps.aheadNames)
 		for k, v := range vars[lo:hi] {
