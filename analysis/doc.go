@@ -98,9 +98,8 @@
 // Both stay valid while the result that gave them out is cached: a pass
 // that moves ops or vars does not preserve the analyses.
 //
-// The analyses read the module and never write it, not even the blocks'
-// lazily built name indexes, so several caches may analyse one module
-// from several goroutines. They do not verify it either: names that
+// The analyses read the module and never write it, so several caches
+// may analyse one module from several goroutines. They do not verify it either: names that
 // resolve to nothing and other broken rules are skipped or reported as
 // the analysis says, never a panic; ir.Verify reports them.
 package analysis

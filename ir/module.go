@@ -122,7 +122,9 @@ func (p *Program) AddBlock(parent int) *Block {
 func (p *Program) NumOps() int {
 	n := 0
 	for _, b := range p.Blocks {
-		n += len(b.Ops)
+		if b != nil {
+			n += len(b.Ops)
+		}
 	}
 	return n
 }

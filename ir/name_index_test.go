@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -131,5 +133,33 @@ func TestNameTableFollowsRemoveAndRename(t *testing.T) {
 	}
 	if b.AddVar(nil) == nil {
 		t.Error("AddVar(nil) succeeded")
+	}
+}
+
+// A lookup only reads the block: after a removal the table is already
+// current, so goroutines may look names up at once (go test -race), and
+// Verify, which resolves names through the table, agrees with Var.
+func TestLookupsOnlyRead(t *testing.T) {
+	b := &Block{Parent: -1, Forward: -1}
+	for i := range 100 {
+		if err := b.AddVar(&Var{name: fmt.Sprintf("v%d", i), Type: Tensor(F32, 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.RemoveVar("v10")
+	before := slices.Clone(b.index.slots)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				if v := b.Var(fmt.Sprintf("v%d", i)); (v == nil) != (i == 10) {
+					t.Errorf("goroutine %d: Var(v%d) = %v", g, i, v)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if !slices.Equal(b.index.slots, before) {
+		t.Error("lookups changed the block's table")
 	}
 }

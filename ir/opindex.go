@@ -20,21 +20,13 @@ func IndexOps[T comparable](m *Module, p *Program, value func(op *Op, bi, pos in
 	// Ids are handed out across the module's programs, so it is against
 	// the module's op count that they are dense: main's ids alone leave
 	// out those of startup, often as many.
-	moduleOps, ops, maxID := 0, 0, int64(0)
+	moduleOps, maxID := 0, int64(0)
 	for _, q := range m.Programs() {
-		for _, b := range q.Blocks {
-			if b != nil {
-				moduleOps += len(b.Ops)
-			}
-		}
+		moduleOps += q.NumOps()
 	}
 	for _, b := range p.Blocks {
-		if b == nil {
-			continue
-		}
-		ops += len(b.Ops)
-		for _, op := range b.Ops {
-			if op != nil {
+		for k := 0; b != nil && k < len(b.Ops); k++ {
+			if op := b.Ops[k]; op != nil {
 				maxID = max(maxID, op.ID)
 			}
 		}
@@ -43,7 +35,7 @@ func IndexOps[T comparable](m *Module, p *Program, value func(op *Op, bi, pos in
 	if maxID <= 2*int64(moduleOps)+1024 {
 		x.dense = make([]T, maxID+1)
 	} else {
-		x.sparse = make(map[int64]T, ops)
+		x.sparse = make(map[int64]T, p.NumOps())
 	}
 	var zero T
 	for bi, b := range p.Blocks {
