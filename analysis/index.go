@@ -12,8 +12,8 @@ import (
 // of the module, it numbers the vars of every block in order, resolves
 // every op arg to the var it names through the block parent chain (by
 // the blocks' own name tables, ir.Block.VarIndex), and indexes the ops by
-// id. The other analyses
-// require it and work on its numbers rather than on names.
+// id. The other analyses require it and work on its numbers rather than
+// on names.
 var Index = &Analyzer{
 	Name: "index",
 	Doc: "Index numbers the vars of each program, resolves every op arg " +
@@ -59,11 +59,7 @@ func buildIndex(m *ir.Module) *IndexInfo {
 	}
 	total := 0
 	for _, p := range m.Programs() {
-		for _, b := range p.Blocks {
-			if b != nil {
-				total += len(b.Ops)
-			}
-		}
+		total += p.NumOps()
 	}
 	// The programs are indexed at once when the module is large: they
 	// share nothing but the module's op count.
