@@ -78,7 +78,7 @@ func (x *OpIndex[T]) Get(id int64) (T, int) {
 	switch {
 	case v == zero:
 		return v, 0
-	case x.shared[id]:
+	case x.shared != nil && x.shared[id]:
 		return v, 2
 	}
 	return v, 1
