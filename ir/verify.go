@@ -395,7 +395,7 @@ type progState struct {
 	main   bool
 	blocks []blockState
 	ids    *OpIndex[uint8]
-	first  map[int64]opRef // first op of each id, built on the first need
+	first  *OpIndex[opRef] // first op of each id, built on the first need
 	defs   []definer       // by global var id: the defining op in the current block
 	undef  []definer       // by global var id: the first op of the current block to read it undefined
 	out    []Violation
@@ -1390,22 +1390,11 @@ func opName(op *Op) string {
 // firstOp returns where the first op of the program with id is.
 func (ps *progState) firstOp(id int64) opRef {
 	if ps.first == nil {
-		ps.first = make(map[int64]opRef)
-		for bi, b := range ps.p.Blocks {
-			if b == nil {
-				continue
-			}
-			for pos, op := range b.Ops {
-				if op == nil || op.ID < 1 {
-					continue
-				}
-				if _, ok := ps.first[op.ID]; !ok {
-					ps.first[op.ID] = opRef{int32(bi), int32(pos)}
-				}
-			}
-		}
+		// Positions count from 1 here: opRef{0, 0} would mean "no op".
+		ps.first = IndexOps(ps.v.m, ps.p, func(_ *Op, bi, pos int) opRef { return opRef{int32(bi), int32(pos) + 1} })
 	}
-	return ps.first[id]
+	r, _ := ps.first.Get(id)
+	return opRef{r.block, r.pos - 1}
 }
 
 func (ps *progState) checkRef(bi int, op *Op, attr string, r int) {
