@@ -3,8 +3,8 @@ package analysis
 import (
 	"runtime"
 	"sort"
-	"sync"
 
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -63,30 +63,24 @@ func buildIndex(m *ir.Module) *IndexInfo {
 	}
 	// The programs are indexed at once when the module is large: they
 	// share nothing but the module's op count.
-	var startup *progIndex
-	var failed any
-	done := make(chan struct{})
-	if m.Startup != nil && total >= parallelResolveArgs/4 && runtime.GOMAXPROCS(0) > 1 {
-		go func() {
-			defer close(done)
-			defer func() { failed = recover() }() // raised again below, where the cache sees it
-			startup = indexProgram(m, m.Startup, "startup")
-		}()
-	} else {
-		if m.Startup != nil {
-			startup = indexProgram(m, m.Startup, "startup")
+	progs := []struct {
+		p     *ir.Program
+		label string
+	}{{m.Main, "main"}, {m.Startup, "startup"}}
+	out := make([]*progIndex, len(progs))
+	limit := 1
+	if total >= parallelResolveArgs/4 {
+		limit = 2
+	}
+	par.Do(len(progs), limit, func(i int) {
+		if progs[i].p != nil {
+			out[i] = indexProgram(m, progs[i].p, progs[i].label)
 		}
-		close(done)
-	}
-	if m.Main != nil {
-		x.progs = append(x.progs, indexProgram(m, m.Main, "main"))
-	}
-	<-done
-	if failed != nil {
-		panic(failed)
-	}
-	if startup != nil {
-		x.progs = append(x.progs, startup)
+	})
+	for _, pi := range out {
+		if pi != nil {
+			x.progs = append(x.progs, pi)
+		}
 	}
 	return x
 }
@@ -167,21 +161,9 @@ func indexProgram(m *ir.Module, p *ir.Program, label string) *progIndex {
 		pi.resolveOps(0, k)
 		return pi
 	}
-	var wg sync.WaitGroup
-	failed := make([]any, workers)
-	for w := range workers {
-		lo, hi := k*int32(w)/int32(workers), k*int32(w+1)/int32(workers)
-		wg.Go(func() {
-			defer func() { failed[w] = recover() }()
-			pi.resolveOps(lo, hi)
-		})
-	}
-	wg.Wait()
-	for _, f := range failed {
-		if f != nil {
-			panic(f) // in the caller's goroutine, where the cache sees it
-		}
-	}
+	par.Do(workers, workers, func(w int) {
+		pi.resolveOps(k*int32(w)/int32(workers), k*int32(w+1)/int32(workers))
+	})
 	return pi
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -193,7 +194,11 @@ func (r *runner) step(st *Step, m *ir.Module, parent *Execution) error {
 func (r *runner) call(e *Execution, m *ir.Module) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PassError{Exec: e, Pipeline: e.Run.Text, Panic: v, Stack: debug.Stack()}
+			stack := debug.Stack()
+			if wp, ok := v.(*par.Panic); ok {
+				v, stack = wp.Value, wp.Stack // where it happened, on a worker
+			}
+			err = &PassError{Exec: e, Pipeline: e.Run.Text, Panic: v, Stack: stack}
 		}
 	}()
 	ctx := &Context{Context: r.ctx, Step: e.Step, Exec: e, Analyses: r.cache, r: r}

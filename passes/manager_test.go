@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 )
@@ -377,5 +378,28 @@ func TestCancel(t *testing.T) {
 	err := (&passes.Manager{}).Run(ctx, pl, loadExample(t, "mlp_dp_mp.dpir"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A panic on a worker core (par.Do) reaches the manager as the pass's
+// panic, with the worker's value and stack.
+func TestPanicOnAWorkerIsThePasses(t *testing.T) {
+	boom := &passes.Pass{Name: "boom", Doc: "panic on a worker, for tests",
+		Run: func(*passes.Context, *ir.Module) error {
+			par.Do(8, 2, func(i int) {
+				if i == 5 {
+					panic("worker five")
+				}
+			})
+			return nil
+		}}
+	r := testRegistry(t, boom)
+	err := run(t, r, "boom", loadExample(t, "mlp_dp_mp.dpir"))
+	var pe *passes.PassError
+	if !errors.As(err, &pe) || pe.Panic != "worker five" || !strings.Contains(string(pe.Stack), "TestPanicOnAWorkerIsThePasses") {
+		t.Fatalf("err = %v (panic %v)", err, pe)
+	}
+	if want := `pass boom (execution 1 of "boom"): panic: worker five`; err.Error() != want {
+		t.Fatalf("err = %q, want %q", err, want)
 	}
 }

@@ -321,14 +321,12 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	}
 	if s := m.Startup; s != nil {
 		// Paddle's startup partition: an initialiser's shape attr is its
-		// output's local shape. Each op is set on its own, once the
-		// block's name index is built (a lookup builds a stale one).
-		// The output is the var the analyses' index resolved it to (the
-		// local shapes required the index) when that var still has its
-		// name: on a large module each probe of startup's table would
-		// be a cache miss.
+		// output's local shape. Each op is set on its own. The output is
+		// the var the analyses' index resolved it to (the local shapes
+		// required the index) when that var still has its name: on a
+		// large module each probe of startup's table would be a cache
+		// miss.
 		g := s.Global()
-		g.Var("")
 		idx, _ := analysis.Get[*analysis.IndexInfo](cache, analysis.Index)
 		par.Chunks(len(g.Ops), parallelChunk, func(lo, hi int) {
 			var buf []*ir.Var

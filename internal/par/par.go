@@ -14,7 +14,8 @@ type Panic struct {
 	Stack []byte
 }
 
-func (p *Panic) Error() string { return fmt.Sprintf("%v\n\nworker stack:\n%s", p.Value, p.Stack) }
+// Error is the worker's value, as a panic on the caller would print it.
+func (p *Panic) Error() string { return fmt.Sprint(p.Value) }
 
 // Unwrap returns the worker's value when it was an error.
 func (p *Panic) Unwrap() error {
