@@ -199,24 +199,6 @@ func (b *Block) varIndex(name string) int32 {
 	return b.index.find(b.vars, name)
 }
 
-// varIndexes sets pos[k] to varIndex(names[k]) for every k; pos must be
-// as long as names. On a block too large for the caches it is faster
-// than a lookup per name: the lookups' loads, independent of each
-// other, overlap their cache misses.
-func (b *Block) varIndexes(names []string, pos []int32) {
-	if len(b.index.slots) < batchSlots {
-		for k, name := range names {
-			pos[k] = b.varIndex(name)
-		}
-		return
-	}
-	var hashes [64]uint64
-	for lo := 0; lo < len(names); lo += len(hashes) {
-		hi := min(lo+len(hashes), len(names))
-		b.index.findBatch(b.vars, names[lo:hi], hashes[:hi-lo], pos[lo:hi])
-	}
-}
-
 // Var returns the var named name declared in this block, or nil.
 func (b *Block) Var(name string) *Var {
 	if i := b.varIndex(name); i >= 0 {

@@ -91,45 +91,11 @@ func (t *nameTable) grow(vars []*Var, pos int) {
 
 // build fills the table with vars, sized once, and appends to dups the
 // positions of vars whose name an earlier var has. Nil vars are skipped.
-//
-// On a large table the vars go in by runs: first every name of the run
-// is hashed and its first slot read, loads that do not wait on each
-// other, so that their cache misses overlap; then the run is inserted,
-// into slots in cache.
 func (t *nameTable) build(vars []*Var, dups []int32) []int32 {
 	t.reset(len(vars))
-	if len(t.slots) < batchSlots {
-		for pos, v := range vars {
-			if v != nil && t.insert(vars, pos) >= 0 {
-				dups = append(dups, int32(pos))
-			}
-		}
-		return dups
-	}
-	const run = 64
-	var hashes [run]uint64
-	var first [run]uint32
-	mask := uint64(len(t.slots) - 1)
-	for lo := 0; lo < len(vars); lo += run {
-		batch := vars[lo:min(lo+run, len(vars))]
-		for k, v := range batch {
-			if v != nil {
-				hashes[k] = maphash.String(nameSeed, v.name)
-				first[k] = t.slots[hashes[k]&mask]
-			}
-		}
-		for k, v := range batch {
-			if v == nil {
-				continue
-			}
-			// A slot empty when read ahead and still empty is the
-			// name's: the common case, without a probe loop.
-			if i := hashes[k] & mask; first[k] == 0 && t.slots[i] == 0 {
-				t.slots[i] = t.tag(hashes[k]) | uint32(lo+k+1)
-				t.n++
-			} else if t.insertHashed(vars, lo+k, hashes[k]) >= 0 {
-				dups = append(dups, int32(lo+k))
-			}
+	for pos, v := range vars {
+		if v != nil && t.insert(vars, pos) >= 0 {
+			dups = append(dups, int32(pos))
 		}
 	}
 	return dups
@@ -180,55 +146,6 @@ func (t *nameTable) remove(vars []*Var, pos int, shift bool) {
 			if s&posMask > uint32(pos+1) {
 				t.slots[k] = s - 1
 			}
-		}
-	}
-}
-
-// batchSlots is the table size (in slots) from which lookups and inserts
-// go by batches (build, findBatch): 8 MB of slots, well past the L2
-// cache and a good part of L3, where lookups start to wait on memory.
-// Tests set it low.
-var batchSlots = 1 << 21
-
-// findBatch sets out[k] to the position of the var named names[k], or to -1
-// when no var has that name, for every k; out must be as long as names.
-// It returns the same answers as find, in three passes over the names
-// instead of one lookup after another: each pass's loads do not depend on
-// each other, so the processor overlaps their cache misses, which a
-// lookup at a time serializes (hash, slot, var, name). On a table larger
-// than the caches that is most of a lookup's cost.
-func (t *nameTable) findBatch(vars []*Var, names []string, hashes []uint64, out []int32) {
-	if t.slots == nil {
-		for k := range out {
-			out[k] = -1
-		}
-		return
-	}
-	mask := uint64(len(t.slots) - 1)
-	// Pass 1: hash and first probe; the slot is kept, not tested.
-	for k, name := range names {
-		h := maphash.String(nameSeed, name)
-		hashes[k] = h
-		out[k] = int32(t.slots[h&mask])
-	}
-	// Pass 2: the first probe's var, when its tag matches; an empty first
-	// slot means absent. A name the first slot does not settle (another
-	// tag or name there) is marked -2 and looked up alone in pass 3.
-	posMask := uint32(1)<<t.posBits - 1
-	for k, name := range names {
-		s := uint32(out[k])
-		switch {
-		case s == 0:
-			out[k] = -1
-		case s&^posMask == t.tag(hashes[k]) && vars[s&posMask-1].name == name:
-			out[k] = int32(s&posMask - 1)
-		default:
-			out[k] = -2
-		}
-	}
-	for k, name := range names {
-		if out[k] == -2 {
-			out[k] = t.find(vars, name)
 		}
 	}
 }

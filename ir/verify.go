@@ -406,14 +406,6 @@ type progState struct {
 	ins, outs []argRef
 	readSet   map[int32]struct{}
 	readSetOK bool
-
-	// Arg lookups in the current block, made ahead for a run of ops
-	// (prefetch) and taken in order by resolve: a position in the block,
-	// or -1 for a name the block does not declare.
-	ahead      []int32
-	aheadOff   []int32 // by op of the run: where its lookups start in ahead
-	aheadNext  int
-	aheadNames []string
 }
 
 type blockState struct {
@@ -721,24 +713,6 @@ func (ps *progState) lookup(bi int, name string) (int32, *Var) {
 	return -1, nil
 }
 
-// lookupAhead is lookup for the next arg of the current op, taking the
-// lookup prefetch made in block bi when there is one.
-func (ps *progState) lookupAhead(bi int, name string) (int32, *Var) {
-	if ps.aheadNext >= len(ps.ahead) {
-		return ps.lookup(bi, name)
-	}
-	pos := ps.ahead[ps.aheadNext]
-	ps.aheadNext++
-	bs := &ps.blocks[bi]
-	switch {
-	case pos >= 0:
-		return bs.off + pos, bs.b.vars[pos]
-	case bs.parent >= 0:
-		return ps.lookup(int(bs.parent), name)
-	}
-	return -1, nil
-}
-
 // anyBlockVar returns the id of a var named name in some block, one
 // that is persistable when there is such, or -1; and whether it is.
 func (ps *progState) anyBlockVar(name string) (gid int32, persist bool) {
@@ -814,58 +788,13 @@ func (ps *progState) checkBlock(bi int) {
 	}
 
 	stamp := int32(bi + 1)
-	for lo := 0; lo < len(b.Ops); lo += prefetchOps {
-		hi := min(lo+prefetchOps, len(b.Ops))
-		batched := ps.prefetch(bi, b.Ops[lo:hi])
-		for j, op := range b.Ops[lo:hi] {
-			if op == nil {
-				ps.blockErr(bi, fmt.Sprintf("op at position %d is nil", lo+j))
-				continue
-			}
-			if batched {
-				ps.aheadNext = int(ps.aheadOff[j])
-			}
-			ps.checkOp(bi, lo+j, op, stamp)
-		}
-		ps.ahead = ps.ahead[:0]
-	}
-}
-
-// prefetchOps is how many ops' args prefetch looks up at once: enough
-// lookups to overlap their cache misses, few enough that the ops are
-// still in cache when they are checked.
-const prefetchOps = 64
-
-// prefetch looks up in block bi, in one batch, every arg of ops, in the
-// order checkOp resolves an op's args (inputs, then outputs), and reports
-// whether it did. Only blocks whose name table outgrows the caches
-// (batchSlots) get a batch: on a table in cache a lookup waits on no
-// miss, and the batch is extra work (10^5 ops: 13% slower to verify).
-func (ps *progState) prefetch(bi int, ops []*Op) bool {
-	bs := &ps.blocks[bi]
-	ps.ahead, ps.aheadNext = ps.ahead[:0], 0
-	if len(bs.b.index.slots) < batchSlots {
-		return false
-	}
-	names := ps.aheadNames[:0]
-	ps.aheadOff = ps.aheadOff[:0]
-	for _, op := range ops {
-		ps.aheadOff = append(ps.aheadOff, int32(len(names)))
+	for j, op := range b.Ops {
 		if op == nil {
+			ps.blockErr(bi, fmt.Sprintf("op at position %d is nil", j))
 			continue
 		}
-		for _, side := range [2][]Slot{op.Inputs, op.Outputs} {
-			for si := range side {
-				names = append(names, side[si].Args...)
-			}
-		}
+		ps.checkOp(bi, j, op, stamp)
 	}
-	n := len(names)
-	ps.aheadNames = names
-	ps.ahead = slices.Grow(ps.ahead, n)[:n]
-	bs.b.varIndexes(names, ps.ahead)
-	clear(ps.aheadNames) // the names are not ours to keep alive
-	return true
 }
 
 func (ps *progState) checkVar(bi, pos int, v *Var, dup bool) {
@@ -1326,32 +1255,14 @@ func (ps *progState) checkAgainstMain(mainPS *progState) {
 	}
 	mb := &mainPS.blocks[0]
 	vars := ps.blocks[0].b.vars
-	// Startup declares a var for each of main's persistables, so the
-	// lookups are many, in a table of main's size: they go in batches,
-	// whose cache misses overlap (prefetch's reason).
-	const batch = 256
-	for lo := 0; lo < len(vars); lo += batch {
-		hi := min(lo+batch, len(vars))
-		names := ps.aheadNames[:0]
-		for _, v := range vars[lo:hi] {
-			name := ""
-			if v != nil {
-				name = v.name
-			}
-			names = append(names, name)
+	for _, v := range vars {
+		if v == nil {
+			continue
 		}
-		ps.aheadNames = names
-		pos := slices.Grow(ps.ahead[:0], len(names))[:len(names)]
-		mb.b.varIndexes(names, pos)
-		ps.ahead = pos
-		clear(ps.aheadNames)
-		for k, v := range vars[lo:hi] {
-			if v != nil && pos[k] >= 0 {
-				ps.compareWithMain(v, mb.b.vars[pos[k]])
-			}
+		if i := mb.b.varIndex(v.name); i >= 0 {
+			ps.compareWithMain(v, mb.b.vars[i])
 		}
 	}
-	ps.ahead = ps.ahead[:0]
 }
 
 // compareWithMain checks startup's var v against main's mv of its name.
@@ -1427,7 +1338,7 @@ func (ps *progState) resolve(refs []argRef, bi int, op *Op, slots []Slot, side s
 	for si := range slots {
 		s := &slots[si]
 		for _, a := range s.Args {
-			gid, v := ps.lookupAhead(bi, a)
+			gid, v := ps.lookup(bi, a)
 			if v == nil {
 				ps.opErr(bi, op, a, side+quoteName(s.Name)+" names undeclared var "+quoteName(a))
 			}
