@@ -275,11 +275,10 @@ func checkPartition(t *testing.T, m *ir.Module) {
 		t.Fatal("PartitionAll changed its input")
 	}
 	if perr == nil && len(ranks) > 0 {
-		// Partition starts each lowering with the vars the annotation
-		// check's index resolved; the passes one by one look every name
-		// up.
+		// Partition shares one analysis cache across its steps; the
+		// passes one by one compute their own.
 		step := m.Clone()
-		if err := partitionStepByStep(step, nil, ranks[0]); err != nil {
+		if err := partitionStepByStep(step, ranks[0]); err != nil {
 			t.Fatalf("rank %d: Partition succeeds, the passes one by one fail: %v", ranks[0], err)
 		}
 		if !bytes.Equal(ir.Print(step), ir.Print(plain[0])) {
@@ -484,4 +483,21 @@ func TestFuzzPartitionSeeds(t *testing.T) {
 			t.Errorf("%s: partition error %v", s.name, err)
 		}
 	}
+}
+
+// partitionStepByStep runs the partition passes one by one through their
+// exported entry points, as a pipeline of the single passes does.
+func partitionStepByStep(m *ir.Module, rank int) error {
+	if err := passes.PartitionVars(m, rank); err != nil {
+		return err
+	}
+	for _, ph := range []passes.LowerPhase{passes.LowerForward, passes.LowerBackward, passes.LowerOptimizer} {
+		if err := passes.Lower(m, nil, ph); err != nil {
+			return err
+		}
+	}
+	if err := passes.RelinkBlockAttrs(m); err != nil {
+		return err
+	}
+	return passes.RemapParamsGrads(m)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -65,76 +64,6 @@ var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_los
 // Lower replaces, in every block of main, the ops of one phase by what
 // their impls emit.
 func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
-	return lower(m, reg, phase, nil)
-}
-
-// indexedArgs carries, from the annotation check to the lowering, what
-// the check's index resolved the args of main's block 0 to, so that the
-// lowering of an op starts with its vars known (registry.Lowering.Bind) rather
-// than looking each name up again in the block's table, a probe or two
-// into memory out of cache on a large module. Only block 0: it has no
-// ancestor whose vars a new var could shadow.
-type indexedArgs struct {
-	index *analysis.IndexInfo
-	prog  *ir.Program
-	binds uint64  // block 0's BindingsVersion when indexed
-	pos   []int32 // for each op of block 0 now, its position when indexed, or -1; nil: unmoved
-	buf   []*ir.Var
-	cur   int32 // where the op being lowered was when indexed
-}
-
-// newIndexedArgs returns the record for m, or nil when main has no block.
-func newIndexedArgs(m *ir.Module) *indexedArgs {
-	if m.Main == nil || len(m.Main.Blocks) == 0 || m.Main.Blocks[0] == nil {
-		return nil
-	}
-	return &indexedArgs{prog: m.Main, binds: m.Main.Blocks[0].BindingsVersion()}
-}
-
-// usable reports whether the record still describes block 0 of p.
-func (x *indexedArgs) usable(p *ir.Program) bool {
-	if x == nil || x.index == nil || p != x.prog || p.Blocks[0] == nil {
-		return false
-	}
-	b := p.Blocks[0]
-	return b.BindingsVersion() == x.binds && (x.pos == nil || len(x.pos) == len(b.Ops))
-}
-
-// at returns where the op now at position j of block 0 was when indexed,
-// or -1 for an op emitted since.
-func (x *indexedArgs) at(j int) int32 {
-	if x.pos == nil {
-		return int32(j)
-	}
-	return x.pos[j]
-}
-
-// bindCur binds the vars of the op being lowered (bind of cur): what
-// the lowering hands registry.Lowering.BindLater.
-func (x *indexedArgs) bindCur(ctx *registry.Lowering) { x.bind(ctx, x.cur) }
-
-// bind tells ctx the vars of the op that was at position pos of block 0
-// when indexed, unless an impl has removed or renamed a var of the block
-// since the index was built: then never again. Each var is bound under
-// its own name, read now, so a var is never bound to a name it does not
-// have; an op matched with the wrong position would only be lowered with
-// lookups.
-func (x *indexedArgs) bind(ctx *registry.Lowering, pos int32) {
-	if x.index == nil || x.prog.Blocks[0].BindingsVersion() != x.binds {
-		x.index = nil
-		return
-	}
-	if pos < 0 {
-		return
-	}
-	var ok bool
-	if x.buf, ok = x.index.AppendArgVars(x.buf[:0], x.prog, 0, int(pos)); ok {
-		ctx.Bind(x.buf)
-	}
-	clear(x.buf)
-}
-
-func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedArgs) error {
 	if reg == nil {
 		reg = registry.DefaultRegistry()
 	}
@@ -148,40 +77,14 @@ func lower(m *ir.Module, reg *registry.Registry, phase LowerPhase, pre *indexedA
 	}
 	st := registry.NewState()
 	var errs []error
-	for bi, b := range p.Blocks {
+	for _, b := range p.Blocks {
 		ctx := registry.NewCtx(m, p.Rank, b, st)
-		var bound *indexedArgs
-		var bind func(*registry.Lowering)
-		var next []int32 // where the ops of the new list were indexed
-		if bi == 0 && pre.usable(p) {
-			bound, bind = pre, pre.bindCur
-			next = make([]int32, 0, len(b.Ops)+len(b.Ops)/4)
-		}
-		for j, op := range b.Ops {
-			n, pos := len(ctx.Ops()), int32(-1)
-			if bound != nil {
-				pos = bound.at(j)
-			}
-			if bound != nil {
-				bound.cur = pos
-			}
-			if err := lowerOp(ctx, m, reg, phase, op, byID, bind); err != nil {
+		for _, op := range b.Ops {
+			if err := lowerOp(ctx, m, reg, phase, op, byID); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
-			}
-			if bound != nil {
-				for _, o := range ctx.Ops()[n:] {
-					if o == op {
-						next = append(next, pos) // kept: the index knows it
-					} else {
-						next = append(next, -1)
-					}
-				}
 			}
 		}
 		b.Ops = ctx.Ops()
-		if bound != nil {
-			bound.pos = next
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -262,7 +165,7 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 	return nil, true
 }
 
-func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex, bind func(*registry.Lowering)) error {
+func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex) error {
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
@@ -324,9 +227,6 @@ func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase
 		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
 	}
 	ctx.Begin(op, mesh, implType, implIndex)
-	if bind != nil {
-		ctx.BindLater(bind)
-	}
 	if phase == LowerForward {
 		if impl.Compatible != nil {
 			if err := impl.Compatible(ctx, op); err != nil {

@@ -104,8 +104,7 @@ type Lowering struct {
 
 	out []*ir.Op // the block's new op list
 
-	// The vars the current op's lowering looked up, or was told of
-	// (Bind, BindLater): an impl, its checks and the syncs ask for the
+	// The vars the current op's lowering looked up: an impl, its checks and the syncs ask for the
 	// same few names again and again, and a hash lookup in a large block
 	// costs cache misses each time. The memo is dropped at the next op and
 	// whenever the var table of the block or of an ancestor changes (an
@@ -114,9 +113,8 @@ type Lowering struct {
 	// (checkMemo).
 	memo      [8]varMemo
 	nmemo     int
-	memoGen   uint64          // varsVersion when the memo was last found good
-	memoBinds uint64          // and the block's BindingsVersion
-	later     func(*Lowering) // BindLater's binding, not run yet
+	memoGen   uint64 // varsVersion when the memo was last found good
+	memoBinds uint64 // and the block's BindingsVersion
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
@@ -146,7 +144,6 @@ func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Lowering {
 func (c *Lowering) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
 	c.nmemo = 0
-	c.later = nil
 }
 
 // Ops returns the ops emitted so far.
@@ -324,10 +321,6 @@ func (c *Lowering) Var(name string) *ir.Var {
 	if c.Block == nil {
 		return c.Prog.LookupVar(c.Block, name)
 	}
-	if f := c.later; f != nil {
-		c.later = nil
-		f(c)
-	}
 	c.checkMemo()
 	for _, m := range c.memo[:c.nmemo] {
 		if m.name == name {
@@ -365,40 +358,6 @@ func (c *Lowering) checkMemo() {
 	}
 	c.memoGen, c.memoBinds = g, binds
 }
-
-// Bind tells the context the vars of the op being lowered, each bound to
-// its name in the block, as an index resolved them, so that Var answers
-// for them without a lookup. The caller vouches that each is still the
-// block's own var of its name; the lowering passes them for ops of a
-// block without ancestors, from an analysis.Index built before and no
-// var removed or renamed since. Call it after Begin.
-func (c *Lowering) Bind(vars []*ir.Var) {
-	if c.Block == nil {
-		return
-	}
-	c.checkMemo()
-next:
-	for _, v := range vars {
-		if v == nil || c.nmemo == len(c.memo) {
-			continue
-		}
-		for _, m := range c.memo[:c.nmemo] {
-			if m.v == v {
-				continue next
-			}
-		}
-		c.memo[c.nmemo] = varMemo{v.Name(), v}
-		c.nmemo++
-	}
-}
-
-// BindLater puts a call of Bind off until the op's lowering first looks a
-// var up: bind runs then, once, and should call Bind with the vars as
-// they bind their names at that moment. Some ops are lowered without a
-// lookup (an optimizer's: the data-parallel sync skips them), and for
-// them finding their vars would cost more than lowering them. Call it
-// after Begin; the next Begin drops a binding not run.
-func (c *Lowering) BindLater(bind func(*Lowering)) { c.later = bind }
 
 // varsVersion sums the var table versions of the block and its
 // ancestors, the blocks a lookup reads: versions only grow, so the sum
