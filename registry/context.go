@@ -19,41 +19,48 @@ type State struct {
 
 	groups  map[groupKey]groupEntry // Lowering.Group's answers, by mesh and axis
 	emitted int                     // ops emitted so far
-	ops     []ir.Op                 // a slab the emitted ops come from
-	slots   []ir.Slot               // and their one-arg slots
-	args    []string
-	dists   []ir.OpDist // their dists, attrs, arg dists and mappings
-	attrs   []ir.Attr
-	ads     []ir.ArgDist
-	dims    []int
-	vars    []*ir.Var       // newOp's scratch list
-	text    strings.Builder // origin attrs are cut from it
-	decls   []ir.Var        // NewVar's vars, their dists and shapes
-	tdists  []ir.TensorDist
-	shapes  []int64
 
-	copiedSlots []ir.Slot // renameArg's copies (Slot refills slots and args together)
-	copiedArgs  []string
+	// The slabs the emitted ops, their parts and the declared vars are
+	// cut from: they are many and small, and live as long as the program.
+	ops      slab[ir.Op]
+	slots    slab[ir.Slot]
+	args     slab[string]
+	opDists  slab[ir.OpDist]
+	attrs    slab[ir.Attr]
+	argDists slab[ir.ArgDist]
+	dims     slab[int]
+	vars     slab[ir.Var]
+	varDists slab[ir.TensorDist]
+	shapes   slab[int64]
+	text     strings.Builder // origin attrs are cut from it
+
+	scratch []*ir.Var // newOp's list of the args' vars
 }
 
-// carve returns an empty slice of capacity n cut from st's slab at *buf,
-// refilled (st.chunk() entries or n) when short. The capacity is exact,
-// so that appending to one slice never writes into the next.
-func carve[T any](st *State, buf *[]T, n int) []T {
-	if n > len(*buf) {
-		*buf = make([]T, max(st.chunk(), n))
+// slab hands out slices cut from larger allocations.
+type slab[T any] []T
+
+// take returns an empty slice of capacity n cut from s, refilled (chunk
+// entries, or n) when short. The capacity is exact, so that appending to
+// one slice never writes into the next.
+func (s *slab[T]) take(n, chunk int) []T {
+	if n > len(*s) {
+		*s = make([]T, max(chunk, n))
 	}
-	out := (*buf)[:0:n]
-	*buf = (*buf)[n:]
+	out := (*s)[:0:n]
+	*s = (*s)[n:]
 	return out
 }
 
-// copyInto returns a copy of xs cut from the slab at *buf, nil for nil.
-func copyInto[T any](st *State, buf *[]T, xs []T) []T {
+// one returns a zero T from s.
+func (s *slab[T]) one(chunk int) *T { return &s.take(1, chunk)[:1][0] }
+
+// copyOf returns a copy of xs cut from s, nil for nil.
+func (s *slab[T]) copyOf(xs []T, chunk int) []T {
 	if xs == nil {
 		return nil
 	}
-	return append(carve(st, buf, len(xs)), xs...)
+	return append(s.take(len(xs), chunk), xs...)
 }
 
 // chunk is the size of the next slab refill: it grows with the ops
@@ -74,18 +81,6 @@ type groupEntry struct {
 
 // NewState returns the state of a fresh lowering.
 func NewState() *State { return &State{Synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }
-
-// newOp returns a zero op from the state's slab: emitted ops are many and
-// small, and live as long as the program.
-func (st *State) newOp() *ir.Op {
-	st.emitted++
-	if len(st.ops) == 0 {
-		st.ops = make([]ir.Op, min(st.chunk(), 256))
-	}
-	op := &st.ops[0]
-	st.ops = st.ops[1:]
-	return op
-}
 
 // Lowering is what an impl sees while it lowers one op on one rank: where it
 // is, the op's mesh and groups, and how to emit ops and vars.
@@ -170,9 +165,10 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 	if st == nil {
 		st = NewState()
 	}
-	op := st.newOp()
+	st.emitted++
+	op := st.ops.one(st.chunk())
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	as := carve(st, &st.attrs, len(attrs)+2)
+	as := st.attrs.take(len(attrs)+2, st.chunk())
 	for _, a := range attrs {
 		as = insertAttr(as, a)
 	}
@@ -183,7 +179,7 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 	op.Attrs = as
 	// One allocation for the arg dists of both sides, one for their
 	// mappings; each arg's var is looked up once.
-	vars := st.vars[:0]
+	vars := st.scratch[:0]
 	nIn, nDims := 0, 0
 	for i, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
@@ -199,10 +195,10 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 			}
 		}
 	}
-	st.vars = vars
+	st.scratch = vars
 	nOut := len(vars) - nIn
-	ads := carve(st, &st.ads, len(vars))
-	dims := carve(st, &st.dims, nDims)
+	ads := st.argDists.take(len(vars), st.chunk())
+	dims := st.dims.take(nDims, st.chunk())
 	k := 0
 	for _, ss := range [2][]ir.Slot{ins, outs} {
 		for _, s := range ss {
@@ -219,7 +215,7 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 		}
 	}
 	clear(vars) // the scratch list holds no var past this call
-	op.Dist = &carve(st, &st.dists, 1)[:1][0]
+	op.Dist = st.opDists.one(st.chunk())
 	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
 	if nIn == 0 {
@@ -279,15 +275,7 @@ func (c *Lowering) Slot(name, arg string) []ir.Slot {
 	if st == nil {
 		return ir.Slots(name, arg)
 	}
-	if len(st.slots) == 0 {
-		st.slots = make([]ir.Slot, 256)
-		st.args = make([]string, 256)
-	}
-	st.args[0] = arg
-	st.slots[0] = ir.Slot{Name: name, Args: st.args[0:1:1]}
-	out := st.slots[0:1:1]
-	st.slots, st.args = st.slots[1:], st.args[1:]
-	return out
+	return append(st.slots.take(1, st.chunk()), ir.Slot{Name: name, Args: append(st.args.take(1, st.chunk()), arg)})
 }
 
 // Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".
@@ -385,14 +373,14 @@ func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.
 	if st == nil {
 		st = NewState()
 	}
-	v := &carve(st, &st.decls, 1)[:1][0]
+	v := st.vars.one(st.chunk())
 	*v = ir.Var{Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}.Named(c.Module.FreshName(prefix))
 	// The var, its shape and its dist come from the state's slabs: a
 	// large module's lowering declares tens of thousands.
-	v.Type.Shape = copyInto(st, &st.shapes, like.Type.Shape)
+	v.Type.Shape = st.shapes.copyOf(like.Type.Shape, st.chunk())
 	if dist != nil {
-		v.Dist = &carve(st, &st.tdists, 1)[:1][0]
-		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: copyInto(st, &st.dims, dist.DimsMapping), Partial: slices.Clone(dist.Partial)}
+		v.Dist = st.varDists.one(st.chunk())
+		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: st.dims.copyOf(dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial)}
 	}
 	if err := c.Block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module

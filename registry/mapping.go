@@ -132,9 +132,9 @@ func renameArg(ctx *Lowering, op *ir.Op, slot string, input bool, old, new strin
 			continue
 		}
 		if !copied {
-			*slots, copied = append(carve(st, &st.copiedSlots, len(*slots)), *slots...), true
+			*slots, copied = st.slots.copyOf(*slots, st.chunk()), true
 		}
-		args := append(carve(st, &st.copiedArgs, len(s.Args)), s.Args...)
+		args := st.args.copyOf(s.Args, st.chunk())
 		for j, a := range args {
 			if a == old {
 				args[j] = new
@@ -155,7 +155,7 @@ func renameArg(ctx *Lowering, op *ir.Op, slot string, input bool, old, new strin
 			continue
 		}
 		if !copied {
-			*ads, copied = append(carve(st, &st.ads, len(*ads)), *ads...), true
+			*ads, copied = st.argDists.copyOf(*ads, st.chunk()), true
 		}
 		(*ads)[i].Name = new
 	}
