@@ -239,14 +239,36 @@ func (as Attrs) Has(name string) bool {
 	return ok
 }
 
-// Set adds or replaces the attribute named name.
+// Set adds or replaces the attribute named name. Most lists are short
+// and built mostly in name order: a short one is scanned from its end,
+// and shifted by assignment (a lowering sets every emitted op's attrs).
 func (as *Attrs) Set(name string, v Value) {
-	i, ok := as.find(name)
+	a := *as
+	i, ok := len(a), false
+	if len(a) <= 8 {
+		for i > 0 && a[i-1].Name > name {
+			i--
+		}
+		if ok = i > 0 && a[i-1].Name == name; ok {
+			i--
+		}
+	} else {
+		i, ok = a.find(name)
+	}
 	if ok {
-		(*as)[i].Value = v
+		a[i].Value = v
 		return
 	}
-	*as = slices.Insert(*as, i, Attr{Name: name, Value: v})
+	if len(a) > 8 {
+		*as = slices.Insert(a, i, Attr{Name: name, Value: v})
+		return
+	}
+	a = append(a, Attr{})
+	for j := len(a) - 1; j > i; j-- {
+		a[j] = a[j-1]
+	}
+	a[i] = Attr{Name: name, Value: v}
+	*as = a
 }
 
 // Delete removes the attribute named name, if present.

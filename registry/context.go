@@ -168,13 +168,13 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 	st.emitted++
 	op := st.ops.one(st.chunk())
 	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
-	as := st.attrs.take(len(attrs)+2, st.chunk())
+	as := ir.Attrs(st.attrs.take(len(attrs)+2, st.chunk()))
 	for _, a := range attrs {
-		as = insertAttr(as, a)
+		as.Set(a.Name, a.Value)
 	}
-	as = insertAttr(as, ir.A("origin", ir.String(c.Origin(reason))))
+	as.Set("origin", ir.String(c.Origin(reason)))
 	if c.Op != nil {
-		as = insertAttr(as, ir.Attr{Name: "origin_op", Value: c.originOpValue()})
+		as.Set("origin_op", c.originOpValue())
 	}
 	op.Attrs = as
 	// One allocation for the arg dists of both sides, one for their
@@ -242,29 +242,6 @@ func (c *Lowering) SetOrigin(op *ir.Op, reason string) {
 	if c.Op != nil {
 		op.Attrs.Set("origin_op", c.originOpValue())
 	}
-}
-
-// insertAttr adds a to as, which has room for it, where Attrs.Set would:
-// in name order, replacing an attr of the same name. An emitted op has a
-// few attrs, given mostly in order: a scan from the end and a shift by
-// assignment build its four in 37 ns, where Set, whose binary search
-// calls a closure per probe and whose insert copies through the runtime,
-// takes 87.
-func insertAttr(as ir.Attrs, a ir.Attr) ir.Attrs {
-	i := len(as)
-	for i > 0 && as[i-1].Name > a.Name {
-		i--
-	}
-	if i > 0 && as[i-1].Name == a.Name {
-		as[i-1].Value = a.Value
-		return as
-	}
-	as = as[:len(as)+1]
-	for j := len(as) - 1; j > i; j-- {
-		as[j] = as[j-1]
-	}
-	as[i] = a
-	return as
 }
 
 // Slot returns the slot list name: [arg] of an emitted op, carved from

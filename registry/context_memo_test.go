@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -121,30 +120,6 @@ func TestCtxVarSeesShadowing(t *testing.T) {
 	}
 	if ctx.Var("a") != shadow {
 		t.Error("Var(a) still answers the parent's a after the sub-block declared its own")
-	}
-}
-
-// insertAttr builds the same list as Attrs.Set, for attrs given in any
-// order, a name given twice included (the last value wins).
-func TestInsertAttrIsSet(t *testing.T) {
-	given := []ir.Attr{
-		ir.A("ring_id", ir.Int(1)), ir.A("bias", ir.Float(0)), ir.A("use_calc_stream", ir.Bool(true)),
-		ir.A("origin", ir.String("o")), ir.A("ring_id", ir.Int(2)), ir.A("axis", ir.Int(0)),
-	}
-	// Every rotation, and every prefix of it.
-	for r := range given {
-		rot := append(append([]ir.Attr{}, given[r:]...), given[:r]...)
-		for n := range len(rot) + 1 {
-			var want ir.Attrs
-			got := make(ir.Attrs, 0, n)
-			for _, a := range rot[:n] {
-				want.Set(a.Name, a.Value)
-				got = insertAttr(got, a)
-			}
-			if !slices.Equal(want, got) {
-				t.Errorf("rotation %d, %d attrs: insertAttr gives %v, Set %v", r, n, got, want)
-			}
-		}
 	}
 }
 
