@@ -99,27 +99,10 @@ type Lowering struct {
 
 	out []*ir.Op // the block's new op list
 
-	// The vars the current op's lowering looked up: an impl, its checks and the syncs ask for the
-	// same few names again and again, and a hash lookup in a large block
-	// costs cache misses each time. The memo is dropped at the next op and
-	// whenever the var table of the block or of an ancestor changes (an
-	// impl declared a var, which may shadow one), except that in a block
-	// without ancestors only a removal or rename drops what it found
-	// (checkMemo).
-	memo      [8]varMemo
-	nmemo     int
-	memoGen   uint64 // varsVersion when the memo was last found good
-	memoBinds uint64 // and the block's BindingsVersion
-
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
 	originFor *ir.Op
 	originOp  ir.Value
-}
-
-type varMemo struct {
-	name string
-	v    *ir.Var
 }
 
 // NewCtx returns a context for lowering ops of block b of the module's
@@ -138,7 +121,6 @@ func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Lowering {
 // mesh.
 func (c *Lowering) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
-	c.nmemo = 0
 }
 
 // Ops returns the ops emitted so far.
@@ -282,59 +264,7 @@ func (c *Lowering) Origin(reason string) string {
 }
 
 // Var returns the var name as this block sees it, or nil.
-func (c *Lowering) Var(name string) *ir.Var {
-	if c.Block == nil {
-		return c.Prog.LookupVar(c.Block, name)
-	}
-	c.checkMemo()
-	for _, m := range c.memo[:c.nmemo] {
-		if m.name == name {
-			return m.v
-		}
-	}
-	v := c.Prog.LookupVar(c.Block, name)
-	if c.nmemo < len(c.memo) {
-		c.memo[c.nmemo] = varMemo{name, v}
-		c.nmemo++
-	}
-	return v
-}
-
-// checkMemo drops what the memo may no longer answer right. When only
-// vars were added, and the block has no ancestor a new var could shadow
-// one of, its vars still bind their names: only the names remembered as
-// undeclared go.
-func (c *Lowering) checkMemo() {
-	g := c.varsVersion()
-	if g == c.memoGen {
-		return
-	}
-	binds := c.Block.BindingsVersion()
-	if binds == c.memoBinds && c.Prog.Block(c.Block.Parent) == nil {
-		kept := c.memo[:0]
-		for _, m := range c.memo[:c.nmemo] {
-			if m.v != nil {
-				kept = append(kept, m)
-			}
-		}
-		c.nmemo = len(kept)
-	} else {
-		c.nmemo = 0
-	}
-	c.memoGen, c.memoBinds = g, binds
-}
-
-// varsVersion sums the var table versions of the block and its
-// ancestors, the blocks a lookup reads: versions only grow, so the sum
-// changes whenever one of the tables does.
-func (c *Lowering) varsVersion() uint64 {
-	var g uint64
-	for b, seen := c.Block, 0; b != nil && seen <= len(c.Prog.Blocks); seen++ {
-		g += b.VarsVersion()
-		b = c.Prog.Block(b.Parent)
-	}
-	return g
-}
+func (c *Lowering) Var(name string) *ir.Var { return c.Prog.LookupVar(c.Block, name) }
 
 // IsParam reports whether name is a parameter.
 func (c *Lowering) IsParam(name string) bool {
