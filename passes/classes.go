@@ -21,12 +21,13 @@ import (
 // structure, so each such class is lowered once, for its first rank, and
 // every other rank's program is that one with its own values of those
 // attrs (a module that brings its own group table also splits classes by
-// membership of group 0, the world group). The contract for impls that
-// makes this sound: a lowering depends on the rank only through Lowering.Group
-// (ring ids) and Lowering.Coord (embedding offsets), or on what every rank of
-// a class shares. Impls promise it by registry.Impl.RankSafe; unless every impl
-// the module names does, each class's last rank is also lowered plainly
-// and compared by structural hash. A class that fails the comparison,
+// membership of group 0, the world group). What makes this sound: an impl
+// sees the rank only through registry.Lowering, which records each read
+// of it (Rank, Coord); a ring id (Group) is relabelled, and the rest an
+// impl sees every rank of a class shares. When an impl read the rank
+// lowering a class's representative, the class's last rank is also
+// lowered plainly and the whole module compared by structural hash. A
+// class that fails the comparison,
 // holds an attr the relabelling does not know (a send/recv peer), or
 // holds a ring_id or start_index equal to the serial op's own (copied
 // from the input, or computed: see relabel), is lowered rank by rank
@@ -37,9 +38,10 @@ type Classes struct {
 	Classes []*Class
 	// Groups is the process-group table every rank shares.
 	Groups []ir.Group
-	// Checked says whether each class's last rank was lowered plainly and
-	// compared with its instantiation; false when every impl the module
-	// names is registry.Impl.RankSafe.
+	// Checked says whether some class's last rank was lowered plainly and
+	// compared with its instantiation: a class is checked when it has
+	// several ranks and an impl read the rank (registry.Lowering.Rank or
+	// Coord) lowering its representative.
 	Checked bool
 }
 
@@ -155,9 +157,9 @@ func (c *Class) hashAs(i int) uint64 {
 }
 
 // PartitionClasses partitions m for every rank of its meshes by classes
-// (see Classes): each class's representative and, for the check, its
-// last rank (unless every impl m names is rank-safe) are lowered on
-// clones, concurrently; m is not changed.
+// (see Classes): each class's representative and then, for the check, its
+// last rank (when an impl read the rank) are lowered on clones,
+// concurrently; m is not changed.
 // progress, when not nil, is called as each lowering finishes.
 func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) (*Classes, error) {
 	if reg == nil {
@@ -193,34 +195,35 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	cs := &Classes{Checked: !rankSafe(m, reg)}
+	cs := &Classes{}
 	for _, k := range keys {
 		cs.Classes = append(cs.Classes, &Class{Ranks: byKey[k]})
 	}
 
-	// Lower the representatives and the check ranks.
-	type job struct {
-		c     *Class
-		rank  int
-		check bool
-	}
-	var jobs []job
-	for _, c := range cs.Classes {
-		jobs = append(jobs, job{c, c.Ranks[0], false})
-		if len(c.Ranks) > 1 && cs.Checked {
-			jobs = append(jobs, job{c, c.Ranks[len(c.Ranks)-1], true})
-		}
-	}
-	mods, err := lowerRanks(ctx, m, reg, jobs, func(j job) int { return j.rank }, progress)
+	// Lower the representatives; then, for each class of several ranks
+	// whose representative's impls read the rank, its last rank.
+	mods, reads, err := lowerRanks(ctx, m, reg, cs.Classes, func(c *Class) int { return c.Ranks[0] }, progress)
 	if err != nil {
 		return nil, err
 	}
+	var checked []*Class
+	readers := map[*Class][]int64{}
+	for i, c := range cs.Classes {
+		c.Module = mods[i]
+		if len(c.Ranks) > 1 && len(reads[i].ops) > 0 {
+			checked = append(checked, c)
+			readers[c] = reads[i].ops
+		}
+	}
 	checks := map[*Class]*ir.Module{}
-	for i, j := range jobs {
-		if j.check {
-			checks[j.c] = mods[i]
-		} else {
-			j.c.Module = mods[i]
+	if len(checked) > 0 {
+		cs.Checked = true
+		mods, _, err := lowerRanks(ctx, m, reg, checked, func(c *Class) int { return c.Ranks[len(c.Ranks)-1] }, nil)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range checked {
+			checks[c] = mods[i]
 		}
 	}
 	cs.Groups = cs.Classes[0].Module.Groups
@@ -240,7 +243,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 			mine := c.hashAs(len(c.Ranks) - 1)
 			<-hashed
 			if mine != chkHash {
-				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation: an impl depends on the rank other than through Lowering.Group and Lowering.Coord", c.Ranks[len(c.Ranks)-1])
+				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation (the rank was read lowering %s)", c.Ranks[len(c.Ranks)-1], opList(readers[c]))
 			}
 		}
 		<-hashed
@@ -250,7 +253,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		if c.Fallback == "" {
 			continue
 		}
-		c.Plain, err = lowerRanks(ctx, m, reg, c.Ranks, func(r int) int { return r }, nil)
+		c.Plain, _, err = lowerRanks(ctx, m, reg, c.Ranks, func(r int) int { return r }, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -259,49 +262,51 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	return cs, nil
 }
 
-// rankSafe reports whether every impl that lowering m may call is
-// registry.Impl.RankSafe: the impl each op's dist names (a grad op's
-// forward op names its impl too) and the default impl, which lowers the
-// ops that name none. An impl the registry lacks counts as unsafe; the
-// lowering reports it.
-func rankSafe(m *ir.Module, reg *registry.Registry) bool {
-	type key struct {
-		typ string
-		idx int
+// opList spells ids as "op 3" or "ops 3, 5, 9 and 2 more".
+func opList(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("op %d", ids[0])
 	}
-	impls := map[key]struct{}{{registry.DefaultType, 0}: {}}
-	last := key{registry.DefaultType, 0}
-	for _, p := range m.Programs() {
-		for _, b := range p.Blocks {
-			if b == nil {
-				continue
-			}
-			for _, op := range b.Ops {
-				if op == nil || op.Dist == nil || op.Dist.ImplType == "" {
-					continue
-				}
-				// Neighbouring ops mostly name the same impl: the map is
-				// written only when it changes.
-				if k := (key{op.Dist.ImplType, op.Dist.ImplIndex}); k != last {
-					impls[k], last = struct{}{}, k
-				}
-			}
+	var sb strings.Builder
+	sb.WriteString("ops ")
+	for i, id := range ids[:min(len(ids), 3)] {
+		if i > 0 {
+			sb.WriteString(", ")
 		}
+		sb.WriteString(strconv.FormatInt(id, 10))
 	}
-	for k := range impls {
-		impl, err := reg.Lookup(k.typ, k.idx)
-		if err != nil || !impl.RankSafe {
-			return false
-		}
+	if len(ids) > 3 {
+		fmt.Fprintf(&sb, " and %d more", len(ids)-3)
 	}
-	return true
+	return sb.String()
+}
+
+// rankReads collects, over the lowering passes of one rank's partition,
+// the ids of the serial ops whose impl read the rank
+// (registry.Registry.Lower): PartitionClasses checks a class only when
+// its representative's has some. It travels in the context.Context the
+// pass manager hands each pass (Context embeds it), so that the passes
+// need no channel of their own; a run without one records nothing.
+type rankReads struct{ ops []int64 }
+
+type rankReadsKey struct{}
+
+// lowerPhase runs one lowering phase on m, adding its rank reads to the
+// record ctx carries, if any.
+func lowerPhase(ctx context.Context, m *ir.Module, reg *registry.Registry, phase registry.Phase) error {
+	ids, err := reg.Lower(m, phase)
+	if rec, ok := ctx.Value(rankReadsKey{}).(*rankReads); ok {
+		rec.ops = append(rec.ops, ids...)
+	}
+	return err
 }
 
 // lowerRanks partitions a clone of m for the rank of each job,
-// concurrently, in job order.
+// concurrently, in job order, with each one's rank reads.
 func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry, jobs []J, rankOf func(J) int,
-	progress func(done, total int)) ([]*ir.Module, error) {
+	progress func(done, total int)) ([]*ir.Module, []rankReads, error) {
 	out := make([]*ir.Module, len(jobs))
+	reads := make([]rankReads, len(jobs))
 	errs := make([]error, len(jobs))
 	var mu sync.Mutex // orders the progress calls
 	done := 0
@@ -319,16 +324,16 @@ func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry
 			return
 		}
 		c := m.Clone()
-		if err := Partition(c, reg, rankOf(jobs[i])); err != nil {
+		if err := partition(context.WithValue(ctx, rankReadsKey{}, &reads[i]), c, reg, rankOf(jobs[i])); err != nil {
 			errs[i] = err
 			return
 		}
 		out[i] = c
 	})
 	if err := firstError(errs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, reads, nil
 }
 
 // firstError is the error of the first job that failed: every rank's

@@ -3,7 +3,6 @@ package passes_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,11 +175,14 @@ program main {
 	}
 }
 
-// The check lowering runs unless every impl the module names promises
-// rank safety (registry.Impl.RankSafe). An impl that reads Lowering.Rank into
-// an attr breaks the promise: unpromised, the check finds the class's
-// ranks differ and lowers them one by one, each as its plain lowering;
-// promised, it is trusted and not checked.
+// The check lowering runs only for a class whose representative's
+// impls read the rank (registry.Lowering.Rank or Coord). An impl that
+// reads Lowering.Rank into an attr is found out: the check sees the
+// class's ranks differ and lowers them one by one, each as its plain
+// lowering (before detection, such an impl that promised rank safety
+// made every rank but the first wrong). One that reads the rank and
+// emits alike is checked and not split; one that reads only what is
+// relabelled (Group's ring id) is not checked.
 func TestPartitionClassesCheck(t *testing.T) {
 	src := `mesh m shape [2, 2] dims [a, b] ranks [0, 1, 2, 3]
 program main {
@@ -196,36 +198,47 @@ program main {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, promised := range []bool{false, true} {
-		t.Run(fmt.Sprintf("rank-safe=%v", promised), func(t *testing.T) {
+	base := registry.DefaultImpl()
+	for _, tc := range []struct {
+		name          string
+		forward       func(ctx *registry.Lowering, op *ir.Op)
+		checked, fall bool
+	}{
+		{"rank into an attr", func(ctx *registry.Lowering, op *ir.Op) {
+			op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank())))
+		}, true, true},
+		{"coord into an attr", func(ctx *registry.Lowering, op *ir.Op) {
+			c, _ := ctx.Coord(1)
+			op.Attrs.Set("seen_coord", ir.Int(int64(c)))
+		}, true, true},
+		{"rank read, not used", func(ctx *registry.Lowering, op *ir.Op) { _ = ctx.Rank() }, true, false},
+		{"ring id only", func(ctx *registry.Lowering, op *ir.Op) {
+			id, _, _ := ctx.Group(1)
+			op.Attrs.Set("ring_id", ir.Int(int64(id)))
+		}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			reg := registry.DefaultRegistry()
-			base := registry.DefaultImpl()
 			idx := reg.Register(registry.DefaultType, &registry.Impl{
-				Name: "leaky", RankSafe: promised, Compatible: base.Compatible, Backward: base.Backward,
+				Name: "user", Compatible: base.Compatible, Backward: base.Backward,
 				Forward: func(ctx *registry.Lowering, op *ir.Op) error {
-					op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank)))
+					tc.forward(ctx, op)
 					return base.Forward(ctx, op)
 				},
 			})
 			if idx != 1 {
-				t.Fatalf("leaky impl is default:%d, want default:1", idx)
+				t.Fatalf("user impl is default:%d, want default:1", idx)
 			}
 			cs, err := passes.PartitionClasses(context.Background(), m, reg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cs.Checked == promised {
-				t.Errorf("Checked = %v with an impl whose RankSafe is %v", cs.Checked, promised)
+			if cs.Checked != tc.checked {
+				t.Errorf("Checked = %v, want %v", cs.Checked, tc.checked)
 			}
 			fb := cs.Classes[0].Fallback
-			if promised {
-				if fb != "" {
-					t.Errorf("fell back (%s) though no check ran", fb)
-				}
-				return
-			}
-			if !strings.Contains(fb, "differs from its class's instantiation") {
-				t.Fatalf("fallback %q, want the check's", fb)
+			if want := "rank 3 lowered plainly differs from its class's instantiation (the rank was read lowering op 1)"; tc.fall != (fb != "") || tc.fall && fb != want {
+				t.Errorf("fallback %q, want %v (%q)", fb, tc.fall, want)
 			}
 			plain, err := passes.PartitionAll(context.Background(), m, reg)
 			if err != nil {
@@ -239,22 +252,25 @@ program main {
 				if g, w := ir.Print(got), ir.Print(plain[i]); !bytes.Equal(g, w) {
 					t.Errorf("rank %d differs from its plain lowering:\n%s\nwant\n%s", r, g, w)
 				}
-				if !bytes.Contains(ir.Print(got), []byte(fmt.Sprintf("seen_rank = %d", r))) {
-					t.Errorf("rank %d: no seen_rank = %d", r, r)
-				}
 			}
 		})
 	}
-	// Every built-in impl is rank-safe, check_finite_and_unscale's (AMP)
-	// included.
+	// The built-in impls read the rank only for a vocab-parallel
+	// embedding's start_index (Coord), which the classes relabel: the
+	// GPT's class is checked, and passes.
 	cases := classCases(t)
-	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": false} {
+	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": true, "loss_scaling": false} {
 		cs, err := passes.PartitionClasses(context.Background(), cases[name], nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if cs.Checked != want {
 			t.Errorf("%s: Checked = %v, want %v", name, cs.Checked, want)
+		}
+		for _, c := range cs.Classes {
+			if c.Fallback != "" {
+				t.Errorf("%s: class %v fell back: %s", name, c.Ranks, c.Fallback)
+			}
 		}
 	}
 }

@@ -24,9 +24,9 @@
 // ranks, PartitionClasses lowers once per class of ranks that belong to
 // the same meshes and relabels the rank-dependent attrs (ring ids,
 // embedding offsets) for the others, checking each class against a plain
-// lowering of its last rank unless every impl involved promises that it
-// depends on the rank only through what is relabelled
-// (registry.Impl.RankSafe). Errors name the rank and the op (OpError).
+// lowering of its last rank when an impl read the rank lowering the
+// first (registry.Registry.Lower). Errors name the rank and the op
+// (registry.OpError).
 // Partitioning allocates a large part of the module's heap again per
 // rank, and keeps little of what it reads alive: in a long-lived process
 // that partitions small modules one after another, the live heap stays

@@ -10,9 +10,9 @@ import (
 )
 
 // Partition a column-parallel matmul for the 4 ranks of a 2×2 mesh by
-// classes: one lowering, then each rank's ring id. The built-in impls are
-// rank-safe, so no rank is lowered a second time to check the class; an
-// impl that does not promise it brings the check back.
+// classes: one lowering, then each rank's ring id. No impl reads the rank
+// (only its group's ring id), so no rank is lowered a second time to check
+// the class; an impl that reads it brings the check back.
 func ExamplePartitionClasses() {
 	m, err := ir.Parse("col.dpir", []byte(`mesh m shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
 program main {
@@ -48,18 +48,22 @@ program main {
 		fmt.Printf("rank %d: %s ring_id %v\n", r, op.Type, op.Attrs.Get("ring_id"))
 	}
 
-	// The same matmul impl, registered again without the promise.
+	// The same matmul impl, wrapped in one that reads the rank.
 	reg := registry.NewRegistry()
 	reg.Register(registry.DefaultType, registry.DefaultImpl())
 	col := registry.MatmulColumn()
-	col.RankSafe = false
+	forward := col.Forward
+	col.Forward = func(ctx *registry.Lowering, op *ir.Op) error {
+		_ = ctx.Rank()
+		return forward(ctx, op)
+	}
 	reg.Register("matmul_v2", col)
 	cs, err = passes.PartitionClasses(context.Background(), m, reg, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("unpromised: checked %v, fallback %q\n", cs.Checked, cs.Classes[0].Fallback)
+	fmt.Printf("rank read: checked %v, fallback %q\n", cs.Checked, cs.Classes[0].Fallback)
 	// Output:
 	// 1 class, ranks [0 1 2 3], checked false
 	// site: main op 2 ring_id
@@ -68,5 +72,5 @@ program main {
 	// rank 1: c_identity ring_id 3
 	// rank 2: c_identity ring_id 4
 	// rank 3: c_identity ring_id 4
-	// unpromised: checked true, fallback ""
+	// rank read: checked true, fallback ""
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
 )
 
 // FuzzParsePipeline feeds arbitrary text to the pipeline parser. It must
@@ -491,8 +492,8 @@ func partitionStepByStep(m *ir.Module, rank int) error {
 	if err := passes.PartitionVars(m, rank); err != nil {
 		return err
 	}
-	for _, ph := range []passes.LowerPhase{passes.LowerForward, passes.LowerBackward, passes.LowerOptimizer} {
-		if err := passes.Lower(m, nil, ph); err != nil {
+	for _, ph := range []registry.Phase{registry.ForwardPhase, registry.BackwardPhase, registry.OptimizerPhase} {
+		if _, err := (*registry.Registry)(nil).Lower(m, ph); err != nil {
 			return err
 		}
 	}

@@ -30,8 +30,8 @@ type partitionStep struct {
 // partitionSteps returns the partition pipeline's steps, lowering with
 // the impls of reg.
 func partitionSteps(reg *registry.Registry) []partitionStep {
-	lowering := func(phase LowerPhase) func(*Context, *ir.Module) error {
-		return func(_ *Context, m *ir.Module) error { return Lower(m, reg, phase) }
+	lowering := func(phase registry.Phase) func(*Context, *ir.Module) error {
+		return func(ctx *Context, m *ir.Module) error { return lowerPhase(ctx, m, reg, phase) }
 	}
 	return []partitionStep{
 		{pass: &Pass{
@@ -72,7 +72,7 @@ the rank, and the module gets its process-group table.`,
 Each op whose role is forward (or forward|loss), or whose dist says
 recompute, is checked against its impl and replaced by what the impl's
 Forward emits. Needs partition-vars.`,
-			Run: lowering(LowerForward),
+			Run: lowering(registry.ForwardPhase),
 		}, follows: "partition-vars", why: "lowering reads local shapes and the rank that partition-vars sets"},
 		{pass: &Pass{
 			Name: "lower-backward",
@@ -80,7 +80,7 @@ Forward emits. Needs partition-vars.`,
 Each backward op is replaced by what the impl of its forward op (found
 through fwd) emits; backward-only ops (check_finite_and_unscale,
 update_loss_scaling) use their own impl; others the default impl.`,
-			Run: lowering(LowerBackward),
+			Run: lowering(registry.BackwardPhase),
 		}, follows: "lower-forward", why: "backward ops find their impl through their lowered forward op"},
 		{pass: &Pass{
 			Name: "lower-optimizer",
@@ -88,7 +88,7 @@ update_loss_scaling) use their own impl; others the default impl.`,
 Optimize ops are lowered by their impl's Backward (shards update
 elementwise, so no compatibility check); an op whose role is neither
 forward, backward nor optimize is an error.`,
-			Run: lowering(LowerOptimizer),
+			Run: lowering(registry.OptimizerPhase),
 		}, follows: "lower-backward", why: "optimizer ops update the grads that backward lowering synchronised"},
 		{pass: &Pass{
 			Name: "relink-block-attrs",
@@ -187,12 +187,18 @@ func partitionFailure(ctx *Context, steps []partitionStep, err error) error {
 // partition step's message, without the pass manager's "pass partition"
 // prefix.
 func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
+	return partition(context.Background(), m, reg, rank)
+}
+
+// partition is Partition, whose steps see ctx (for its record of rank
+// reads: lowerPhase).
+func partition(ctx context.Context, m *ir.Module, reg *registry.Registry, rank int) error {
 	if reg == nil {
 		reg = registry.DefaultRegistry()
 	}
 	ps := PartitionPasses(reg)
 	pl := &Pipeline{Steps: []*Step{{Pass: ps[len(ps)-1], opts: []optValue{{name: "rank", text: strconv.Itoa(rank), val: int64(rank)}}}}}
-	err := (&Manager{}).Run(context.Background(), pl, m)
+	err := (&Manager{}).Run(ctx, pl, m)
 	if pe, ok := err.(*PassError); ok && pe.Panic == nil {
 		return pe.Err
 	}
@@ -276,7 +282,8 @@ func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *registry.Regis
 		return nil, fmt.Errorf("partition-all: the module has no mesh")
 	}
 	// Each rank's lowering reads only m and its own clone.
-	return lowerRanks(ctx, m, reg, ranks, func(r int) int { return r }, progress)
+	mods, _, err := lowerRanks(ctx, m, reg, ranks, func(r int) int { return r }, progress)
+	return mods, err
 }
 
 // PartitionVars sets every var's local shape for rank, the startup

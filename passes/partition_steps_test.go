@@ -22,7 +22,7 @@ func keepRegistry(reg *registry.Registry) *registry.Registry {
 	out := registry.NewRegistry()
 	for _, c := range reg.Containers() {
 		for range c.Impls {
-			out.Register(c.Type, &registry.Impl{Name: "keep", RankSafe: true, Forward: keep, Backward: keep})
+			out.Register(c.Type, &registry.Impl{Name: "keep", Forward: keep, Backward: keep})
 		}
 	}
 	return out

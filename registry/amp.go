@@ -18,12 +18,9 @@ const (
 // backward-only op: it is kept, then its FoundInfinite flag is made
 // global: cast to int32, c_allreduce_max over the world group (group 0),
 // cast back to bool, so that every rank skips the same steps. It fails
-// on a rank outside the world group, and is RankSafe because
-// passes.PartitionClasses never puts such a rank in a class with one
-// inside it.
+// on a rank outside the world group (Lowering.InWorld).
 func CheckFiniteAndUnscale() *Impl {
 	return &Impl{
-		RankSafe: true,
 		Name:     "check_finite_and_unscale",
 		Doc:      "found_inf cast to int32, maxed over the world, cast back",
 		Forward:  backwardOnly,
@@ -35,10 +32,9 @@ func CheckFiniteAndUnscale() *Impl {
 // kept as is: its inputs are already global after check_finite_and_unscale.
 func UpdateLossScaling() *Impl {
 	return &Impl{
-		RankSafe: true,
-		Name:     "update_loss_scaling",
-		Doc:      "kept as is (backward-only): every rank sees the same found_inf",
-		Forward:  backwardOnly,
+		Name:    "update_loss_scaling",
+		Doc:     "kept as is (backward-only): every rank sees the same found_inf",
+		Forward: backwardOnly,
 		Backward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
 			return nil
@@ -106,22 +102,18 @@ func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	if ctx.Mesh == nil {
+	if ctx.Mesh() == nil {
 		return fmt.Errorf("%s: no mesh", op)
 	}
-	world := ctx.Module.Group(0)
-	if world == nil {
-		return fmt.Errorf("%s: no world group (id 0) in the group table", op)
-	}
-	if !slices.Contains(world.Ranks, ctx.Rank) {
-		return fmt.Errorf("%s: rank %d is not in the world group %v", op, ctx.Rank, world.Ranks)
+	if err := ctx.InWorld(); err != nil {
+		return fmt.Errorf("%s: %v", op, err)
 	}
 	// The op writes its own flag into a temp, and the world-reduced flag
 	// is cast back into FoundInfinite: each var keeps one definition.
 	local := found + "@local"
 	if ctx.Var(local) == nil {
 		v := fv.Clone().Named(local)
-		if err := ctx.Block.AddVar(&v); err != nil {
+		if err := ctx.Declare(&v); err != nil {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
@@ -134,7 +126,7 @@ func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 			t = fv.Type
 		}
 		v := ir.Var{Type: t, Dist: fv.Dist.Clone(), Flags: ir.FlagStopGradient}.Named(name)
-		if err := ctx.Block.AddVar(&v); err != nil {
+		if err := ctx.Declare(&v); err != nil {
 			return fmt.Errorf("%s: %v", op, err)
 		}
 	}
@@ -143,7 +135,7 @@ func checkFiniteBackward(ctx *Lowering, op *ir.Op) error {
 		ir.A("in_dtype", ir.Int(paddleBool)), ir.A("out_dtype", ir.Int(paddleInt32)))
 	ctx.Emit("c_allreduce_max", ctx.Slot("X", name), ctx.Slot("Out", name),
 		fmt.Sprintf("amp: %s is true on every rank if it is on one", found),
-		collectiveAttrs(world.ID, false)...)
+		collectiveAttrs(0, false)...)
 	ctx.Emit("cast", ctx.Slot("X", name), ctx.Slot("Out", found),
 		fmt.Sprintf("amp: %s back to bool", found),
 		ir.A("in_dtype", ir.Int(paddleInt32)), ir.A("out_dtype", ir.Int(paddleBool)))

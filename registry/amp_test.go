@@ -67,8 +67,8 @@ func TestAMPDetails(t *testing.T) {
 	m, b := testModule()
 	op := checkFiniteBuild(b)
 	buildGroups(m)
-	ctx := NewCtx(m, 1, m.Main.Global(), NewState())
-	ctx.Begin(op, m.Mesh("world"), "check_finite_and_unscale", 0)
+	ctx := newLowering(m, 1, m.Main.Global(), newState())
+	ctx.begin(op, m.Mesh("world"), "check_finite_and_unscale", 0)
 	if err := CheckFiniteAndUnscale().Backward(ctx, op); err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +94,8 @@ func TestAMPDetails(t *testing.T) {
 	// Without a world group, or without FoundInfinite: errors.
 	m, b = testModule()
 	op = checkFiniteBuild(b)
-	ctx = NewCtx(m, 0, m.Main.Global(), NewState())
-	ctx.Begin(op, m.Mesh("world"), "check_finite_and_unscale", 0)
+	ctx = newLowering(m, 0, m.Main.Global(), newState())
+	ctx.begin(op, m.Mesh("world"), "check_finite_and_unscale", 0)
 	if err := CheckFiniteAndUnscale().Backward(ctx, op); err == nil || err.Error() != "op 1 check_finite_and_unscale: no world group (id 0) in the group table" {
 		t.Errorf("no group table: %v", err)
 	}

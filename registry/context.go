@@ -9,15 +9,34 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// State is what the lowering of one rank remembers from op to op.
-type State struct {
-	// Synced lists the parameters whose startup broadcast is emitted.
-	Synced map[string]bool
-	// LossGradSeen is set once the loss-grad op (backward|loss) has been
-	// lowered: data-parallel gradient sync starts there.
-	LossGradSeen bool
+// Lowering is what an impl sees while it lowers one op on one rank: the
+// op's mesh, impl and groups, the vars of the op's block, and how to emit
+// ops and declare vars. Reading the rank (Rank, Coord) is recorded: see
+// Registry.Lower.
+type Lowering struct {
+	rank      int
+	module    *ir.Module // partitioned in place (a clone of the serial module)
+	block     *ir.Block
+	mesh      *ir.ProcessMesh // the op's; the rank is in it
+	op        *ir.Op          // the op being lowered
+	implType  string
+	implIndex int
+	st        *state
+	out       []*ir.Op // the block's new op list
+	readRank  bool     // the op's impl called Rank or Coord
 
-	groups  map[groupKey]groupEntry // Lowering.Group's answers, by mesh and axis
+	// The origin_op attr value of the ops emitted for originFor: boxed
+	// once per lowered op, not once per emitted op.
+	originFor *ir.Op
+	originOp  ir.Value
+}
+
+// state is what the lowering of one rank remembers from op to op.
+type state struct {
+	synced       map[string]bool // params whose startup broadcast is emitted
+	lossGradSeen bool            // data-parallel gradient sync starts there
+
+	groups  map[groupKey]groupEntry // Group's answers, by mesh and axis
 	emitted int                     // ops emitted so far
 
 	// The slabs the emitted ops, their parts and the declared vars are
@@ -36,6 +55,8 @@ type State struct {
 
 	scratch []*ir.Var // newOp's list of the args' vars
 }
+
+func newState() *state { return &state{synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }
 
 // slab hands out slices cut from larger allocations.
 type slab[T any] []T
@@ -66,7 +87,7 @@ func (s *slab[T]) copyOf(xs []T, chunk int) []T {
 // chunk is the size of the next slab refill: it grows with the ops
 // emitted, from 64 to 1024, so that a small module's lowering does not
 // pay for a large one's slabs.
-func (st *State) chunk() int { return min(max(st.emitted, 64), 1024) }
+func (st *state) chunk() int { return min(max(st.emitted, 64), 1024) }
 
 type groupKey struct {
 	mesh *ir.ProcessMesh
@@ -74,57 +95,36 @@ type groupKey struct {
 }
 
 type groupEntry struct {
-	id    int
-	ranks []int
-	err   error
+	id, size int
+	err      error
 }
 
-// NewState returns the state of a fresh lowering.
-func NewState() *State { return &State{Synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }
-
-// Lowering is what an impl sees while it lowers one op on one rank: where it
-// is, the op's mesh and groups, and how to emit ops and vars.
-type Lowering struct {
-	Rank   int
-	Module *ir.Module // partitioned in place (a clone of the serial module)
-	Prog   *ir.Program
-	Block  *ir.Block
-	// Mesh is the op's mesh; the rank is in it.
-	Mesh *ir.ProcessMesh
-	// Op is the op being lowered, ImplType and ImplIndex its impl.
-	Op        *ir.Op
-	ImplType  string
-	ImplIndex int
-	State     *State
-
-	out []*ir.Op // the block's new op list
-
-	// The origin_op attr value of the ops emitted for originFor: boxed
-	// once per lowered op, not once per emitted op.
-	originFor *ir.Op
-	originOp  ir.Value
-}
-
-// NewCtx returns a context for lowering ops of block b of the module's
-// main program on rank, appending the lowered ops to *out.
-func NewCtx(m *ir.Module, rank int, b *ir.Block, st *State) *Lowering {
+// newLowering returns a lowering of the ops of block b of m's main
+// program on rank.
+func newLowering(m *ir.Module, rank int, b *ir.Block, st *state) *Lowering {
 	// The new op list holds at least the block's ops, kept or replaced,
 	// and usually a few more: sized for that, it is seldom regrown.
-	var out []*ir.Op
-	if b != nil {
-		out = make([]*ir.Op, 0, len(b.Ops)+len(b.Ops)/4)
-	}
-	return &Lowering{Rank: rank, Module: m, Prog: m.Main, Block: b, State: st, out: out}
+	return &Lowering{rank: rank, module: m, block: b, st: st, out: make([]*ir.Op, 0, len(b.Ops)+len(b.Ops)/4)}
 }
 
-// Begin points the context at op, whose impl is (implType, implIndex) on
-// mesh.
-func (c *Lowering) Begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
-	c.Op, c.Mesh, c.ImplType, c.ImplIndex = op, mesh, implType, implIndex
+// begin points the lowering at op, whose impl is (implType, implIndex)
+// on mesh.
+func (c *Lowering) begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
+	c.op, c.mesh, c.implType, c.implIndex = op, mesh, implType, implIndex
 }
 
-// Ops returns the ops emitted so far.
-func (c *Lowering) Ops() []*ir.Op { return c.out }
+// Rank returns the rank being lowered for. Reading it makes the rank
+// classes check the op's lowering (see Registry.Lower).
+func (c *Lowering) Rank() int {
+	c.readRank = true
+	return c.rank
+}
+
+// Mesh returns the op's mesh.
+func (c *Lowering) Mesh() *ir.ProcessMesh { return c.mesh }
+
+// Impl returns the impl type and index the op is lowered with.
+func (c *Lowering) Impl() (implType string, index int) { return c.implType, c.implIndex }
 
 // Keep emits op unchanged: the serial op's copy.
 func (c *Lowering) Keep(op *ir.Op) { c.out = append(c.out, op) }
@@ -137,27 +137,22 @@ func (c *Lowering) Keep(op *ir.Op) { c.out = append(c.out, op) }
 // dist.
 func (c *Lowering) Emit(typ string, ins, outs []ir.Slot, reason string, attrs ...ir.Attr) *ir.Op {
 	op := c.newOp(typ, ins, outs, reason, attrs)
-	op.Role = c.Op.Role
+	op.Role = c.op.Role
 	c.out = append(c.out, op)
 	return op
 }
 
 func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs []ir.Attr) *ir.Op {
-	st := c.State
-	if st == nil {
-		st = NewState()
-	}
+	st := c.st
 	st.emitted++
 	op := st.ops.one(st.chunk())
-	op.ID, op.Type, op.Inputs, op.Outputs = c.Module.FreshOpID(), typ, ins, outs
+	op.ID, op.Type, op.Inputs, op.Outputs = c.module.FreshOpID(), typ, ins, outs
 	as := ir.Attrs(st.attrs.take(len(attrs)+2, st.chunk()))
 	for _, a := range attrs {
 		as.Set(a.Name, a.Value)
 	}
 	as.Set("origin", ir.String(c.Origin(reason)))
-	if c.Op != nil {
-		as.Set("origin_op", c.originOpValue())
-	}
+	as.Set("origin_op", c.originOpValue())
 	op.Attrs = as
 	// One allocation for the arg dists of both sides, one for their
 	// mappings; each arg's var is looked up once.
@@ -198,7 +193,7 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 	}
 	clear(vars) // the scratch list holds no var past this call
 	op.Dist = st.opDists.one(st.chunk())
-	*op.Dist = ir.OpDist{Mesh: c.Mesh.Name, ImplType: c.ImplType, ImplIndex: c.ImplIndex,
+	*op.Dist = ir.OpDist{Mesh: c.mesh.Name, ImplType: c.implType, ImplIndex: c.implIndex,
 		Inputs: ads[:nIn:nIn], Outputs: ads[nIn:]}
 	if nIn == 0 {
 		op.Dist.Inputs = nil
@@ -209,53 +204,46 @@ func (c *Lowering) newOp(typ string, ins, outs []ir.Slot, reason string, attrs [
 	return op
 }
 
-// originOpValue returns the origin_op value of the ops emitted for c.Op.
+// originOpValue returns the origin_op value of the ops emitted for c.op.
 func (c *Lowering) originOpValue() ir.Value {
-	if c.originFor != c.Op {
-		c.originFor, c.originOp = c.Op, ir.Int(c.Op.ID)
+	if c.originFor != c.op {
+		c.originFor, c.originOp = c.op, ir.Int(c.op.ID)
 	}
 	return c.originOp
 }
 
 // SetOrigin gives op, a kept op the lowering changed, the origin attrs of
-// an emitted one: origin (why, from reason) and origin_op (c.Op's id).
+// an emitted one: origin (why, from reason) and origin_op (the id of the
+// op being lowered).
 func (c *Lowering) SetOrigin(op *ir.Op, reason string) {
 	op.Attrs.Set("origin", ir.String(c.Origin(reason)))
-	if c.Op != nil {
-		op.Attrs.Set("origin_op", c.originOpValue())
-	}
+	op.Attrs.Set("origin_op", c.originOpValue())
 }
 
 // Slot returns the slot list name: [arg] of an emitted op, carved from
 // the lowering's slabs: collectives and scales, emitted by the thousand,
 // each take two.
 func (c *Lowering) Slot(name, arg string) []ir.Slot {
-	st := c.State
-	if st == nil {
-		return ir.Slots(name, arg)
-	}
+	st := c.st
 	return append(st.slots.take(1, st.chunk()), ir.Slot{Name: name, Args: append(st.args.take(1, st.chunk()), arg)})
 }
 
 // Origin spells why an op was inserted: "matmul_v2:0 column-parallel: …".
-// With a State it is cut from the state's text slab: every emitted op has
-// one, and a string each was a fifth of a lowering's allocations. The
-// slab is only appended to, so the bytes under a string handed out never
-// change; a full slab is left to the strings that hold it.
+// It is cut from a text slab: every emitted op has one, and a string each
+// was a fifth of a lowering's allocations. The slab is only appended to,
+// so the bytes under a string handed out never change; a full slab is
+// left to the strings that hold it.
 func (c *Lowering) Origin(reason string) string {
-	idx := strconv.Itoa(c.ImplIndex) // small ints: no allocation
-	st := c.State
-	if st == nil {
-		return c.ImplType + ":" + idx + " " + reason
-	}
-	n := len(c.ImplType) + len(idx) + len(reason) + 2
+	idx := strconv.Itoa(c.implIndex) // small ints: no allocation
+	st := c.st
+	n := len(c.implType) + len(idx) + len(reason) + 2
 	if st.text.Cap()-st.text.Len() < n {
 		size := max(64*st.chunk(), n) // some 64 bytes an origin
 		st.text = strings.Builder{}
 		st.text.Grow(size)
 	}
 	start := st.text.Len()
-	st.text.WriteString(c.ImplType)
+	st.text.WriteString(c.implType)
 	st.text.WriteByte(':')
 	st.text.WriteString(idx)
 	st.text.WriteByte(' ')
@@ -263,8 +251,8 @@ func (c *Lowering) Origin(reason string) string {
 	return st.text.String()[start:]
 }
 
-// Var returns the var name as this block sees it, or nil.
-func (c *Lowering) Var(name string) *ir.Var { return c.Prog.LookupVar(c.Block, name) }
+// Var returns the var name as the op's block sees it, or nil.
+func (c *Lowering) Var(name string) *ir.Var { return c.module.Main.LookupVar(c.block, name) }
 
 // IsParam reports whether name is a parameter.
 func (c *Lowering) IsParam(name string) bool {
@@ -272,16 +260,13 @@ func (c *Lowering) IsParam(name string) bool {
 	return v != nil && v.Kind == ir.KindParam
 }
 
-// NewVar declares a temp var in the block, named prefix_N with a name
-// fresh in the module (so every rank picks the same), typed like like
+// NewVar declares a temp var in the op's block, named prefix_N with a
+// name fresh in the module (so every rank picks the same), typed like like
 // (its local shape) and distributed as dist.
 func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.Var {
-	st := c.State
-	if st == nil {
-		st = NewState()
-	}
+	st := c.st
 	v := st.vars.one(st.chunk())
-	*v = ir.Var{Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}.Named(c.Module.FreshName(prefix))
+	*v = ir.Var{Type: like.Type, Flags: like.Flags & ir.FlagStopGradient}.Named(c.module.FreshName(prefix))
 	// The var, its shape and its dist come from the state's slabs: a
 	// large module's lowering declares tens of thousands.
 	v.Type.Shape = st.shapes.copyOf(like.Type.Shape, st.chunk())
@@ -289,16 +274,20 @@ func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.
 		v.Dist = st.varDists.one(st.chunk())
 		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: st.dims.copyOf(dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial)}
 	}
-	if err := c.Block.AddVar(v); err != nil {
+	if err := c.block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module
 	}
 	return v
 }
 
+// Declare declares v, named by the impl, in the op's block: an error when
+// the block already has a var of its name.
+func (c *Lowering) Declare(v *ir.Var) error { return c.block.AddVar(v) }
+
 // Mapping returns the dims_mapping the op being lowered expects for its
 // input or output arg name, or nil.
 func (c *Lowering) Mapping(name string) []int {
-	if d := c.Op.Dist; d != nil {
+	if d := c.op.Dist; d != nil {
 		if m, ok := d.InputMapping(name); ok {
 			return m
 		}
@@ -309,42 +298,59 @@ func (c *Lowering) Mapping(name string) []int {
 	return nil
 }
 
-// Group returns the id and ranks of the process group along mesh axis of
-// this rank. The group table was built from the meshes before lowering,
-// so every rank finds the same id for the same ranks.
-func (c *Lowering) Group(axis int) (int, []int, error) {
-	var k groupKey
-	if c.State != nil {
-		k = groupKey{c.Mesh, axis}
-		if e, ok := c.State.groups[k]; ok {
-			return e.id, e.ranks, e.err
-		}
+// Group returns the ring id and the size of this rank's process group
+// along axis of the op's mesh. The group table was built from the meshes
+// before lowering, so every rank finds the same id for the same ranks.
+// Reading the id is not reading the rank: the rank classes give every
+// rank its own ring ids, so an impl should only pass it to collectives.
+func (c *Lowering) Group(axis int) (id, size int, err error) {
+	k := groupKey{c.mesh, axis}
+	e, ok := c.st.groups[k]
+	if !ok {
+		e = c.group(axis)
+		c.st.groups[k] = e
 	}
-	e := c.group(axis)
-	if c.State != nil {
-		c.State.groups[k] = e
-	}
-	return e.id, e.ranks, e.err
+	return e.id, e.size, e.err
 }
 
 func (c *Lowering) group(axis int) groupEntry {
-	ranks, err := c.Mesh.Group(axis, c.Rank)
+	ranks, err := c.mesh.Group(axis, c.rank)
 	if err != nil {
 		return groupEntry{err: err}
 	}
-	for _, g := range c.Module.Groups {
+	for _, g := range c.module.Groups {
 		if slices.Equal(g.Ranks, ranks) {
-			return groupEntry{id: g.ID, ranks: ranks}
+			return groupEntry{id: g.ID, size: len(ranks)}
 		}
 	}
 	return groupEntry{err: fmt.Errorf("no process group %v in the group table", ranks)}
 }
 
-// Coord returns this rank's coordinate along mesh axis.
+// InWorld returns why this rank is not in the world group (id 0 of the
+// group table, the group of a collective over every rank), or nil. The
+// rank classes never mix ranks inside and outside it, so asking is not
+// reading the rank.
+func (c *Lowering) InWorld() error {
+	world := c.module.Group(0)
+	if world == nil {
+		return fmt.Errorf("no world group (id 0) in the group table")
+	}
+	if !slices.Contains(world.Ranks, c.rank) {
+		return fmt.Errorf("rank %d is not in the world group %v", c.rank, world.Ranks)
+	}
+	return nil
+}
+
+// Coord returns this rank's coordinate along axis of the op's mesh.
+// Reading it makes the rank classes check the op's lowering.
 func (c *Lowering) Coord(axis int) (int, error) {
-	coord, err := c.Mesh.Coord(c.Rank)
+	c.readRank = true
+	coord, err := c.mesh.Coord(c.rank)
 	if err != nil {
 		return 0, err
+	}
+	if axis < 0 || axis >= len(coord) {
+		return 0, fmt.Errorf("mesh axis %d is out of range for mesh %s", axis, c.mesh)
 	}
 	return coord[axis], nil
 }
@@ -362,11 +368,11 @@ func ForwardVar(grad string) string {
 // Startup returns block 0 of the startup program, creating the program
 // when the module has none: parameter broadcasts go there.
 func (c *Lowering) Startup() *ir.Block {
-	if c.Module.Startup == nil {
-		c.Module.Startup = ir.NewProgram("startup")
-		c.Module.Startup.Rank = c.Rank
+	if c.module.Startup == nil {
+		c.module.Startup = ir.NewProgram("startup")
+		c.module.Startup.Rank = c.rank
 	}
-	return c.Module.Startup.Global()
+	return c.module.Startup.Global()
 }
 
 // EmitStartup appends an op to the startup program, with role forward.
@@ -376,3 +382,21 @@ func (c *Lowering) EmitStartup(typ string, ins, outs []ir.Slot, reason string, a
 	b.Ops = append(b.Ops, op)
 	return op
 }
+
+// MarkSynced records that param's startup broadcast is emitted, and
+// reports whether it was not before: the first forward use of a
+// parameter syncs it (SyncParams).
+func (c *Lowering) MarkSynced(param string) bool {
+	if c.st.synced[param] {
+		return false
+	}
+	c.st.synced[param] = true
+	return true
+}
+
+// LossGradSeen reports whether SeeLossGrad has been called on this rank's
+// lowering: data-parallel gradient sync starts at the loss-grad op.
+func (c *Lowering) LossGradSeen() bool { return c.st.lossGradSeen }
+
+// SeeLossGrad records that the loss-grad op (backward|loss) is lowered.
+func (c *Lowering) SeeLossGrad() { c.st.lossGradSeen = true }

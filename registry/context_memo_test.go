@@ -22,7 +22,7 @@ func TestCtxVarSeesVarTableChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := m.Main.Global()
-	ctx := NewCtx(m, 0, b, NewState())
+	ctx := newLowering(m, 0, b, newState())
 	a := ctx.Var("a")
 	if a == nil || ctx.Var("a") != a || ctx.Var("c") != nil {
 		t.Fatalf("lookups of a and c: %v, %v", a, ctx.Var("c"))
@@ -76,7 +76,7 @@ func subBlockModule(t *testing.T) *ir.Module {
 // the parent's var table changes.
 func TestCtxVarSeesParentChanges(t *testing.T) {
 	m := subBlockModule(t)
-	ctx := NewCtx(m, 0, m.Main.Block(1), NewState())
+	ctx := newLowering(m, 0, m.Main.Block(1), newState())
 	if ctx.Var("a") == nil || ctx.Var("b") == nil {
 		t.Fatal("a (from the parent) or b not found")
 	}
@@ -102,7 +102,7 @@ func oneVarCtx(t *testing.T) (*ir.Block, *Lowering) {
 		t.Fatal(err)
 	}
 	b := m.Main.Global()
-	return b, NewCtx(m, 0, b, NewState())
+	return b, newLowering(m, 0, b, newState())
 }
 
 // In a sub-block a var added may shadow one found in the parent: the
@@ -110,7 +110,7 @@ func oneVarCtx(t *testing.T) (*ir.Block, *Lowering) {
 func TestCtxVarSeesShadowing(t *testing.T) {
 	m := subBlockModule(t)
 	sub := m.Main.Block(1)
-	ctx := NewCtx(m, 0, sub, NewState())
+	ctx := newLowering(m, 0, sub, newState())
 	if ctx.Var("a") != m.Main.Block(0).Var("a") {
 		t.Fatal("a not found in the parent")
 	}
@@ -123,17 +123,15 @@ func TestCtxVarSeesShadowing(t *testing.T) {
 	}
 }
 
-// Origin spells the same with a State (cut from its text slab) as
-// without, and a string handed out stays as it was while the slab fills
-// and is replaced.
+// Origin is cut from the state's text slab, and a string handed out
+// stays as it was while the slab fills and is replaced.
 func TestOriginFromTheSlab(t *testing.T) {
-	plain := &Lowering{ImplType: "matmul_v2", ImplIndex: 1}
-	slab := &Lowering{ImplType: "matmul_v2", ImplIndex: 1, State: NewState()}
+	slab := &Lowering{implType: "matmul_v2", implIndex: 1, st: newState()}
 	first := slab.Origin("row-parallel: first")
 	for i := range 5000 { // past the first slab
 		reason := "reason " + strings.Repeat("x", i%97)
-		if got, want := slab.Origin(reason), plain.Origin(reason); got != want {
-			t.Fatalf("Origin(%q) = %q from the slab, %q without", reason, got, want)
+		if got, want := slab.Origin(reason), "matmul_v2:1 "+reason; got != want {
+			t.Fatalf("Origin(%q) = %q, want %q", reason, got, want)
 		}
 	}
 	if first != "matmul_v2:1 row-parallel: first" {

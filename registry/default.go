@@ -15,7 +15,6 @@ import (
 // has been seen (the batch-dim rule).
 func DefaultImpl() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "copy the op; fill_constant shapes follow the output's sharding; startup broadcast of params; data-parallel grad allreduce",
 		Compatible: defaultCompatible,
@@ -65,7 +64,7 @@ func divideShapeAttr(ctx *Lowering, op *ir.Op, slot string) error {
 	local := slices.Clone(shape)
 	for i, axis := range mapping {
 		if axis >= 0 && i < len(local) {
-			local[i] = floorDiv(local[i], int64(ctx.Mesh.Shape[axis]))
+			local[i] = floorDiv(local[i], int64(ctx.Mesh().Shape[axis]))
 		}
 	}
 	op.Attrs.Set("shape", ir.Ints(local))
@@ -81,16 +80,15 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 		return nil
 	}
 	for name := range op.InputNames {
-		if !ctx.IsParam(name) || ctx.State.Synced[name] {
+		if !ctx.IsParam(name) || !ctx.MarkSynced(name) {
 			continue
 		}
-		ctx.State.Synced[name] = true
 		v := ctx.Var(name)
 		var mapping []int
 		if v.Dist != nil {
 			mapping = v.Dist.DimsMapping
 		}
-		for axis, size := range ctx.Mesh.Shape {
+		for axis, size := range ctx.Mesh().Shape {
 			if size <= 1 || slices.Contains(mapping, axis) {
 				continue
 			}
@@ -108,7 +106,7 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 				}
 			}
 			ctx.EmitStartup("c_broadcast", ctx.Slot("X", name), ctx.Slot("Out", name),
-				"init sync: broadcast "+name+" from root 0 over "+ctx.Mesh.DimNames[axis],
+				"init sync: broadcast "+name+" from root 0 over "+ctx.Mesh().DimNames[axis],
 				ir.A("ring_id", ir.Int(int64(id))), ir.A("root", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)))
 		}
 	}
@@ -126,9 +124,9 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 // leave a grad alone where the loss does.
 func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if op.Role.IsLossGrad() {
-		ctx.State.LossGradSeen = true
+		ctx.SeeLossGrad()
 	}
-	if !ctx.State.LossGradSeen || op.Role.IsOptimize() {
+	if !ctx.LossGradSeen() || op.Role.IsOptimize() {
 		return nil
 	}
 	axis := -1
@@ -142,7 +140,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 				m = v.Dist.DimsMapping
 			}
 		}
-		if len(m) > 0 && m[0] >= 0 && ctx.Mesh.Shape[m[0]] > 1 {
+		if len(m) > 0 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
 			axis = m[0]
 			break
 		}
@@ -155,12 +153,12 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 		if f == "" || !ctx.IsParam(f) {
 			continue
 		}
-		id, ranks, err := ctx.Group(axis)
+		id, size, err := ctx.Group(axis)
 		if err != nil {
 			return err
 		}
-		dim := ctx.Mesh.DimNames[axis]
-		scale := ir.A("scale", ir.Float(1/float64(len(ranks))))
+		dim := ctx.Mesh().DimNames[axis]
+		scale := ir.A("scale", ir.Float(1/float64(size)))
 		if pv := ctx.Var(f); pv != nil && pv.Dist != nil && slices.Contains(pv.Dist.DimsMapping, axis) {
 			// The parameter is split along the axis: each rank holds the
 			// only copy of its shard, whose grad is its own loss's

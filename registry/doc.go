@@ -6,10 +6,11 @@
 // through a Lowering. A Container groups the impls of one impl type by index;
 // a Registry holds the containers, filled by explicit Register calls
 // (DefaultRegistry lists every built-in impl; nothing registers itself).
-// An impl that reads the rank only through Lowering.Group's ring id and size
-// and Lowering.Coord's embedding offset says so (Impl.RankSafe), and lets
-// passes.PartitionClasses trust, rather than check, that the ranks of a
-// class lower alike.
+// Registry.Lower is the driver: it lowers one phase of a module's ops,
+// and reports the ops whose impl read the rank (Lowering.Rank,
+// Lowering.Coord), which passes.PartitionClasses then checks; an impl
+// that reads neither lowers alike on the ranks of a class, but for the
+// ring ids that the classes relabel.
 //
 // The emitted sequences follow Paddle's older ("G1") partitioner, which is
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel

@@ -17,7 +17,6 @@ import (
 func Elementwise() *Impl {
 	d := DefaultImpl()
 	return &Impl{
-		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "the default lowering, for args split alike on right-aligned dims",
 		Compatible: elementwiseCompatible,

@@ -15,7 +15,6 @@ import (
 // c_embedding_grad on the local shard, then the data-parallel sync.
 func EmbeddingVocabParallel() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "row_parallel",
 		Doc:        "vocab-parallel: c_embedding of the local rows, then c_allreduce_sum",
 		Compatible: embeddingCompatible,
@@ -131,7 +130,7 @@ func embeddingForward(ctx *Lowering, op *ir.Op) error {
 	wv, _ := lookupVar(ctx, op, "W", w)
 	tmp := ctx.NewVar("c_embedding.tmp", ov, tempDist(ctx, out))
 	tmp.Type.DType = wv.Type.DType
-	dim := ctx.Mesh.DimNames[axis]
+	dim := ctx.Mesh().DimNames[axis]
 	// The serial op becomes the c_embedding, keeping its id: the grad op
 	// finds its impl through it.
 	renameArg(ctx, op, "Out", false, out, tmp.Name())

@@ -50,7 +50,7 @@ type lowering struct {
 // lowers it on rank with fn and returns the printed result; st, when not
 // nil, is applied to the fresh state (e.g. to mark the loss grad seen).
 func lower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType string, implIndex int,
-	fn func(*Lowering, *ir.Op) error, st func(*State)) (lowering, error) {
+	fn func(*Lowering, *ir.Op) error, st func(*state)) (lowering, error) {
 	t.Helper()
 	m, b := testModule()
 	op := build(b)
@@ -58,15 +58,15 @@ func lower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType st
 		t.Fatalf("build: %v", err)
 	}
 	buildGroups(m)
-	state := NewState()
+	st0 := newState()
 	if st != nil {
-		st(state)
+		st(st0)
 	}
-	ctx := NewCtx(m, rank, m.Main.Global(), state)
-	ctx.Begin(op, m.Mesh(op.Dist.Mesh), implType, implIndex)
+	ctx := newLowering(m, rank, m.Main.Global(), st0)
+	ctx.begin(op, m.Mesh(op.Dist.Mesh), implType, implIndex)
 	err := fn(ctx, op)
 	var l lowering
-	for _, o := range ctx.Ops() {
+	for _, o := range ctx.out {
 		l.Main = append(l.Main, ir.PrintOp(o))
 	}
 	if m.Startup != nil {
@@ -79,7 +79,7 @@ func lower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType st
 
 // mustLower is lower for a lowering that must succeed.
 func mustLower(t *testing.T, build func(b *ir.Builder) *ir.Op, rank int, implType string, implIndex int,
-	fn func(*Lowering, *ir.Op) error, st func(*State)) lowering {
+	fn func(*Lowering, *ir.Op) error, st func(*state)) lowering {
 	t.Helper()
 	l, err := lower(t, build, rank, implType, implIndex, fn, st)
 	if err != nil {
@@ -111,8 +111,8 @@ func checkCompat(t *testing.T, build func(b *ir.Builder) *ir.Op, impl *Impl, wan
 		t.Fatalf("build: %v", err)
 	}
 	buildGroups(m)
-	ctx := NewCtx(m, 0, m.Main.Global(), NewState())
-	ctx.Begin(op, m.Mesh(op.Dist.Mesh), "t", 0)
+	ctx := newLowering(m, 0, m.Main.Global(), newState())
+	ctx.begin(op, m.Mesh(op.Dist.Mesh), "t", 0)
 	err := impl.Compatible(ctx, op)
 	switch {
 	case wantErr == "" && err != nil:
@@ -124,7 +124,7 @@ func checkCompat(t *testing.T, build func(b *ir.Builder) *ir.Op, impl *Impl, wan
 	}
 }
 
-func lossGradSeen(s *State) { s.LossGradSeen = true }
+func lossGradSeen(s *state) { s.lossGradSeen = true }
 
 func f32(shape ...int64) ir.Type { return ir.Tensor(ir.F32, shape...) }
 
@@ -136,7 +136,7 @@ type loweringCase struct {
 	implType  string
 	implIndex int
 	fn        func(*Lowering, *ir.Op) error
-	state     func(*State)
+	state     func(*state)
 	want      map[int]lowering
 }
 

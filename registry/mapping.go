@@ -48,8 +48,8 @@ func expectedMapping(ctx *Lowering, op *ir.Op, slot, name string) ([]int, error)
 // or an axis used twice.
 func checkMapping(ctx *Lowering, m []int) error {
 	ndim := 0
-	if ctx.Mesh != nil {
-		ndim = len(ctx.Mesh.Shape)
+	if ctx.Mesh() != nil {
+		ndim = len(ctx.Mesh().Shape)
 	}
 	for i, a := range m {
 		if a < -1 || a >= ndim {
@@ -117,10 +117,7 @@ func middle(m []int) []int {
 // between ops (a grad op reading its forward op's arg list), and the
 // rename is this op's alone.
 func renameArg(ctx *Lowering, op *ir.Op, slot string, input bool, old, new string) {
-	st := ctx.State
-	if st == nil {
-		st = NewState()
-	}
+	st := ctx.st
 	slots := &op.Outputs
 	if input {
 		slots = &op.Inputs
@@ -174,7 +171,7 @@ func tempDist(ctx *Lowering, name string) *ir.TensorDist {
 	if m == nil {
 		m = []int{}
 	}
-	return &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: m} // NewVar copies it
+	return &ir.TensorDist{Mesh: ctx.Mesh().Name, DimsMapping: m} // NewVar copies it
 }
 
 // lookupVar returns the var name, or an error naming the op and its slot.
@@ -188,18 +185,18 @@ func lookupVar(ctx *Lowering, op *ir.Op, slot, name string) (*ir.Var, error) {
 
 // group returns the ring id of this rank's group along mesh axis, with
 // errors that name the op.
-func group(ctx *Lowering, op *ir.Op, axis int) (int, []int, error) {
-	if ctx.Mesh == nil {
-		return 0, nil, fmt.Errorf("%s: no mesh", op)
+func group(ctx *Lowering, op *ir.Op, axis int) (id, size int, err error) {
+	if ctx.Mesh() == nil {
+		return 0, 0, fmt.Errorf("%s: no mesh", op)
 	}
-	if axis < 0 || axis >= len(ctx.Mesh.Shape) {
-		return 0, nil, fmt.Errorf("%s: mesh axis %d is out of range for mesh %s", op, axis, ctx.Mesh)
+	if axis < 0 || axis >= len(ctx.Mesh().Shape) {
+		return 0, 0, fmt.Errorf("%s: mesh axis %d is out of range for mesh %s", op, axis, ctx.Mesh())
 	}
-	id, ranks, err := ctx.Group(axis)
+	id, size, err = ctx.Group(axis)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: group along %s: %v", op, ctx.Mesh.DimNames[axis], err)
+		return 0, 0, fmt.Errorf("%s: group along %s: %v", op, ctx.Mesh().DimNames[axis], err)
 	}
-	return id, ranks, nil
+	return id, size, nil
 }
 
 // collectiveAttrs are the attrs of a collective over ring id: ring_id,

@@ -18,7 +18,6 @@ import (
 // a column shard of Out; backward sums X@GRAD over the mp group.
 func MatmulColumn() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "column_parallel",
 		Doc:        "c_identity(X) then the matmul; backward sums X@GRAD over the mp group",
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 0) },
@@ -31,7 +30,6 @@ func MatmulColumn() *Impl {
 // last. Forward computes a partial Out and sums it over the mp group.
 func MatmulRow() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "row_parallel",
 		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
@@ -44,7 +42,6 @@ func MatmulRow() *Impl {
 // replicated (batch dims may be split). Forward is the default's.
 func MatmulReplicated() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "replicate_parallel",
 		Doc:        "the matmul as is, matrix dims replicated",
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 2) },
@@ -308,9 +305,9 @@ func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh.Name, DimsMapping: a.xm})
+	tmp := ctx.NewVar("c_identity.tmp", xv, &ir.TensorDist{Mesh: ctx.Mesh().Name, DimsMapping: a.xm})
 	ctx.Emit("c_identity", ctx.Slot("X", a.x), ctx.Slot("Out", tmp.Name()),
-		"column-parallel: X replicated to the "+ctx.Mesh.DimNames[axis]+" group (identity forward, allreduce backward)",
+		"column-parallel: X replicated to the "+ctx.Mesh().DimNames[axis]+" group (identity forward, allreduce backward)",
 		collectiveAttrs(id, true)...)
 	renameArg(ctx, op, "X", true, a.x, tmp.Name())
 	ctx.Keep(op)
@@ -338,7 +335,7 @@ func matmulRowForward(ctx *Lowering, op *ir.Op) error {
 	renameArg(ctx, op, "Out", false, out, tmp.Name())
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name()), ctx.Slot("Out", out),
-		"row-parallel: partial Out summed over "+ctx.Mesh.DimNames[axis],
+		"row-parallel: partial Out summed over "+ctx.Mesh().DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncParams(ctx, op)
 }
@@ -384,7 +381,7 @@ func matmulBackward(ctx *Lowering, op *ir.Op) error {
 	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name())
 	ctx.Keep(op)
 	ctx.Emit("c_allreduce_sum", ctx.Slot("X", tmp.Name()), ctx.Slot("Out", xg),
-		"column-parallel: X@GRAD summed over "+ctx.Mesh.DimNames[axis],
+		"column-parallel: X@GRAD summed over "+ctx.Mesh().DimNames[axis],
 		collectiveAttrs(id, true)...)
 	return SyncGrads(ctx, op)
 }

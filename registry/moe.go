@@ -22,16 +22,16 @@ func expertAxis(ctx *Lowering, op *ir.Op) (int, error) {
 	v := op.Attrs.Get(ExpertAxisAttr)
 	if v == nil {
 		return 0, fmt.Errorf("%s: expert_parallel needs attr %s, the name of the mesh dim the experts are split along (mesh %s has dims [%s])",
-			op, ExpertAxisAttr, ctx.Mesh.Name, strings.Join(ctx.Mesh.DimNames, ", "))
+			op, ExpertAxisAttr, ctx.Mesh().Name, strings.Join(ctx.Mesh().DimNames, ", "))
 	}
 	name, ok := v.(ir.String)
 	if !ok {
 		return 0, fmt.Errorf("%s: attr %s has kind %s, want string", op, ExpertAxisAttr, v.Kind())
 	}
-	axis := ctx.Mesh.DimIndex(string(name))
+	axis := ctx.Mesh().DimIndex(string(name))
 	if axis < 0 {
 		return 0, fmt.Errorf("%s: attr %s is %q, not a dim of mesh %s (dims [%s])",
-			op, ExpertAxisAttr, string(name), ctx.Mesh.Name, strings.Join(ctx.Mesh.DimNames, ", "))
+			op, ExpertAxisAttr, string(name), ctx.Mesh().Name, strings.Join(ctx.Mesh().DimNames, ", "))
 	}
 	return axis, nil
 }
@@ -44,7 +44,6 @@ func expertAxis(ctx *Lowering, op *ir.Op) (int, error) {
 // or the alltoall's own grad) runs over the same group.
 func ExpertExchange() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "expert_parallel",
 		Doc:        "ring_id set to the group along the op's expert_axis mesh dim",
 		Compatible: exchangeCompatible,
@@ -58,7 +57,7 @@ func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	size := ctx.Mesh.Shape[axis]
+	size := ctx.Mesh().Shape[axis]
 	type arg struct {
 		slot  string
 		input bool
@@ -83,7 +82,7 @@ func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 		}
 		if n := v.Type.Shape; len(n) != 1 || n[0] < 0 || n[0]%int64(size) != 0 {
 			return fmt.Errorf("%s: %s %s has shape %s: the counts must be one vector of n_expert × %d entries (mesh dim %s)",
-				op, slot, name, fmt.Sprint(n), size, ctx.Mesh.DimNames[axis])
+				op, slot, name, fmt.Sprint(n), size, ctx.Mesh().DimNames[axis])
 		}
 	}
 	if op.Type == "alltoall" || op.Type == "all_to_all" {
@@ -99,7 +98,7 @@ func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 		}
 		if len(m) == 0 || !allReplicated(m[1:]) || m[0] == axis {
 			return fmt.Errorf("%s: expert_parallel needs %s's rows off the expert axis %s and its features replicated; %s %s has dims_mapping %s",
-				op, slot, ctx.Mesh.DimNames[axis], slot, name, ir.FormatInts(m))
+				op, slot, ctx.Mesh().DimNames[axis], slot, name, ir.FormatInts(m))
 		}
 		if err := notPartial(ctx, op, "expert_parallel", name); err != nil {
 			return err
@@ -119,9 +118,9 @@ func exchangeLower(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	op.Attrs.Set("ring_id", ir.Int(int64(id)))
-	reason := fmt.Sprintf("expert-parallel: exchange over the %s group", ctx.Mesh.DimNames[axis])
-	if op.Type != ctx.ImplType {
-		reason = fmt.Sprintf("expert-parallel: the grad of %s, over the %s group", ctx.ImplType, ctx.Mesh.DimNames[axis])
+	reason := fmt.Sprintf("expert-parallel: exchange over the %s group", ctx.Mesh().DimNames[axis])
+	if implType, _ := ctx.Impl(); op.Type != implType {
+		reason = fmt.Sprintf("expert-parallel: the grad of %s, over the %s group", implType, ctx.Mesh().DimNames[axis])
 	}
 	ctx.SetOrigin(op, reason)
 	ctx.Keep(op)
@@ -141,7 +140,6 @@ func exchangeLower(ctx *Lowering, op *ir.Op) error {
 // any (dp in dp×ep).
 func GroupedMatmulExpert() *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       "expert_parallel",
 		Doc:        "experts split along their dim; W@GRAD averaged over it without communication",
 		Compatible: groupedMatmulCompatible,
@@ -205,11 +203,11 @@ func groupedMatmulBackward(ctx *Lowering, op *ir.Op) error {
 	gs := op.Output("W@GRAD")
 	w := op.Input("W")
 	if len(gs) == 1 && len(w) == 1 {
-		if m := ctx.Mapping(w[0]); len(m) == 3 && m[0] >= 0 && ctx.Mesh.Shape[m[0]] > 1 {
-			n := ctx.Mesh.Shape[m[0]]
+		if m := ctx.Mapping(w[0]); len(m) == 3 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
+			n := ctx.Mesh().Shape[m[0]]
 			ctx.Emit("scale", ctx.Slot("X", gs[0]), ctx.Slot("Out", gs[0]),
 				fmt.Sprintf("expert-parallel: %s holds the grads of the tokens of all %d ranks along %s, each of its own rank's loss; averaged, not summed over ranks",
-					gs[0], n, ctx.Mesh.DimNames[m[0]]),
+					gs[0], n, ctx.Mesh().DimNames[m[0]]),
 				ir.A("scale", ir.Float(1/float64(n))), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
 		}
 	}
@@ -228,27 +226,26 @@ func ExpertCapacity() *Impl {
 		if err != nil {
 			return err
 		}
-		_, ranks, err := group(ctx, op, axis)
+		_, size, err := group(ctx, op, axis)
 		if err != nil {
 			return err
 		}
-		w := int64(len(ranks))
+		w := int64(size)
 		if op.Type == "prune_gate_by_capacity" {
 			ne, ok := op.Attrs.Int("n_expert")
 			nw, ok2 := op.Attrs.Int("n_worker")
 			if !ok || !ok2 || nw != 1 || ne%w != 0 {
 				return fmt.Errorf("%s: want the serial n_worker = 1 and n_expert split evenly over the %d ranks along %s; have n_worker %d, n_expert %d",
-					op, w, ctx.Mesh.DimNames[axis], nw, ne)
+					op, w, ctx.Mesh().DimNames[axis], nw, ne)
 			}
 			op.Attrs.Set("n_expert", ir.Int(ne/w))
 		}
 		op.Attrs.Set("n_worker", ir.Int(w))
-		ctx.SetOrigin(op, fmt.Sprintf("expert-parallel: counts of the %d ranks along %s", w, ctx.Mesh.DimNames[axis]))
+		ctx.SetOrigin(op, fmt.Sprintf("expert-parallel: counts of the %d ranks along %s", w, ctx.Mesh().DimNames[axis]))
 		ctx.Keep(op)
 		return nil
 	}
 	return &Impl{
-		RankSafe:   true,
 		Name:       "expert_parallel",
 		Doc:        "n_worker (and prune's n_expert) set to the rank's view of the expert axis",
 		Compatible: capacityCompatible,

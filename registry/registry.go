@@ -14,25 +14,15 @@ type Impl struct {
 	// Doc says in one line what the lowering emits.
 	Doc string
 	// Compatible returns why the op's dist does not fit this impl, or nil.
-	// A nil Compatible accepts every op.
+	// A nil Compatible accepts every op. The lowering calls it once, on
+	// the forward op, before Forward; Forward need not check again, and
+	// Backward lowers the grad of an op it accepted.
 	Compatible func(ctx *Lowering, op *ir.Op) error
 	// Forward lowers a forward (or recompute) op.
 	Forward func(ctx *Lowering, op *ir.Op) error
 	// Backward lowers a backward op (and optimize ops, and backward-only
 	// ops such as check_finite_and_unscale); op is the grad op.
 	Backward func(ctx *Lowering, op *ir.Op) error
-	// RankSafe promises that Compatible, Forward and Backward depend on
-	// the rank only through Lowering.Group's ring id and group size, through
-	// Lowering.Coord for a vocab-parallel embedding's start_index (what
-	// passes.PartitionClasses knows how to set for each rank), and on what
-	// the ranks of one of its classes share: the meshes they belong to,
-	// and whether they belong to group 0. When
-	// every impl a module names is rank-safe, PartitionClasses trusts
-	// the promise and does not lower each class's last rank again to
-	// check it, half of its work. Leave it false for an impl that reads
-	// Lowering.Rank or a rank's group members; the check then finds a class
-	// whose ranks differ otherwise and lowers it rank by rank.
-	RankSafe bool
 }
 
 // Container holds the impls of one impl type, by index.

@@ -32,7 +32,6 @@ func ReshapeSameDimShape() *Impl {
 
 func reshapeImpl(kind int, name, doc string) *Impl {
 	return &Impl{
-		RankSafe:   true,
 		Name:       name,
 		Doc:        doc,
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
@@ -162,8 +161,8 @@ func reshapeBlocks(ctx *Lowering, op *ir.Op, name, x string, xm []int, out strin
 func globalShape(ctx *Lowering, local []int64, m []int) []int64 {
 	g := slices.Clone(local)
 	for i, a := range m {
-		if a >= 0 && i < len(g) && g[i] >= 0 && ctx.Mesh != nil && a < len(ctx.Mesh.Shape) {
-			g[i] *= int64(ctx.Mesh.Shape[a])
+		if a >= 0 && i < len(g) && g[i] >= 0 && ctx.Mesh() != nil && a < len(ctx.Mesh().Shape) {
+			g[i] *= int64(ctx.Mesh().Shape[a])
 		}
 	}
 	return g
@@ -177,8 +176,8 @@ func globalPrefix(ctx *Lowering, local []int64, m []int, n int) (int64, bool) {
 		if d < 0 {
 			return 0, false
 		}
-		if i < len(m) && m[i] >= 0 && ctx.Mesh != nil && m[i] < len(ctx.Mesh.Shape) {
-			d *= int64(ctx.Mesh.Shape[m[i]])
+		if i < len(m) && m[i] >= 0 && ctx.Mesh() != nil && m[i] < len(ctx.Mesh().Shape) {
+			d *= int64(ctx.Mesh().Shape[m[i]])
 		}
 		p *= d
 	}

@@ -14,7 +14,6 @@ import (
 func SoftmaxReplicateLastAxis() *Impl {
 	d := DefaultImpl()
 	return &Impl{
-		RankSafe:   true,
 		Name:       "replicate_last_axis",
 		Doc:        "the default lowering, with the softmax axis replicated",
 		Compatible: softmaxCompatible,

@@ -13,7 +13,6 @@ import (
 func TransposeSameMapping() *Impl {
 	d := DefaultImpl()
 	return &Impl{
-		RankSafe:   true,
 		Name:       "same_mapping_transpose",
 		Doc:        "the default lowering, the mapping permuted with the dims",
 		Compatible: transposeCompatible,

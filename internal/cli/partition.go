@@ -26,8 +26,8 @@ With -rank, the instrument flags of 'distpass run' apply to the pipeline
 partition{rank=R}.
 
 -all lowers once per class of ranks that belong to the same meshes (and
-once more to check the class, unless every impl the module names is
-rank-safe: registry.Impl.RankSafe), then gives every other rank its own
+once more to check the class when an impl read the rank: see
+registry.Lowering), then gives every other rank its own
 ring ids and embedding offsets; see passes.PartitionClasses. With -shared it
 writes class<K>.dpir, the program of each class's first rank, and
 ranks.json:

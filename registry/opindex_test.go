@@ -1,4 +1,4 @@
-package passes
+package registry
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package passes
+package registry
 
 import (
 	"errors"
@@ -6,38 +6,37 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
 )
 
 // The lowering driver: each op of a phase is replaced by what its impl
 // emits.
 
-// LowerPhase selects the ops a lowering pass replaces.
-type LowerPhase int
+// Phase selects the ops a lowering replaces.
+type Phase int
 
-// The three lowering phases.
+// The three lowering phases, run in this order.
 const (
-	LowerForward LowerPhase = iota
-	LowerBackward
-	LowerOptimizer
+	ForwardPhase Phase = iota
+	BackwardPhase
+	OptimizerPhase
 )
 
 // String is the name of the pass that runs the phase.
-func (p LowerPhase) String() string {
+func (p Phase) String() string {
 	switch p {
-	case LowerForward:
+	case ForwardPhase:
 		return "lower-forward"
-	case LowerBackward:
+	case BackwardPhase:
 		return "lower-backward"
-	case LowerOptimizer:
+	case OptimizerPhase:
 		return "lower-optimizer"
 	}
-	return fmt.Sprintf("LowerPhase(%d)", int(p))
+	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
 // OpError is an op that failed to lower: "rank R: op N TYPE: phase:
-// reason", with "block B: " before the op for a sub-block. Lower returns
-// one per failed op, joined, so that each is one line.
+// reason", with "block B: " before the op for a sub-block. Registry.Lower
+// returns one per failed op, joined, so that each is one line.
 type OpError struct {
 	Rank, Block int
 	OpID        int64
@@ -58,35 +57,42 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
-// backwardOnly lists op types lowered by their own impl's Backward.
-var backwardOnly = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
+// backwardOnlyOps lists op types lowered by their own impl's Backward.
+var backwardOnlyOps = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
 
-// Lower replaces, in every block of main, the ops of one phase by what
-// their impls emit.
-func Lower(m *ir.Module, reg *registry.Registry, phase LowerPhase) error {
-	if reg == nil {
-		reg = registry.DefaultRegistry()
+// Lower replaces, in every block of m's main program (partitioned for
+// its rank), the ops of phase by what their impls emit, and returns the
+// ids of the ops whose impl read the rank (Lowering.Rank or
+// Lowering.Coord): the only ops whose lowering may differ between two
+// ranks of a rank class (passes.PartitionClasses) otherwise than in their
+// ring ids. A nil registry is DefaultRegistry().
+func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err error) {
+	if r == nil {
+		r = DefaultRegistry()
 	}
 	p := m.Main
 	if p == nil || p.Rank < 0 {
-		return fmt.Errorf("main program is not partitioned: run partition-vars first")
+		return nil, fmt.Errorf("main program is not partitioned: run partition-vars first")
 	}
 	var byID *opIndex // only backward ops look their forward op up
-	if phase == LowerBackward {
+	if phase == BackwardPhase {
 		byID = indexOps(p, numModuleOps(m))
 	}
-	st := registry.NewState()
+	st := newState()
 	var errs []error
 	for _, b := range p.Blocks {
-		ctx := registry.NewCtx(m, p.Rank, b, st)
+		ctx := newLowering(m, p.Rank, b, st)
 		for _, op := range b.Ops {
-			if err := lowerOp(ctx, m, reg, phase, op, byID); err != nil {
+			if err := r.lowerOp(ctx, phase, op, byID); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
+			if ctx.readRank {
+				rankReads = append(rankReads, op.ID)
+			}
 		}
-		b.Ops = ctx.Ops()
+		b.Ops = ctx.out
 	}
-	return errors.Join(errs...)
+	return rankReads, errors.Join(errs...)
 }
 
 // opIndex finds the ops of a program by id: in a slice when the ids are
@@ -165,17 +171,18 @@ func (x *opIndex) get(id int64) (*ir.Op, bool) {
 	return nil, true
 }
 
-func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase LowerPhase, op *ir.Op, byID *opIndex) error {
+func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *opIndex) error {
+	ctx.readRank = false
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
 	var mine bool
 	switch phase {
-	case LowerForward:
+	case ForwardPhase:
 		mine = op.Role.IsForward() || recompute()
-	case LowerBackward:
+	case BackwardPhase:
 		mine = op.Role.IsBackward() && !recompute()
-	case LowerOptimizer:
+	case OptimizerPhase:
 		mine = op.Role.IsOptimize() && !op.Role.IsBackward() && !recompute()
 		if !mine && !op.Role.IsForward() && !op.Role.IsBackward() && !recompute() {
 			return fmt.Errorf("role %s is neither forward, backward nor optimize", op.Role)
@@ -187,7 +194,7 @@ func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase
 	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
-	if phase == LowerBackward && !backwardOnly[op.Type] && op.Fwd != 0 {
+	if phase == BackwardPhase && !backwardOnlyOps[op.Type] && op.Fwd != 0 {
 		f, found := byID.get(op.Fwd)
 		switch {
 		case !found:
@@ -204,30 +211,30 @@ func lowerOp(ctx *registry.Lowering, m *ir.Module, reg *registry.Registry, phase
 	if d := implOf.Dist; d != nil && d.ImplType != "" {
 		implType, implIndex = d.ImplType, d.ImplIndex
 	}
-	if phase == LowerBackward && implOf == op && !backwardOnly[op.Type] {
+	if phase == BackwardPhase && implOf == op && !backwardOnlyOps[op.Type] {
 		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
 	}
 	if op.Dist == nil {
 		return fmt.Errorf("no dist annotation")
 	}
-	mesh := m.Mesh(op.Dist.Mesh)
+	mesh := ctx.module.Mesh(op.Dist.Mesh)
 	if mesh == nil {
 		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
 	}
-	if !mesh.Contains(ctx.Rank) {
-		return fmt.Errorf("rank %d is not in mesh %s", ctx.Rank, mesh.Name)
+	if !mesh.Contains(ctx.rank) {
+		return fmt.Errorf("rank %d is not in mesh %s", ctx.rank, mesh.Name)
 	}
-	impl, err := reg.Lookup(implType, implIndex)
+	impl, err := r.Lookup(implType, implIndex)
 	if err != nil {
 		return err
 	}
 	// A backward op's forward op was held to this when it was lowered
 	// (and has been replaced by what its impl emitted since).
-	if implOf == op && !registry.Lowers(implType, op.Type) {
+	if implOf == op && !Lowers(implType, op.Type) {
 		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, implIndex, impl.Name, implType, op.Type)
 	}
-	ctx.Begin(op, mesh, implType, implIndex)
-	if phase == LowerForward {
+	ctx.begin(op, mesh, implType, implIndex)
+	if phase == ForwardPhase {
 		if impl.Compatible != nil {
 			if err := impl.Compatible(ctx, op); err != nil {
 				return fmt.Errorf("impl %s:%d (%s) does not fit: %v", implType, implIndex, impl.Name, err)
