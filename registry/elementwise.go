@@ -20,13 +20,8 @@ func Elementwise() *Impl {
 		Name:       "replicate_parallel",
 		Doc:        "the default lowering, for args split alike on right-aligned dims",
 		Compatible: elementwiseCompatible,
-		Forward: func(ctx *Lowering, op *ir.Op) error {
-			if err := elementwiseCompatible(ctx, op); err != nil {
-				return err
-			}
-			return d.Forward(ctx, op)
-		},
-		Backward: d.Backward,
+		Forward:    d.Forward,
+		Backward:   d.Backward,
 	}
 }
 

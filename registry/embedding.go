@@ -109,9 +109,6 @@ func vocabShard(ctx *Lowering, op *ir.Op) (axis int, start int64, err error) {
 // embeddingForward: c_embedding(Ids, W) -> tmp {start_index}, then
 // c_allreduce_sum(tmp) -> Out over the vocabulary axis.
 func embeddingForward(ctx *Lowering, op *ir.Op) error {
-	if err := embeddingCompatible(ctx, op); err != nil {
-		return err
-	}
 	axis, start, err := vocabShard(ctx, op)
 	if err != nil {
 		return err

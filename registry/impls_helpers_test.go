@@ -182,3 +182,16 @@ func dumpLowering(name string, rank int, got lowering) {
 	sb.WriteString("},\n@@end\n")
 	fmt.Print(sb.String())
 }
+
+// forward is impl's forward lowering as Registry.Lower runs it: Compatible
+// first, Forward only for an op it accepts.
+func forward(impl *Impl) func(*Lowering, *ir.Op) error {
+	return func(ctx *Lowering, op *ir.Op) error {
+		if impl.Compatible != nil {
+			if err := impl.Compatible(ctx, op); err != nil {
+				return err
+			}
+		}
+		return impl.Forward(ctx, op)
+	}
+}

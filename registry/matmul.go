@@ -292,9 +292,6 @@ func varShape(ctx *Lowering, name string) []int64 {
 // matmulColumnForward: c_identity(X) -> tmp over the mp group of Y's
 // output dim, then the matmul reading tmp.
 func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
-	if err := matmulCompatible(ctx, op, 0); err != nil {
-		return err
-	}
 	a, _ := readMatmulArgs(ctx, op)
 	axis := a.yt[len(a.yt)-1]
 	id, _, err := group(ctx, op, axis)
@@ -317,9 +314,6 @@ func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
 // matmulRowForward: the matmul writes a partial Out into tmp, then
 // c_allreduce_sum(tmp) -> Out over the mp group of Y's reduction dim.
 func matmulRowForward(ctx *Lowering, op *ir.Op) error {
-	if err := matmulCompatible(ctx, op, 1); err != nil {
-		return err
-	}
 	a, _ := readMatmulArgs(ctx, op)
 	out, _ := slotArg(op, "Out", false)
 	axis := a.yt[len(a.yt)-2]

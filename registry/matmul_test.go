@@ -333,7 +333,7 @@ func TestMatmulErrors(t *testing.T) {
 		op.Dist.Inputs = op.Dist.Inputs[:1]
 		return op
 	}
-	_, err := lower(t, noDist, 0, "matmul_v2", 0, MatmulColumn().Forward, nil)
+	_, err := lower(t, noDist, 0, "matmul_v2", 0, forward(MatmulColumn()), nil)
 	if err == nil || err.Error() != "op 1 matmul_v2: Y w has no dims_mapping in the op's dist" {
 		t.Errorf("forward without Y's mapping: %v", err)
 	}
@@ -343,10 +343,10 @@ func TestMatmulErrors(t *testing.T) {
 	}
 	// A forward lowering of an incompatible op says why.
 	bad := matmulBuild("matmul_v2", []int{0, -1}, []int{-1, -1}, []int64{8, 8}, []int{0, -1}, []int64{2, 8}, 0)
-	if _, err := lower(t, bad, 0, "matmul_v2", 0, MatmulColumn().Forward, nil); err == nil {
+	if _, err := lower(t, bad, 0, "matmul_v2", 0, forward(MatmulColumn()), nil); err == nil {
 		t.Error("column forward of a replicated Y: no error")
 	}
-	if _, err := lower(t, bad, 0, "matmul_v2", 1, MatmulRow().Forward, nil); err == nil {
+	if _, err := lower(t, bad, 0, "matmul_v2", 1, forward(MatmulRow()), nil); err == nil {
 		t.Error("row forward of a replicated Y: no error")
 	}
 }

@@ -36,9 +36,6 @@ func reshapeImpl(kind int, name, doc string) *Impl {
 		Doc:        doc,
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return reshapeCompatible(ctx, op, kind, name) },
 		Forward: func(ctx *Lowering, op *ir.Op) error {
-			if err := reshapeCompatible(ctx, op, kind, name); err != nil {
-				return err
-			}
 			if v := op.Attrs.Get("shape"); v != nil {
 				if _, ok := v.(ir.Ints); !ok {
 					return fmt.Errorf("%s: attr shape has kind %s, want ints", op, v.Kind())

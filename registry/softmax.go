@@ -17,13 +17,8 @@ func SoftmaxReplicateLastAxis() *Impl {
 		Name:       "replicate_last_axis",
 		Doc:        "the default lowering, with the softmax axis replicated",
 		Compatible: softmaxCompatible,
-		Forward: func(ctx *Lowering, op *ir.Op) error {
-			if err := softmaxCompatible(ctx, op); err != nil {
-				return err
-			}
-			return d.Forward(ctx, op)
-		},
-		Backward: d.Backward,
+		Forward:    d.Forward,
+		Backward:   d.Backward,
 	}
 }
 

@@ -16,13 +16,8 @@ func TransposeSameMapping() *Impl {
 		Name:       "same_mapping_transpose",
 		Doc:        "the default lowering, the mapping permuted with the dims",
 		Compatible: transposeCompatible,
-		Forward: func(ctx *Lowering, op *ir.Op) error {
-			if err := transposeCompatible(ctx, op); err != nil {
-				return err
-			}
-			return d.Forward(ctx, op)
-		},
-		Backward: d.Backward,
+		Forward:    d.Forward,
+		Backward:   d.Backward,
 	}
 }
 

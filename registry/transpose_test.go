@@ -69,7 +69,7 @@ func TestTransposeCompatible(t *testing.T) {
 		return op
 	}
 	checkCompat(t, wrongKind, impl, "op 1 transpose2: attr axis has kind int, want ints")
-	if _, err := lower(t, wrongKind, 0, "transpose2", 0, impl.Forward, nil); err == nil {
+	if _, err := lower(t, wrongKind, 0, "transpose2", 0, forward(impl), nil); err == nil {
 		t.Error("forward with an int axis attr: no error")
 	}
 }
