@@ -239,28 +239,18 @@ func (as Attrs) Has(name string) bool {
 	return ok
 }
 
-// Set adds or replaces the attribute named name. Most lists are short
-// and built mostly in name order: a short one is scanned from its end,
-// and shifted by assignment (a lowering sets every emitted op's attrs).
+// Set adds or replaces the attribute named name. Lists are short and
+// mostly built in name order (a lowering sets every emitted op's attrs):
+// a scan from the end finds the place, and an insert shifts by
+// assignment, which for a few entries beats a binary search and copy.
 func (as *Attrs) Set(name string, v Value) {
 	a := *as
-	i, ok := len(a), false
-	if len(a) <= 8 {
-		for i > 0 && a[i-1].Name > name {
-			i--
-		}
-		if ok = i > 0 && a[i-1].Name == name; ok {
-			i--
-		}
-	} else {
-		i, ok = a.find(name)
+	i := len(a)
+	for i > 0 && a[i-1].Name > name {
+		i--
 	}
-	if ok {
-		a[i].Value = v
-		return
-	}
-	if len(a) > 8 {
-		*as = slices.Insert(a, i, Attr{Name: name, Value: v})
+	if i > 0 && a[i-1].Name == name {
+		a[i-1].Value = v
 		return
 	}
 	a = append(a, Attr{})
