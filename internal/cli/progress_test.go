@@ -32,8 +32,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 				continue
 			}
 			want := map[string]*regexp.Regexp{
-				// One class of 4 ranks: its first rank lowered (every impl
-				// is rank-safe: no check lowering), then 4 files written.
+				// One class of 4 ranks: its first rank lowered (no impl
+				// reads the rank: no check lowering), then 4 files written.
 				"partition": regexp.MustCompile(`^\r\x1b\[Kpartition: lowered 1/1` +
 					`\r\x1b\[Kpartition: wrote 1/4 files\r\x1b\[Kpartition: wrote 2/4 files\r\x1b\[Kpartition: wrote 3/4 files\r\x1b\[Kpartition: wrote 4/4 files\r\x1b\[K$`),
 				"check": regexp.MustCompile(`^\r\x1b\[Kcheck: partition 1/4\r\x1b\[Kcheck: partition 2/4\r\x1b\[Kcheck: partition 3/4\r\x1b\[Kcheck: partition 4/4` +
