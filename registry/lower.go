@@ -74,9 +74,9 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err erro
 	if p == nil || p.Rank < 0 {
 		return nil, fmt.Errorf("main program is not partitioned: run partition-vars first")
 	}
-	var byID *opIndex // only backward ops look their forward op up
+	var byID *ir.OpIndex[*ir.Op] // only backward ops look their forward op up
 	if phase == BackwardPhase {
-		byID = indexOps(p, numModuleOps(m))
+		byID = ir.IndexOps(m, p, func(op *ir.Op, _, _ int) *ir.Op { return op })
 	}
 	st := newState()
 	var errs []error
@@ -95,83 +95,7 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err erro
 	return rankReads, errors.Join(errs...)
 }
 
-// opIndex finds the ops of a program by id: in a slice when the ids are
-// dense, as ir.Module.FreshOpID hands them out, else in a map. An id two
-// ops share is found, as nil.
-type opIndex struct {
-	dense  []*ir.Op
-	sparse map[int64]*ir.Op
-}
-
-// ambiguous marks, in opIndex.dense, an id more than one op has.
-var ambiguous = new(ir.Op)
-
-// indexOps indexes the ops of p, a program of a module of moduleOps ops.
-// Ids are handed out across the module's programs, so it is against the
-// module's op count that they are dense: main's ids alone leave out
-// those of startup, often as many.
-func indexOps(p *ir.Program, moduleOps int) *opIndex {
-	maxID := int64(0)
-	for _, b := range p.Blocks {
-		for _, op := range b.Ops {
-			maxID = max(maxID, op.ID)
-		}
-	}
-	x := &opIndex{}
-	if maxID <= 2*int64(moduleOps)+1024 {
-		x.dense = make([]*ir.Op, maxID+1)
-	} else {
-		x.sparse = make(map[int64]*ir.Op, p.NumOps())
-	}
-	for _, b := range p.Blocks {
-		for _, op := range b.Ops {
-			if x.dense != nil {
-				if op.ID < 0 {
-					continue // verify refuses such ids; no fwd can name one
-				}
-				if x.dense[op.ID] != nil {
-					x.dense[op.ID] = ambiguous
-				} else {
-					x.dense[op.ID] = op
-				}
-				continue
-			}
-			if _, dup := x.sparse[op.ID]; dup {
-				x.sparse[op.ID] = nil
-			} else {
-				x.sparse[op.ID] = op
-			}
-		}
-	}
-	return x
-}
-
-// numModuleOps counts the ops of every program of m.
-func numModuleOps(m *ir.Module) int {
-	n := 0
-	for _, p := range m.Programs() {
-		n += p.NumOps()
-	}
-	return n
-}
-
-// get returns the op with id, nil when more than one has it, and whether
-// any has.
-func (x *opIndex) get(id int64) (*ir.Op, bool) {
-	if x.dense == nil {
-		op, ok := x.sparse[id]
-		return op, ok
-	}
-	if id < 0 || id >= int64(len(x.dense)) || x.dense[id] == nil {
-		return nil, false
-	}
-	if op := x.dense[id]; op != ambiguous {
-		return op, true
-	}
-	return nil, true
-}
-
-func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *opIndex) error {
+func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpIndex[*ir.Op]) error {
 	ctx.readRank = false
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
@@ -195,11 +119,11 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *opIndex)
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == BackwardPhase && !backwardOnlyOps[op.Type] && op.Fwd != 0 {
-		f, found := byID.get(op.Fwd)
+		f, n := byID.Get(op.Fwd)
 		switch {
-		case !found:
+		case n == 0:
 			return fmt.Errorf("fwd op %d is missing", op.Fwd)
-		case f == nil:
+		case n > 1:
 			return fmt.Errorf("fwd %d names more than one op (op ids must be unique)", op.Fwd)
 		}
 		if !f.Role.IsForward() && !(f.Dist != nil && f.Dist.Recompute) {
