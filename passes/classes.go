@@ -228,25 +228,10 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	}
 	cs.Groups = cs.Classes[0].Module.Groups
 	for _, c := range cs.Classes {
-		// The check module's hash is computed on another core while
-		// this one relabels: it reads nothing relabel writes.
-		var chkHash uint64
-		hashed := make(chan struct{})
-		chk := checks[c]
-		if chk != nil {
-			go func() { defer close(hashed); chkHash = ir.Hash(chk) }()
-		} else {
-			close(hashed)
-		}
 		why := c.relabel(m)
-		if why == "" && chk != nil {
-			mine := c.hashAs(len(c.Ranks) - 1)
-			<-hashed
-			if mine != chkHash {
-				why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation (the rank was read lowering %s)", c.Ranks[len(c.Ranks)-1], opList(readers[c]))
-			}
+		if chk := checks[c]; why == "" && chk != nil && c.hashAs(len(c.Ranks)-1) != ir.Hash(chk) {
+			why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation (the rank was read lowering %s)", c.Ranks[len(c.Ranks)-1], opList(readers[c]))
 		}
-		<-hashed
 		if why != "" {
 			c.Fallback = why
 		}
