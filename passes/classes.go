@@ -23,7 +23,8 @@ import (
 // attrs (a module that brings its own group table also splits classes by
 // membership of group 0, the world group). What makes this sound: an impl
 // sees the rank only through registry.Lowering, which records each read
-// of it (Rank, Coord); a ring id (Group) is relabelled, and the rest an
+// of it (Rank, Coord); a ring id (Group) and an embedding's start_index
+// (ShardStart) are relabelled, and the rest an
 // impl sees every rank of a class shares. When an impl read the rank
 // lowering a class's representative, the class's last rank is also
 // lowered plainly and the whole module compared by structural hash. A

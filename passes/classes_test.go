@@ -176,7 +176,8 @@ program main {
 }
 
 // The check lowering runs only for a class whose representative's
-// impls read the rank (registry.Lowering.Rank or Coord). An impl that
+// impls read the rank (registry.Lowering.Rank or Coord, or ShardStart
+// put anywhere but a c_embedding's start_index). An impl that
 // reads Lowering.Rank into an attr is found out: the check sees the
 // class's ranks differ and lowers them one by one, each as its plain
 // lowering (before detection, such an impl that promised rank safety
@@ -216,6 +217,10 @@ program main {
 			id, _, _ := ctx.Group(1)
 			op.Attrs.Set("ring_id", ir.Int(int64(id)))
 		}, false, false},
+		{"shard start into another attr", func(ctx *registry.Lowering, op *ir.Op) {
+			s, _ := ctx.ShardStart(1, 4)
+			op.Attrs.Set("offset", ir.Int(s))
+		}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := registry.DefaultRegistry()
@@ -256,10 +261,10 @@ program main {
 		})
 	}
 	// The built-in impls read the rank only for a vocab-parallel
-	// embedding's start_index (Coord), which the classes relabel: the
-	// GPT's class is checked, and passes.
+	// embedding's start_index (ShardStart), which the classes relabel:
+	// no class of the examples is checked, and none falls back.
 	cases := classCases(t)
-	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": true, "loss_scaling": false} {
+	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": false} {
 		cs, err := passes.PartitionClasses(context.Background(), cases[name], nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -24,6 +24,7 @@ type Lowering struct {
 	st        *state
 	out       []*ir.Op // the block's new op list
 	readRank  bool     // the op's impl called Rank or Coord
+	readStart bool     // the op's impl called ShardStart
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
@@ -345,6 +346,22 @@ func (c *Lowering) InWorld() error {
 // Reading it makes the rank classes check the op's lowering.
 func (c *Lowering) Coord(axis int) (int, error) {
 	c.readRank = true
+	return c.coord(axis)
+}
+
+// ShardStart returns where this rank's shard of a dim split along mesh
+// axis begins: its coordinate on axis times rows, the shard's size. Its
+// one use is the start_index attr of a c_embedding or c_embedding_grad
+// op, which rank classes recompute for each rank, so reading it is not a
+// rank read; an op whose lowering reads it and emits no such op counts as
+// one, as if it had called Coord.
+func (c *Lowering) ShardStart(axis int, rows int64) (int64, error) {
+	c.readStart = true
+	coord, err := c.coord(axis)
+	return int64(coord) * rows, err
+}
+
+func (c *Lowering) coord(axis int) (int, error) {
 	coord, err := c.mesh.Coord(c.rank)
 	if err != nil {
 		return 0, err

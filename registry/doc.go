@@ -8,9 +8,10 @@
 // (DefaultRegistry lists every built-in impl; nothing registers itself).
 // Registry.Lower is the driver: it lowers one phase of a module's ops,
 // and reports the ops whose impl read the rank (Lowering.Rank,
-// Lowering.Coord), which passes.PartitionClasses then checks; an impl
-// that reads neither lowers alike on the ranks of a class, but for the
-// ring ids that the classes relabel.
+// Lowering.Coord, or Lowering.ShardStart put anywhere but a c_embedding's
+// start_index), which passes.PartitionClasses then checks; an impl that
+// reads neither lowers alike on the ranks of a class, but for the ring
+// ids and embedding offsets that the classes relabel.
 //
 // The emitted sequences follow Paddle's older ("G1") partitioner, which is
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel

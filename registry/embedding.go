@@ -99,11 +99,11 @@ func vocabShard(ctx *Lowering, op *ir.Op) (axis int, start int64, err error) {
 	if len(wv.Type.Shape) == 0 || wv.Type.Shape[0] < 0 {
 		return 0, 0, fmt.Errorf("%s: W %s has type %s: row_parallel needs its local rows", op, w, wv.Type)
 	}
-	coord, err := ctx.Coord(wm[0])
+	start, err = ctx.ShardStart(wm[0], wv.Type.Shape[0])
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %v", op, err)
 	}
-	return wm[0], int64(coord) * wv.Type.Shape[0], nil
+	return wm[0], start, nil
 }
 
 // embeddingForward: c_embedding(Ids, W) -> tmp {start_index}, then

@@ -83,10 +83,11 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err erro
 	for _, b := range p.Blocks {
 		ctx := newLowering(m, p.Rank, b, st)
 		for _, op := range b.Ops {
+			n := len(ctx.out)
 			if err := r.lowerOp(ctx, phase, op, byID); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
-			if ctx.readRank {
+			if ctx.readRank || ctx.readStart && !startsAnEmbedding(ctx.out[n:]) {
 				rankReads = append(rankReads, op.ID)
 			}
 		}
@@ -95,8 +96,20 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err erro
 	return rankReads, errors.Join(errs...)
 }
 
+// startsAnEmbedding reports whether ops hold a c_embedding or
+// c_embedding_grad with a start_index: where Lowering.ShardStart's value
+// goes, and rank classes recompute it.
+func startsAnEmbedding(ops []*ir.Op) bool {
+	for _, op := range ops {
+		if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpIndex[*ir.Op]) error {
-	ctx.readRank = false
+	ctx.readRank, ctx.readStart = false, false
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
