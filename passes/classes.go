@@ -24,8 +24,8 @@ import (
 // membership of group 0, the world group). What makes this sound: an impl
 // sees the rank only through registry.Lowering, which records each read
 // of it (Rank, Coord); a ring id (Group) and an embedding's start_index
-// (ShardStart) are relabelled, and the rest an
-// impl sees every rank of a class shares. When an impl read the rank
+// (ShardStart) are relabelled, and the rest an impl sees every rank of a
+// class shares. When an impl read the rank
 // lowering a class's representative, the class's last rank is also
 // lowered plainly and the whole module compared by structural hash. A
 // class that fails the comparison,
