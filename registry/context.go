@@ -24,6 +24,14 @@ type Lowering struct {
 	st        *state
 	out       []*ir.Op // the block's new op list
 	readRank  bool     // the op's impl called Rank or Coord
+
+	// The vars found for the op being lowered: its impl, the impl's
+	// checks and the syncs ask for the same few names again and again,
+	// and on a large block each lookup in its table is a cache miss or
+	// two. Only vars found are kept, and the memo is dropped at the next
+	// op and when the lowering declares a var, which may shadow one.
+	memo  [8]foundVar
+	nmemo int
 	readStart bool     // the op's impl called ShardStart
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
@@ -112,6 +120,12 @@ func newLowering(m *ir.Module, rank int, b *ir.Block, st *state) *Lowering {
 // on mesh.
 func (c *Lowering) begin(op *ir.Op, mesh *ir.ProcessMesh, implType string, implIndex int) {
 	c.op, c.mesh, c.implType, c.implIndex = op, mesh, implType, implIndex
+	c.nmemo = 0
+}
+
+type foundVar struct {
+	name string
+	v    *ir.Var
 }
 
 // Rank returns the rank being lowered for. Reading it makes the rank
@@ -253,7 +267,19 @@ func (c *Lowering) Origin(reason string) string {
 }
 
 // Var returns the var name as the op's block sees it, or nil.
-func (c *Lowering) Var(name string) *ir.Var { return c.module.Main.LookupVar(c.block, name) }
+func (c *Lowering) Var(name string) *ir.Var {
+	for _, f := range c.memo[:c.nmemo] {
+		if f.name == name {
+			return f.v
+		}
+	}
+	v := c.module.Main.LookupVar(c.block, name)
+	if v != nil && c.nmemo < len(c.memo) {
+		c.memo[c.nmemo] = foundVar{name, v}
+		c.nmemo++
+	}
+	return v
+}
 
 // IsParam reports whether name is a parameter.
 func (c *Lowering) IsParam(name string) bool {
@@ -278,12 +304,16 @@ func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.
 	if err := c.block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module
 	}
+	c.nmemo = 0
 	return v
 }
 
 // Declare declares v, named by the impl, in the op's block: an error when
 // the block already has a var of its name.
-func (c *Lowering) Declare(v *ir.Var) error { return c.block.AddVar(v) }
+func (c *Lowering) Declare(v *ir.Var) error {
+	c.nmemo = 0
+	return c.block.AddVar(v)
+}
 
 // Mapping returns the dims_mapping the op being lowered expects for its
 // input or output arg name, or nil.
