@@ -30,9 +30,9 @@ type Lowering struct {
 	// and on a large block each lookup in its table is a cache miss or
 	// two. Only vars found are kept, and the memo is dropped at the next
 	// op and when the lowering declares a var, which may shadow one.
-	memo  [8]foundVar
-	nmemo int
-	readStart bool     // the op's impl called ShardStart
+	memo      [8]foundVar
+	nmemo     int
+	readStart bool // the op's impl called ShardStart
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
