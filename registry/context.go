@@ -24,15 +24,15 @@ type Lowering struct {
 	st        *state
 	out       []*ir.Op // the block's new op list
 	readRank  bool     // the op's impl called Rank or Coord
+	readStart bool     // the op's impl called ShardStart
 
 	// The vars found for the op being lowered: its impl, the impl's
 	// checks and the syncs ask for the same few names again and again,
 	// and on a large block each lookup in its table is a cache miss or
 	// two. Only vars found are kept, and the memo is dropped at the next
 	// op and when the lowering declares a var, which may shadow one.
-	memo      [8]foundVar
-	nmemo     int
-	readStart bool // the op's impl called ShardStart
+	memo  [8]foundVar
+	nmemo int
 
 	// The origin_op attr value of the ops emitted for originFor: boxed
 	// once per lowered op, not once per emitted op.
