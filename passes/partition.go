@@ -154,11 +154,16 @@ func partitionPipeline(steps []partitionStep, rank int64) *Pipeline {
 	for _, s := range steps {
 		st := &Step{Pass: s.pass}
 		if s.pass.option("rank") != nil {
-			st.opts = []optValue{{name: "rank", text: strconv.FormatInt(rank, 10), val: rank}}
+			st = withRank(s.pass, rank)
 		}
 		pl.Steps = append(pl.Steps, st)
 	}
 	return pl
+}
+
+// withRank is a step of p, with its rank option set to rank.
+func withRank(p *Pass, rank int64) *Step {
+	return &Step{Pass: p, opts: []optValue{{name: "rank", text: strconv.FormatInt(rank, 10), val: rank}}}
 }
 
 // partitionFailure reports a nested step's failure as partition's own,
@@ -197,7 +202,7 @@ func partition(ctx context.Context, m *ir.Module, reg *registry.Registry, rank i
 		reg = registry.DefaultRegistry()
 	}
 	ps := PartitionPasses(reg)
-	pl := &Pipeline{Steps: []*Step{{Pass: ps[len(ps)-1], opts: []optValue{{name: "rank", text: strconv.Itoa(rank), val: int64(rank)}}}}}
+	pl := &Pipeline{Steps: []*Step{withRank(ps[len(ps)-1], int64(rank))}}
 	err := (&Manager{}).Run(ctx, pl, m)
 	if pe, ok := err.(*PassError); ok && pe.Panic == nil {
 		return pe.Err
