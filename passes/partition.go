@@ -132,15 +132,17 @@ func partitionOrder() []OrderRule {
 func PartitionPasses(reg *registry.Registry) []*Pass {
 	steps := partitionSteps(reg)
 	var ps []*Pass
-	var names []string
+	doc := `produce the program of one rank
+A named pipeline: its steps run in order as nested executions, which
+every instrument sees. A step's failure is reported as partition's,
+naming the step unless its message names the op or var.`
 	for _, s := range steps {
 		ps = append(ps, s.pass)
-		names = append(names, s.pass.Name)
+		doc += "\n  " + s.pass.Name + ": " + s.pass.Summary()
 	}
 	return append(ps, &Pass{
-		Name: "partition",
-		Doc: "produce the program of one rank\nThe named pipeline " + strings.Join(names, ", ") +
-			", run as nested steps: every instrument sees each. A failure is\nreported as partition's, naming the step unless its message names the op or var.",
+		Name:    "partition",
+		Doc:     doc,
 		Options: []Option{rankOption()},
 		Run: func(ctx *Context, m *ir.Module) error {
 			return partitionFailure(ctx, steps, ctx.RunPipeline(partitionPipeline(steps, ctx.Int("rank")), m))
