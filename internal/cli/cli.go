@@ -33,8 +33,8 @@ type Env struct {
 	Terminal func(w io.Writer) bool
 	// PrepareHeap, when set, is told how many bytes of heap a command
 	// expects to build, before it builds them; the binary readies that
-	// much memory for huge pages (gctune.PrepareHeap) and reports
-	// whether it did.
+	// much memory for huge pages (gctune.PrepareHeap, when
+	// DISTPASS_HUGEPAGES=1 asks for it) and reports whether it did.
 	PrepareHeap func(bytes uint64) bool
 }
 
@@ -43,10 +43,12 @@ type Env struct {
 // passes make of it.
 const heapPerInputByte = 8
 
-// expectHeap passes n to PrepareHeap when there is one, and reports
-// whether it readied huge pages.
-func (env *Env) expectHeap(n uint64) bool {
-	return env.PrepareHeap != nil && env.PrepareHeap(n)
+// expectHeap passes n to PrepareHeap when there is one. Whether it
+// readied huge pages was for bench's report, which left the CLI.
+func (env *Env) expectHeap(n uint64) {
+	if env.PrepareHeap != nil {
+		env.PrepareHeap(n)
+	}
 }
 
 // progress returns a one-line status on stderr when stderr is a
