@@ -156,11 +156,27 @@ func (e *VerifyError) Error() string {
 //   - params-grads: each param is a persistable var of some block of
 //     main, listed once; each non-empty grad a var of some block of main,
 //     the grad of one param only, and no param of the list.
-func Verify(m *Module) error {
+func Verify(m *Module) error { return VerifyWith(m, VerifyOptions{}) }
+
+// VerifyOptions extends Verify with rules package ir does not know: what
+// each op type means (package analysis/opdef holds those).
+type VerifyOptions struct {
+	// Op, when set, checks each op after the structural rules. ins and
+	// outs hold the vars of the op's input and output args, flattened in
+	// slot order (nil for a name that does not resolve); they are reused
+	// from op to op. Op reports each problem through report, with the
+	// name of the var it is about ("" for none); the problem becomes a
+	// violation of the op. Op is called in the order violations are
+	// listed, from one goroutine.
+	Op func(p *Program, op *Op, ins, outs []*Var, report func(varName, msg string))
+}
+
+// VerifyWith is Verify with the extra rules of opts.
+func VerifyWith(m *Module, opts VerifyOptions) error {
 	if m == nil {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
 	}
-	v := &verifier{m: m}
+	v := &verifier{m: m, opCheck: opts.Op}
 	if len(m.Attrs) > 0 && !attrsOK(m.Attrs) {
 		for _, msg := range attrProblems(m.Attrs) {
 			v.moduleErr("module " + msg)
@@ -194,10 +210,11 @@ func Verify(m *Module) error {
 }
 
 type verifier struct {
-	m      *Module
-	meshes []meshEntry    // first mesh of each name, in order
-	meshIx map[string]int // index into meshes, when there are many
-	mod    []Violation    // module-level violations
+	m       *Module
+	opCheck func(p *Program, op *Op, ins, outs []*Var, report func(varName, msg string))
+	meshes  []meshEntry    // first mesh of each name, in order
+	meshIx  map[string]int // index into meshes, when there are many
+	mod     []Violation    // module-level violations
 }
 
 type meshEntry struct {
@@ -404,6 +421,11 @@ type progState struct {
 
 	// Per-op scratch, reused.
 	ins, outs []argRef
+	insV      []*Var // ins' and outs' vars, for opCheck
+	outsV     []*Var
+	report    func(varName, msg string)
+	curBlock  int
+	curOp     *Op
 	readSet   map[int32]struct{}
 	readSetOK bool
 }
@@ -1185,6 +1207,9 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 	if op.Dist != nil {
 		ps.checkOpDist(bi, op)
 	}
+	if ps.v.opCheck != nil {
+		ps.callOpCheck(bi, op)
+	}
 
 	// SSA and persistable writes. A temp of this block read before any op
 	// of the block defines it is remembered, and reported if a later op
@@ -1245,6 +1270,23 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 		}
 		ps.opErr(bi, op, v.name, "writes persistable "+quoteName(v.name)+" but has role "+op.Role.String()+", not optimize or lrsched")
 	}
+}
+
+// callOpCheck runs the verifier's op check on op, with the vars its args
+// resolved to.
+func (ps *progState) callOpCheck(bi int, op *Op) {
+	ps.insV, ps.outsV = ps.insV[:0], ps.outsV[:0]
+	for k := range ps.ins {
+		ps.insV = append(ps.insV, ps.ins[k].v)
+	}
+	for k := range ps.outs {
+		ps.outsV = append(ps.outsV, ps.outs[k].v)
+	}
+	if ps.report == nil {
+		ps.report = func(name, msg string) { ps.opErr(ps.curBlock, ps.curOp, name, msg) }
+	}
+	ps.curBlock, ps.curOp = bi, op
+	ps.v.opCheck(ps.p, op, ps.insV, ps.outsV, ps.report)
 }
 
 // checkAgainstMain checks ps, the startup program, against main's

@@ -229,7 +229,7 @@ func (bw *backward) analyse(loss string) error {
 		}
 		mk := bw.makers[op.Type]
 		if mk == nil {
-			return fmt.Errorf("%s: no grad maker for op type %s, and loss %s depends on its output %s", op, op.Type, strconv.Quote(loss), strconv.Quote(hit))
+			return fmt.Errorf("%s: no gradient defined, and loss %s depends on its output %s", op, strconv.Quote(loss), strconv.Quote(hit))
 		}
 		for range op.SubBlocks {
 			return fmt.Errorf("%s owns a sub-block: append-backward differentiates block 0 only", op)

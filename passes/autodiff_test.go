@@ -605,7 +605,7 @@ func TestAppendBackwardErrors(t *testing.T) {
 		want       string
 	}{
 		{"unknown-loss", "nope", mlp(), `loss var "nope" is not declared`},
-		{"no-grad-maker", "loss", noMaker(), "op 1 elementwise_max: no grad maker for op type elementwise_max"},
+		{"no-grad-maker", "loss", noMaker(), "op 1 elementwise_max: no gradient defined"},
 		{"integer-loss", "x", func() *ir.Module {
 			m := ir.NewModule("int")
 			ir.NewBuilder(m).Var("x", ir.Tensor(ir.I64, 2))

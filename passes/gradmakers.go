@@ -7,35 +7,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
-// gradMaker says how to differentiate one forward op type. Most entries
-// are pure data: the grad op reads the slots of Reads and writes a
-// Slot@GRAD output for each slot of Diff. Emit, when set, builds the grad
-// op itself (cast and assign, whose grads are ops of the same type).
-//
-// The slot conventions are those of the grad kernels of package sim.
+// gradMaker is an op type's gradient, as the op table defines it, with
+// what autodiff derives from it.
 type gradMaker struct {
-	// Type is the grad op's type; "" means the forward type + "_grad".
+	*opdef.Grad
+	// Type is the grad op's type.
 	Type string
-	// Reads lists the grad op's input slots in order. A plain name is a
-	// forward slot (input first, then output) read under the same name and
-	// skipped when the forward op has no such slot; "A|B" is the first of
-	// A and B the forward op has (read under its own name); "S@GRAD" is
-	// the gradient of the forward output slot S.
-	Reads []string
-	// Diff lists the forward input slots that may receive a gradient, in
-	// the order of the grad op's output slots (Slot@GRAD).
-	Diff []string
-	// Emit, when set, builds the grad op from the forward op, its one
-	// differentiable input var x, the gradient of its differentiable output
-	// (outGrad) and that of x (inGrad, never empty when Emit is called).
-	Emit func(fwd *ir.Op, x *ir.Var, outGrad, inGrad string) *ir.Op
-	// Unsupported, when set, returns why this forward op cannot be
-	// differentiated ("" when it can).
-	Unsupported func(fwd *ir.Op) string
-
 	// outs lists the forward output slots whose gradients the grad op
 	// reads (from Reads): the only outputs gradients flow through.
 	outs []string
@@ -44,94 +25,21 @@ type gradMaker struct {
 // gradMakerTable is the table of grad makers, built once.
 var gradMakerTable = sync.OnceValue(gradMakers)
 
-// gradMakers returns the grad maker of every op type append-backward can
-// differentiate. It is the one list; nothing registers itself.
+// gradMakers returns the grad maker of every op type the op table gives
+// a gradient.
 func gradMakers() map[string]*gradMaker {
-	binary := func() *gradMaker {
-		return &gradMaker{Reads: []string{"X", "Y", "Out@GRAD"}, Diff: []string{"X", "Y"}}
-	}
-	unary := func(src string) *gradMaker {
-		return &gradMaker{Reads: []string{src, "Out@GRAD"}, Diff: []string{"X"}}
-	}
-	t := map[string]*gradMaker{
-		"matmul_v2":       binary(),
-		"matmul":          binary(),
-		"mul":             binary(),
-		"elementwise_add": binary(),
-		"elementwise_sub": binary(),
-		"elementwise_mul": binary(),
-		"elementwise_div": binary(),
-		"relu":            unary("Out"),
-		"tanh":            unary("Out"),
-		"sigmoid":         unary("Out"),
-		"softmax":         unary("Out"),
-		"gelu":            unary("X"),
-		"mean":            unary("X"),
-		"reduce_mean":     unary("X"),
-		"reduce_sum":      unary("X"),
-		"scale": {
-			Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
-			Unsupported: func(fwd *ir.Op) string {
-				if len(fwd.Input("ScaleTensor")) > 0 {
-					return "a ScaleTensor input is not supported (the grad reads the scale attr)"
-				}
-				return ""
-			},
-		},
-		"reshape2":        {Reads: []string{"XShape|X", "Out@GRAD"}, Diff: []string{"X"}},
-		"transpose2":      {Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}},
-		"dropout":         {Reads: []string{"Mask", "Out@GRAD"}, Diff: []string{"X"}},
-		"lookup_table_v2": {Reads: []string{"Ids", "W", "Out@GRAD"}, Diff: []string{"W"}},
-		"softmax_with_cross_entropy": {
-			Reads: []string{"Label", "Softmax", "Loss@GRAD"}, Diff: []string{"Logits"},
-			Unsupported: func(fwd *ir.Op) string {
-				if v, _ := fwd.Attrs.Bool("soft_label"); v {
-					return "soft_label is not supported"
-				}
-				return ""
-			},
-		},
-		"layer_norm": {
-			Reads: []string{"X", "Scale", "Bias", "Mean", "Variance", "Y@GRAD"},
-			Diff:  []string{"X", "Scale", "Bias"},
-		},
-		"top_k_v2":       {Reads: []string{"X", "Indices", "Out@GRAD"}, Diff: []string{"X"}},
-		"gather":         {Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"}},
-		"scatter":        {Reads: []string{"Ids", "Updates", "Out@GRAD"}, Diff: []string{"X", "Updates"}},
-		"grouped_matmul": {Reads: []string{"X", "W", "ExpertCount", "Out@GRAD"}, Diff: []string{"X", "W"}},
-		// Each MoE exchange's grad is the other one with the same counts
-		// and attrs: the rows go back where they came from.
-		"global_scatter": {Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")},
-		"global_gather":  {Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")},
-		// cast's grad casts the gradient back; assign's copies it.
-		"cast": {
-			Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
-			Emit: func(fwd *ir.Op, x *ir.Var, outGrad, inGrad string) *ir.Op {
-				op := &ir.Op{Type: "cast", Inputs: ir.Slots("X", outGrad), Outputs: ir.Slots("Out", inGrad)}
-				if v, ok := fwd.Attrs.Int("out_dtype"); ok {
-					op.Attrs.Set("in_dtype", ir.Int(v))
-				}
-				if v, ok := fwd.Attrs.Int("in_dtype"); ok {
-					op.Attrs.Set("out_dtype", ir.Int(v))
-				} else if c, ok := x.Type.DType.PaddleCode(); ok {
-					op.Attrs.Set("out_dtype", ir.Int(c))
-				}
-				return op
-			},
-		},
-		"assign": {
-			Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
-			Emit: func(_ *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
-				return &ir.Op{Type: "assign", Inputs: ir.Slots("X", outGrad), Outputs: ir.Slots("Out", inGrad)}
-			},
-		},
-	}
-	for _, mk := range t {
+	t := map[string]*gradMaker{}
+	for _, d := range opdef.All() {
+		if d.Grad == nil {
+			continue
+		}
+		mk := &gradMaker{Grad: d.Grad, Type: d.GradType()}
 		for _, r := range mk.Reads {
 			if s, ok := strings.CutSuffix(r, "@GRAD"); ok {
 				mk.outs = append(mk.outs, s)
 			}
 		}
+		t[d.Type] = mk
 	}
 	return t
 }
@@ -183,11 +91,7 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 		op.Fwd = fwd.ID
 		return op, nil
 	}
-	typ := mk.Type
-	if typ == "" {
-		typ = fwd.Type + "_grad"
-	}
-	op := &ir.Op{Type: typ, Attrs: fwd.Attrs.Clone(), Fwd: fwd.ID}
+	op := &ir.Op{Type: mk.Type, Attrs: fwd.Attrs.Clone(), Fwd: fwd.ID}
 	for _, r := range mk.Reads {
 		if s, ok := strings.CutSuffix(r, "@GRAD"); ok {
 			args := fwd.Output(s)
@@ -232,15 +136,4 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 // differentiate.
 func GradOpTypes() []string {
 	return slices.Sorted(maps.Keys(gradMakerTable()))
-}
-
-// exchangeGrad returns the Emit of global_scatter's or global_gather's
-// grad: the inverse exchange, typ, over the forward op's counts.
-func exchangeGrad(typ string) func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
-	return func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
-		return &ir.Op{Type: typ,
-			Inputs: []ir.Slot{ir.S("X", outGrad), ir.S("local_count", fwd.Input("local_count")...),
-				ir.S("global_count", fwd.Input("global_count")...)},
-			Outputs: ir.Slots("Out", inGrad), Attrs: fwd.Attrs.Clone()}
-	}
 }

@@ -1,0 +1,321 @@
+package opdef
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Options configures Verify.
+type Options struct {
+	// Strict rejects an op whose type has no definition; otherwise such
+	// an op is accepted (custom ops exist: Paddle's gap) and counted.
+	Strict bool
+}
+
+// Stats says what Verify checked.
+type Stats struct {
+	// Ops is the number of ops verified, Defined how many of them had a
+	// definition.
+	Ops, Defined int
+	// Undefined counts the ops of each type without a definition, sorted
+	// by type.
+	Undefined []TypeCount
+}
+
+// TypeCount is a number of ops of one type.
+type TypeCount struct {
+	Type  string
+	Count int
+}
+
+// Verify checks m against ir.Verify's structural rules and every op
+// against its type's definition: its slots (no unknown slot, required
+// ones present, one arg unless variadic), its attrs' kinds and allowed
+// values, and its outputs' declared dtypes and shapes against inference
+// from its inputs. A per-rank program (after partition) is checked the
+// same way: its vars have local shapes, and so do the attrs its impls
+// rewrote. The error is an *ir.VerifyError.
+func Verify(m *ir.Module, opts Options) (Stats, error) {
+	ck := newChecker(opts)
+	err := ir.VerifyWith(m, ir.VerifyOptions{Op: ck.check})
+	return ck.stats(), err
+}
+
+// checker is the state of one Verify: the counts and the reused
+// inference context.
+type checker struct {
+	opts      Options
+	ops, defd int
+	undefined map[string]int
+	last      *Def // the def of the previous op, which is often the next op's
+	inf       Infer
+}
+
+func newChecker(opts Options) *checker { return &checker{opts: opts} }
+
+func (ck *checker) stats() Stats {
+	s := Stats{Ops: ck.ops, Defined: ck.defd}
+	for t, n := range ck.undefined {
+		s.Undefined = append(s.Undefined, TypeCount{t, n})
+	}
+	slices.SortFunc(s.Undefined, func(a, b TypeCount) int { return strings.Compare(a.Type, b.Type) })
+	return s
+}
+
+func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report func(string, string)) {
+	ck.ops++
+	d := ck.last
+	if d == nil || d.Type != op.Type {
+		d = Lookup(op.Type)
+		if d == nil {
+			if ck.undefined == nil {
+				ck.undefined = map[string]int{}
+			}
+			ck.undefined[op.Type]++
+			if ck.opts.Strict {
+				report("", "op type "+strconv.Quote(op.Type)+" has no definition (strict)")
+			}
+			return
+		}
+		ck.last = d
+	}
+	ck.defd++
+	ok := checkSlots(d, op, report)
+	checkAttrs(d, op, report)
+	if !ok || d.Infer == nil {
+		return
+	}
+	for _, v := range ins {
+		if v == nil {
+			return // reported by ir.Verify; nothing to infer from
+		}
+	}
+	c := &ck.inf
+	*c = Infer{def: d, op: op, ins: ins, outs: outs, res: c.res[:0], buf: c.buf[:0]}
+	if err := d.Infer(c); err != nil {
+		report("", "shape inference ("+d.Shape+"): "+err.Error())
+		return
+	}
+	for i := range c.res {
+		r := &c.res[i]
+		v := argAt(op.Outputs, outs, r.slot, r.i)
+		if v == nil || !v.Type.IsTensor() {
+			continue
+		}
+		if msg := mismatch(r, v.Type); msg != "" {
+			report(v.Name(), "output "+r.slot+" "+v.Name()+": "+msg+" ("+d.Shape+")")
+		}
+	}
+}
+
+// mismatch says how declared t differs from inferred r, or "".
+func mismatch(r *result, t ir.Type) string {
+	if r.dtype != ir.DTypeInvalid && t.DType != r.dtype {
+		return "declared dtype " + t.DType.String() + ", inferred " + r.dtype.String()
+	}
+	if r.scalar {
+		if len(t.Shape) == 0 || len(t.Shape) == 1 && (t.Shape[0] == 1 || t.Shape[0] == -1) {
+			return ""
+		}
+		return "declared shape " + shapeString(t.Shape) + ", inferred a scalar ([] or [1])"
+	}
+	if !Compatible(t.Shape, r.shape) {
+		return "declared shape " + shapeString(t.Shape) + ", inferred " + shapeString(r.shape)
+	}
+	return ""
+}
+
+// Compatible reports whether shapes a and b can be one shape: the same
+// rank, and equal dims where both are known (-1 is unknown).
+func Compatible(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && a[i] >= 0 && b[i] >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeString(s []int64) string {
+	b := []byte{'['}
+	for i, d := range s {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, d, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// checkSlots checks op's slots against d's and reports whether they are
+// as d says (inference needs them to be).
+func checkSlots(d *Def, op *ir.Op, report func(string, string)) bool {
+	ok := side(d, d.Inputs, op.Inputs, "input", report)
+	return side(d, d.Outputs, op.Outputs, "output", report) && ok
+}
+
+func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, string)) bool {
+	ok := true
+	for i := range have {
+		s := &have[i]
+		k := slotIndex(want, s.Name)
+		if k < 0 {
+			name := ""
+			if len(s.Args) > 0 {
+				name = s.Args[0]
+			}
+			report(name, what+" slot "+s.Name+" is not a slot of "+d.Type+" ("+slotNames(want)+")")
+			ok = false
+			continue
+		}
+		if len(s.Args) > 1 && !want[k].Variadic {
+			report(s.Args[1], fmt.Sprintf("%s slot %s has %d args; it takes one", what, s.Name, len(s.Args)))
+			ok = false
+		}
+	}
+	for _, w := range want {
+		if w.Optional {
+			continue
+		}
+		if k := haveIndex(have, w.Name); k < 0 || len(have[k].Args) == 0 {
+			report("", what+" slot "+w.Name+" is required")
+			ok = false
+		}
+	}
+	return ok
+}
+
+func slotIndex(ss []Slot, name string) int {
+	for i := range ss {
+		if ss[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func haveIndex(ss []ir.Slot, name string) int {
+	for i := range ss {
+		if ss[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func slotNames(ss []Slot) string {
+	if len(ss) == 0 {
+		return "it has none"
+	}
+	var sb strings.Builder
+	sb.WriteString("slots: ")
+	for i, s := range ss {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(s.Name)
+	}
+	return sb.String()
+}
+
+// checkAttrs checks the kinds and values of the attrs op has of d's.
+func checkAttrs(d *Def, op *ir.Op, report func(string, string)) {
+	for i := range d.Attrs {
+		a := &d.Attrs[i]
+		v := op.Attrs.Get(a.Name)
+		if v == nil {
+			continue
+		}
+		if !kindAccepts(a.Type, v.Kind()) {
+			report("", "attr "+a.Name+" is "+v.Kind().String()+", want "+a.Type.String())
+			continue
+		}
+		if a.Allowed != nil && !allowed(a.Allowed, v) {
+			report("", "attr "+a.Name+" = "+valueString(v)+" is not one of "+valuesString(a.Allowed))
+		}
+	}
+}
+
+// kindAccepts reports whether an attr declared of kind want may hold a
+// value of kind have.
+func kindAccepts(want, have ir.AttrKind) bool {
+	if want == have {
+		return true
+	}
+	switch want {
+	case ir.KindInt:
+		return have == ir.KindLong
+	case ir.KindLong:
+		return have == ir.KindInt
+	case ir.KindFloat:
+		return have == ir.KindFloat64
+	case ir.KindFloat64:
+		return have == ir.KindFloat
+	case ir.KindInts:
+		return have == ir.KindLongs
+	case ir.KindLongs:
+		return have == ir.KindInts
+	case ir.KindFloats:
+		return have == ir.KindFloat64s
+	case ir.KindFloat64s:
+		return have == ir.KindFloats
+	}
+	return false
+}
+
+func allowed(vs []ir.Value, v ir.Value) bool {
+	for _, w := range vs {
+		if scalarEqual(w, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func scalarEqual(a, b ir.Value) bool {
+	switch x := a.(type) {
+	case ir.String:
+		y, ok := b.(ir.String)
+		return ok && x == y
+	case ir.Int:
+		switch y := b.(type) {
+		case ir.Int:
+			return x == y
+		case ir.Long:
+			return int64(x) == int64(y)
+		}
+	case ir.Bool:
+		y, ok := b.(ir.Bool)
+		return ok && x == y
+	}
+	return false
+}
+
+func valueString(v ir.Value) string {
+	switch x := v.(type) {
+	case ir.String:
+		return strconv.Quote(string(x))
+	case ir.Int:
+		return strconv.FormatInt(int64(x), 10)
+	case ir.Long:
+		return strconv.FormatInt(int64(x), 10)
+	case ir.Bool:
+		return strconv.FormatBool(bool(x))
+	}
+	return v.Kind().String()
+}
+
+func valuesString(vs []ir.Value) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = valueString(v)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}

@@ -1,0 +1,5 @@
+package opdef
+
+func collectiveDefs() []*Def {
+	return nil // TODO(defs)
+}

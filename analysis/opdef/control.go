@@ -1,0 +1,5 @@
+package opdef
+
+func controlDefs() []*Def {
+	return nil // TODO(defs)
+}

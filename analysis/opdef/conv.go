@@ -1,0 +1,5 @@
+package opdef
+
+func convDefs() []*Def {
+	return nil // TODO(defs)
+}

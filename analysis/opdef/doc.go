@@ -1,0 +1,20 @@
+// Package opdef is the table of op definitions: for each op type the IR
+// knows, its input and output slots as Paddle names them (required,
+// optional, variadic), its attrs (kind, default, allowed values), how
+// its outputs' dtypes and shapes follow from its inputs (with -1 for an
+// unknown dim and Paddle's broadcasting and axis rules), whether it is
+// elementwise, a reduction or a view, and its gradient: the grad op's
+// type and how its slots relate to the forward op's.
+//
+// Definitions are Go values, one file per op family (matmul.go,
+// elementwise.go, conv.go, ...), registered in one list (families in
+// table.go). The grad op of a def whose Grad is data is derived from it
+// (its slots, attrs and inference); a grad op built by Emit is an op
+// type of its own.
+//
+// Everything that needs to know an op type reads this table: Verify
+// (slots, attr kinds and declared shapes against inference), autodiff's
+// grad makers, the simulator's kernel set (checked against it in a
+// test), the MLIR writer, `distpass ops` and README's op list. It imports
+// only package ir, so that every layer above may.
+package opdef

@@ -1,0 +1,5 @@
+package opdef
+
+func optimizerDefs() []*Def {
+	return nil // TODO(defs)
+}

@@ -1,0 +1,143 @@
+package opdef
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// families lists every family's definitions: the one place a def is
+// registered. Grad defs derived from the forward defs' Grad follow.
+func families() [][]*Def {
+	return [][]*Def{
+		matmulDefs(),
+		elementwiseDefs(),
+		activationDefs(),
+		reduceDefs(),
+		nnDefs(),
+		convDefs(),
+		dataDefs(),
+		moeDefs(),
+		optimizerDefs(),
+		collectiveDefs(),
+		controlDefs(),
+		quantDefs(),
+	}
+}
+
+type table struct {
+	byType map[string]*Def
+	all    []*Def // sorted by type
+	err    error  // a broken table: a test reports it
+}
+
+var theTable = sync.OnceValue(build)
+
+func build() *table {
+	t := &table{byType: map[string]*Def{}}
+	var errs []string
+	add := func(d *Def) {
+		if d.Type == "" {
+			errs = append(errs, "a def has no type")
+			return
+		}
+		if t.byType[d.Type] != nil {
+			errs = append(errs, d.Type+" is defined twice")
+			return
+		}
+		t.byType[d.Type] = d
+		t.all = append(t.all, d)
+	}
+	for _, fam := range families() {
+		for _, d := range fam {
+			slices.SortFunc(d.Attrs, func(a, b Attr) int { return strings.Compare(a.Name, b.Name) })
+			add(d)
+		}
+	}
+	// Derived grad defs come after every forward def, so that a grad op
+	// defined by hand (an Emit's cast, c_embedding_grad) wins only by
+	// being listed: a derived def of a type already defined is an error.
+	for _, d := range slices.Clone(t.all) {
+		if g := d.Grad; g != nil && g.Emit == nil {
+			add(gradDef(d))
+		}
+	}
+	for _, d := range t.all {
+		if msg := d.problem(t); msg != "" {
+			errs = append(errs, d.Type+": "+msg)
+		}
+	}
+	slices.SortFunc(t.all, func(a, b *Def) int { return strings.Compare(a.Type, b.Type) })
+	if errs != nil {
+		t.err = fmt.Errorf("opdef: %s", strings.Join(errs, "; "))
+	}
+	return t
+}
+
+// problem returns what is wrong with d as a def, or "".
+func (d *Def) problem(t *table) string {
+	seen := map[string]bool{}
+	for _, ss := range [2][]Slot{d.Inputs, d.Outputs} {
+		for _, s := range ss {
+			if s.Name == "" || seen[s.Name] {
+				return fmt.Sprintf("slot %q empty or listed twice", s.Name)
+			}
+			seen[s.Name] = true
+		}
+	}
+	for i, a := range d.Attrs {
+		if a.Name == "" || i > 0 && d.Attrs[i-1].Name == a.Name {
+			return fmt.Sprintf("attr %q empty or listed twice", a.Name)
+		}
+		if a.Default != nil && !kindAccepts(a.Type, a.Default.Kind()) {
+			return fmt.Sprintf("attr %s: default of kind %s, not %s", a.Name, a.Default.Kind(), a.Type)
+		}
+	}
+	if d.Infer != nil && d.Shape == "" {
+		return "an inference without a one-line shape rule"
+	}
+	if g := d.Grad; g != nil {
+		for _, s := range g.Diff {
+			if !d.hasInput(s) {
+				return "grad: Diff slot " + s + " is not an input"
+			}
+		}
+		if g.Emit != nil && t.byType[g.Type] == nil && g.Type != "" {
+			return "grad: emits undefined type " + g.Type
+		}
+	}
+	return ""
+}
+
+func (d *Def) hasInput(name string) bool {
+	for _, s := range d.Inputs {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// GradType returns the type of d's grad op, "" when d has no gradient.
+func (d *Def) GradType() string {
+	switch {
+	case d.Grad == nil:
+		return ""
+	case d.Grad.Type != "":
+		return d.Grad.Type
+	}
+	return d.Type + "_grad"
+}
+
+// Lookup returns the def of op type t, or nil.
+func Lookup(t string) *Def { return theTable().byType[t] }
+
+// All returns every def, forward and grad, sorted by type. The slice is
+// shared: callers must not change it.
+func All() []*Def { return theTable().all }
+
+// Check returns an error describing every broken def of the table (two
+// defs of one type, a duplicate slot, a default of the wrong kind), or
+// nil. A test keeps it nil.
+func Check() error { return theTable().err }
