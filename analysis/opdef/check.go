@@ -319,3 +319,50 @@ func valuesString(vs []ir.Value) string {
 	}
 	return "[" + strings.Join(s, ", ") + "]"
 }
+
+// Output is one output type that inference gave.
+type Output struct {
+	Slot  string
+	Index int // the arg's position in the slot
+	// Type is a dense tensor type; DType is ir.DTypeInvalid when
+	// inference leaves it open, a dim -1 when it leaves that dim open.
+	Type ir.Type
+	// Scalar marks a 0-d value, which programs declare as [] or [1]
+	// (Type's shape is then []).
+	Scalar bool
+}
+
+// InferOp returns the output types op's definition infers from its
+// inputs, whose vars lookup finds by name, in the order the definition
+// sets them; nil when op's type has no definition or no inference, or an
+// input does not resolve. Outputs inference leaves open are not listed.
+func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
+	d := Lookup(op.Type)
+	if d == nil || d.Infer == nil {
+		return nil, nil
+	}
+	var ins, outs []*ir.Var
+	for _, s := range op.Inputs {
+		for _, a := range s.Args {
+			v := lookup(a)
+			if v == nil {
+				return nil, nil
+			}
+			ins = append(ins, v)
+		}
+	}
+	for _, s := range op.Outputs {
+		for _, a := range s.Args {
+			outs = append(outs, lookup(a))
+		}
+	}
+	c := &Infer{def: d, op: op, ins: ins, outs: outs}
+	if err := d.Infer(c); err != nil {
+		return nil, fmt.Errorf("%s: shape inference (%s): %w", op, d.Shape, err)
+	}
+	res := make([]Output, len(c.res))
+	for i, r := range c.res {
+		res[i] = Output{Slot: r.slot, Index: r.i, Type: ir.Tensor(r.dtype, slices.Clone(r.shape)...), Scalar: r.scalar}
+	}
+	return res, nil
+}

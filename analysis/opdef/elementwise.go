@@ -55,10 +55,11 @@ func inferBroadcast(d ir.DType) func(c *Infer) error {
 		if err != nil {
 			return c.Errorf("X %s %s and Y %s %s: %v", c.Name("X"), shapeString(x.Shape), c.Name("Y"), shapeString(y.Shape), err)
 		}
-		if d == ir.DTypeInvalid {
-			d = x.DType
+		dt := d
+		if dt == ir.DTypeInvalid {
+			dt = x.DType
 		}
-		c.Set("Out", d, out)
+		c.Set("Out", dt, out)
 		return nil
 	}
 }
