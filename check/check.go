@@ -187,7 +187,7 @@ func RunParts(ctx context.Context, m *ir.Module, ranks []int, mods []*ir.Module,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := ir.Verify(pm); err != nil {
+		if err := passes.Verify(pm); err != nil {
 			return nil, fmt.Errorf("rank %d: %w", ranks[i], err)
 		}
 		if pm.Main == nil {

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -38,20 +39,30 @@ func DefaultRegistry() *Registry {
 	return r
 }
 
-// VerifyPass checks the module with ir.Verify and fails listing every
+// VerifyPass checks the module with Verify and fails listing every
 // violation.
 func VerifyPass() *Pass {
 	return &Pass{
 		Name: "verify",
-		Doc: `check every structural rule of the IR
-Runs ir.Verify and fails with every violation, each naming its program,
+		Doc: `check every rule of the IR and of the op table
+Runs ir.Verify's structural rules and checks every op against its type's
+definition (slots, attr kinds, declared output shapes and dtypes against
+inference), and fails with every violation, each naming its program,
 block, op id or var. It changes nothing.`,
 		PreservesAll: true,
 		Required:     true,
 		Run: func(_ *Context, m *ir.Module) error {
-			return ir.Verify(m)
+			return Verify(m)
 		},
 	}
+}
+
+// Verify checks m as the verify pass does: ir.Verify's structural rules,
+// then each op with a definition against the op table
+// (analysis/opdef); an op type without one is accepted.
+func Verify(m *ir.Module) error {
+	_, err := opdef.Verify(m, opdef.Options{})
+	return err
 }
 
 // MaxRepeatCount is the most times repeat runs its sub-pipeline. A

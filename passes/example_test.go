@@ -17,7 +17,7 @@ func ExampleManager() {
     var x : f32[4] {is_data}
     var fc.tmp_7 : f32[4]
     var dead.tmp_3 : f32[4]
-    var y : f32[4]
+    var y : f32[1]
     op 1 relu(X: x) -> (Out: fc.tmp_7)
     op 2 scale(X: x) -> (Out: dead.tmp_3) {scale = 2.0}
     op 3 mean(X: fc.tmp_7) -> (Out: y) role forward|loss
@@ -48,7 +48,7 @@ func ExampleManager() {
 	//   block 0 {
 	//     var x : f32[4] {is_data}
 	//     var fc.tmp_0 : f32[4]
-	//     var y : f32[4]
+	//     var y : f32[1]
 	//     op 1 relu(X: x) -> (Out: fc.tmp_0) role forward
 	//     op 3 mean(X: fc.tmp_0) -> (Out: y) role forward|loss
 	//   }

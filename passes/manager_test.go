@@ -35,7 +35,7 @@ func breakIR() *passes.Pass {
 		Name: "break-ir", Doc: "append an op reading an undeclared var, for tests",
 		Run: func(_ *passes.Context, m *ir.Module) error {
 			b := m.Main.Global()
-			b.Ops = append(b.Ops, &ir.Op{ID: m.FreshOpID(), Type: "relu", Inputs: ir.Slots("X", "ghost")})
+			b.Ops = append(b.Ops, &ir.Op{ID: m.FreshOpID(), Type: "probe", Inputs: ir.Slots("X", "ghost")})
 			return nil
 		},
 	}
@@ -88,7 +88,7 @@ func TestVerifyEachNamesTheBreakingPass(t *testing.T) {
 	r := testRegistry(t, breakIR())
 	m := loadExample(t, "mlp_dp_mp.dpir")
 	err := run(t, r, "dce,break-ir,verify", m, passes.VerifyEach{})
-	want := `pass break-ir (execution 2 of "dce,break-ir,verify"): broke the IR: main block 0: op 12 relu: input X names undeclared var ghost`
+	want := `pass break-ir (execution 2 of "dce,break-ir,verify"): broke the IR: main block 0: op 12 probe: input X names undeclared var ghost`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
@@ -99,7 +99,7 @@ func TestVerifyEachNamesTheBreakingPass(t *testing.T) {
 	// Without verify-each the break goes unnoticed until the verify pass.
 	m = loadExample(t, "mlp_dp_mp.dpir")
 	err = run(t, r, "break-ir,dce,verify", m)
-	if err == nil || !strings.HasPrefix(err.Error(), `pass verify (execution 3 of "break-ir,dce,verify"): main block 0: op 12 relu`) {
+	if err == nil || !strings.HasPrefix(err.Error(), `pass verify (execution 3 of "break-ir,dce,verify"): main block 0: op 12 probe`) {
 		t.Fatalf("err = %v", err)
 	}
 	// An invalid input is reported as such, not blamed on a pass.

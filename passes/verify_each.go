@@ -7,7 +7,7 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// VerifyEach runs the IR verifier on the input and after every pass; a
+// VerifyEach runs the verifier (Verify) on the input and after every pass; a
 // pass that leaves an invalid module fails, named, with every violation.
 //
 // It also holds passes to their word: a pass that declares PreservesAll
@@ -26,7 +26,7 @@ import (
 type VerifyEach struct{ NopInstrument }
 
 func (VerifyEach) BeforePipeline(_ *RunInfo, m *ir.Module) error {
-	if err := ir.Verify(m); err != nil {
+	if err := Verify(m); err != nil {
 		return fmt.Errorf("input module does not verify: %s", eachLine(err, "input module does not verify: "))
 	}
 	return nil
@@ -49,7 +49,7 @@ func (VerifyEach) AfterPass(e *Execution, m *ir.Module, err error) error {
 		}
 		return nil
 	}
-	if verr := ir.Verify(m); verr != nil {
+	if verr := Verify(m); verr != nil {
 		return e.fail(fmt.Errorf("broke the IR: %s", eachLine(verr, "broke the IR: ")))
 	}
 	return nil
