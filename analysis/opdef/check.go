@@ -97,7 +97,7 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 	c := &ck.inf
 	*c = Infer{def: d, op: op, ins: ins, outs: outs, res: c.res[:0], buf: c.buf[:0]}
 	if err := d.Infer(c); err != nil {
-		report("", "shape inference ("+d.Shape+"): "+err.Error())
+		report("", "inconsistent inputs: "+err.Error())
 		return
 	}
 	for i := range c.res {
@@ -107,24 +107,47 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 			continue
 		}
 		if msg := mismatch(r, v.Type); msg != "" {
-			report(v.Name(), "output "+r.slot+" "+v.Name()+": "+msg+" ("+d.Shape+")")
+			report(v.Name(), "output "+r.slot+" "+v.Name()+": "+msg+" from "+inputTypes(op, ins))
 		}
 	}
+}
+
+// inputTypes spells op's inputs with their types, for a message: "X
+// f32[4, 8], Y f32[8, 16]"; "no inputs" when it has none.
+func inputTypes(op *ir.Op, ins []*ir.Var) string {
+	const most = 4
+	var parts []string
+	k := 0
+	for _, s := range op.Inputs {
+		for range s.Args {
+			if len(parts) == most {
+				return strings.Join(parts, ", ") + ", ..."
+			}
+			if k < len(ins) && ins[k] != nil {
+				parts = append(parts, s.Name+" "+ins[k].Type.String())
+			}
+			k++
+		}
+	}
+	if len(parts) == 0 {
+		return "its attrs"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // mismatch says how declared t differs from inferred r, or "".
 func mismatch(r *result, t ir.Type) string {
 	if r.dtype != ir.DTypeInvalid && t.DType != r.dtype {
-		return "declared dtype " + t.DType.String() + ", inferred " + r.dtype.String()
+		return "declared " + t.String() + ", inferred dtype " + r.dtype.String()
 	}
 	if r.scalar {
 		if len(t.Shape) == 0 || len(t.Shape) == 1 && (t.Shape[0] == 1 || t.Shape[0] == -1) {
 			return ""
 		}
-		return "declared shape " + shapeString(t.Shape) + ", inferred a scalar ([] or [1])"
+		return "declared " + t.String() + ", inferred a scalar ([] or [1])"
 	}
 	if !Compatible(t.Shape, r.shape) {
-		return "declared shape " + shapeString(t.Shape) + ", inferred " + shapeString(r.shape)
+		return "declared " + t.String() + ", inferred " + shapeString(r.shape)
 	}
 	return ""
 }
@@ -163,31 +186,49 @@ func checkSlots(d *Def, op *ir.Op, report func(string, string)) bool {
 
 func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, string)) bool {
 	ok := true
+	unknown := -1 // the first slot d does not have: a misspelling, most likely
 	for i := range have {
 		s := &have[i]
 		k := slotIndex(want, s.Name)
 		if k < 0 {
-			name := ""
-			if len(s.Args) > 0 {
-				name = s.Args[0]
+			if unknown < 0 {
+				unknown = i
 			}
-			report(name, what+" slot "+s.Name+" is not a slot of "+d.Type+" ("+slotNames(want)+")")
 			ok = false
 			continue
 		}
 		if len(s.Args) > 1 && !want[k].Variadic {
-			report(s.Args[1], fmt.Sprintf("%s slot %s has %d args; it takes one", what, s.Name, len(s.Args)))
+			report(s.Args[1], fmt.Sprintf("%s slot %s has %d args (%s); it takes one", what, s.Name, len(s.Args), strings.Join(s.Args, ", ")))
 			ok = false
 		}
 	}
+	var missing []string
 	for _, w := range want {
 		if w.Optional {
 			continue
 		}
 		if k := haveIndex(have, w.Name); k < 0 || len(have[k].Args) == 0 {
-			report("", what+" slot "+w.Name+" is required")
-			ok = false
+			missing = append(missing, w.Name)
 		}
+	}
+	// One violation per side: an unknown slot and the required slot it
+	// was meant to be are one mistake.
+	switch {
+	case unknown >= 0:
+		s := &have[unknown]
+		name, msg := "", what+" slot "+s.Name
+		if len(s.Args) > 0 {
+			name = s.Args[0]
+			msg += " (" + strings.Join(s.Args, ", ") + ")"
+		}
+		msg += " is not a slot of " + d.Type + " (" + slotNames(want) + ")"
+		if len(missing) > 0 {
+			msg += "; missing " + strings.Join(missing, ", ")
+		}
+		report(name, msg)
+	case len(missing) > 0:
+		report("", what+" slot "+strings.Join(missing, ", ")+" required, not given")
+		ok = false
 	}
 	return ok
 }
@@ -358,7 +399,7 @@ func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
 	}
 	c := &Infer{def: d, op: op, ins: ins, outs: outs}
 	if err := d.Infer(c); err != nil {
-		return nil, fmt.Errorf("%s: shape inference (%s): %w", op, d.Shape, err)
+		return nil, fmt.Errorf("%s: inconsistent inputs: %w", op, err)
 	}
 	res := make([]Output, len(c.res))
 	for i, r := range c.res {

@@ -65,14 +65,15 @@ func (d *Def) slot(name string) Slot {
 // the output gradient.
 func inferGradLike(c *Infer) error {
 	fwd := c.def.of
-	for _, s := range fwd.Grad.Diff {
-		n := c.NumOut(s + "@GRAD")
+	for k, s := range fwd.Grad.Diff {
+		gs := c.def.Outputs[k].Name // s + "@GRAD", without building it per op
+		n := c.NumOut(gs)
 		for i := range n {
 			if t, ok := c.InAt(s, i); ok {
-				c.SetAt(s+"@GRAD", i, t.DType, t.Shape)
+				c.SetAt(gs, i, t.DType, t.Shape)
 			} else if fwd.Traits&Elementwise != 0 && len(fwd.Grad.Diff) == 1 {
 				if t, ok := c.In(gradOf(fwd)); ok {
-					c.SetAt(s+"@GRAD", i, t.DType, t.Shape)
+					c.SetAt(gs, i, t.DType, t.Shape)
 				}
 			}
 		}
