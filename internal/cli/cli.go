@@ -107,6 +107,7 @@ func commands() []command {
 		{"import", importArgs, "read a Paddle program file (ProgramDesc or PIR JSON) as .dpir text", runImport},
 		{"export", exportArgs, "write a module's main program as a Paddle ProgramDesc", runExport},
 		{"version", "", "print distpass's version", runVersion},
+		{"ops", opsArgs, "list the op types the op table defines: slots, attrs, shapes, grads", runOps},
 		{"mlir", "[FILE|-]", "print the MLIR twin of a module's main program (generic form)", runMLIR},
 	}
 }

@@ -1,0 +1,431 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/sim"
+)
+
+const opsArgs = "[-json] [TYPE]"
+
+// opsDoc is ops's help: the columns and the JSON schema.
+const opsDoc = `Ops lists every op type the op table (package analysis/opdef) defines,
+one a line, sorted by type: its sim kernel (yes when the simulator can run
+it), its grad op type (- for none), the impls the registry has for it (the
+impl type named after it; default:0 and elementwise:0 lower any op), its
+sharding rule (- until sharding completion defines them), then its slots
+(inputs -> outputs; ? marks an optional slot, ... a variadic one), its
+attrs in braces (name:kind=default) and its shape rule.
+
+With TYPE, it shows that one def whole: its doc, each slot (optional,
+variadic, no-grad), each attr (kind, default, allowed values), traits,
+shape rule, grad op and the grad op's slots, kernel, impls, and for a
+grad op the op types it is the gradient of. An unknown TYPE is an error
+that names the nearest defined types.
+
+-json prints one JSON array instead (of every def, or of TYPE's alone),
+sorted by type:
+  [DEF...]
+  DEF:  {"type": T, "doc": S, "inputs": [SLOT...], "outputs": [SLOT...],
+         "attrs": [ATTR...], "traits": [S...] ("elementwise", "reduction",
+         "view", "collective", "random", "control-flow"), "shape": S (the
+         one-line shape rule, "" for none), "grad": T ("": none), "grad_of": [T...] (the
+         types whose grad op this is), "kernel": BOOL, "impls": [IMPL...],
+         "sharding": S ("" until completion defines it)}
+  SLOT: {"name": S, "optional": BOOL, "variadic": BOOL, "no_grad": BOOL}
+  ATTR: {"name": S, "kind": K (bool, int, float, string, ints, ...),
+         "default": V|null (null: no default), "allowed": [V...] (empty:
+         any)}, V the value as JSON (a number, string, bool or array; a
+         non-finite float or a block or var ref as its .dpir text)
+  IMPL: {"ref": "T:N", "name": S, "doc": S}`
+
+func runOps(env *Env, args []string) int {
+	fs := newFlagSet(env, "ops", opsArgs, opsDoc)
+	asJSON := fs.Bool("json", false, "print a JSON array of defs (schema above)")
+	pos, code, ok := parseFlagsAnywhere(env, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(env.Stderr, "distpass ops: unexpected argument %q\n", pos[1])
+		return ExitUsage
+	}
+	defs := opdef.All()
+	if len(pos) == 1 {
+		d := opdef.Lookup(pos[0])
+		if d == nil {
+			fmt.Fprintf(env.Stderr, "distpass ops: %s\n", unknownOpType(pos[0]))
+			return ExitUsage
+		}
+		defs = []*opdef.Def{d}
+	}
+	facts := newOpFacts()
+	var err error
+	switch {
+	case *asJSON:
+		err = writeOpsJSON(env.Stdout, defs, facts)
+	case len(pos) == 1:
+		err = writeOp(env.Stdout, defs[0], facts)
+	default:
+		err = writeOpList(env.Stdout, defs, facts)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass ops: %v\n", err)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// opFacts is what other packages know of op types: the simulator's
+// kernels and the registry's impls.
+type opFacts struct {
+	kernels sim.Kernels
+	impls   map[string]*registry.Container
+}
+
+func newOpFacts() *opFacts {
+	f := &opFacts{kernels: sim.DefaultKernels(), impls: map[string]*registry.Container{}}
+	for _, c := range registry.DefaultRegistry().Containers() {
+		f.impls[c.Type] = c
+	}
+	return f
+}
+
+func (f *opFacts) kernel(t string) bool { return f.kernels[t] != nil }
+
+// implNames returns the names of t's impls, in index order.
+func (f *opFacts) implNames(t string) []string {
+	c := f.impls[t]
+	if c == nil {
+		return nil
+	}
+	names := make([]string, len(c.Impls))
+	for i, im := range c.Impls {
+		names[i] = im.Name
+	}
+	return names
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "-"
+}
+
+// attrList spells d's attrs as {a:int=1, b:bool=false}, or "" for none.
+func attrList(d *opdef.Def) string {
+	if len(d.Attrs) == 0 {
+		return ""
+	}
+	parts := make([]string, len(d.Attrs))
+	for i, a := range d.Attrs {
+		parts[i] = a.String()
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// writeOpList writes one line per def. The short columns are aligned; the
+// slots, attrs and shape rule, of any length, end the line.
+func writeOpList(w io.Writer, defs []*opdef.Def, f *opFacts) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TYPE\tKERNEL\tGRAD\tIMPLS\tSHARDING\tSLOTS {ATTRS} SHAPE")
+	for _, d := range defs {
+		rest := d.Signature()
+		if a := attrList(d); a != "" {
+			rest += "  " + a
+		}
+		if d.Shape != "" {
+			rest += "  " + d.Shape
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Type, yes(f.kernel(d.Type)), dash(d.GradType()),
+			dash(strings.Join(f.implNames(d.Type), ",")), "-", rest)
+	}
+	return tw.Flush()
+}
+
+// writeOp writes one def whole: a line per part, "part: value", and the
+// slots, attrs and impls as aligned rows below their part's line.
+func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
+	var sb strings.Builder
+	line := func(part, value string) {
+		if value == "" {
+			fmt.Fprintf(&sb, "%s:\n", part) // its rows follow
+			return
+		}
+		fmt.Fprintf(&sb, "%-9s %s\n", part+":", value)
+	}
+	rows := func(rs [][]string) {
+		tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+		for _, r := range rs {
+			fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
+		}
+		tw.Flush()
+	}
+	if d.Doc != "" {
+		fmt.Fprintf(&sb, "%s: %s\n", d.Type, d.Doc)
+	} else {
+		fmt.Fprintf(&sb, "%s\n", d.Type)
+	}
+	for _, side := range []struct {
+		name  string
+		slots []opdef.Slot
+	}{{"inputs", d.Inputs}, {"outputs", d.Outputs}} {
+		if len(side.slots) == 0 {
+			line(side.name, "none")
+			continue
+		}
+		line(side.name, "")
+		var rs [][]string
+		for _, s := range side.slots {
+			notes := []string{"required"}
+			if s.Optional {
+				notes[0] = "optional"
+			}
+			if s.Variadic {
+				notes = append(notes, "variadic")
+			}
+			if s.NoGrad {
+				notes = append(notes, "no grad")
+			}
+			rs = append(rs, []string{s.Name, strings.Join(notes, ", ")})
+		}
+		rows(rs)
+	}
+	if len(d.Attrs) == 0 {
+		line("attrs", "none")
+	} else {
+		line("attrs", "")
+		var rs [][]string
+		for _, a := range d.Attrs {
+			def := "no default"
+			if a.Default != nil {
+				def = "default " + opdef.ValueString(a.Default)
+			}
+			if a.Allowed != nil {
+				vs := make([]string, len(a.Allowed))
+				for i, v := range a.Allowed {
+					vs[i] = opdef.ValueString(v)
+				}
+				def += "; one of " + strings.Join(vs, ", ")
+			}
+			rs = append(rs, []string{a.Name, a.Type.String(), def})
+		}
+		rows(rs)
+	}
+	line("traits", d.Traits.String())
+	line("shape", dash(d.Shape))
+	switch g := d.GradType(); {
+	case g == "":
+		line("grad", "-")
+	case opdef.Lookup(g) != nil:
+		line("grad", g+": "+opdef.Lookup(g).Signature())
+	default:
+		line("grad", g+" (undefined)")
+	}
+	if of := opdef.GradOf(d.Type); of != nil {
+		line("grad of", strings.Join(of, ", "))
+	}
+	line("kernel", yes(f.kernel(d.Type)))
+	if c := f.impls[d.Type]; c != nil {
+		line("impls", "")
+		var rs [][]string
+		for i, im := range c.Impls {
+			rs = append(rs, []string{c.Type + ":" + strconv.Itoa(i), im.Name, im.Doc})
+		}
+		rows(rs)
+	} else {
+		line("impls", "- (default:0 and elementwise:0 lower any op)")
+	}
+	line("sharding", "-")
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// The JSON document of -json; the schema is in ops's help.
+type (
+	opJSON struct {
+		Type     string     `json:"type"`
+		Doc      string     `json:"doc"`
+		Inputs   []slotJSON `json:"inputs"`
+		Outputs  []slotJSON `json:"outputs"`
+		Attrs    []attrJSON `json:"attrs"`
+		Traits   []string   `json:"traits"`
+		Shape    string     `json:"shape"`
+		Grad     string     `json:"grad"`
+		GradOf   []string   `json:"grad_of"`
+		Kernel   bool       `json:"kernel"`
+		Impls    []implJSON `json:"impls"`
+		Sharding string     `json:"sharding"`
+	}
+	slotJSON struct {
+		Name     string `json:"name"`
+		Optional bool   `json:"optional"`
+		Variadic bool   `json:"variadic"`
+		NoGrad   bool   `json:"no_grad"`
+	}
+	attrJSON struct {
+		Name    string `json:"name"`
+		Kind    string `json:"kind"`
+		Default any    `json:"default"`
+		Allowed []any  `json:"allowed"`
+	}
+	implJSON struct {
+		Ref  string `json:"ref"`
+		Name string `json:"name"`
+		Doc  string `json:"doc"`
+	}
+)
+
+func writeOpsJSON(w io.Writer, defs []*opdef.Def, f *opFacts) error {
+	doc := make([]opJSON, 0, len(defs))
+	for _, d := range defs {
+		o := opJSON{Type: d.Type, Doc: d.Doc, Inputs: slotsJSON(d.Inputs), Outputs: slotsJSON(d.Outputs),
+			Attrs: []attrJSON{}, Traits: []string{}, Shape: d.Shape, Grad: d.GradType(),
+			GradOf: opdef.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}}
+		if o.GradOf == nil {
+			o.GradOf = []string{}
+		}
+		for _, a := range d.Attrs {
+			aj := attrJSON{Name: a.Name, Kind: a.Type.String(), Allowed: []any{}}
+			if a.Default != nil {
+				aj.Default = jsonValue(a.Default)
+			}
+			for _, v := range a.Allowed {
+				aj.Allowed = append(aj.Allowed, jsonValue(v))
+			}
+			o.Attrs = append(o.Attrs, aj)
+		}
+		if d.Traits != 0 {
+			o.Traits = strings.Split(d.Traits.String(), "|")
+		}
+		if c := f.impls[d.Type]; c != nil {
+			for i, im := range c.Impls {
+				o.Impls = append(o.Impls, implJSON{Ref: c.Type + ":" + strconv.Itoa(i), Name: im.Name, Doc: im.Doc})
+			}
+		}
+		doc = append(doc, o)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func slotsJSON(ss []opdef.Slot) []slotJSON {
+	out := make([]slotJSON, len(ss))
+	for i, s := range ss {
+		out[i] = slotJSON{Name: s.Name, Optional: s.Optional, Variadic: s.Variadic, NoGrad: s.NoGrad}
+	}
+	return out
+}
+
+// jsonValue returns v as a value encoding/json writes: numbers, strings,
+// bools and their lists as themselves, anything else (a non-finite float,
+// a block or var ref, a scalar) as its .dpir text.
+func jsonValue(v ir.Value) any {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	switch x := v.(type) {
+	case ir.Bool:
+		return bool(x)
+	case ir.Int:
+		return int64(x)
+	case ir.Long:
+		return int64(x)
+	case ir.String:
+		return string(x)
+	case ir.Float:
+		if finite(float64(x)) {
+			return float64(x)
+		}
+	case ir.Float64:
+		if finite(float64(x)) {
+			return float64(x)
+		}
+	case ir.Bools:
+		return []bool(x)
+	case ir.Ints:
+		return []int64(x)
+	case ir.Longs:
+		return []int64(x)
+	case ir.Strings:
+		return []string(x)
+	case ir.Floats:
+		if !slices.ContainsFunc(x, func(f float64) bool { return !finite(f) }) {
+			return []float64(x)
+		}
+	case ir.Float64s:
+		if !slices.ContainsFunc(x, func(f float64) bool { return !finite(f) }) {
+			return []float64(x)
+		}
+	}
+	return opdef.ValueString(v)
+}
+
+// unknownOpType says that t is not a defined op type, naming the nearest
+// defined ones (by edit distance) when some are near.
+func unknownOpType(t string) string {
+	type cand struct {
+		name string
+		dist int
+	}
+	limit := max(2, len(t)/3)
+	var cs []cand
+	for _, d := range opdef.All() {
+		if k := editDistance(t, d.Type); k <= limit {
+			cs = append(cs, cand{d.Type, k})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	msg := "unknown op type " + strconv.Quote(t)
+	if len(cs) == 0 {
+		return msg + " ('distpass ops' lists them)"
+	}
+	names := make([]string, 0, 3)
+	for _, c := range cs[:min(len(cs), 3)] {
+		names = append(names, c.name)
+	}
+	return msg + "; nearest: " + strings.Join(names, ", ")
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
