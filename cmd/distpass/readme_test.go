@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/internal/cli"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
@@ -17,8 +18,9 @@ import (
 
 const readme = "../../README.md"
 
-// TestReadmeLists keeps the README's lists of passes and impls equal to
-// the registries; DISTPASS_UPDATE=1 rewrites them.
+// TestReadmeLists keeps the README's lists of passes, impls and op types
+// equal to the registries and the op table; DISTPASS_UPDATE=1 rewrites
+// them.
 func TestReadmeLists(t *testing.T) {
 	src, err := os.ReadFile(readme)
 	if err != nil {
@@ -29,6 +31,7 @@ func TestReadmeLists(t *testing.T) {
 	for _, sec := range []struct{ name, body string }{
 		{"passes", passTable()},
 		{"impls", implTable()},
+		{"ops", opTable()},
 	} {
 		want, err = replaceSection(want, sec.name, sec.body)
 		if err != nil {
@@ -81,6 +84,36 @@ func implTable() string {
 		}
 	}
 	return sb.String()
+}
+
+// opTable lists the op table's defs but the grad defs derived from a
+// forward def, which its grad column names.
+func opTable() string {
+	var sb strings.Builder
+	var n, derived int
+	for _, d := range opdef.All() {
+		if d.Forward() != nil {
+			derived++
+			continue
+		}
+		n++
+		grad := ""
+		if g := d.GradType(); g != "" {
+			grad = code(g)
+		}
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", d.Type, code(d.Signature()), code(d.Shape), grad)
+	}
+	return fmt.Sprintf("%d op types, and %d grad op types derived from them (`distpass ops` lists all):\n\n", n, derived) +
+		"| op | slots | shape rule | grad |\n|---|---|---|---|\n" + sb.String()
+}
+
+// code spells s as a code span in a table cell: | escaped, which GitHub
+// needs even there; "" stays empty.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 }
 
 // TestReadmeCommands runs every command of the README's sh blocks, as
