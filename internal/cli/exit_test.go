@@ -38,6 +38,7 @@ func TestEveryCommandHelpAndExitCodes(t *testing.T) {
 		"example":   {run{[]string{"mlp"}, nil}, run{[]string{"bert"}, nil}, run{}},
 		"html":      {run{[]string{"-pipeline", "verify", "-o", filepath.Join(tmp, "p.html"), "-"}, mlp}, run{[]string{"-"}, mlp}, run{[]string{"-pipeline", "verify", "-o", filepath.Join(tmp, "q.html"), "-"}, bad}},
 		"version":   {run{nil, nil}, run{[]string{"extra"}, nil}, run{}},
+		"ops":       {run{[]string{"matmul_v2", "-json"}, nil}, run{[]string{"matmul_v3"}, nil}, run{}},
 		"mlir":      {run{[]string{"-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, garbled}},
 		"import":    {run{[]string{"-"}, pdmodel}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, mlp}},
 		"export":    {run{[]string{"-drop", "-o", filepath.Join(tmp, "x.pdmodel"), "-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-o", filepath.Join(tmp, "y.pdmodel"), "-"}, mlp}},

@@ -20,8 +20,9 @@ const opsArgs = "[-json] [TYPE]"
 
 // opsDoc is ops's help: the columns and the JSON schema.
 const opsDoc = `Ops lists every op type the op table (package analysis/opdef) defines,
-one a line, sorted by type: its sim kernel (yes when the simulator can run
-it), its grad op type (- for none), the impls the registry has for it (the
+one a line, sorted by type: its kernel (yes when the simulator has a
+kernel for it; collectives and control flow, which the interpreter runs
+itself, show -), its grad op type (- for none), the impls the registry has for it (the
 impl type named after it; default:0 and elementwise:0 lower any op), its
 sharding rule (- until sharding completion defines them), then its slots
 (inputs -> outputs; ? marks an optional slot, ... a variadic one), its
