@@ -360,20 +360,20 @@ func jsonValue(v ir.Value) any {
 			return float64(x)
 		}
 	case ir.Bools:
-		return []bool(x)
+		return append([]bool{}, x...) // never null: null is "no default"
 	case ir.Ints:
-		return []int64(x)
+		return append([]int64{}, x...) // never null: null is "no default"
 	case ir.Longs:
-		return []int64(x)
+		return append([]int64{}, x...) // never null: null is "no default"
 	case ir.Strings:
-		return []string(x)
+		return append([]string{}, x...) // never null: null is "no default"
 	case ir.Floats:
 		if !slices.ContainsFunc(x, func(f float64) bool { return !finite(f) }) {
-			return []float64(x)
+			return append([]float64{}, x...)
 		}
 	case ir.Float64s:
 		if !slices.ContainsFunc(x, func(f float64) bool { return !finite(f) }) {
-			return []float64(x)
+			return append([]float64{}, x...)
 		}
 	}
 	return opdef.ValueString(v)
