@@ -12,6 +12,9 @@ import (
 type Def struct {
 	// Type is the op type, as in the IR ("matmul_v2").
 	Type string
+	// Family is the op's family, the file that defines it ("matmul");
+	// the table sets it, and a grad def has its forward's.
+	Family string
 	// Doc says in one line what the op computes.
 	Doc string
 	// Inputs and Outputs list the slots, in Paddle's order.

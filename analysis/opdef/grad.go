@@ -9,6 +9,7 @@ func gradDef(d *Def) *Def {
 	g := d.Grad
 	gd := &Def{
 		Type:   d.GradType(),
+		Family: d.Family,
 		Doc:    "the gradient of " + d.Type,
 		Attrs:  d.Attrs,
 		Traits: d.Traits &^ (Random | Collective),

@@ -7,23 +7,38 @@ import (
 	"sync"
 )
 
+// family is one file's definitions, under the file's name.
+type family struct {
+	name string
+	defs []*Def
+}
+
 // families lists every family's definitions: the one place a def is
 // registered. Grad defs derived from the forward defs' Grad follow.
-func families() [][]*Def {
-	return [][]*Def{
-		matmulDefs(),
-		elementwiseDefs(),
-		activationDefs(),
-		reduceDefs(),
-		nnDefs(),
-		convDefs(),
-		dataDefs(),
-		moeDefs(),
-		optimizerDefs(),
-		collectiveDefs(),
-		controlDefs(),
-		quantDefs(),
+func families() []family {
+	return []family{
+		{"matmul", matmulDefs()},
+		{"elementwise", elementwiseDefs()},
+		{"activation", activationDefs()},
+		{"reduce", reduceDefs()},
+		{"nn", nnDefs()},
+		{"conv", convDefs()},
+		{"data", dataDefs()},
+		{"moe", moeDefs()},
+		{"optimizer", optimizerDefs()},
+		{"collective", collectiveDefs()},
+		{"control", controlDefs()},
+		{"quant", quantDefs()},
 	}
+}
+
+// Families returns the families' names in the table's order.
+func Families() []string {
+	var names []string
+	for _, f := range families() {
+		names = append(names, f.name)
+	}
+	return names
 }
 
 type table struct {
@@ -50,7 +65,8 @@ func build() *table {
 		t.all = append(t.all, d)
 	}
 	for _, fam := range families() {
-		for _, d := range fam {
+		for _, d := range fam.defs {
+			d.Family = fam.name
 			slices.SortFunc(d.Attrs, func(a, b Attr) int { return strings.Compare(a.Name, b.Name) })
 			add(d)
 		}

@@ -67,7 +67,7 @@ func TestOpsList(t *testing.T) {
 			t.Errorf("line %d is of %s, want %s", i+1, f[0], d.Type)
 		}
 	}
-	want := regexp.MustCompile(`(?m)^matmul_v2 +yes +matmul_v2_grad +column_parallel,row_parallel,replicate_parallel +- +` +
+	want := regexp.MustCompile(`(?m)^matmul_v2 +yes +yes +3 +- +` +
 		regexp.QuoteMeta("X, Y -> Out  {trans_x:bool=false, trans_y:bool=false}  Out = broadcast(X[:-2], Y[:-2]) + [M, N]"))
 	if !want.MatchString(out) {
 		t.Errorf("no matmul_v2 line like %s in\n%s", want, out)

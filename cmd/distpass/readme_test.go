@@ -91,20 +91,25 @@ func implTable() string {
 func opTable() string {
 	var sb strings.Builder
 	var n, derived int
-	for _, d := range opdef.All() {
-		if d.Forward() != nil {
-			derived++
-			continue
+	for _, fam := range opdef.Families() {
+		var ops, grads []string
+		for _, d := range opdef.All() {
+			switch {
+			case d.Family != fam:
+			case d.Forward() != nil:
+				derived++
+			default:
+				n++
+				ops = append(ops, "`"+d.Type+"`")
+				if d.Grad != nil {
+					grads = append(grads, "`"+d.Type+"`")
+				}
+			}
 		}
-		n++
-		grad := ""
-		if g := d.GradType(); g != "" {
-			grad = code(g)
-		}
-		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", d.Type, code(d.Signature()), code(d.Shape), grad)
+		fmt.Fprintf(&sb, "| %s | %s | %s |\n", fam, strings.Join(ops, ", "), strings.Join(grads, ", "))
 	}
-	return fmt.Sprintf("%d op types, and %d grad op types derived from them (`distpass ops` lists all):\n\n", n, derived) +
-		"| op | slots | shape rule | grad |\n|---|---|---|---|\n" + sb.String()
+	return fmt.Sprintf("%d op types, and %d grad op types derived from them; `distpass ops` shows their slots, attrs and shape rules:\n\n", n, derived) +
+		"| family | op types | with a gradient |\n|---|---|---|\n" + sb.String()
 }
 
 // code spells s as a code span in a table cell: | escaped, which GitHub

@@ -22,8 +22,10 @@ const opsArgs = "[-json] [TYPE]"
 const opsDoc = `Ops lists every op type the op table (package analysis/opdef) defines,
 one a line, sorted by type: its kernel (yes when the simulator has a
 kernel for it; collectives and control flow, which the interpreter runs
-itself, show -), its grad op type (- for none), the impls the registry has for it (the
-impl type named after it; default:0 and elementwise:0 lower any op), its
+itself, show -), its gradient (yes when the grad op is TYPE_grad, else
+the grad op's type; - for none), how many impls the registry has for it
+(of the impl type named after it; default:0 and elementwise:0 lower any
+op; ops TYPE names them), its
 sharding rule (- until sharding completion defines them), then its slots
 (inputs -> outputs; ? marks an optional slot, ... a variadic one), its
 attrs in braces (name:kind=default) and its shape rule.
@@ -156,8 +158,17 @@ func writeOpList(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 		if d.Shape != "" {
 			rest += "  " + d.Shape
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Type, yes(f.kernel(d.Type)), dash(d.GradType()),
-			dash(strings.Join(f.implNames(d.Type), ",")), "-", rest)
+		// The short forms keep a line's start narrow: a grad named
+		// TYPE_grad is "yes", impls are counted (ops TYPE names them).
+		grad := d.GradType()
+		if grad == d.Type+"_grad" {
+			grad = "yes"
+		}
+		impls := "-"
+		if n := len(f.implNames(d.Type)); n > 0 {
+			impls = strconv.Itoa(n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Type, yes(f.kernel(d.Type)), dash(grad), impls, "-", rest)
 	}
 	return tw.Flush()
 }
