@@ -28,7 +28,7 @@ func convDefs() []*Def {
 			layouts("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
 		}
 	}
-	const convShape = "Output = [N, M, out(H), out(W)] (NHWC: [N, out(H), out(W), M]) for Input [N, C, H, W], Filter [M, C/groups, kh, kw], out(i) = (i + pads - (dilation*(k-1)+1)) / stride + 1"
+	const convShape = "Output = [N, M, o(H), o(W)] for Filter [M, C/groups, kh, kw], o(i) = (i + pads - dilation*(k-1) - 1) / stride + 1"
 	conv := func(t, doc string, depthwise bool) *Def {
 		return &Def{
 			Type: t, Doc: doc,
@@ -53,7 +53,7 @@ func convDefs() []*Def {
 				stringAttr("padding_algorithm", "EXPLICIT", "EXPLICIT", "SAME", "VALID"),
 				layouts("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
 			},
-			Shape: "Out = [N, C, out(H), out(W)] (NHWC: [N, out(H), out(W), C]), out(i) = (i + pads - k (+ stride-1 with ceil_mode)) / stride + 1; global: 1; adaptive: ksize",
+			Shape: "Out = [N, C, o(H), o(W)], o(i) = (i + pads - k) / stride + 1, rounded up with ceil_mode; global: 1; adaptive: ksize",
 			Infer: inferPool,
 		},
 		{
@@ -67,7 +67,7 @@ func convDefs() []*Def {
 				layouts("data_layout", "NCHW", "NCHW", "NHWC"),
 				boolAttr("use_global_stats", false), boolAttr("trainable_statistics", false),
 			},
-			Shape: "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C], C = X[1] (NHWC: X[-1])",
+			Shape: "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C]",
 			Infer: inferBatchNorm,
 		},
 		{
@@ -75,7 +75,7 @@ func convDefs() []*Def {
 			Inputs: in("X", "Scale", "Bias"), Outputs: in("Out"),
 			// Paddle's default is AnyLayout, which it reads as channel-last.
 			Attrs: []Attr{layouts("data_layout", "AnyLayout", "NCHW", "NHWC", "AnyLayout")},
-			Shape: "Out = X; Scale, Bias = [C], C = X[1] for NCHW, else X[-1]",
+			Shape: "Out = X; Scale, Bias = [C]",
 			Infer: inferAffineChannel,
 		},
 	}
