@@ -166,8 +166,8 @@ func visionCases() []visionCase {
 	return []visionCase{
 		// conv2d: out = (in + pads - (dilation*(k-1)+1)) / stride + 1.
 		{"conv/explicit", conv("conv2d", "[2, 3, 32, 32]", "[8, 3, 5, 5]", "[2, 8, 15, 15]", `strides = [2, 2], paddings = [1, 1]`), ""}, // (32+2-5)/2+1
-		{"conv/four-paddings", conv("conv2d", "[1, 3, 10, 12]", "[4, 3, 3, 3]", "[1, 4, 9, 15]", `paddings = [0, 1, 2, 3]`), ""},      // 10+1-3+1, 12+5-3+1
-		{"conv/dilations", conv("conv2d", "[1, 3, 20, 20]", "[6, 3, 3, 3]", "[1, 6, 16, 14]", `dilations = [2, 3]`), ""},              // kernels 5 and 7
+		{"conv/four-paddings", conv("conv2d", "[1, 3, 10, 12]", "[4, 3, 3, 3]", "[1, 4, 9, 15]", `paddings = [0, 1, 2, 3]`), ""},         // 10+1-3+1, 12+5-3+1
+		{"conv/dilations", conv("conv2d", "[1, 3, 20, 20]", "[6, 3, 3, 3]", "[1, 6, 16, 14]", `dilations = [2, 3]`), ""},                 // kernels 5 and 7
 		// SAME: ceil(in / stride), dilations ignored: with dilation 2 H would be 3.
 		{"conv/same", conv("conv2d", "[1, 3, 7, 8]", "[4, 3, 3, 3]", "[1, 4, 4, 3]", `strides = [2, 3], dilations = [2, 2], padding_algorithm = "SAME"`), ""},
 		// VALID: the paddings attr is ignored.
