@@ -263,7 +263,7 @@ func visionCases() []visionCase {
 // clean and inference gives exactly its declared output types; one with
 // err gets that violation first, and only violations of its op. A dtype
 // inference leaves open (dequantize_linear's of an int8 input) is not
-// compared.
+// compared; a scalar is declared [] or [1].
 func checkCases(t *testing.T, cases []visionCase) {
 	t.Helper()
 	for _, c := range cases {
@@ -303,7 +303,9 @@ func checkCases(t *testing.T, cases []visionCase) {
 			}
 			for _, o := range outs {
 				v := b.Var(op.Output(o.Slot)[o.Index])
-				if o.Type.DType != ir.DTypeInvalid && v.Type.DType != o.Type.DType || !slices.Equal(v.Type.Shape, o.Type.Shape) {
+				shapeOK := slices.Equal(v.Type.Shape, o.Type.Shape) ||
+					o.Scalar && (len(v.Type.Shape) == 0 || slices.Equal(v.Type.Shape, []int64{1}))
+				if o.Type.DType != ir.DTypeInvalid && v.Type.DType != o.Type.DType || !shapeOK {
 					t.Errorf("%s %s: declared %s, inferred %s", o.Slot, v.Name(), v.Type, o.Type)
 				}
 			}

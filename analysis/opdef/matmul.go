@@ -16,9 +16,14 @@ func matmulDefs() []*Def {
 		{
 			Type: "matmul", Doc: "alpha times the batched matrix product of X and Y (Paddle 1.x)",
 			Inputs: in("X", "Y"), Outputs: in("Out"),
-			Attrs: []Attr{boolAttr("transpose_X", false), boolAttr("transpose_Y", false), floatAttr("alpha", 1)},
-			Shape: "Out = broadcast(X[:-2], Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]",
-			Infer: inferMatmul("transpose_X", "transpose_Y"),
+			Attrs: []Attr{
+				boolAttr("transpose_X", false), boolAttr("transpose_Y", false), floatAttr("alpha", 1),
+				intAttr("head_number", 1),
+				intsAttr("fused_reshape_X"), intsAttr("fused_reshape_Y"), intsAttr("fused_reshape_Out"),
+				intsAttr("fused_transpose_X"), intsAttr("fused_transpose_Y"), intsAttr("fused_transpose_Out"),
+			},
+			Shape: "Out = (X[:-2] if X has batch dims, else Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]; batches do not broadcast",
+			Infer: inferMatmulV1,
 			Grad:  binGrad(),
 		},
 		{
@@ -81,6 +86,81 @@ func inferMatmul(transX, transY string) func(c *Infer) error {
 		c.Set("Out", x.DType, out)
 		return nil
 	}
+}
+
+// matmulFusions are the attrs of Paddle's oneDNN matmul fusion pass: a
+// reshape and transpose folded into an operand or the output, which
+// change the shapes.
+var matmulFusions = [...]string{"fused_reshape_X", "fused_reshape_Y", "fused_reshape_Out", "fused_transpose_X", "fused_transpose_Y", "fused_transpose_Out"}
+
+// inferMatmulV1 infers Paddle 1.x matmul, which is not matmul_v2: batch
+// dims do not broadcast (Out takes X's batch dims when X has some, else
+// Y's, and the two batches hold as many matrices); a 1-D X is a row and
+// a 1-D Y a column, transposed as asked, and their dim is dropped from
+// Out only when it is 1. 1-D times 1-D is [1] (Paddle 2.5+: []).
+func inferMatmulV1(c *Infer) error {
+	x, okx := c.In("X")
+	y, oky := c.In("Y")
+	if !okx || !oky {
+		return nil
+	}
+	for _, a := range matmulFusions {
+		if v, _ := c.Ints(a); len(v) > 0 {
+			return c.Errorf("attr %s %s: matmul with a oneDNN reshape or transpose fused in is not supported", a, shapeString(v))
+		}
+	}
+	if h := c.Int("head_number"); h > 1 {
+		return c.Errorf("attr head_number %d: a multi-head matmul (an MKLML kernel's) is not supported", h)
+	}
+	xs, ys := x.Shape, y.Shape
+	both := func() string {
+		return "X " + c.Name("X") + " " + shapeString(xs) + " and Y " + c.Name("Y") + " " + shapeString(ys)
+	}
+	if len(xs) == 0 || len(ys) == 0 {
+		return c.Errorf("%s: matmul needs at least 1-D operands", both())
+	}
+	var m, kx, ky, n int64 = 1, xs[0], ys[0], 1
+	if len(xs) > 1 {
+		m, kx = xs[len(xs)-2], xs[len(xs)-1]
+	}
+	if len(ys) > 1 {
+		ky, n = ys[len(ys)-2], ys[len(ys)-1]
+	}
+	if c.Bool("transpose_X") {
+		m, kx = kx, m
+	}
+	if c.Bool("transpose_Y") {
+		ky, n = n, ky
+	}
+	if kx >= 0 && ky >= 0 && kx != ky {
+		return c.Errorf("%s: contracted dims %d and %d differ", both(), kx, ky)
+	}
+	bx, by := xs[:max(len(xs)-2, 0)], ys[:max(len(ys)-2, 0)]
+	if len(bx) > 0 && len(by) > 0 {
+		if px, py := prod(bx), prod(by); px >= 0 && py >= 0 && px != py {
+			return c.Errorf("%s: batches of %d and %d matrices (matmul does not broadcast; matmul_v2 does)", both(), px, py)
+		}
+	}
+	var buf [8]int64
+	out := buf[:0]
+	if len(bx) > 0 {
+		out = append(out, bx...)
+	} else {
+		out = append(out, by...)
+	}
+	out = append(out, m, n)
+	if len(xs) == 1 && out[len(out)-2] == 1 {
+		out = append(out[:len(out)-2], out[len(out)-1])
+	}
+	if len(ys) == 1 && out[len(out)-1] == 1 {
+		out = out[:len(out)-1]
+	}
+	if len(out) == 0 {
+		c.SetScalar("Out", x.DType)
+		return nil
+	}
+	c.Set("Out", x.DType, out)
+	return nil
 }
 
 // prod multiplies dims; -1 when one is unknown.
