@@ -241,9 +241,6 @@ func inferPool(c *Infer) error {
 	if err != nil {
 		return err
 	}
-	if strides[0] < 1 || strides[1] < 1 {
-		return c.Errorf("attr strides %s must be positive", shapeString(strides[:]))
-	}
 	pads, err := pads2d(c)
 	if err != nil {
 		return err
@@ -259,15 +256,7 @@ func inferPool(c *Infer) error {
 	out[0], out[ch] = xs[0], xs[ch]
 	for i := range 2 {
 		in, k, s := xs[sp+i], ksize[i], strides[i]
-		p0, p1 := pads[2*i], pads[2*i+1]
-		switch {
-		case global || adaptive:
-			p0, p1 = 0, 0 // Paddle ignores the padding of both
-		case algo == "SAME" && in >= 0:
-			p0, p1 = samePads(in, k, s)
-		case algo == "VALID":
-			p0, p1 = 0, 0
-		}
+		// Global and adaptive pooling ignore paddings and strides.
 		switch {
 		case global && adaptive:
 			out[sp+i] = in // the bins are the input's own dims
@@ -279,9 +268,21 @@ func inferPool(c *Infer) error {
 		if k < 1 {
 			return c.Errorf("attr ksize %s must be positive", shapeString(ksize[:]))
 		}
-		switch {
-		case adaptive:
+		if adaptive {
 			out[sp+i] = k
+			continue
+		}
+		if s < 1 {
+			return c.Errorf("attr strides %s must be positive", shapeString(strides[:]))
+		}
+		p0, p1 := pads[2*i], pads[2*i+1]
+		switch {
+		case algo == "SAME" && in >= 0:
+			p0, p1 = samePads(in, k, s)
+		case algo == "VALID":
+			p0, p1 = 0, 0
+		}
+		switch {
 		case in < 0:
 			out[sp+i] = -1
 		case in+p0+p1 < k:

@@ -186,6 +186,7 @@ func visionCases() []visionCase {
 		{"pool/four-paddings", pool("[1, 1, 7, 7]", "[1, 1, 3, 3]", `pooling_type = "max", ksize = [3, 3], strides = [2, 2], paddings = [0, 1, 1, 0]`), ""},
 		{"pool/four-paddings-ceil", pool("[1, 1, 7, 7]", "[1, 1, 4, 4]", `pooling_type = "max", ksize = [3, 3], strides = [2, 2], paddings = [0, 1, 1, 0], ceil_mode = true`), ""},
 		{"pool/adaptive", pool("[1, 3, 13, 17]", "[1, 3, 3, 4]", `pooling_type = "avg", ksize = [3, 4], adaptive = true, paddings = [2, 2]`), ""},
+		{"pool/global-ignores-strides", pool("[2, 5, 3, 7]", "[2, 5, 1, 1]", `pooling_type = "max", ksize = [1, 1], strides = [0, 0], global_pooling = true`), ""},
 		{"pool/global", pool("[2, 5, -1, 7]", "[2, 5, 1, 1]", `pooling_type = "avg", ksize = [0, 0], global_pooling = true`), ""},
 		// Global and adaptive: Paddle sets the bins to the input's dims.
 		{"pool/global-adaptive", pool("[1, 3, 5, 6]", "[1, 3, 5, 6]", `pooling_type = "avg", ksize = [2, 2], global_pooling = true, adaptive = true`), ""},
@@ -240,6 +241,7 @@ func visionCases() []visionCase {
 		{"pool/rank", pool("[3, 8, 8]", "[3, 4, 4]", `pooling_type = "max", ksize = [2, 2]`), "X x [3, 8, 8]: pool2d takes a 4-D input"},
 		{"pool/window", pool("[1, 3, 2, 8]", "[1, 3, 1, 3]", `pooling_type = "max", ksize = [3, 3], strides = [2, 2]`),
 			"X x [1, 3, 2, 8]: spatial dim 2 of 2 padded by 0+0 is smaller than the window 3"},
+		{"pool/stride-zero", pool("[1, 3, 8, 8]", "[1, 3, 4, 4]", `pooling_type = "max", ksize = [2, 2], strides = [2, 0], padding_algorithm = "SAME"`), "attr strides [2, 0] must be positive"},
 		{"pool/ksize-zero", pool("[1, 3, 8, 8]", "[1, 3, 4, 4]", `pooling_type = "max", ksize = [0, 2]`), "attr ksize [0, 2] must be positive"},
 		{"pool/type", pool("[1, 3, 8, 8]", "[1, 3, 4, 4]", `pooling_type = "sum", ksize = [2, 2], strides = [2, 2]`),
 			`attr pooling_type = "sum" is not one of ["max", "avg"]`},

@@ -107,10 +107,10 @@ func checkBits(c *Infer) error {
 }
 
 // quantAxis returns attr quant_axis, checked against X's rank; -1 (per
-// tensor) passes.
-func quantAxis(c *Infer, x []int64) (int, error) {
+// tensor) passes when perTensor does.
+func quantAxis(c *Infer, x []int64, perTensor bool) (int, error) {
 	a := c.Int("quant_axis")
-	if a >= int64(len(x)) || a < -1 {
+	if a >= int64(len(x)) || a < -1 || a == -1 && !perTensor {
 		return 0, c.Errorf("%s: attr quant_axis %d is not a dim of it", operand(c, "X", x), a)
 	}
 	return int(a), nil
@@ -132,7 +132,7 @@ func inferFakeQuant(perChannel bool) func(c *Infer) error {
 		one := [1]int64{1}
 		scale := one
 		if perChannel {
-			a, err := quantAxis(c, x.Shape)
+			a, err := quantAxis(c, x.Shape, false)
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ func inferChannelDequant(c *Infer) error {
 	if !ok {
 		return nil
 	}
-	a, err := quantAxis(c, x.Shape)
+	a, err := quantAxis(c, x.Shape, false)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func inferQuantLinear(c *Infer) error {
 	if err := checkBits(c); err != nil {
 		return err
 	}
-	a, err := quantAxis(c, x.Shape)
+	a, err := quantAxis(c, x.Shape, true)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ func TestQuantInfer(t *testing.T) {
 			"output OutScale s: declared shape [4], inferred [8] (" + opdef.Lookup("fake_channel_wise_quantize_abs_max").Shape + ")"},
 		{"channel-wise/axis", prog(w + " var s : f32[4]\n op 1 fake_channel_wise_quantize_abs_max(X: w) -> (Out: q, OutScale: s) {quant_axis = 2}"),
 			"attr quant_axis = 2 is not one of [0, 1]"},
+		{"channel-wise/per-tensor-axis", prog(w + " var s : f32[1]\n op 1 fake_channel_wise_quantize_abs_max(X: w) -> (Out: q, OutScale: s) {quant_axis = -1}"),
+			"attr quant_axis = -1 is not one of [0, 1]"},
 		{"abs-max/bits", prog(x + one + " op 1 fake_quantize_abs_max(X: x) -> (Out: q, OutScale: s) {bit_length = 17}"),
 			"attr bit_length 17 is not in [1, 16]"},
 		{"abs-max/out", prog(" var x : f32[4, 4]\n var q : f32[4, 5]\n var s : f32[1]\n op 1 fake_quantize_abs_max(X: x) -> (Out: q, OutScale: s)"),
