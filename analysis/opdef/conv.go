@@ -19,13 +19,12 @@ import "github.com/distpass/distpass/ir"
 // values, not shapes, and are not listed either: nothing here computes
 // a convolution.
 func convDefs() []*Def {
-	layouts := func(name, def string, allowed ...string) Attr { return stringAttr(name, def, allowed...) }
 	convAttrs := func() []Attr {
 		return []Attr{
 			intsAttr("strides", 1, 1), intsAttr("paddings", 0, 0), intsAttr("dilations", 1, 1),
 			stringAttr("padding_algorithm", "EXPLICIT", "EXPLICIT", "SAME", "VALID"),
 			intAttr("groups", 1),
-			layouts("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
+			stringAttr("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
 		}
 	}
 	const convShape = "Output = [N, M, o(H), o(W)] for Filter [M, C/groups, kh, kw], o(i) = (i + pads - dilation*(k-1) - 1) / stride + 1"
@@ -51,7 +50,7 @@ func convDefs() []*Def {
 				boolAttr("global_pooling", false), boolAttr("adaptive", false),
 				boolAttr("ceil_mode", false), boolAttr("exclusive", true),
 				stringAttr("padding_algorithm", "EXPLICIT", "EXPLICIT", "SAME", "VALID"),
-				layouts("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
+				stringAttr("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
 			},
 			Shape: "Out = [N, C, o(H), o(W)], o(i) = (i + pads - k) / stride + 1, rounded up with ceil_mode; global: 1; adaptive: ksize",
 			Infer: inferPool,
@@ -64,7 +63,7 @@ func convDefs() []*Def {
 			Outputs: slots("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance", opt("ReserveSpace")),
 			Attrs: []Attr{
 				floatAttr("epsilon", 1e-5), floatAttr("momentum", 0.9),
-				layouts("data_layout", "NCHW", "NCHW", "NHWC"),
+				stringAttr("data_layout", "NCHW", "NCHW", "NHWC"),
 				boolAttr("use_global_stats", false), boolAttr("trainable_statistics", false),
 			},
 			Shape: "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C]",
@@ -74,7 +73,7 @@ func convDefs() []*Def {
 			Type: "affine_channel", Doc: "X * Scale + Bias, per channel",
 			Inputs: in("X", "Scale", "Bias"), Outputs: in("Out"),
 			// Paddle's default is AnyLayout, which it reads as channel-last.
-			Attrs: []Attr{layouts("data_layout", "AnyLayout", "NCHW", "NHWC", "AnyLayout")},
+			Attrs: []Attr{stringAttr("data_layout", "AnyLayout", "NCHW", "NHWC", "AnyLayout")},
 			Shape: "Out = X; Scale, Bias = [C]",
 			Infer: inferAffineChannel,
 		},
@@ -86,8 +85,8 @@ func operand(c *Infer, slot string, shape []int64) string {
 	return slot + " " + c.Name(slot) + " " + shapeString(shape)
 }
 
-// window2d reads the 2-value int attrs of a 2-D window (strides,
-// dilations, ksize): each must be positive.
+// window2d reads an attr of one value per spatial dim (strides,
+// dilations, ksize), which a 2-D op must have two of.
 func window2d(c *Infer, name string) ([2]int64, error) {
 	var w [2]int64
 	v, ok := c.Ints(name)
