@@ -205,7 +205,7 @@ func inferConv(depthwise bool) func(c *Infer) error {
 			}
 			dk := d*(k-1) + 1
 			if in+p0+p1 < dk {
-				return c.Errorf("%s and %s: spatial dim %d of %d padded by %d+%d is smaller than the dilated filter %d",
+				return c.Errorf("%s and %s: dim %d of size %d, padded by %d+%d, is smaller than the dilated filter %d",
 					operand(c, "Input", xs), operand(c, "Filter", ws), sp+i, in, p0, p1, dk)
 			}
 			out[sp+i] = (in+p0+p1-dk)/s + 1
@@ -285,7 +285,7 @@ func inferPool(c *Infer) error {
 		case in < 0:
 			out[sp+i] = -1
 		case in+p0+p1 < k:
-			return c.Errorf("%s: spatial dim %d of %d padded by %d+%d is smaller than the window %d", operand(c, "X", xs), sp+i, in, p0, p1, k)
+			return c.Errorf("%s: dim %d of size %d, padded by %d+%d, is smaller than the window %d", operand(c, "X", xs), sp+i, in, p0, p1, k)
 		case ceil:
 			out[sp+i] = (in-k+p0+p1+s-1)/s + 1
 		default:
