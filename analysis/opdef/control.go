@@ -1,5 +1,154 @@
 package opdef
 
+import (
+	"strconv"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// controlDefs: the ops that run sub-blocks, feed and fetch, and the PIR
+// ops the importer reads from Paddle 3's JSON programs (pd_op.*, cf.*).
 func controlDefs() []*Def {
-	return nil // TODO(defs)
+	block := Attr{Name: "sub_block", Type: ir.KindBlock}
+	skip := stringsAttr("skip_eager_deletion_vars")
+	return []*Def{
+		// The loop-carried vars a while's body updates are in both X and
+		// Out; what they hold after the loop is the body's to say, so
+		// nothing is inferred (nor in Paddle).
+		{
+			Type: "while", Doc: "runs sub_block while Condition, which the block updates, holds",
+			Inputs:  slots(optMany("X"), noGrad("Condition")),
+			Outputs: slots(optMany("Out"), "StepScopes"),
+			Attrs:   []Attr{block, boolAttr("is_test", false), skip},
+			Traits:  ControlFlow,
+		},
+		{
+			Type: "conditional_block", Doc: "runs sub_block when Cond holds (is_scalar_condition) or is not empty",
+			Inputs:  slots(Slot{Name: "Cond", Variadic: true, NoGrad: true}, optMany("Input")),
+			Outputs: slots(optMany("Out"), "Scope"),
+			Attrs:   []Attr{block, boolAttr("is_scalar_condition", false), skip},
+			Traits:  ControlFlow,
+		},
+		// feed and fetch move values between the program and its caller:
+		// what is fed is the caller's, so feed infers nothing.
+		{
+			Type: "feed", Doc: "column col of the feed list, into Out",
+			Inputs: in("X"), Outputs: in("Out"),
+			Attrs: []Attr{intAttr("col", 0)},
+		},
+		{
+			Type: "fetch", Doc: "X, into column col of the fetch list",
+			Inputs: in("X"), Outputs: in("Out"),
+			Attrs: []Attr{intAttr("col", 0)},
+		},
+		{
+			Type: "fetch_v2", Doc: "X, into column col of the fetch list (copied with deepcopy)",
+			Inputs: in("X"), Outputs: in("Out"),
+			Attrs: []Attr{intAttr("col", 0), boolAttr("deepcopy", true)},
+		},
+		// PIR's operands and results are positional: the importer names
+		// them in0, in1, ... and out0, out1, ....
+		{
+			Type: "pd_op.data", Doc: "the program input called name",
+			Outputs: in("out0"),
+			Attrs:   []Attr{stringAttr("name", ""), intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
+			Shape:   "out0 = shape, dtype",
+			Infer:   inferPIRFull,
+		},
+		{
+			Type: "pd_op.full", Doc: "a tensor of shape filled with value",
+			Outputs: in("out0"),
+			Attrs: []Attr{intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), floatAttr("value", 0),
+				stringsAttr("place")},
+			Shape: "out0 = shape, dtype",
+			Infer: inferPIRFull,
+		},
+		{
+			Type: "pd_op.scale", Doc: "in0 times the scale in1, plus bias (before or after scaling)",
+			Inputs: slots("in0", opt("in1")), Outputs: in("out0"),
+			Attrs:  []Attr{floatAttr("bias", 0), boolAttr("bias_after_scale", true)},
+			Traits: Elementwise,
+			Shape:  "out0 = in0",
+			Infer:  sameAs("in0", "out0"),
+		},
+		{
+			Type: "pd_op.equal", Doc: "in0 == in1, elementwise",
+			Inputs: in("in0", "in1"), Outputs: in("out0"),
+			Traits: Elementwise,
+			Shape:  "out0 = broadcast(in0, in1), bool",
+			Infer: func(c *Infer) error {
+				x, okx := c.In("in0")
+				y, oky := c.In("in1")
+				if !okx || !oky {
+					return nil
+				}
+				out, err := Broadcast(c, x.Shape, y.Shape, -1)
+				if err != nil {
+					return c.Errorf("in0 %s %s and in1 %s %s: %v", c.Name("in0"), shapeString(x.Shape), c.Name("in1"), shapeString(y.Shape), err)
+				}
+				c.Set("out0", ir.Boolean, out)
+				return nil
+			},
+		},
+		{
+			Type: "pd_op.thresholded_relu", Doc: "in0 where it is above threshold, value elsewhere",
+			Inputs: in("in0"), Outputs: in("out0"),
+			Attrs:  []Attr{floatAttr("threshold", 1), floatAttr("value", 0)},
+			Traits: Elementwise,
+			Shape:  "out0 = in0",
+			Infer:  sameAs("in0", "out0"),
+		},
+		{
+			Type: "pd_op.fetch", Doc: "in0, fetched as column col under name",
+			Inputs: in("in0"), Outputs: in("out0"),
+			Attrs: []Attr{intAttr("col", 0), stringAttr("name", "")},
+			Shape: "out0 = in0",
+			Infer: sameAs("in0", "out0"),
+		},
+		// The results of an if are what its regions' cf.yield give, which
+		// the op itself does not say.
+		{
+			Type: "pd_op.if", Doc: "runs the first of sub_blocks when in0 holds, else the second; its results are their yields",
+			Inputs: in("in0"), Outputs: positional("out", true),
+			Attrs:  []Attr{{Name: "sub_blocks", Type: ir.KindBlocks}},
+			Traits: ControlFlow,
+		},
+		{
+			Type: "cf.yield", Doc: "ends a region, giving its operands as the results of the op owning the region",
+			Inputs: positional("in", true),
+		},
+	}
+}
+
+// maxPositional is how many positional slots a PIR op with any number of
+// operands or results (pd_op.if, cf.yield) declares.
+const maxPositional = 64
+
+// positional returns the slots prefix0 .. prefix<maxPositional-1>, each
+// of one arg, optional when opt.
+func positional(prefix string, opt bool) []Slot {
+	ss := make([]Slot, maxPositional)
+	for i := range ss {
+		ss[i] = Slot{Name: prefix + strconv.Itoa(i), Optional: opt}
+	}
+	return ss
+}
+
+// pirDTypes maps PIR's dtype names to the IR's.
+var pirDTypes = map[string]ir.DType{
+	"bool": ir.Boolean, "uint8": ir.U8, "int8": ir.I8, "int16": ir.I16, "int32": ir.I32, "int64": ir.I64,
+	"float16": ir.F16, "bfloat16": ir.BF16, "float32": ir.F32, "float64": ir.F64,
+}
+
+// inferPIRFull infers pd_op.full and pd_op.data: attr shape, and attr
+// dtype by its PIR name (unchecked when the IR has no such dtype).
+func inferPIRFull(c *Infer) error {
+	shape, _ := c.Ints("shape")
+	for i, d := range shape {
+		if d < -1 {
+			return c.Errorf("attr shape %s: dim %d is %d", shapeString(shape), i, d)
+		}
+	}
+	c.Set("out0", pirDTypes[c.String("dtype")], shape)
+	return nil
 }
