@@ -55,9 +55,9 @@ func dataDefs() []*Def {
 		{
 			Type: "fill_constant_batch_size_like", Doc: "a tensor of shape filled with value, one dim taken from Input",
 			Inputs: in("Input"), Outputs: in("Out"),
-			Attrs:  fillAttrs(intAttr("input_dim_idx", 0), intAttr("output_dim_idx", 0)),
-			Shape:  "Out = shape with Out[output_dim_idx] = Input[input_dim_idx], dtype",
-			Infer:  inferFillBatchSizeLike,
+			Attrs: fillAttrs(intAttr("input_dim_idx", 0), intAttr("output_dim_idx", 0)),
+			Shape: "Out = shape with Out[output_dim_idx] = Input[input_dim_idx], dtype",
+			Infer: inferFillBatchSizeLike,
 		},
 		{
 			Type: "uniform_random", Doc: "uniform random numbers in [min, max)",

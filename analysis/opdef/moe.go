@@ -78,7 +78,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "assign_pos", Doc: "the token slots of X in expert order, by the prefix counts cum_count",
-			Inputs: slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
+			Inputs:  slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
 			Outputs: in("Out"),
 			Shape:   "Out = [-1] (the routed slots), int64",
 			Infer: func(c *Infer) error {
