@@ -125,9 +125,14 @@ func wants(op *ir.Op, name string) bool { return len(op.Output(name)) > 0 }
 // out1 is an Args with one tensor in slot name.
 func out1(name string, t *Tensor) Args { return Args{name: {t}} }
 
+// attrInt, attrFloat and attrInts read an attr of either width: Paddle
+// writes some int attrs as longs (arg_max's axis) and, since 2.0,
+// fill_constant's and the random ops' shape as longs.
 func attrInt(op *ir.Op, name string, def int64) int64 {
 	switch v := op.Attrs.Get(name).(type) {
 	case ir.Int:
+		return int64(v)
+	case ir.Long:
 		return int64(v)
 	case ir.Float:
 		return int64(v)
@@ -143,6 +148,8 @@ func attrInt(op *ir.Op, name string, def int64) int64 {
 func attrFloat(op *ir.Op, name string, def float64) float64 {
 	switch v := op.Attrs.Get(name).(type) {
 	case ir.Float:
+		return float64(v)
+	case ir.Float64:
 		return float64(v)
 	case ir.Int:
 		return float64(v)
@@ -170,6 +177,8 @@ func attrString(op *ir.Op, name, def string) string {
 func attrInts(op *ir.Op, name string) ([]int64, bool) {
 	switch v := op.Attrs.Get(name).(type) {
 	case ir.Ints:
+		return slices.Clone([]int64(v)), true
+	case ir.Longs:
 		return slices.Clone([]int64(v)), true
 	case ir.Floats: // never written by distpass, tolerated
 		out := make([]int64, len(v))
