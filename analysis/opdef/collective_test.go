@@ -1,0 +1,93 @@
+package opdef_test
+
+import (
+	"testing"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
+
+// TestCollectiveTraits: a def has the Collective trait exactly when ir
+// says its type communicates, so that what verify and the completion
+// read agrees with what dead-code elimination keeps.
+func TestCollectiveTraits(t *testing.T) {
+	n := 0
+	for _, d := range opdef.All() {
+		if got, want := d.Traits&opdef.Collective != 0, ir.IsCollective(d.Type); got != want {
+			t.Errorf("%s: Collective trait %v, ir.IsCollective %v", d.Type, got, want)
+		}
+		if ir.IsCollective(d.Type) {
+			n++
+		}
+	}
+	// Every type of ir's list has a def.
+	for _, typ := range []string{"all_gather", "all_reduce", "all_to_all", "alltoall", "barrier", "broadcast",
+		"c_allgather", "c_allreduce_avg", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_sum",
+		"c_alltoall", "c_broadcast", "c_concat", "c_identity", "c_reduce_avg", "c_reduce_max", "c_reduce_min",
+		"c_reduce_prod", "c_reduce_sum", "c_reducescatter", "c_scatter", "c_split", "global_gather", "global_scatter",
+		"mp_allreduce_sum", "p_recv", "p_send", "partial_allgather", "partial_recv", "partial_send", "recv_v2",
+		"reduce_scatter", "send_v2"} {
+		if !ir.IsCollective(typ) {
+			t.Errorf("%s is no longer a collective of ir's list: update this test", typ)
+		}
+		if opdef.Lookup(typ) == nil {
+			t.Errorf("collective %s has no definition", typ)
+		}
+	}
+	if n != 35 {
+		t.Errorf("%d collective defs, want the 35 of ir's list", n)
+	}
+}
+
+const groups = "group 0 ranks [0, 1]\n"
+
+func TestCollectiveInfer(t *testing.T) {
+	runInferCases(t, groups, []inferCase{
+		{"c_reducescatter", "var x : f32[8, 3]\nvar o : f32[4, 3]\nop 1 c_reducescatter(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
+			[]string{"Out[0] f32[4, 3]"}},
+		{"reduce_scatter/unknown", "var x : f32[-1, 3]\nvar o : f32[-1, 3]\nop 1 reduce_scatter(x: x) -> (out: o) {nranks = 2, ring_id = 0}",
+			[]string{"out[0] f32[-1, 3]"}},
+		{"c_scatter", "var x : f32[6, 3]\nvar o : f32[3, 3]\nop 1 c_scatter(X: x) -> (Out: o) {nranks = 2, root = 0, ring_id = 0}",
+			[]string{"Out[0] f32[3, 3]"}},
+		{"c_reduce_sum", "var x : f32[6, 3]\nvar o : f32[6, 3]\nop 1 c_reduce_sum(X: x) -> (Out: o) {root_id = 1, ring_id = 0}",
+			[]string{"Out[0] f32[6, 3]"}},
+		{"partial_recv", "var o : f16[4, 2]\nop 1 partial_recv() -> (Out: o) {dtype = 4, out_shape = [4, 2], peer = 1, num = 2, id = 0, ring_id = 0}",
+			[]string{"Out[0] f16[4, 2]"}},
+		{"recv_v2/no_out_shape", "var o : f32[-1, 2]\nop 1 recv_v2() -> (Out: o) {dtype = 5, peer = 1, ring_id = 0}",
+			[]string{"Out[0] f32[-1, 2]"}},
+		{"c_sync_comm_stream", "var a : f32[2]\nvar b : i64[3, 1]\nop 1 c_sync_comm_stream(X: [a, b]) -> (Out: [a, b]) {ring_id = 0}",
+			[]string{"Out[0] f32[2]", "Out[1] i64[3, 1]"}},
+	})
+}
+
+func TestCollectiveErrors(t *testing.T) {
+	runOpCases(t, groups, []opCase{
+		{"c_allgather/nranks", "var x : f32[2, 3]\nvar o : f32[4, 3]\nop 1 c_allgather(X: x) -> (Out: o) {ring_id = 0}",
+			[]string{"op 1 c_allgather: shape inference (Out = X with dim 0 times nranks): attr nranks is required (the size of the group)"}},
+		{"c_allgather/declared", "var x : f32[2, 3]\nvar o : f32[2, 3]\nop 1 c_allgather(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
+			[]string{"op 1 c_allgather: output Out o: declared shape [2, 3], inferred [4, 3] (Out = X with dim 0 times nranks)"}},
+		{"c_reducescatter/uneven", "var x : f32[3, 3]\nvar o : f32[1, 3]\nop 1 c_reducescatter(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
+			[]string{"op 1 c_reducescatter: shape inference (Out = X with dim 0 divided by nranks): X x [3, 3]: dim 0 (3) does not split over nranks 2"}},
+		{"c_split/zero_nranks", "var x : f32[3, 4]\nvar o : f32[3, 2]\nop 1 c_split(X: x) -> (Out: o) {nranks = 0, rank = 0, ring_id = 0}",
+			[]string{"op 1 c_split: shape inference (Out = X with the last dim divided by nranks): nranks 0: want at least 1"}},
+		{"c_concat/declared", "var x : f32[3, 4]\nvar o : f32[6, 4]\nop 1 c_concat(X: x) -> (Out: o) {nranks = 2, rank = 0, ring_id = 0}",
+			[]string{"op 1 c_concat: output Out o: declared shape [6, 4], inferred [3, 8] (Out = X with the last dim times nranks)"}},
+		{"c_allreduce_sum/declared", "var x : f32[3, 4]\nvar o : f32[3, 2]\nop 1 c_allreduce_sum(X: x) -> (Out: o) {ring_id = 0}",
+			[]string{"op 1 c_allreduce_sum: output Out o: declared shape [3, 2], inferred [3, 4] (Out = X)"}},
+		{"all_reduce/reduce_type", "var x : f32[3]\nvar o : f32[3]\nop 1 all_reduce(x: x) -> (out: o) {reduce_type = 7, ring_id = 0}",
+			[]string{"op 1 all_reduce: attr reduce_type = 7 is not one of [0, 1, 2, 3, 4]"}},
+		{"all_reduce/upper_slots", "var x : f32[3]\nvar o : f32[3]\nop 1 all_reduce(X: x) -> (Out: o) {ring_id = 0}",
+			[]string{"op 1 all_reduce: input slot X is not a slot of all_reduce (slots: x)",
+				"op 1 all_reduce: input slot x is required",
+				"op 1 all_reduce: output slot Out is not a slot of all_reduce (slots: out)",
+				"op 1 all_reduce: output slot out is required"}},
+		{"recv_v2/out_shape", "var o : f32[2, 3]\nop 1 recv_v2() -> (Out: o) {dtype = 5, out_shape = [3, 2], peer = 1, ring_id = 0}",
+			[]string{"op 1 recv_v2: output Out o: declared shape [2, 3], inferred [3, 2] (Out = out_shape (the declared shape without one), dtype)"}},
+		{"recv_v2/dtype", "var o : f32[2, 3]\nop 1 recv_v2() -> (Out: o) {dtype = 6, peer = 1, ring_id = 0}",
+			[]string{"op 1 recv_v2: output Out o: declared dtype f32, inferred f64 (Out = out_shape (the declared shape without one), dtype)"}},
+		{"c_wait_comm/count", "var a : f32[2]\nvar b : f32[2]\nop 1 c_wait_comm(X: [a, b]) -> (Out: a) {ring_id = 0}",
+			[]string{"op 1 c_wait_comm: shape inference (each Out = its X): 2 X args but 1 Out args: each Out is its X"}},
+		{"send_v2/output", "var x : f32[2]\nop 1 send_v2(X: x) -> (Out: x) {peer = 1, ring_id = 0}",
+			[]string{"op 1 send_v2: output slot Out is not a slot of send_v2 (it has none)"}},
+	})
+}
