@@ -26,33 +26,40 @@ func collectiveDefs() []*Def {
 			same("c_allreduce_"+r, "the "+r+" of X over the ranks of ring_id, on every rank", mp),
 			same("c_reduce_"+r, "the "+r+" of X over the ranks of ring_id, on rank root_id", intAttr("root_id", 0), mp))
 	}
+	nranks1 := intAttr("nranks", 1)
+	// c_concat and c_split default to the calculation stream and model
+	// parallelism, as Paddle's makers do.
+	mpColl := func(t, doc, shape string, infer func(c *Infer) error) *Def {
+		return &Def{Type: t, Doc: doc, Inputs: in("X"), Outputs: in("Out"), Traits: Collective, Shape: shape, Infer: infer,
+			Attrs: []Attr{ring, boolAttr("use_calc_stream", true), boolAttr("use_model_parallel", true), nranks1, intAttr("rank", 0)}}
+	}
 	defs = append(defs,
 		same("mp_allreduce_sum", "the sum of X over the model-parallel ranks of ring_id", mp),
 		same("c_identity", "X; its gradient is summed over ring_id (Megatron's f)", mp),
 		same("c_broadcast", "rank root's X, on every rank of ring_id", intAttr("root", 0)),
-		coll("c_allgather", "the X of every rank of ring_id, concatenated along dim 0",
-			"X", "Out", "Out = X with dim 0 times nranks", scaleDim("X", "Out", 0, true), nranks),
+		coll("c_allgather", "the X of every rank of ring_id, concatenated along dim 0 (stacked when 0-D)",
+			"X", "Out", "Out = X with dim 0 times nranks ([nranks] for a 0-D X)", scaleDim("X", "Out", 0, true), nranks),
 		coll("c_reducescatter", "this rank's part (along dim 0) of the sum of X over ring_id",
-			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks),
+			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks1),
 		coll("c_scatter", "this rank's part (along dim 0) of rank root's X",
-			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks, intAttr("root", 0)),
-		coll("c_concat", "the X of every rank of ring_id, concatenated along the last dim",
-			"X", "Out", "Out = X with the last dim times nranks", scaleDim("X", "Out", -1, true), nranks, intAttr("rank", 0), mp),
-		coll("c_split", "this rank's part of X along the last dim",
-			"X", "Out", "Out = X with the last dim divided by nranks", scaleDim("X", "Out", -1, false), nranks, intAttr("rank", 0), mp),
+			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks1, intAttr("root", 0)),
+		mpColl("c_concat", "the X of every rank of ring_id, concatenated along the last dim",
+			"Out = X with the last dim times nranks", scaleDim("X", "Out", -1, true)),
+		mpColl("c_split", "this rank's part of X along the last dim",
+			"Out = X with the last dim divided by nranks", scaleDim("X", "Out", -1, false)),
 		same("alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)"),
 		same("c_alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)"),
 		same("barrier", "X, once every rank of ring_id has reached the barrier"),
-		same("partial_allgather", "X with every rank's part (of nranks) gathered in place", nranks, intAttr("rank", 0)),
+		same("partial_allgather", "X with every rank's part (of nranks) gathered in place", nranks1, intAttr("rank", 0)),
 		// Paddle's newer dialect: lower-case slots (passes/dialect.go).
 		coll("all_reduce", "the reduction (reduce_type 0 sum, 1 max, 2 min, 3 prod, 4 avg) of x over ring_id",
 			"x", "out", "out = x", sameAs("x", "out"), mp,
 			Attr{Name: "reduce_type", Type: ir.KindInt, Default: ir.Int(0), Allowed: []ir.Value{ir.Int(0), ir.Int(1), ir.Int(2), ir.Int(3), ir.Int(4)}}),
 		coll("broadcast", "rank root's x, on every rank of ring_id", "x", "out", "out = x", sameAs("x", "out"), intAttr("root", 0)),
-		coll("all_gather", "the x of every rank of ring_id, concatenated along dim 0",
-			"x", "out", "out = x with dim 0 times nranks", scaleDim("x", "out", 0, true), nranks),
+		coll("all_gather", "the x of every rank of ring_id, concatenated along dim 0 (stacked when 0-D)",
+			"x", "out", "out = x with dim 0 times nranks ([nranks] for a 0-D x)", scaleDim("x", "out", 0, true), intAttr("nranks", 0)),
 		coll("reduce_scatter", "this rank's part (along dim 0) of the sum of x over ring_id",
-			"x", "out", "out = x with dim 0 divided by nranks", scaleDim("x", "out", 0, false), nranks),
+			"x", "out", "out = x with dim 0 divided by nranks", scaleDim("x", "out", 0, false), nranks1),
 		coll("all_to_all", "x's dim-0 parts exchanged between the ranks of ring_id", "x", "out", "out = x", sameAs("x", "out")),
 	)
 	p2p := func(t, doc, x string, attrs ...Attr) *Def {
@@ -95,14 +102,15 @@ func collectiveDefs() []*Def {
 
 // scaleDim returns the Infer of a collective whose output is its input
 // with dim d (-1: the last) multiplied (gather) or divided (scatter) by
-// attr nranks.
+// attr nranks. Paddle wants nranks of at least 2; one is accepted, as a
+// world of one is how a serial program runs a collective.
 func scaleDim(x, out string, d int, gather bool) func(c *Infer) error {
 	return func(c *Infer) error {
 		t, ok := c.In(x)
 		if !ok {
 			return nil
 		}
-		if !c.Has("nranks") {
+		if c.attr("nranks") == nil {
 			return c.Errorf("attr nranks is required (the size of the group)")
 		}
 		n := c.Int("nranks")
@@ -110,6 +118,10 @@ func scaleDim(x, out string, d int, gather bool) func(c *Infer) error {
 			return c.Errorf("nranks %d: want at least 1", n)
 		}
 		if len(t.Shape) == 0 {
+			if gather && d == 0 {
+				c.Set(out, t.DType, []int64{n}) // the ranks' scalars, stacked
+				return nil
+			}
 			return c.Errorf("%s %s is 0-D: it has no dim to split or join", x, c.Name(x))
 		}
 		if d < 0 {

@@ -47,6 +47,10 @@ func TestCollectiveInfer(t *testing.T) {
 			[]string{"Out[0] f32[4, 3]"}},
 		{"reduce_scatter/unknown", "var x : f32[-1, 3]\nvar o : f32[-1, 3]\nop 1 reduce_scatter(x: x) -> (out: o) {nranks = 2, ring_id = 0}",
 			[]string{"out[0] f32[-1, 3]"}},
+		{"c_allgather/scalar", "var x : f32[]\nvar o : f32[2]\nop 1 c_allgather(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
+			[]string{"Out[0] f32[2]"}},
+		{"c_concat/default_nranks", "var x : f32[2, 3]\nvar o : f32[2, 3]\nop 1 c_concat(X: x) -> (Out: o) {ring_id = 0}",
+			[]string{"Out[0] f32[2, 3]"}},
 		{"c_scatter", "var x : f32[6, 3]\nvar o : f32[3, 3]\nop 1 c_scatter(X: x) -> (Out: o) {nranks = 2, root = 0, ring_id = 0}",
 			[]string{"Out[0] f32[3, 3]"}},
 		{"c_reduce_sum", "var x : f32[6, 3]\nvar o : f32[6, 3]\nop 1 c_reduce_sum(X: x) -> (Out: o) {root_id = 1, ring_id = 0}",
@@ -63,9 +67,9 @@ func TestCollectiveInfer(t *testing.T) {
 func TestCollectiveErrors(t *testing.T) {
 	runOpCases(t, groups, []opCase{
 		{"c_allgather/nranks", "var x : f32[2, 3]\nvar o : f32[4, 3]\nop 1 c_allgather(X: x) -> (Out: o) {ring_id = 0}",
-			[]string{"op 1 c_allgather: shape inference (Out = X with dim 0 times nranks): attr nranks is required (the size of the group)"}},
+			[]string{"op 1 c_allgather: shape inference (Out = X with dim 0 times nranks ([nranks] for a 0-D X)): attr nranks is required (the size of the group)"}},
 		{"c_allgather/declared", "var x : f32[2, 3]\nvar o : f32[2, 3]\nop 1 c_allgather(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
-			[]string{"op 1 c_allgather: output Out o: declared shape [2, 3], inferred [4, 3] (Out = X with dim 0 times nranks)"}},
+			[]string{"op 1 c_allgather: output Out o: declared shape [2, 3], inferred [4, 3] (Out = X with dim 0 times nranks ([nranks] for a 0-D X))"}},
 		{"c_reducescatter/uneven", "var x : f32[3, 3]\nvar o : f32[1, 3]\nop 1 c_reducescatter(X: x) -> (Out: o) {nranks = 2, ring_id = 0}",
 			[]string{"op 1 c_reducescatter: shape inference (Out = X with dim 0 divided by nranks): X x [3, 3]: dim 0 (3) does not split over nranks 2"}},
 		{"c_split/zero_nranks", "var x : f32[3, 4]\nvar o : f32[3, 2]\nop 1 c_split(X: x) -> (Out: o) {nranks = 0, rank = 0, ring_id = 0}",
