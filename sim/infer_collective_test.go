@@ -215,3 +215,30 @@ func TestInferMatchesCollectives(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectiveNranks: a gather or split whose nranks is not its
+// group's size fails, naming both: its declared shape, which verify
+// checks against nranks, would not be what the group delivers.
+func TestCollectiveNranks(t *testing.T) {
+	for _, typ := range []string{"c_allgather", "c_concat", "c_split"} {
+		t.Run(typ, func(t *testing.T) {
+			src := "group 0 ranks [0, 1, 2]\nprogram main rank $RANK { block 0 {\n var x : f32[6, 6]\n var o : f32[-1, -1]\n op 1 " +
+				typ + "(X: x) -> (Out: o) {nranks = 2, ring_id = 0}\n}}"
+			var mods []*ir.Module
+			var scopes []Scope
+			for r := range 3 {
+				m, err := ir.Parse(typ, []byte(strings.ReplaceAll(src, "$RANK", strconv.Itoa(r))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mods = append(mods, m)
+				scopes = append(scopes, Scope{"x": Zeros(ir.F32, 6, 6)})
+			}
+			_, err := (&SPMD{Deadline: 10 * time.Second}).RunProgram("main", []int{0, 1, 2}, mods, scopes)
+			want := "op 1 " + typ + ": nranks 2, but ring 0's group [0 1 2] has 3 ranks"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want it to contain %q", err, want)
+			}
+		})
+	}
+}

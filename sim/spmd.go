@@ -271,6 +271,9 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkNranks(op, g); err != nil {
+			return nil, err
+		}
 		last := x.Rank() - 1
 		n := x.Shape[last] / int64(len(g))
 		t, err := x.Slice(last, int64(me)*n, int64(me+1)*n)
@@ -306,6 +309,9 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		}
 		return Args{outSlot: {got[root].(*Tensor).Clone()}}, nil
 	case "c_allgather", "all_gather", "c_concat":
+		if err := checkNranks(op, g); err != nil {
+			return nil, err
+		}
 		// Every member contributes the same shape: a rank that sends
 		// another is a mismatch to name, not a ragged concatenation.
 		call.Signature = sig(x)
@@ -352,6 +358,17 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		return Args{outSlot: {t}}, nil
 	}
 	return nil, fmt.Errorf("%s: the simulator has no collective %s", op, op.Type)
+}
+
+// checkNranks refuses a gather or split whose nranks attr, which its
+// declared output shape follows, is not the size of its group: Paddle's
+// kernels refuse it too.
+func checkNranks(op *ir.Op, g []int) error {
+	if n := attrInt(op, "nranks", int64(len(g))); n != int64(len(g)) {
+		ring, _ := op.Attrs.Int("ring_id")
+		return fmt.Errorf("%s: nranks %d, but ring %d's group %v has %d ranks", op, n, ring, g, len(g))
+	}
+	return nil
 }
 
 // reduceMembers combines the members' tensors elementwise, in group order, so
