@@ -21,7 +21,9 @@ func dataDefs() []*Def {
 	argMinMax := func(t, doc string) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in("X"), Outputs: in("Out"), Traits: Reduction,
 			Attrs: []Attr{{Name: "axis", Type: ir.KindLong, Default: ir.Long(-1)}, boolAttr("keepdims", false),
-				boolAttr("flatten", false), dtypeAttr("dtype", 3)},
+				boolAttr("flatten", false),
+				// -1 (int64) is what Paddle 1.x wrote.
+				{Name: "dtype", Type: ir.KindInt, Default: ir.Int(3), Allowed: []ir.Value{ir.Int(-1), ir.Int(2), ir.Int(3)}}},
 			Shape: "Out = X without dim axis (1 with keepdims; a scalar with flatten), int64 or dtype",
 			Infer: inferArgMinMax}
 	}
