@@ -96,5 +96,10 @@ func init() {
  var dx : f32[-1, -1, -1]
  op 1 transpose2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axis = [2, 0, 1]}
 }}`},
+		inferCase{Name: "transpose2_grad/no_xshape", Src: `program main { block 0 {
+ var g : f32[4, 2, 3]
+ var dx : f32[-1, -1, -1]
+ op 1 transpose2_grad(Out@GRAD: g) -> (X@GRAD: dx) {axis = [2, 0, 1]}
+}}`},
 	)
 }

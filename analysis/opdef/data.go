@@ -163,7 +163,7 @@ func dataDefs() []*Def {
 			Traits: View,
 			Shape:  "Out[i] = X[axis[i]]; XShape = [0] + X",
 			Infer:  inferTranspose,
-			Grad:   &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferViewGrad},
+			Grad:   &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferTransposeGrad},
 		},
 		{
 			Type: "squeeze2", Doc: "X without the size-1 dims axes names (every size-1 dim when empty)",
@@ -410,6 +410,35 @@ func normAxis(axis int64, r int) (int, bool) {
 		axis += int64(r)
 	}
 	return int(axis), axis >= 0 && axis < int64(r)
+}
+
+// inferTransposeGrad: X@GRAD is XShape's X, or without XShape Out@GRAD
+// permuted back by axis.
+func inferTransposeGrad(c *Infer) error {
+	if c.NumIn("XShape") > 0 {
+		return inferViewGrad(c)
+	}
+	g, ok := c.In("Out@GRAD")
+	if !ok || c.NumOut("X@GRAD") == 0 {
+		return nil
+	}
+	perm, _ := c.Ints("axis")
+	if len(perm) != len(g.Shape) {
+		return c.Errorf("Out@GRAD %s %s: attr axis %s has %d dims, Out@GRAD %d", c.Name("Out@GRAD"), shapeString(g.Shape), shapeString(perm), len(perm), len(g.Shape))
+	}
+	out := c.Shape(len(perm))
+	for i := range out {
+		out[i] = -2
+	}
+	for i, p := range perm {
+		a, ok := normAxis(p, len(perm))
+		if !ok || out[a] != -2 {
+			return c.Errorf("Out@GRAD %s %s: attr axis %s is not a permutation of its dims", c.Name("Out@GRAD"), shapeString(g.Shape), shapeString(perm))
+		}
+		out[a] = g.Shape[i]
+	}
+	c.Set("X@GRAD", g.DType, out)
+	return nil
 }
 
 func inferTranspose(c *Infer) error {
