@@ -39,19 +39,19 @@ func TestControlErrors(t *testing.T) {
 			"op 1 while(X: [x, i], Condition: c) -> (Out: [x, i], StepScopes: sc) {is_test = false, sub_block = ^1}" + body, nil},
 		{"while/condition", "var x : f32[4, 8]\nvar i : i64[1]\nvar sc : step_scopes\n" +
 			"op 1 while(X: x) -> (Out: x, StepScopes: sc) {sub_block = ^1}" + body,
-			[]string{"op 1 while: input slot Condition is required"}},
+			[]string{"op 1 while: input slot Condition required, not given"}},
 		{"while/sub_block_kind", "var c : bool[1]\nvar sc : step_scopes\n" +
 			"op 1 while(Condition: c) -> (StepScopes: sc) {sub_block = 1}",
 			[]string{"op 1 while: attr sub_block is int, want block"}},
 		{"pd_op.full/dtype", "var o : f32[]\nop 1 pd_op.full() -> (out0: o) {dtype = \"int64\", shape = [], value = 1.0}",
-			[]string{"op 1 pd_op.full: output out0 o: declared dtype f32, inferred i64 (out0 = shape, dtype)"}},
+			[]string{"op 1 pd_op.full: output out0 o: declared f32[], inferred dtype i64 from its attrs"}},
 		{"pd_op.full/unknown_dtype", "var o : f32[]\nop 1 pd_op.full() -> (out0: o) {dtype = \"complex64\", shape = [], value = 1.0}", nil},
 		{"pd_op.equal/broadcast", "var a : i64[2]\nvar b : i64[3]\nvar o : bool[3]\nop 1 pd_op.equal(in0: a, in1: b) -> (out0: o)",
-			[]string{"op 1 pd_op.equal: shape inference (out0 = broadcast(in0, in1), bool): in0 a [2] and in1 b [3]: dim 0: 2 and 3 do not broadcast"}},
+			[]string{"op 1 pd_op.equal: inconsistent inputs: in0 a [2] and in1 b [3]: dim 0: 2 and 3 do not broadcast"}},
 		{"pd_op.fetch/declared", "var a : f32[2]\nvar o : f32[3]\nop 1 pd_op.fetch(in0: a) -> (out0: o) {col = 0, name = \"f\"}",
-			[]string{"op 1 pd_op.fetch: output out0 o: declared shape [3], inferred [2] (out0 = in0)"}},
+			[]string{"op 1 pd_op.fetch: output out0 o: declared f32[3], inferred [2] from in0 f32[2]"}},
 		// PIR's positional slots: a region yields at most 64 values.
 		{"cf.yield/65", yield.String(),
-			[]string{"op 1 cf.yield: input slot in64 is not a slot of cf.yield (slots: " + strings.Join(in64, ", ") + ")"}},
+			[]string{"op 1 cf.yield: input slot in64 (v) is not a slot of cf.yield (slots: in0, in1, in2, in3, in4, in5, in6, in7, in8, in9, in10, in11, in12, in13, in14, in15, in16, in17, in18, in19, in20, in21, in22, in23, in24, in25, in26, in27, in28, in29, in30, in31, in32, in33, in34, in35, in36, in37, in38, in39, in40, in41, in42, in43, in44, in45, in46, in47, in48, in49, in50, in51, in52, in53, in54, in55, in56, in57, in58, in59, in60, in61, in62, in63)"}},
 	})
 }
