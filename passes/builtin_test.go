@@ -69,6 +69,7 @@ program main {
     var i : i64[1]
     var loss : f32[]
     var cond : bool[1]
+    var sc : step_scopes
     op 1 relu(X: x) -> (Out: a)
     op 2 relu(X: a) -> (Out: b)
     op 3 relu(X: b) -> (Out: c)
@@ -76,11 +77,11 @@ program main {
     op 5 scale(X: x) -> (Out: p) role optimize
     op 6 relu(X: x) -> (Out: r)
     op 7 relu(X: x) -> (Out: k)
-    op 8 fill_constant() -> (Out: i) {shape = [1], value = 0.0}
+    op 8 fill_constant() -> (Out: i) {dtype = 3, shape = [1], value = 0.0}
     op 9 increment(X: i) -> (Out: i)
     op 10 mean(X: x) -> (Out: loss) role forward|loss
-    op 11 fill_constant() -> (Out: cond) {shape = [1], value = 1.0}
-    op 12 while(X: x, Condition: cond) -> () {sub_block = ^1}
+    op 11 fill_constant() -> (Out: cond) {dtype = 0, shape = [1], value = 1.0}
+    op 12 while(X: x, Condition: cond) -> (StepScopes: sc) {sub_block = ^1}
   }
   block 1 parent 0 {
     var t : f32[4]
@@ -108,7 +109,7 @@ program main {
 	for _, v := range m.Main.Global().Vars() {
 		vars = append(vars, v.Name())
 	}
-	if got, want := strings.Join(vars, " "), "x s r k p loss cond"; got != want {
+	if got, want := strings.Join(vars, " "), "x s r k p loss cond sc"; got != want {
 		t.Errorf("vars %q, want %q", got, want)
 	}
 	// The examples have no dead code.
