@@ -620,8 +620,12 @@ func inferSplit(c *Infer) error {
 		if dim >= 0 && dim%num != 0 {
 			return c.Errorf("X %s %s: dim %d (%d) does not split into %d", c.Name("X"), shapeString(x.Shape), ax, dim, num)
 		}
+		part := int64(-1)
+		if dim >= 0 {
+			part = dim / num
+		}
 		for i := range n {
-			set(i, max(dim/num, -1))
+			set(i, part)
 		}
 		return nil
 	}

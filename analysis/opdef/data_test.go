@@ -118,6 +118,8 @@ func TestDataInfer(t *testing.T) {
 			[]string{"Out[0] f32[-1, 3]"}},
 		{"split/num", "var x : f32[6, 2]\nvar a : f32[3, 2]\nvar b : f32[3, 2]\nop 1 split(X: x) -> (Out: [a, b]) {axis = 0, num = 2}",
 			[]string{"Out[0] f32[3, 2]", "Out[1] f32[3, 2]"}},
+		{"split/unknown", "var x : f32[-1, 2]\nvar a : f32[-1, 2]\nvar b : f32[-1, 2]\nop 1 split(X: x) -> (Out: [a, b]) {axis = 0, num = 2}",
+			[]string{"Out[0] f32[-1, 2]", "Out[1] f32[-1, 2]"}},
 		{"split/sections", "var x : f32[2, 7]\nvar a : f32[2, 3]\nvar b : f32[2, 4]\nop 1 split(X: x) -> (Out: [a, b]) {axis = 1, sections = [3, -1]}",
 			[]string{"Out[0] f32[2, 3]", "Out[1] f32[2, 4]"}},
 		{"slice", "var x : f32[5, 6, 7]\nvar o : f32[2, 6, 5]\nop 1 slice(Input: x) -> (Out: o) {axes = [0, 2], starts = [1, -5], ends = [3, 100]}",
