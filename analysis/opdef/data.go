@@ -159,7 +159,7 @@ func dataDefs() []*Def {
 		{
 			Type: "transpose2", Doc: "X with its dims permuted by axis",
 			Inputs: in("X"), Outputs: slots("Out", xshapeOut),
-			Attrs:  []Attr{intsAttr("axis", []int64{}...), stringAttr("data_format", "AnyLayout")},
+			Attrs:  []Attr{intsAttr("axis"), stringAttr("data_format", "AnyLayout")},
 			Traits: View,
 			Shape:  "Out[i] = X[axis[i]]; XShape = [0] + X",
 			Infer:  inferTranspose,
@@ -209,7 +209,7 @@ func dataDefs() []*Def {
 			Inputs: slots("Input", opt("StartsTensor"), opt("EndsTensor"),
 				optMany("StartsTensorList"), optMany("EndsTensorList")),
 			Outputs: in("Out"),
-			Attrs: []Attr{intsAttr("axes", []int64{}...), intsAttr("starts", []int64{}...), intsAttr("ends", []int64{}...),
+			Attrs: []Attr{intsAttr("axes"), intsAttr("starts", []int64{}...), intsAttr("ends", []int64{}...),
 				intsAttr("infer_flags", []int64{}...), intsAttr("decrease_axis", []int64{}...)},
 			Shape: "Out[axes[i]] = clamp(ends[i]) - clamp(starts[i]), decrease_axis dropped",
 			Infer: inferSlice,
