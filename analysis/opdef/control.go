@@ -55,13 +55,14 @@ func controlDefs() []*Def {
 			Shape:   "out0 = shape, dtype",
 			Infer:   inferPIRFull,
 		},
+		// full's value is a float, or in newer files a scalar, which the
+		// importer keeps as its JSON: its kind is not checked.
 		{
 			Type: "pd_op.full", Doc: "a tensor of shape filled with value",
 			Outputs: in("out0"),
-			Attrs: []Attr{intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), floatAttr("value", 0),
-				stringsAttr("place")},
-			Shape: "out0 = shape, dtype",
-			Infer: inferPIRFull,
+			Attrs:   []Attr{intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
+			Shape:   "out0 = shape, dtype",
+			Infer:   inferPIRFull,
 		},
 		{
 			Type: "pd_op.scale", Doc: "in0 times the scale in1, plus bias (before or after scaling)",
