@@ -99,6 +99,13 @@ func init() {
  var o : i64[-1]
  op 1 assign_pos(X: x, cum_count: cc) -> (Out: o)
 }}`},
+		// The routing's pos // k (its kernel is MoE's; its def elementwise's).
+		inferCase{Name: "elementwise_floordiv/moe_routing", IntHigh: 9, Values: map[string]*Tensor{"k": i64([]int64{1}, 2)}, Src: `program main { block 0 {
+ var pos : i64[6]
+ var k : i64[1]
+ var o : i64[-1]
+ op 1 elementwise_floordiv(X: pos, Y: k) -> (Out: o) {axis = -1}
+}}`},
 		inferCase{Name: "limit_by_capacity", IntHigh: 5, Src: `program main { block 0 {
  var ec : i64[4]
  var cap : i64[2]
