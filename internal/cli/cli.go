@@ -12,8 +12,10 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 )
 
 // Exit codes.
@@ -265,16 +267,17 @@ func parse(in input) (*ir.Module, error) {
 	return ir.ParseString(in.name, unsafe.String(unsafe.SliceData(in.data), len(in.data)))
 }
 
-// parseVerified is parse, then ir.Verify: every command but fmt works on
-// verified modules only, so that no pass, lowering or simulation ever
-// sees a module that breaks the IR's rules. The error lists every
+// parseVerified is parse, then passes.Verify (the IR's rules and the op
+// table's): every command but fmt works on verified modules only, so
+// that no pass, lowering or simulation ever sees a module that breaks
+// them. The error lists every
 // violation, one a line, each naming the file.
 func parseVerified(in input) (*ir.Module, error) {
 	m, err := parse(in)
 	if err != nil {
 		return nil, err
 	}
-	if err := ir.Verify(m); err != nil {
+	if err := passes.Verify(m); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -431,15 +434,25 @@ func notText(data []byte) string {
 }
 
 func runVerify(env *Env, args []string) int {
-	fs := newFlagSet(env, "verify", "[FILE|-]...",
-		"Verify parses each file and checks every structural rule of the IR,\nprinting one line per violation. No FILE, or -, reads stdin.")
+	fs := newFlagSet(env, "verify", "[-strict] [FILE|-]...",
+		"Verify parses each file and checks every structural rule of the IR and\n"+
+			"every op against its type's definition (distpass ops lists them): its\n"+
+			"slots, its attrs' kinds and values, and its outputs' declared dtypes\n"+
+			"and shapes against inference from its inputs. It prints one line per\n"+
+			"violation. An op type without a definition (a custom op) is accepted,\n"+
+			"and a note on stderr counts such ops; -strict rejects them. No FILE,\n"+
+			"or -, reads stdin.")
+	strict := fs.Bool("strict", false, "reject ops whose type has no definition")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
 	}
 	return eachModule(env, "verify", files, func(in input, m *ir.Module) int {
-		err := ir.Verify(m)
+		st, err := opdef.Verify(m, opdef.Options{Strict: *strict})
 		if err == nil {
+			if len(st.Undefined) > 0 {
+				fmt.Fprintf(env.Stderr, "%s: note: %s\n", in.name, undefinedNote(st))
+			}
 			return ExitOK
 		}
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -447,6 +460,21 @@ func runVerify(env *Env, args []string) int {
 		}
 		return ExitFail
 	})
+}
+
+// undefinedNote says how many ops verify accepted without a definition.
+func undefinedNote(st opdef.Stats) string {
+	n := 0
+	var types []string
+	for _, tc := range st.Undefined {
+		n += tc.Count
+		types = append(types, fmt.Sprintf("%s (%d)", tc.Type, tc.Count))
+	}
+	ops := "ops"
+	if n == 1 {
+		ops = "op"
+	}
+	return fmt.Sprintf("%d %s of types without a definition, not checked: %s", n, ops, strings.Join(types, ", "))
 }
 
 // writeFileAtomic replaces path with data, keeping its permissions, so that

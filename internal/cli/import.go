@@ -7,6 +7,7 @@ import (
 
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 )
 
 const importArgs = "FILE [-o out.dpir] [-sidecar in.json]"
@@ -69,7 +70,7 @@ and what else the ProgramDesc cannot hold).`)
 	// What was decoded must pass the verifier, as every module a
 	// command reads must.
 	if err == nil {
-		err = ir.Verify(m)
+		err = passes.Verify(m)
 	}
 	if err != nil {
 		printErr(env, in.name, err)

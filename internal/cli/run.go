@@ -158,7 +158,7 @@ run replays a reproducer file: its module through its pipeline.`)
 		}
 		pl, m, err = passes.ParseReproducer(passes.DefaultRegistry(), *flags.repro, data)
 		if err == nil {
-			err = ir.Verify(m)
+			err = passes.Verify(m)
 		}
 		if err != nil {
 			printErr(env, *flags.repro, err)
