@@ -62,6 +62,7 @@ the rank, and the module gets its process-group table.`,
 			// Only shapes, shape attrs and the rank change: every name and
 			// op stays where the index found it.
 			Preserves: []*analysis.Analyzer{analysis.Index},
+			Transient: "vars have their local shapes, but main's ops keep their serial attrs (reshape2's shape, fill_constant's) until lower-forward's impls rewrite them",
 			Run: func(ctx *Context, m *ir.Module) error {
 				return partitionVars(ctx.Analyses, m, int(ctx.Int("rank")))
 			},

@@ -30,6 +30,11 @@ type Pass struct {
 	// Nested passes take a sub-pipeline, written NAME(…), which Run runs
 	// through Context.RunNested.
 	Nested bool
+	// Transient, when set, says why the module the pass leaves may break
+	// the op table's rules until the passes after it have run: a step
+	// inside a larger transformation. VerifyEach holds it to the IR's
+	// structural rules only.
+	Transient string
 	// Run does the work, changing m in place.
 	Run func(ctx *Context, m *ir.Module) error
 }
