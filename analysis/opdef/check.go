@@ -207,8 +207,12 @@ func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, 
 		if w.Optional {
 			continue
 		}
-		if k := haveIndex(have, w.Name); k < 0 || len(have[k].Args) == 0 {
-			missing = append(missing, w.Name)
+		name := w.Name
+		if w.Numbered {
+			name += "0"
+		}
+		if k := haveIndex(have, name); k < 0 || len(have[k].Args) == 0 {
+			missing = append(missing, name)
 		}
 	}
 	// One violation per side: an unknown slot and the required slot it
@@ -235,11 +239,25 @@ func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, 
 
 func slotIndex(ss []Slot, name string) int {
 	for i := range ss {
-		if ss[i].Name == name {
+		if ss[i].Name == name || ss[i].Numbered && numbered(name, ss[i].Name) {
 			return i
 		}
 	}
 	return -1
+}
+
+// numbered reports whether name is prefix followed by a number: in0, in12.
+func numbered(name, prefix string) bool {
+	n, ok := strings.CutPrefix(name, prefix)
+	if !ok || n == "" || n[0] == '0' && len(n) > 1 {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func haveIndex(ss []ir.Slot, name string) int {
@@ -262,6 +280,9 @@ func slotNames(ss []Slot) string {
 			sb.WriteString(", ")
 		}
 		sb.WriteString(s.Name)
+		if s.Numbered {
+			sb.WriteString("0, " + s.Name + "1, ...")
+		}
 	}
 	return sb.String()
 }

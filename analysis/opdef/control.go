@@ -1,8 +1,6 @@
 package opdef
 
 import (
-	"strconv"
-
 	"github.com/distpass/distpass/ir"
 )
 
@@ -121,18 +119,10 @@ func controlDefs() []*Def {
 	}
 }
 
-// maxPositional is how many positional slots a PIR op with any number of
-// operands or results (pd_op.if, cf.yield) declares.
-const maxPositional = 64
-
-// positional returns the slots prefix0 .. prefix<maxPositional-1>, each
-// of one arg, optional when opt.
+// positional returns the numbered slots prefix0, prefix1, ..., optional
+// when opt.
 func positional(prefix string, opt bool) []Slot {
-	ss := make([]Slot, maxPositional)
-	for i := range ss {
-		ss[i] = Slot{Name: prefix + strconv.Itoa(i), Optional: opt}
-	}
-	return ss
+	return []Slot{{Name: prefix, Numbered: true, Optional: opt}}
 }
 
 // pirDTypes maps PIR's dtype names to the IR's.

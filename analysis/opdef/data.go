@@ -154,7 +154,7 @@ func dataDefs() []*Def {
 			Traits:  View,
 			Shape:   "Out = shape with 0 = X's dim and -1 inferred; XShape = [0] + X",
 			Infer:   inferReshape,
-			Grad:    &Grad{Reads: []string{"XShape|X", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferViewGrad},
+			Grad:    &Grad{Reads: []string{"XShape|X", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferViewGrad, Shape: "X@GRAD = XShape[1:] (or X), dtype of Out@GRAD"},
 		},
 		{
 			Type: "transpose2", Doc: "X with its dims permuted by axis",
@@ -163,7 +163,7 @@ func dataDefs() []*Def {
 			Traits: View,
 			Shape:  "Out[i] = X[axis[i]]; XShape = [0] + X",
 			Infer:  inferTranspose,
-			Grad:   &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferTransposeGrad},
+			Grad:   &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferTransposeGrad, Shape: "X@GRAD = XShape[1:], or Out@GRAD permuted back by axis"},
 		},
 		{
 			Type: "squeeze2", Doc: "X without the size-1 dims axes names (every size-1 dim when empty)",

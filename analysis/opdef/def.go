@@ -52,6 +52,10 @@ type Slot struct {
 	Optional bool
 	// Variadic slots take any number of args (sum's X); others at most one.
 	Variadic bool
+	// Numbered slots stand for Name0, Name1, ... in order, one arg each
+	// and as many as the op has: PIR's positional operands and results,
+	// which the importer names in0, out0 (cf.yield's).
+	Numbered bool
 	// NoGrad marks an input no gradient flows into (an index, a label, a
 	// count), for the completion's and autodiff's benefit.
 	NoGrad bool
@@ -136,8 +140,10 @@ type Grad struct {
 	// differentiated ("" when it can).
 	Unsupported func(fwd *ir.Op) string
 	// Infer, when set, replaces the derived grad op's inference (each
-	// X@GRAD has the type of the forward input X the grad op reads).
+	// X@GRAD has the type of the forward input X the grad op reads), and
+	// Shape its one-line rule.
 	Infer func(c *Infer) error
+	Shape string
 }
 
 // Infer is what a Def's Infer function sees of one op: the types of its

@@ -13,6 +13,9 @@ import (
 // when it is variadic ("X", "Bias?", "X...", "ShapeTensor?...").
 func (s Slot) String() string {
 	n := s.Name
+	if s.Numbered {
+		n += "0, " + s.Name + "1, ..."
+	}
 	if s.Optional {
 		n += "?"
 	}

@@ -38,6 +38,9 @@ func gradDef(d *Def) *Def {
 		sl.Optional, sl.NoGrad = true, false
 		gd.Outputs = append(gd.Outputs, sl)
 	}
+	if g.Shape != "" {
+		gd.Shape = g.Shape
+	}
 	if gd.Infer == nil {
 		gd.Infer = inferGradLike
 		if d.Traits&Elementwise != 0 && len(g.Diff) == 1 {

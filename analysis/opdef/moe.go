@@ -29,7 +29,7 @@ func moeDefs() []*Def {
 			Shape: "Out = X; Updates = [len(Ids)] + X[1:]",
 			Infer: inferScatter,
 			Grad: &Grad{Reads: []string{"Ids", "Updates", "Out@GRAD"}, Diff: []string{"X", "Updates"},
-				Infer: inferScatterGrad},
+				Infer: inferScatterGrad, Shape: "X@GRAD = Out@GRAD, Updates@GRAD = Updates"},
 		},
 		{
 			Type: "grouped_matmul", Doc: "each expert's rows of X times its weight W[e], the rows grouped by ExpertCount",

@@ -119,6 +119,9 @@ func (d *Def) problem(t *table) string {
 				return "grad: Diff slot " + s + " is not an input"
 			}
 		}
+		if (g.Infer != nil) != (g.Shape != "") {
+			return "grad: an Infer goes with its one-line Shape"
+		}
 		if g.Emit != nil && t.byType[g.Type] == nil && g.Type != "" {
 			return "grad: emits undefined type " + g.Type
 		}
