@@ -46,6 +46,7 @@ type opsSlot struct {
 	Optional bool   `json:"optional"`
 	Variadic bool   `json:"variadic"`
 	NoGrad   bool   `json:"no_grad"`
+	Numbered bool   `json:"numbered"`
 }
 
 func TestOpsList(t *testing.T) {

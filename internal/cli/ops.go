@@ -45,7 +45,8 @@ sorted by type:
          one-line shape rule, "" for none), "grad": T ("": none), "grad_of": [T...] (the
          types whose grad op this is), "kernel": BOOL, "impls": [IMPL...],
          "sharding": S ("" until completion defines it)}
-  SLOT: {"name": S, "optional": BOOL, "variadic": BOOL, "no_grad": BOOL}
+  SLOT: {"name": S, "optional": BOOL, "variadic": BOOL, "no_grad": BOOL,
+         "numbered": BOOL (name stands for name0, name1, ...: PIR's positions)}
   ATTR: {"name": S, "kind": K (bool, int, float, string, ints, ...),
          "default": V|null (null: no default), "allowed": [V...] (empty:
          any)}, V the value as JSON (a number, string, bool or array; a
@@ -217,7 +218,12 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 			if s.NoGrad {
 				notes = append(notes, "no grad")
 			}
-			rs = append(rs, []string{s.Name, strings.Join(notes, ", ")})
+			name := s.Name
+			if s.Numbered {
+				name += "0, " + s.Name + "1, ..."
+				notes = append(notes, "numbered: one slot per position")
+			}
+			rs = append(rs, []string{name, strings.Join(notes, ", ")})
 		}
 		rows(rs)
 	}
@@ -292,6 +298,7 @@ type (
 		Optional bool   `json:"optional"`
 		Variadic bool   `json:"variadic"`
 		NoGrad   bool   `json:"no_grad"`
+		Numbered bool   `json:"numbered"`
 	}
 	attrJSON struct {
 		Name    string `json:"name"`
@@ -343,7 +350,7 @@ func writeOpsJSON(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 func slotsJSON(ss []opdef.Slot) []slotJSON {
 	out := make([]slotJSON, len(ss))
 	for i, s := range ss {
-		out[i] = slotJSON{Name: s.Name, Optional: s.Optional, Variadic: s.Variadic, NoGrad: s.NoGrad}
+		out[i] = slotJSON{Name: s.Name, Optional: s.Optional, Variadic: s.Variadic, NoGrad: s.NoGrad, Numbered: s.Numbered}
 	}
 	return out
 }
