@@ -312,6 +312,10 @@ func kindAccepts(want, have ir.AttrKind) bool {
 		return true
 	}
 	switch want {
+	case ir.KindBool:
+		// Paddle's attr loader reads a bool from an int (is_test = 1 in
+		// older programs).
+		return have == ir.KindInt || have == ir.KindLong
 	case ir.KindInt:
 		return have == ir.KindLong
 	case ir.KindLong:

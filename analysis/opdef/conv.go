@@ -11,10 +11,9 @@ import "github.com/distpass/distpass/ir"
 // (issue 27 adds them), and a grad def here would let append-backward
 // emit ops that nothing runs; append-backward refuses them instead.
 //
-// is_test is read by batch_norm but not listed: Paddle programs store it
-// as a bool or as an int (Paddle's attr checker casts an int to a bool,
-// and its Python binding writes ints), and an attr kind cannot say both
-// yet. No shape depends on it. The oneDNN fusion attrs the slim models
+// is_test may be a bool or an int (Paddle's attr loader casts an int to
+// a bool, and its Python binding wrote ints): a bool attr accepts both.
+// The oneDNN fusion attrs the slim models
 // carry (fuse_activation, fuse_residual_connection, Scale_in...) change
 // values, not shapes, and are not listed either: nothing here computes
 // a convolution.
@@ -65,6 +64,7 @@ func convDefs() []*Def {
 				floatAttr("epsilon", 1e-5), floatAttr("momentum", 0.9),
 				stringAttr("data_layout", "NCHW", "NCHW", "NHWC"),
 				boolAttr("use_global_stats", false), boolAttr("trainable_statistics", false),
+				boolAttr("is_test", false),
 			},
 			Shape: "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C]",
 			Infer: inferBatchNorm,

@@ -65,8 +65,9 @@ type Slot struct {
 type Attr struct {
 	Name string
 	// Type is the attr's kind. An int attr also accepts a long, a float a
-	// float64, ints longs, floats float64s: Paddle wrote fill_constant's
-	// shape as ints before 2.0 and as longs after.
+	// float64, ints longs, floats float64s, a bool an int, as Paddle's
+	// attr loader does: Paddle wrote fill_constant's shape as ints before
+	// 2.0 and as longs after, and is_test as an int in older programs.
 	Type ir.AttrKind
 	// Default is the value an op without the attr has; nil when the attr
 	// has no default (its absence means "not given": ScaleTensor instead).
@@ -295,10 +296,18 @@ func (c *Infer) Float(name string) float64 {
 	return 0
 }
 
-// Bool returns bool attr name, or its default.
+// Bool returns bool attr name (a bool, or an int that is not 0), or its
+// default.
 func (c *Infer) Bool(name string) bool {
-	v, _ := c.attr(name).(ir.Bool)
-	return bool(v)
+	switch v := c.attr(name).(type) {
+	case ir.Bool:
+		return bool(v)
+	case ir.Int:
+		return v != 0
+	case ir.Long:
+		return v != 0
+	}
+	return false
 }
 
 // String returns string attr name, or its default.

@@ -13,7 +13,6 @@ import "github.com/distpass/distpass/ir"
 // None is elementwise: the scale is a max over all of X (or over each
 // channel), which a shard of X does not see. None has a Grad yet: issue
 // 27 decides between Paddle's straight-through estimator and a refusal.
-// is_test is not listed, for batch_norm's reason (see convDefs).
 func quantDefs() []*Def {
 	bits := intAttr("bit_length", 8)
 	round := intAttr("round_type", 0, 0, 1)
