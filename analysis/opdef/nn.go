@@ -4,13 +4,60 @@ import "github.com/distpass/distpass/ir"
 
 // nnDefs: embeddings, losses, normalisation, dropout.
 func nnDefs() []*Def {
+	embedAttrs := func() []Attr {
+		return []Attr{intAttr("padding_idx", -1), boolAttr("is_sparse", false), boolAttr("is_distributed", false)}
+	}
 	return []*Def{
-		// TODO(defs): attrs and Infer for each.
-		{Type: "dropout", Inputs: slots("X", opt("Seed")), Outputs: slots("Out", opt("Mask")),
-			Traits: Random, Grad: &Grad{Reads: []string{"Mask", "Out@GRAD"}, Diff: []string{"X"}}},
-		{Type: "lookup_table_v2", Inputs: slots(noGrad("Ids"), "W"), Outputs: in("Out"),
-			Grad: &Grad{Reads: []string{"Ids", "W", "Out@GRAD"}, Diff: []string{"W"}}},
-		{Type: "softmax_with_cross_entropy", Inputs: slots("Logits", noGrad("Label")), Outputs: in("Softmax", "Loss"),
+		{
+			Type: "dropout", Doc: "X with each element zeroed with probability dropout_prob (kept ones scaled in upscale_in_train)",
+			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: slots("Out", opt("Mask")),
+			Attrs: []Attr{floatAttr("dropout_prob", 0.5), boolAttr("is_test", false), boolAttr("fix_seed", false),
+				intAttr("seed", 0), stringAttr("dropout_implementation", "downgrade_in_infer", "downgrade_in_infer", "upscale_in_train")},
+			// Elementwise: each Out element is its X element times its mask
+			// element (which the derived grad's X@GRAD = Out@GRAD relies on).
+			Traits: Elementwise | Random,
+			Shape:  "Out = X, Mask = X's shape in u8",
+			Infer:  inferDropout,
+			Grad:   &Grad{Reads: []string{"Mask", "Out@GRAD"}, Diff: []string{"X"}},
+		},
+		{
+			Type: "lookup_table_v2", Doc: "the rows of W the ids of Ids name (padding_idx gives zeros)",
+			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
+			Attrs: embedAttrs(),
+			Shape: "Out = Ids + [W[1]]",
+			Infer: inferEmbedding(false),
+			Grad:  &Grad{Reads: []string{"Ids", "W", "Out@GRAD"}, Diff: []string{"W"}},
+		},
+		{
+			Type: "lookup_table", Doc: "the rows of W the ids of Ids name, Ids ending in a dim of 1 (Paddle 1.x)",
+			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
+			Attrs: embedAttrs(),
+			Shape: "Out = Ids[:-1] + [W[1]], Ids[-1] = 1",
+			Infer: inferEmbedding(true),
+		},
+		{
+			// The registry's vocabulary-parallel lowering of lookup_table_v2
+			// emits it and its grad; autodiff never does.
+			Type: "c_embedding", Doc: "the rows of the local vocabulary shard W (rows from start_index) the ids name; zeros for ids outside",
+			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
+			Attrs: []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Shape: "Out = Ids + [W[1]]",
+			Infer: inferEmbedding(false),
+		},
+		{
+			Type: "c_embedding_grad", Doc: "the gradient of c_embedding: Out@GRAD rows summed into the local shard's rows",
+			Inputs: slots("W", noGrad("Ids"), "Out@GRAD"), Outputs: in("W@GRAD"),
+			Attrs: []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Shape: "W@GRAD = W",
+			Infer: inferCEmbeddingGrad,
+		},
+		{
+			Type: "softmax_with_cross_entropy", Doc: "softmax of Logits along axis and its cross entropy against Label",
+			Inputs: slots("Logits", noGrad("Label")), Outputs: in("Softmax", "Loss"),
+			Attrs: []Attr{boolAttr("soft_label", false), boolAttr("use_softmax", true), boolAttr("numeric_stable_mode", true),
+				intAttr("ignore_index", -100), intAttr("axis", -1)},
+			Shape: "Softmax = Logits, Loss = Logits with 1 on axis; Label = Loss (hard) or Logits (soft_label)",
+			Infer: inferSoftmaxXent,
 			Grad: &Grad{
 				Reads: []string{"Label", "Softmax", "Loss@GRAD"}, Diff: []string{"Logits"},
 				Unsupported: func(fwd *ir.Op) string {
@@ -19,11 +66,209 @@ func nnDefs() []*Def {
 					}
 					return ""
 				},
-			}},
-		{Type: "layer_norm", Inputs: slots("X", opt("Scale"), opt("Bias")), Outputs: slots("Y", opt("Mean"), opt("Variance")),
+				// Logits@GRAD has Softmax's type: the grad does not read Logits.
+				Infer: func(c *Infer) error {
+					if t, ok := c.In("Softmax"); ok {
+						c.Set("Logits@GRAD", t.DType, t.Shape)
+					}
+					return nil
+				},
+			},
+		},
+		{
+			Type: "cross_entropy", Doc: "the cross entropy of the probabilities X against Label along the last dim",
+			Inputs: slots("X", noGrad("Label")), Outputs: in("Y"),
+			Attrs: []Attr{boolAttr("soft_label", false), intAttr("ignore_index", -100)},
+			Shape: "Y = X[:-1] + [1]; Label = Y (hard) or X (soft_label)",
+			Infer: inferCrossEntropy,
+		},
+		{
+			Type: "cross_entropy2", Doc: "the cross entropy of the probabilities X against hard Label along the last dim",
+			Inputs: slots("X", noGrad("Label")), Outputs: slots("Y", opt("MatchX"), opt("XShape")),
+			Attrs: []Attr{intAttr("ignore_index", -100)},
+			Shape: "Y = MatchX = X[:-1] + [1], XShape = [0] + X; Label = Y",
+			Infer: inferCrossEntropy,
+		},
+		{
+			Type: "layer_norm", Doc: "X normalised over its dims from begin_norm_axis, times Scale plus Bias",
+			Inputs: slots("X", opt("Scale"), opt("Bias")), Outputs: slots("Y", opt("Mean"), opt("Variance")),
+			Attrs: []Attr{floatAttr("epsilon", 1e-5), intAttr("begin_norm_axis", 1), boolAttr("is_test", false)},
+			Shape: "Y = X; Mean = Variance = [prod(X[:begin_norm_axis])] (f32 for f16/bf16 X); Scale = Bias = [prod(X[begin_norm_axis:])]",
+			Infer: inferLayerNorm,
 			Grad: &Grad{
 				Reads: []string{"X", "Scale", "Bias", "Mean", "Variance", "Y@GRAD"},
 				Diff:  []string{"X", "Scale", "Bias"},
-			}},
+			},
+		},
 	}
+}
+
+func inferDropout(c *Infer) error {
+	x, ok := c.In("X")
+	if !ok {
+		return nil
+	}
+	if p := c.Float("dropout_prob"); !(p >= 0 && p <= 1) {
+		return c.Errorf("dropout_prob %v outside [0, 1]", p)
+	}
+	c.Set("Out", x.DType, x.Shape)
+	if c.NumOut("Mask") > 0 {
+		c.Set("Mask", ir.U8, x.Shape)
+	}
+	return nil
+}
+
+// inferEmbedding infers an embedding lookup: Out has a row of W's width
+// per id, in W's dtype. lookup_table's Ids end in a dim of 1, which the
+// row replaces (trailing).
+func inferEmbedding(trailing bool) func(c *Infer) error {
+	return func(c *Infer) error {
+		w, okw := c.In("W")
+		ids, oki := c.In("Ids")
+		if !okw || !oki {
+			return nil
+		}
+		if len(w.Shape) != 2 {
+			return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), shapeString(w.Shape))
+		}
+		if !ids.DType.IsInteger() {
+			return c.Errorf("Ids %s has dtype %s; want an integer dtype", c.Name("Ids"), ids.DType)
+		}
+		rows := ids.Shape
+		if trailing {
+			if n := len(rows); n == 0 || rows[n-1] != 1 && rows[n-1] >= 0 {
+				return c.Errorf("Ids %s %s: want a last dim of 1", c.Name("Ids"), shapeString(ids.Shape))
+			}
+			rows = rows[:len(rows)-1]
+		}
+		var buf [8]int64
+		out := append(append(buf[:0], rows...), w.Shape[1])
+		c.Set("Out", w.DType, out)
+		return nil
+	}
+}
+
+// inferCEmbeddingGrad: W@GRAD has W's type; Out@GRAD has the shape
+// c_embedding's Out had.
+func inferCEmbeddingGrad(c *Infer) error {
+	w, okw := c.In("W")
+	ids, oki := c.In("Ids")
+	g, okg := c.In("Out@GRAD")
+	if !okw || !oki || !okg {
+		return nil
+	}
+	if len(w.Shape) != 2 {
+		return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), shapeString(w.Shape))
+	}
+	var buf [8]int64
+	want := append(append(buf[:0], ids.Shape...), w.Shape[1])
+	if !Compatible(g.Shape, want) {
+		return c.Errorf("Out@GRAD %s %s, Ids %s %s and W %s %s: want Out@GRAD %s", c.Name("Out@GRAD"), shapeString(g.Shape),
+			c.Name("Ids"), shapeString(ids.Shape), c.Name("W"), shapeString(w.Shape), shapeString(want))
+	}
+	c.Set("W@GRAD", w.DType, w.Shape)
+	return nil
+}
+
+// inferSoftmaxXent follows Paddle's CrossEntropyWithSoftmaxInferMeta:
+// Label has Logits' rank and dims but on axis, where it has 1 (hard
+// labels) or Logits' dim (soft_label).
+func inferSoftmaxXent(c *Infer) error {
+	x, okx := c.In("Logits")
+	l, okl := c.In("Label")
+	if !okx || !okl {
+		return nil
+	}
+	if len(x.Shape) == 0 {
+		return c.Errorf("Logits %s is 0-D; want at least one dim", c.Name("Logits"))
+	}
+	ax, err := axisOf(c, "axis", "Logits", x.Shape)
+	if err != nil {
+		return err
+	}
+	var buf [8]int64
+	want := append(buf[:0], x.Shape...)
+	if !c.Bool("soft_label") {
+		want[ax] = 1
+	}
+	if !Compatible(l.Shape, want) {
+		return c.Errorf("Logits %s %s and Label %s %s: want Label %s (axis %d)", c.Name("Logits"), shapeString(x.Shape),
+			c.Name("Label"), shapeString(l.Shape), shapeString(want), ax)
+	}
+	c.Set("Softmax", x.DType, x.Shape)
+	want[ax] = 1
+	c.Set("Loss", x.DType, want)
+	return nil
+}
+
+// inferCrossEntropy infers cross_entropy and cross_entropy2 along X's
+// last dim.
+func inferCrossEntropy(c *Infer) error {
+	x, okx := c.In("X")
+	l, okl := c.In("Label")
+	if !okx || !okl {
+		return nil
+	}
+	n := len(x.Shape)
+	if n == 0 {
+		return c.Errorf("X %s is 0-D; want at least one dim", c.Name("X"))
+	}
+	var buf [8]int64
+	want := append(buf[:0], x.Shape...)
+	if !c.Bool("soft_label") {
+		want[n-1] = 1
+	}
+	if !Compatible(l.Shape, want) {
+		return c.Errorf("X %s %s and Label %s %s: want Label %s", c.Name("X"), shapeString(x.Shape),
+			c.Name("Label"), shapeString(l.Shape), shapeString(want))
+	}
+	want[n-1] = 1
+	c.Set("Y", x.DType, want)
+	if c.NumOut("MatchX") > 0 {
+		c.Set("MatchX", x.DType, want)
+	}
+	if c.NumOut("XShape") > 0 {
+		xs := c.Shape(n + 1)
+		xs[0] = 0
+		copy(xs[1:], x.Shape)
+		c.Set("XShape", x.DType, xs)
+	}
+	return nil
+}
+
+// inferLayerNorm follows Paddle's LayerNormInferMeta: X splits at
+// begin_norm_axis (in [1, rank)) into rows and the normalised width;
+// Scale and Bias are 1-D of that width.
+func inferLayerNorm(c *Infer) error {
+	x, ok := c.In("X")
+	if !ok {
+		return nil
+	}
+	b := c.Int("begin_norm_axis")
+	if b < 1 || b >= int64(len(x.Shape)) {
+		return c.Errorf("begin_norm_axis %d out of range [1, %d) for X %s %s", b, len(x.Shape), c.Name("X"), shapeString(x.Shape))
+	}
+	left, right := prod(x.Shape[:b]), prod(x.Shape[b:])
+	for _, s := range [2]string{"Scale", "Bias"} {
+		t, ok := c.In(s)
+		if !ok {
+			continue
+		}
+		if len(t.Shape) != 1 || t.Shape[0] >= 0 && right >= 0 && t.Shape[0] != right {
+			return c.Errorf("%s %s %s and X %s %s: want %s [%d] (begin_norm_axis %d)", s, c.Name(s), shapeString(t.Shape),
+				c.Name("X"), shapeString(x.Shape), s, right, b)
+		}
+	}
+	c.Set("Y", x.DType, x.Shape)
+	st := x.DType
+	if st == ir.F16 || st == ir.BF16 {
+		st = ir.F32
+	}
+	rows := [1]int64{left}
+	for _, s := range [2]string{"Mean", "Variance"} {
+		if c.NumOut(s) > 0 {
+			c.Set(s, st, rows[:])
+		}
+	}
+	return nil
 }
