@@ -60,7 +60,7 @@ func optimizerDefs() []*Def {
 		},
 		{
 			Type: "update_loss_scaling", Doc: "the dynamic loss scale's update after a step; every X zeroed when FoundInfinite",
-			Inputs: slots(many("X"), "FoundInfinite", "PrevLossScaling", "InGoodSteps", "InBadSteps", opt("StopUpdate")),
+			Inputs:  slots(many("X"), "FoundInfinite", "PrevLossScaling", "InGoodSteps", "InBadSteps", opt("StopUpdate")),
 			Outputs: slots(many("Out"), "LossScaling", "OutGoodSteps", "OutBadSteps"),
 			Attrs: []Attr{{Name: "incr_every_n_steps", Type: ir.KindInt}, {Name: "decr_every_n_nan_or_inf", Type: ir.KindInt},
 				{Name: "incr_ratio", Type: ir.KindFloat}, {Name: "decr_ratio", Type: ir.KindFloat}, boolAttr("stop_update", false)},
