@@ -11,7 +11,13 @@ import (
 func reducePlan(op *ir.Op, x *Tensor) (outShape []int64, idx []int64, count int64, err error) {
 	r := x.Rank()
 	red := make([]bool, r)
-	dims, _ := attrInts(op, "dim")
+	dims, ok := attrInts(op, "dim")
+	if l, isLongs := op.Attrs.Get("dim").(ir.Longs); isLongs {
+		dims, ok = slices.Clone([]int64(l)), true
+	}
+	if !ok {
+		dims = []int64{0} // Paddle's default; an empty dim folds every dim
+	}
 	all := attrBool(op, "reduce_all", false) || len(dims) == 0
 	for _, d := range dims {
 		if r == 0 {
