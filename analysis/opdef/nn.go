@@ -131,6 +131,9 @@ func inferEmbedding(trailing bool) func(c *Infer) error {
 		if len(w.Shape) != 2 {
 			return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), shapeString(w.Shape))
 		}
+		if s := c.Int("start_index"); s < 0 {
+			return c.Errorf("start_index %d is negative", s)
+		}
 		if !ids.DType.IsInteger() {
 			return c.Errorf("Ids %s has dtype %s; want an integer dtype", c.Name("Ids"), ids.DType)
 		}

@@ -1,0 +1,64 @@
+package opdef_test
+
+import "testing"
+
+func TestNNInferErrors(t *testing.T) {
+	emb := func(typ, ids, w, o, attrs string) string {
+		return " var ids : " + ids + "\n var w : " + w + "\n var o : " + o + "\n op 1 " + typ + "(Ids: ids, W: w) -> (Out: o) " + attrs
+	}
+	xent := func(x, l, sm, loss, attrs string) string {
+		return " var x : " + x + "\n var l : " + l + "\n var sm : " + sm + "\n var loss : " + loss +
+			"\n op 1 softmax_with_cross_entropy(Logits: x, Label: l) -> (Softmax: sm, Loss: loss) " + attrs
+	}
+	ln := func(x, s, y, m, attrs string) string {
+		return " var x : " + x + "\n var s : " + s + "\n var y : " + y + "\n var m : " + m + "\n var v : " + m +
+			"\n op 1 layer_norm(X: x, Scale: s) -> (Y: y, Mean: m, Variance: v) " + attrs
+	}
+	runDefCases(t, []defCase{
+		{"lookup_table_v2", emb("lookup_table_v2", "i64[2, 3]", "f32[10, 4]", "f32[2, 3, 4]", ""), ""},
+		{"lookup_table_v2 shape", emb("lookup_table_v2", "i64[2, 3]", "f32[10, 4]", "f32[2, 3, 10]", ""),
+			"op 1 lookup_table_v2: output Out o: declared shape [2, 3, 10], inferred [2, 3, 4] (Out = Ids + [W[1]])"},
+		{"lookup_table_v2 float ids", emb("lookup_table_v2", "f32[2, 3]", "f32[10, 4]", "f32[2, 3, 4]", ""),
+			"Ids ids has dtype f32; want an integer dtype"},
+		{"lookup_table_v2 3-D W", emb("lookup_table_v2", "i64[2]", "f32[10, 4, 1]", "f32[2, 4]", ""),
+			"W w [10, 4, 1]: want a 2-D table"},
+		{"lookup_table", emb("lookup_table", "i64[6, 1]", "f32[10, 4]", "f32[6, 4]", ""), ""},
+		{"lookup_table ids", emb("lookup_table", "i64[2, 6]", "f32[10, 4]", "f32[2, 6, 4]", ""),
+			"Ids ids [2, 6]: want a last dim of 1"},
+		{"c_embedding local", emb("c_embedding", "i64[2, 3]", "f32[5, 4]", "f32[2, 3, 4]", "{start_index = 5}"), ""},
+		{"c_embedding start", emb("c_embedding", "i64[2, 3]", "f32[5, 4]", "f32[2, 3, 4]", "{start_index = -5}"),
+			"start_index -5 is negative"},
+		{"c_embedding_grad", " var ids : i64[2, 3]\n var w : f32[5, 4]\n var g : f32[2, 4]\n var dw : f32[5, 4]\n" +
+			" op 1 c_embedding_grad(Ids: ids, W: w, Out@GRAD: g) -> (W@GRAD: dw) {start_index = 0}",
+			"Out@GRAD g [2, 4], Ids ids [2, 3] and W w [5, 4]: want Out@GRAD [2, 3, 4]"},
+		{"xent", xent("f32[4, 5]", "i64[4, 1]", "f32[4, 5]", "f32[4, 1]", ""), ""},
+		{"xent label", xent("f32[4, 5]", "i64[4]", "f32[4, 5]", "f32[4, 1]", ""),
+			"Logits x [4, 5] and Label l [4]: want Label [4, 1] (axis 1)"},
+		{"xent soft label", xent("f32[4, 5]", "f32[4, 5]", "f32[4, 5]", "f32[4, 1]", "{soft_label = true}"), ""},
+		{"xent loss", xent("f32[2, 4, 5]", "i64[2, 1, 5]", "f32[2, 4, 5]", "f32[2, 4, 1]", "{axis = 1}"),
+			"op 1 softmax_with_cross_entropy: output Loss loss: declared shape [2, 4, 1], inferred [2, 1, 5]"},
+		{"xent grad", " var l : i64[4, 1]\n var sm : f32[4, 5]\n var g : f32[4, 1]\n var dx : f32[4, 1]\n" +
+			" op 1 softmax_with_cross_entropy_grad(Label: l, Softmax: sm, Loss@GRAD: g) -> (Logits@GRAD: dx)",
+			"op 1 softmax_with_cross_entropy_grad: output Logits@GRAD dx: declared shape [4, 1], inferred [4, 5]"},
+		{"cross_entropy2", " var x : f32[4, 5]\n var l : i64[4, 1]\n var y : f32[4, 1]\n var mx : f32[4, 1]\n var xs : f32[0, 4, 5]\n" +
+			" op 1 cross_entropy2(X: x, Label: l) -> (Y: y, MatchX: mx, XShape: xs)", ""},
+		{"layer_norm", ln("f32[2, 3, 4]", "f32[4]", "f32[2, 3, 4]", "f32[6]", "{begin_norm_axis = 2}"), ""},
+		{"layer_norm mean", ln("f32[2, 3, 4]", "f32[12]", "f32[2, 3, 4]", "f32[6]", "{begin_norm_axis = 1}"),
+			"op 1 layer_norm: output Mean m: declared shape [6], inferred [2]"},
+		{"layer_norm f16 stats", ln("f16[2, 4]", "f16[4]", "f16[2, 4]", "f16[2]", "{begin_norm_axis = 1}"),
+			"op 1 layer_norm: output Mean m: declared dtype f16, inferred f32"},
+		{"layer_norm scale", ln("f32[2, 3, 4]", "f32[4]", "f32[2, 3, 4]", "f32[2]", "{begin_norm_axis = 1}"),
+			"Scale s [4] and X x [2, 3, 4]: want Scale [12] (begin_norm_axis 1)"},
+		{"layer_norm axis", ln("f32[2, 4]", "f32[4]", "f32[2, 4]", "f32[2]", "{begin_norm_axis = 2}"),
+			"begin_norm_axis 2 out of range [1, 2) for X x [2, 4]"},
+		{"dropout", " var x : f32[3, 4]\n var o : f32[3, 4]\n var m : u8[3, 4]\n op 1 dropout(X: x) -> (Out: o, Mask: m) {dropout_prob = 0.1}", ""},
+		{"dropout mask", " var x : f32[3, 4]\n var o : f32[3, 4]\n var m : f32[3, 4]\n op 1 dropout(X: x) -> (Out: o, Mask: m)",
+			"op 1 dropout: output Mask m: declared dtype f32, inferred u8"},
+		{"dropout mode", " var x : f32[3]\n var o : f32[3]\n op 1 dropout(X: x) -> (Out: o) {dropout_implementation = \"upscale\"}",
+			`op 1 dropout: attr dropout_implementation = "upscale" is not one of ["downgrade_in_infer", "upscale_in_train"]`},
+		{"dropout prob", " var x : f32[3]\n var o : f32[3]\n op 1 dropout(X: x) -> (Out: o) {dropout_prob = 1.5}",
+			"dropout_prob 1.5 outside [0, 1]"},
+		{"dropout_grad", " var m : u8[3, 4]\n var g : f32[3, 4]\n var dx : f32[4, 3]\n op 1 dropout_grad(Mask: m, Out@GRAD: g) -> (X@GRAD: dx)",
+			"op 1 dropout_grad: output X@GRAD dx: declared shape [4, 3], inferred [3, 4]"},
+	})
+}
