@@ -5,7 +5,7 @@ import "github.com/distpass/distpass/ir"
 // nnDefs: embeddings, losses, normalisation, dropout.
 func nnDefs() []*Def {
 	embedAttrs := func() []Attr {
-		return []Attr{intAttr("padding_idx", -1), boolAttr("is_sparse", false), boolAttr("is_distributed", false)}
+		return []Attr{intAttr("padding_idx", -1), boolAttr("is_sparse", false)}
 	}
 	return []*Def{
 		{
@@ -92,8 +92,8 @@ func nnDefs() []*Def {
 		{
 			Type: "layer_norm", Doc: "X normalised over its dims from begin_norm_axis, times Scale plus Bias",
 			Inputs: slots("X", opt("Scale"), opt("Bias")), Outputs: slots("Y", opt("Mean"), opt("Variance")),
-			Attrs: []Attr{floatAttr("epsilon", 1e-5), intAttr("begin_norm_axis", 1), boolAttr("is_test", false)},
-			Shape: "Y = X; Mean = Variance = [prod(X[:begin_norm_axis])] (f32 for f16/bf16 X); Scale = Bias = [prod(X[begin_norm_axis:])]",
+			Attrs: []Attr{floatAttr("epsilon", 1e-5), intAttr("begin_norm_axis", 1)},
+			Shape: "Y = X; Mean = Variance = [prod(X[:begin_norm_axis])], or X[:begin_norm_axis] (Paddle 3), f32 for f16/bf16 X; Scale = Bias = [prod(X[begin_norm_axis:])]",
 			Infer: inferLayerNorm,
 			Grad: &Grad{
 				Reads: []string{"X", "Scale", "Bias", "Mean", "Variance", "Y@GRAD"},
@@ -189,6 +189,9 @@ func inferSoftmaxXent(c *Infer) error {
 	if err != nil {
 		return err
 	}
+	if ax != len(x.Shape)-1 && !c.Bool("numeric_stable_mode") {
+		return c.Errorf("axis %d is not Logits' last dim: Paddle needs numeric_stable_mode there", c.Int("axis"))
+	}
 	var buf [8]int64
 	want := append(buf[:0], x.Shape...)
 	if !c.Bool("soft_label") {
@@ -241,7 +244,7 @@ func inferCrossEntropy(c *Infer) error {
 
 // inferLayerNorm follows Paddle's LayerNormInferMeta: X splits at
 // begin_norm_axis (in [1, rank)) into rows and the normalised width;
-// Scale and Bias are 1-D of that width.
+// Scale and Bias are 1-D of that width; epsilon is in [0, 0.001].
 func inferLayerNorm(c *Infer) error {
 	x, ok := c.In("X")
 	if !ok {
@@ -250,6 +253,9 @@ func inferLayerNorm(c *Infer) error {
 	b := c.Int("begin_norm_axis")
 	if b < 1 || b >= int64(len(x.Shape)) {
 		return c.Errorf("begin_norm_axis %d out of range [1, %d) for X %s %s", b, len(x.Shape), c.Name("X"), shapeString(x.Shape))
+	}
+	if e := c.Float("epsilon"); !(e >= 0 && e <= 0.001) {
+		return c.Errorf("epsilon %v outside [0, 0.001]", e)
 	}
 	left, right := prod(x.Shape[:b]), prod(x.Shape[b:])
 	for _, s := range [2]string{"Scale", "Bias"} {
@@ -269,7 +275,14 @@ func inferLayerNorm(c *Infer) error {
 	}
 	rows := [1]int64{left}
 	for _, s := range [2]string{"Mean", "Variance"} {
-		if c.NumOut(s) > 0 {
+		if c.NumOut(s) == 0 {
+			continue
+		}
+		// Paddle 3 keeps the statistics' dims (X[:begin_norm_axis]);
+		// earlier versions flatten them. The declared rank says which.
+		if t, ok := c.Out(s, 0); ok && b > 1 && len(t.Shape) == int(b) {
+			c.Set(s, st, x.Shape[:b])
+		} else {
 			c.Set(s, st, rows[:])
 		}
 	}
