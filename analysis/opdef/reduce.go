@@ -63,12 +63,12 @@ func inferReduce(c *Infer) error {
 	for _, d := range dims {
 		if r == 0 {
 			if d != 0 && d != -1 {
-				return c.Errorf("dim %s out of range for 0-D X %s", intsString(dims), c.Name("X"))
+				return c.Errorf("dim %s out of range for 0-D X %s", shapeString(dims), c.Name("X"))
 			}
 			continue
 		}
 		if d < -int64(r) || d >= int64(r) {
-			return c.Errorf("dim %s out of range for X %s %s", intsString(dims), c.Name("X"), shapeString(x.Shape))
+			return c.Errorf("dim %s out of range for X %s %s", shapeString(dims), c.Name("X"), shapeString(x.Shape))
 		}
 		if d < 0 {
 			d += int64(r)
@@ -128,5 +128,3 @@ func inferSum(c *Infer) error {
 	c.Set("Out", first.DType, out)
 	return nil
 }
-
-func intsString(s []int64) string { return shapeString(s) }
