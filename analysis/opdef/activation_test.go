@@ -49,29 +49,29 @@ func TestActivationInferErrors(t *testing.T) {
  op 1 relu6(X: x) -> (Out: o) {threshold = 6.0}`, ""},
 		{"relu6 shape", ` var x : f32[2, 3]
  var o : f32[3, 2]
- op 1 relu6(X: x) -> (Out: o)`, "op 1 relu6: output Out o: declared shape [3, 2], inferred [2, 3] (Out = X)"},
+ op 1 relu6(X: x) -> (Out: o)`, "op 1 relu6: output Out o: declared f32[3, 2], inferred [2, 3] from X f32[2, 3]"},
 		{"hard_swish attr kind", ` var x : f32[2]
  var o : f32[2]
  op 1 hard_swish(X: x) -> (Out: o) {offset = "3"}`, "op 1 hard_swish: attr offset is string, want float"},
 		{"softmax axis", ` var x : f32[2, 3]
  var o : f32[2, 3]
- op 1 softmax(X: x) -> (Out: o) {axis = 2}`, "op 1 softmax: shape inference (Out = X, axis in [-rank, rank)): axis 2 out of range for X x [2, 3]"},
+ op 1 softmax(X: x) -> (Out: o) {axis = 2}`, "op 1 softmax: inconsistent inputs: axis 2 out of range for X x [2, 3]"},
 		{"softmax 0-D", ` var x : f32[]
  var o : f32[]
  op 1 softmax(X: x) -> (Out: o) {axis = -1}`, ""},
 		{"softmax_grad dtype", ` var o : f32[2, 3]
  var g : f32[2, 3]
  var dx : f16[2, 3]
- op 1 softmax_grad(Out: o, Out@GRAD: g) -> (X@GRAD: dx) {axis = -1}`, "op 1 softmax_grad: output X@GRAD dx: declared dtype f16, inferred f32"},
+ op 1 softmax_grad(Out: o, Out@GRAD: g) -> (X@GRAD: dx) {axis = -1}`, "op 1 softmax_grad: output X@GRAD dx: declared f16[2, 3], inferred dtype f32 from Out f32[2, 3], Out@GRAD f32[2, 3]"},
 		{"gelu misspelled slot", ` var x : f32[2]
  var o : f32[2]
- op 1 gelu(Input: x) -> (Out: o)`, "op 1 gelu: input slot Input is not a slot of gelu (slots: X)"},
+ op 1 gelu(Input: x) -> (Out: o)`, "op 1 gelu: input slot Input (x) is not a slot of gelu (slots: X); missing X"},
 		{"scale_grad shape", ` var g : f32[4]
  var dx : f32[5]
- op 1 scale_grad(Out@GRAD: g) -> (X@GRAD: dx) {scale = 2.0}`, "op 1 scale_grad: output X@GRAD dx: declared shape [5], inferred [4]"},
+ op 1 scale_grad(Out@GRAD: g) -> (X@GRAD: dx) {scale = 2.0}`, "op 1 scale_grad: output X@GRAD dx: declared f32[5], inferred [4] from Out@GRAD f32[4]"},
 		{"pd_op.scale", ` var x : i64[]
  var s : f32[1]
  var o : i64[1]
- op 1 pd_op.scale(in0: x, in1: s) -> (out0: o) {bias = 0.0, bias_after_scale = true}`, "op 1 pd_op.scale: output out0 o: declared shape [1], inferred []"},
+ op 1 pd_op.scale(in0: x, in1: s) -> (out0: o) {bias = 0.0, bias_after_scale = true}`, "op 1 pd_op.scale: output out0 o: declared i64[1], inferred [] from in0 i64[], in1 f32[1]"},
 	})
 }

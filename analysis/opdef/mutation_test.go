@@ -110,6 +110,9 @@ func caught(err error, id int64, name string) bool {
 }
 
 // mutateShape adds one to a dim of an output that inference determines.
+// An output the op also reads (sgd's ParamOut = Param, an update in
+// place) is first moved to a fresh var of its type: changing the shared
+// var would change the input with it and leave the op consistent.
 func mutateShape(_ *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op) (string, string) {
 	outs, err := opdef.InferOp(op, func(n string) *ir.Var { return p.LookupVar(b, n) })
 	if err != nil {
@@ -124,6 +127,20 @@ func mutateShape(_ *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op) (string, s
 		if v == nil || !v.Type.IsTensor() {
 			continue
 		}
+		if reads(op, args[o.Index]) {
+			old := args[o.Index]
+			if v, err = freshVar(b, v); err != nil {
+				return "", err.Error()
+			}
+			args[o.Index] = v.Name()
+			if op.Dist != nil {
+				for i := range op.Dist.Outputs {
+					if op.Dist.Outputs[i].Name == old {
+						op.Dist.Outputs[i].Name = v.Name()
+					}
+				}
+			}
+		}
 		if o.Scalar {
 			v.Type.Shape = []int64{2, 3}
 			return v.Name(), ""
@@ -137,6 +154,35 @@ func mutateShape(_ *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op) (string, s
 		}
 	}
 	return "", "no output dim inferred"
+}
+
+// reads reports whether op has arg among its inputs.
+func reads(op *ir.Op, arg string) bool {
+	for _, s := range op.Inputs {
+		if slices.Contains(s.Args, arg) {
+			return true
+		}
+	}
+	return false
+}
+
+// freshVar declares in b a var of v's kind, type and dist under a name
+// of its own, and returns it.
+func freshVar(b *ir.Block, v *ir.Var) (*ir.Var, error) {
+	bl := ir.NewBuilder(ir.NewModule("fresh")) // only makes the var
+	t := ir.Tensor(v.Type.DType, slices.Clone(v.Type.Shape)...)
+	name := v.Name() + "@mutated"
+	var nv *ir.Var
+	switch v.Kind {
+	case ir.KindParam:
+		nv = bl.Param(name, t)
+	case ir.KindPersist:
+		nv = bl.Persist(name, t)
+	default:
+		nv = bl.Var(name, t)
+	}
+	nv.Dist = v.Dist.Clone()
+	return nv, b.AddVar(nv)
 }
 
 // mutateSlot renames the op's first slot that has an arg, as a typo would
