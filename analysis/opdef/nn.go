@@ -199,7 +199,7 @@ func inferSoftmaxXent(c *Infer) error {
 	}
 	if !Compatible(l.Shape, want) {
 		return c.Errorf("Logits %s %s and Label %s %s: want Label %s (axis %d)", c.Name("Logits"), shapeString(x.Shape),
-			c.Name("Label"), shapeString(l.Shape), shapeString(want), ax)
+			c.Name("Label"), shapeString(l.Shape), shapeString(want), c.Int("axis"))
 	}
 	c.Set("Softmax", x.DType, x.Shape)
 	want[ax] = 1

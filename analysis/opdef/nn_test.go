@@ -33,7 +33,7 @@ func TestNNInferErrors(t *testing.T) {
 			"Out@GRAD g [2, 4], Ids ids [2, 3] and W w [5, 4]: want Out@GRAD [2, 3, 4]"},
 		{"xent", xent("f32[4, 5]", "i64[4, 1]", "f32[4, 5]", "f32[4, 1]", ""), ""},
 		{"xent label", xent("f32[4, 5]", "i64[4]", "f32[4, 5]", "f32[4, 1]", ""),
-			"Logits x [4, 5] and Label l [4]: want Label [4, 1] (axis 1)"},
+			"Logits x [4, 5] and Label l [4]: want Label [4, 1] (axis -1)"},
 		{"xent soft label", xent("f32[4, 5]", "f32[4, 5]", "f32[4, 5]", "f32[4, 1]", "{soft_label = true}"), ""},
 		{"xent loss", xent("f32[2, 4, 5]", "i64[2, 1, 5]", "f32[2, 4, 5]", "f32[2, 4, 1]", "{axis = 1}"),
 			"op 1 softmax_with_cross_entropy: output Loss loss: declared f32[2, 4, 1], inferred [2, 1, 5] from Logits f32[2, 4, 5], Label i64[2, 1, 5]"},
