@@ -10,7 +10,7 @@ func nnDefs() []*Def {
 	return []*Def{
 		{
 			Type: "dropout", Doc: "X with each element zeroed with probability dropout_prob (kept ones scaled in upscale_in_train)",
-			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: slots("Out", opt("Mask")),
+			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: in("Out", "Mask"),
 			Attrs: []Attr{floatAttr("dropout_prob", 0.5), boolAttr("is_test", false), boolAttr("fix_seed", false),
 				intAttr("seed", 0), stringAttr("dropout_implementation", "downgrade_in_infer", "downgrade_in_infer", "upscale_in_train")},
 			// Elementwise: each Out element is its X element times its mask
@@ -84,14 +84,14 @@ func nnDefs() []*Def {
 		},
 		{
 			Type: "cross_entropy2", Doc: "the cross entropy of the probabilities X against hard Label along the last dim",
-			Inputs: slots("X", noGrad("Label")), Outputs: slots("Y", opt("MatchX"), opt("XShape")),
+			Inputs: slots("X", noGrad("Label")), Outputs: in("Y", "MatchX", "XShape"),
 			Attrs: []Attr{intAttr("ignore_index", -100)},
 			Shape: "Y = MatchX = X[:-1] + [1], XShape = [0] + X; Label = Y",
 			Infer: inferCrossEntropy,
 		},
 		{
 			Type: "layer_norm", Doc: "X normalised over its dims from begin_norm_axis, times Scale plus Bias",
-			Inputs: slots("X", opt("Scale"), opt("Bias")), Outputs: slots("Y", opt("Mean"), opt("Variance")),
+			Inputs: slots("X", opt("Scale"), opt("Bias")), Outputs: in("Y", "Mean", "Variance"),
 			Attrs: []Attr{floatAttr("epsilon", 1e-5), intAttr("begin_norm_axis", 1)},
 			Shape: "Y = X; Mean = Variance = [prod(X[:begin_norm_axis])], or X[:begin_norm_axis] (Paddle 3), f32 for f16/bf16 X; Scale = Bias = [prod(X[begin_norm_axis:])]",
 			Infer: inferLayerNorm,
@@ -112,9 +112,7 @@ func inferDropout(c *Infer) error {
 		return c.Errorf("dropout_prob %v outside [0, 1]", p)
 	}
 	c.Set("Out", x.DType, x.Shape)
-	if c.NumOut("Mask") > 0 {
-		c.Set("Mask", ir.U8, x.Shape)
-	}
+	c.Set("Mask", ir.U8, x.Shape)
 	return nil
 }
 
@@ -230,10 +228,8 @@ func inferCrossEntropy(c *Infer) error {
 	}
 	want[n-1] = 1
 	c.Set("Y", x.DType, want)
-	if c.NumOut("MatchX") > 0 {
+	if c.Op().Type == "cross_entropy2" {
 		c.Set("MatchX", x.DType, want)
-	}
-	if c.NumOut("XShape") > 0 {
 		xs := c.Shape(n + 1)
 		xs[0] = 0
 		copy(xs[1:], x.Shape)
@@ -275,9 +271,6 @@ func inferLayerNorm(c *Infer) error {
 	}
 	rows := [1]int64{left}
 	for _, s := range [2]string{"Mean", "Variance"} {
-		if c.NumOut(s) == 0 {
-			continue
-		}
 		// Paddle 3 keeps the statistics' dims (X[:begin_norm_axis]);
 		// earlier versions flatten them. The declared rank says which.
 		if t, ok := c.Out(s, 0); ok && b > 1 && len(t.Shape) == int(b) {
