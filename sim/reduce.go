@@ -12,9 +12,6 @@ func reducePlan(op *ir.Op, x *Tensor) (outShape []int64, idx []int64, count int6
 	r := x.Rank()
 	red := make([]bool, r)
 	dims, ok := attrInts(op, "dim")
-	if l, isLongs := op.Attrs.Get("dim").(ir.Longs); isLongs {
-		dims, ok = slices.Clone([]int64(l)), true
-	}
 	if !ok {
 		dims = []int64{0} // Paddle's default; an empty dim folds every dim
 	}
