@@ -138,6 +138,9 @@ func xentPlan(op *ir.Op, in Args, src string) (x, lab *Tensor, ax int, err error
 	if attrBool(op, "soft_label", false) {
 		return nil, nil, 0, errf(op, "soft_label is not supported")
 	}
+	if !attrBool(op, "use_softmax", true) {
+		return nil, nil, 0, errf(op, "use_softmax = false (Logits already probabilities) is not supported")
+	}
 	if x.Rank() == 0 {
 		return nil, nil, 0, errf(op, "%s is a scalar", src)
 	}

@@ -91,3 +91,14 @@ func TestUpdateLossScalingStopUpdate(t *testing.T) {
 	wantT(t, "LossScaling (stopped)", run(t, op, in(1))["LossScaling"][0], td(sh(1), 8))
 	wantT(t, "LossScaling", run(t, op, in(0))["LossScaling"][0], td(sh(1), 16))
 }
+
+// TestXentUseSoftmax: softmax_with_cross_entropy without its softmax
+// (Logits already probabilities) is refused, forward and grad, rather
+// than run as if it had one.
+func TestXentUseSoftmax(t *testing.T) {
+	lab := MustFromData(ir.I64, sh(1, 1), []float64{1})
+	fwd := mkOp("softmax_with_cross_entropy", Sl("Logits", "x", "Label", "l"), Sl("Softmax", "s", "Loss", "o"), A("use_softmax", ir.Bool(false)))
+	wantErr(t, fwd, Args{"Logits": {td(sh(1, 2), 0.25, 0.75)}, "Label": {lab}}, "op 1 softmax_with_cross_entropy: use_softmax = false (Logits already probabilities) is not supported")
+	grad := mkOp("softmax_with_cross_entropy_grad", Sl("Label", "l", "Softmax", "s", "Loss@GRAD", "g"), Sl("Logits@GRAD", "d"), A("use_softmax", ir.Bool(false)))
+	wantErr(t, grad, Args{"Softmax": {td(sh(1, 2), 0.25, 0.75)}, "Label": {lab}, "Loss@GRAD": {td(sh(1, 1), 1)}}, "use_softmax = false")
+}
