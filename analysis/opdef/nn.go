@@ -79,14 +79,14 @@ func nnDefs() []*Def {
 			Type: "cross_entropy", Doc: "the cross entropy of the probabilities X against Label along the last dim",
 			Inputs: slots("X", noGrad("Label")), Outputs: in("Y"),
 			Attrs: []Attr{boolAttr("soft_label", false), intAttr("ignore_index", -100)},
-			Shape: "Y = X[:-1] + [1]; Label = Y (hard) or X (soft_label)",
+			Shape: "Y = Label with a last dim of 1; Label = X[:-1] + [1] or X[:-1] (hard), X (soft_label)",
 			Infer: inferCrossEntropy,
 		},
 		{
 			Type: "cross_entropy2", Doc: "the cross entropy of the probabilities X against hard Label along the last dim",
 			Inputs: slots("X", noGrad("Label")), Outputs: in("Y", "MatchX", "XShape"),
 			Attrs: []Attr{intAttr("ignore_index", -100)},
-			Shape: "Y = MatchX = X[:-1] + [1], XShape = [0] + X; Label = Y",
+			Shape: "Y = Label with a last dim of 1, MatchX = X[:-1] + [1], XShape = X + [0]; Label = X[:-1] + [1] or X[:-1]",
 			Infer: inferCrossEntropy,
 		},
 		{
@@ -205,8 +205,10 @@ func inferSoftmaxXent(c *Infer) error {
 	return nil
 }
 
-// inferCrossEntropy infers cross_entropy and cross_entropy2 along X's
-// last dim.
+// inferCrossEntropy follows Paddle's CrossEntropyInferMeta (and
+// CrossEntropy2InferMeta, whose labels are hard): Label has X's dims but
+// the last, where it has X's (soft_label), 1, or no dim at all (hard);
+// Y is Label with a last dim of 1.
 func inferCrossEntropy(c *Infer) error {
 	x, okx := c.In("X")
 	l, okl := c.In("Label")
@@ -217,22 +219,41 @@ func inferCrossEntropy(c *Infer) error {
 	if n == 0 {
 		return c.Errorf("X %s is 0-D; want at least one dim", c.Name("X"))
 	}
+	soft := c.Bool("soft_label")
+	ok := len(l.Shape) == n || !soft && len(l.Shape) == n-1
+	if ok {
+		ok = Compatible(x.Shape[:n-1], l.Shape[:n-1])
+	}
+	if ok && len(l.Shape) == n {
+		last := l.Shape[n-1]
+		if soft {
+			ok = last < 0 || x.Shape[n-1] < 0 || last == x.Shape[n-1]
+		} else {
+			ok = last < 0 || last == 1
+		}
+	}
+	if !ok {
+		want := "X's dims with the last one 1, or without it"
+		if soft {
+			want = "X's shape (soft_label)"
+		}
+		return c.Errorf("X %s %s and Label %s %s: want Label of %s", c.Name("X"), shapeString(x.Shape),
+			c.Name("Label"), shapeString(l.Shape), want)
+	}
 	var buf [8]int64
-	want := append(buf[:0], x.Shape...)
-	if !c.Bool("soft_label") {
-		want[n-1] = 1
+	y := append(buf[:0], l.Shape...)
+	if len(y) == n {
+		y[n-1] = 1
 	}
-	if !Compatible(l.Shape, want) {
-		return c.Errorf("X %s %s and Label %s %s: want Label %s", c.Name("X"), shapeString(x.Shape),
-			c.Name("Label"), shapeString(l.Shape), shapeString(want))
-	}
-	want[n-1] = 1
-	c.Set("Y", x.DType, want)
+	c.Set("Y", x.DType, y)
 	if c.Op().Type == "cross_entropy2" {
-		c.Set("MatchX", x.DType, want)
+		m := c.Shape(n)
+		copy(m, x.Shape)
+		m[n-1] = 1
+		c.Set("MatchX", x.DType, m)
 		xs := c.Shape(n + 1)
-		xs[0] = 0
-		copy(xs[1:], x.Shape)
+		copy(xs, x.Shape)
+		xs[n] = 0
 		c.Set("XShape", x.DType, xs)
 	}
 	return nil

@@ -42,8 +42,16 @@ func TestNNInferErrors(t *testing.T) {
 		{"xent grad", " var l : i64[4, 1]\n var sm : f32[4, 5]\n var g : f32[4, 1]\n var dx : f32[4, 1]\n" +
 			" op 1 softmax_with_cross_entropy_grad(Label: l, Softmax: sm, Loss@GRAD: g) -> (Logits@GRAD: dx)",
 			"op 1 softmax_with_cross_entropy_grad: output Logits@GRAD dx: declared f32[4, 1], inferred [4, 5] from Label i64[4, 1], Softmax f32[4, 5], Loss@GRAD f32[4, 1]"},
-		{"cross_entropy2", " var x : f32[4, 5]\n var l : i64[4, 1]\n var y : f32[4, 1]\n var mx : f32[4, 1]\n var xs : f32[0, 4, 5]\n" +
+		{"cross_entropy2", " var x : f32[4, 5]\n var l : i64[4, 1]\n var y : f32[4, 1]\n var mx : f32[4, 1]\n var xs : f32[4, 5, 0]\n" +
 			" op 1 cross_entropy2(X: x, Label: l) -> (Y: y, MatchX: mx, XShape: xs)", ""},
+		{"cross_entropy2 XShape", " var x : f32[4, 5]\n var l : i64[4, 1]\n var y : f32[4, 1]\n var mx : f32[4, 1]\n var xs : f32[0, 4, 5]\n" +
+			" op 1 cross_entropy2(X: x, Label: l) -> (Y: y, MatchX: mx, XShape: xs)",
+			"op 1 cross_entropy2: output XShape xs: declared f32[0, 4, 5], inferred [4, 5, 0]"},
+		{"cross_entropy label without last dim", " var x : f32[4, 5]\n var l : i64[4]\n var y : f32[4]\n op 1 cross_entropy(X: x, Label: l) -> (Y: y)", ""},
+		{"cross_entropy soft label", " var x : f32[4, 5]\n var l : f32[4, 1]\n var y : f32[4, 1]\n op 1 cross_entropy(X: x, Label: l) -> (Y: y) {soft_label = true}",
+			"X x [4, 5] and Label l [4, 1]: want Label of X's shape (soft_label)"},
+		{"cross_entropy hard label", " var x : f32[4, 5]\n var l : i64[3, 1]\n var y : f32[4, 1]\n op 1 cross_entropy(X: x, Label: l) -> (Y: y)",
+			"X x [4, 5] and Label l [3, 1]: want Label of X's dims with the last one 1, or without it"},
 		{"layer_norm", ln("f32[2, 3, 4]", "f32[4]", "f32[2, 3, 4]", "f32[6]", "{begin_norm_axis = 2}"), ""},
 		{"layer_norm Paddle 3 stats", ln("f32[2, 3, 4]", "f32[4]", "f32[2, 3, 4]", "f32[2, 3]", "{begin_norm_axis = 2}"), ""},
 		{"layer_norm Paddle 3 stats dims", ln("f32[2, 3, 4]", "f32[4]", "f32[2, 3, 4]", "f32[3, 2]", "{begin_norm_axis = 2}"),
