@@ -54,3 +54,29 @@ func init() {
 }}`},
 	)
 }
+
+// Cases for reduce_sum's dtype: out_dtype, and int64 for int32 and bool.
+func init() {
+	inferCases = append(inferCases,
+		inferCase{Name: "reduce_sum/out_dtype", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : f64[-1]
+ op 1 reduce_sum(X: x) -> (Out: o) {dim = [1], out_dtype = 6}
+}}`},
+		inferCase{Name: "reduce_sum/i32", IntHigh: 9, Src: `program main { block 0 {
+ var x : i32[2, 3]
+ var o : i64[-1]
+ op 1 reduce_sum(X: x) -> (Out: o) {dim = [0]}
+}}`},
+		inferCase{Name: "reduce_sum/bool", Src: `program main { block 0 {
+ var x : bool[4]
+ var o : i64[]
+ op 1 reduce_sum(X: x) -> (Out: o) {reduce_all = true}
+}}`},
+		inferCase{Name: "reduce_mean/i64", IntHigh: 9, Src: `program main { block 0 {
+ var x : i64[2, 3]
+ var o : i64[-1]
+ op 1 reduce_mean(X: x) -> (Out: o) {dim = [0], out_dtype = 5}
+}}`},
+	)
+}

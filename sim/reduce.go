@@ -59,7 +59,21 @@ func reduce(isMean bool) Kernel {
 		if err != nil {
 			return nil, err
 		}
-		out := Zeros(x.DType, shape...)
+		dt := x.DType
+		if !isMean {
+			// reduce_sum's dtype is out_dtype, else int64 for bool and
+			// int32 X (Paddle's SumRawInferMeta), else X's.
+			if code := attrInt(op, "out_dtype", -1); code >= 0 {
+				d, ok := ir.DTypeFromPaddle(code)
+				if !ok {
+					return nil, errf(op, "out_dtype %d is not a dtype", code)
+				}
+				dt = d
+			} else if dt == ir.Boolean || dt == ir.I32 {
+				dt = ir.I64
+			}
+		}
+		out := Zeros(dt, shape...)
 		for i, v := range x.Data {
 			out.Data[idx[i]] += v
 		}

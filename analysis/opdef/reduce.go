@@ -1,5 +1,7 @@
 package opdef
 
+import "github.com/distpass/distpass/ir"
+
 // reduceDefs: reductions over all or some dims, and sum, the n-ary add.
 func reduceDefs() []*Def {
 	reduce := func(t, doc string, grad bool) *Def {
@@ -47,7 +49,9 @@ func reduceDefs() []*Def {
 // inferReduce follows Paddle's reduce ops: dim lists the dims to fold,
 // negative ones counted from the end; reduce_all, an empty dim, a dim
 // naming every dim or a 0-D X fold them all into a scalar, or into 1s
-// with keep_dim. out_dtype, when set (>= 0), is Out's dtype.
+// with keep_dim. reduce_sum's Out has dtype out_dtype when it is set
+// (>= 0), else int64 for a bool or int32 X (SumRawInferMeta); the other
+// reductions keep X's dtype (Paddle drops their out_dtype).
 func inferReduce(c *Infer) error {
 	x, ok := c.In("X")
 	if !ok {
@@ -79,8 +83,13 @@ func inferReduce(c *Infer) error {
 		all = true
 	}
 	dt := x.DType
-	if c.Int("out_dtype") >= 0 {
-		dt = c.dtypeOf("out_dtype")
+	if c.Op().Type == "reduce_sum" { // the other reductions keep X's dtype
+		switch {
+		case c.Int("out_dtype") >= 0:
+			dt = c.dtypeOf("out_dtype")
+		case dt == ir.Boolean || dt == ir.I32:
+			dt = ir.I64
+		}
 	}
 	keep := c.Bool("keep_dim")
 	if all && !keep {
