@@ -64,15 +64,13 @@ func nnDefs() []*Def {
 					if v, _ := fwd.Attrs.Bool("soft_label"); v {
 						return "soft_label is not supported"
 					}
+					if v, ok := fwd.Attrs.Bool("use_softmax"); ok && !v {
+						return "use_softmax = false is not supported"
+					}
 					return ""
 				},
 				// Logits@GRAD has Softmax's type: the grad does not read Logits.
-				Infer: func(c *Infer) error {
-					if t, ok := c.In("Softmax"); ok {
-						c.Set("Logits@GRAD", t.DType, t.Shape)
-					}
-					return nil
-				},
+				Infer: gradFrom("Softmax"),
 			},
 		},
 		{

@@ -1,6 +1,11 @@
 package opdef_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
 
 func TestNNInferErrors(t *testing.T) {
 	emb := func(typ, ids, w, o, attrs string) string {
@@ -78,4 +83,28 @@ func TestNNInferErrors(t *testing.T) {
 		{"dropout_grad", " var m : u8[3, 4]\n var g : f32[3, 4]\n var dx : f32[4, 3]\n op 1 dropout_grad(Mask: m, Out@GRAD: g) -> (X@GRAD: dx)",
 			"op 1 dropout_grad: output X@GRAD dx: declared f32[4, 3], inferred [3, 4] from Mask u8[3, 4], Out@GRAD f32[3, 4]"},
 	})
+}
+
+// TestXentGradUnsupported: append-backward refuses the cross entropies the
+// simulator's grad kernel does not compute, rather than emit a grad op
+// that fails at run.
+func TestXentGradUnsupported(t *testing.T) {
+	g := opdef.Lookup("softmax_with_cross_entropy").Grad
+	for _, c := range []struct {
+		attrs []ir.Attr
+		want  string
+	}{
+		{nil, ""},
+		{[]ir.Attr{ir.A("use_softmax", ir.Bool(true))}, ""},
+		{[]ir.Attr{ir.A("soft_label", ir.Bool(true))}, "soft_label is not supported"},
+		{[]ir.Attr{ir.A("use_softmax", ir.Bool(false))}, "use_softmax = false is not supported"},
+	} {
+		op := &ir.Op{ID: 1, Type: "softmax_with_cross_entropy"}
+		for _, a := range c.attrs {
+			op.Attrs.Set(a.Name, a.Value)
+		}
+		if got := g.Unsupported(op); got != c.want {
+			t.Errorf("%v: Unsupported = %q, want %q", c.attrs, got, c.want)
+		}
+	}
 }
