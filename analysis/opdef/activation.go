@@ -85,24 +85,6 @@ func activationDefs() []*Def {
 		unary("floor", "X rounded down"),
 		unary("ceil", "X rounded up"),
 		unary("round", "X rounded half away from zero"),
-		// Programs imported from PIR JSON keep the op name with its
-		// dialect and positional slots (in0, out0).
-		{
-			Type: "pd_op.scale", Doc: "scale * X + bias, or scale * (X + bias), with the scale a tensor (PIR)",
-			Inputs: slots("in0", Slot{Name: "in1", Optional: true, NoGrad: true}), Outputs: in("out0"),
-			Attrs:  []Attr{floatAttr("bias", 0), boolAttr("bias_after_scale", true)},
-			Traits: Elementwise,
-			Shape:  "out0 = in0",
-			Infer:  sameAs("in0", "out0"),
-		},
-		{
-			Type: "pd_op.thresholded_relu", Doc: "X where X > threshold, value elsewhere (PIR)",
-			Inputs: in("in0"), Outputs: in("out0"),
-			Attrs:  []Attr{floatAttr("threshold", 1), floatAttr("value", 0)},
-			Traits: Elementwise,
-			Shape:  "out0 = in0",
-			Infer:  sameAs("in0", "out0"),
-		},
 	}
 }
 

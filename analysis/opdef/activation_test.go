@@ -69,9 +69,5 @@ func TestActivationInferErrors(t *testing.T) {
 		{"scale_grad shape", ` var g : f32[4]
  var dx : f32[5]
  op 1 scale_grad(Out@GRAD: g) -> (X@GRAD: dx) {scale = 2.0}`, "op 1 scale_grad: output X@GRAD dx: declared f32[5], inferred [4] from Out@GRAD f32[4]"},
-		{"pd_op.scale", ` var x : i64[]
- var s : f32[1]
- var o : i64[1]
- op 1 pd_op.scale(in0: x, in1: s) -> (out0: o) {bias = 0.0, bias_after_scale = true}`, "op 1 pd_op.scale: output out0 o: declared i64[1], inferred [] from in0 i64[], in1 f32[1]"},
 	})
 }

@@ -40,26 +40,6 @@ func elementwiseDefs() []*Def {
 		compare("greater_equal", "X >= Y"),
 		compare("equal", "X == Y"),
 		compare("not_equal", "X != Y"),
-		// A PIR program's compare keeps its dialect and positional slots.
-		{
-			Type: "pd_op.equal", Doc: "in0 == in1 (PIR)",
-			Inputs: in("in0", "in1"), Outputs: in("out0"),
-			Traits: Elementwise,
-			Shape:  "out0 = broadcast(in0, in1), bool",
-			Infer: func(c *Infer) error {
-				x, okx := c.In("in0")
-				y, oky := c.In("in1")
-				if !okx || !oky {
-					return nil
-				}
-				out, err := Broadcast(c, x.Shape, y.Shape, -1)
-				if err != nil {
-					return c.Errorf("in0 %s %s and in1 %s %s: %v", c.Name("in0"), shapeString(x.Shape), c.Name("in1"), shapeString(y.Shape), err)
-				}
-				c.Set("out0", ir.Boolean, out)
-				return nil
-			},
-		},
 	}
 }
 
