@@ -26,7 +26,7 @@ func activationDefs() []*Def {
 	softmax.Shape = "Out = X, axis in [-rank, rank)"
 	softmax.Infer = inferSoftmax
 	// X@GRAD has Out's type: the derived rule, which reads X, finds none.
-	softmax.Grad.Infer = gradFrom("Out")
+	softmax.Grad.Infer, softmax.Grad.Shape = gradFrom("Out"), "X@GRAD = Out"
 	logSoftmax := unary("log_softmax", "log(softmax(X)) along axis", intAttr("axis", -1))
 	logSoftmax.Traits = 0
 	logSoftmax.Shape = softmax.Shape

@@ -71,6 +71,7 @@ func nnDefs() []*Def {
 				},
 				// Logits@GRAD has Softmax's type: the grad does not read Logits.
 				Infer: gradFrom("Softmax"),
+				Shape: "Logits@GRAD = Softmax",
 			},
 		},
 		{
