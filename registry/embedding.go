@@ -62,14 +62,16 @@ func embeddingCompatible(ctx *Lowering, op *ir.Op) error {
 	if len(om) > 1 && !allReplicated(om[1:]) {
 		return fail("Out's dims after the first replicated", "Out", out, om)
 	}
-	// Out holds a row per id: its leading dims are split as Ids' (all of
-	// Ids' for lookup_table_v2; lookup_table's Ids may end in a dim of 1
-	// that Out's embedding dim takes the place of).
+	// Out holds a row per id: its leading dims are split as Ids'.
+	// lookup_table's Ids end in a dim of 1 that Out's embedding dim takes
+	// the place of; c_embedding keeps every dim of Ids (Out = Ids + [D]),
+	// so such an op would need a reshape this impl does not emit.
 	n := len(im)
 	if strings.HasPrefix(op.Type, "lookup_table") && !strings.HasPrefix(op.Type, "lookup_table_v2") && len(om) == len(im) {
-		n--
+		return fmt.Errorf("%s: row_parallel does not lower lookup_table whose Ids %s end in a dim of 1 (Out %s has Ids' rank): c_embedding would give Out an extra dim; use lookup_table_v2",
+			op, ids, out)
 	}
-	if n < 0 || len(om) != n+1 || !slices.Equal(om[:n], im[:n]) {
+	if len(om) != n+1 || !slices.Equal(om[:n], im[:n]) {
 		return fmt.Errorf("%s: row_parallel needs Out's rows split as Ids; Ids %s has dims_mapping %s, Out %s %s",
 			op, ids, ir.FormatInts(im), out, ir.FormatInts(om))
 	}

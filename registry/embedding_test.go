@@ -121,6 +121,18 @@ func TestEmbeddingCompatible(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { checkCompat(t, c.build, impl, c.err) })
 	}
+	// lookup_table with Paddle's Ids [N, 1]: c_embedding would give
+	// [N, 1, D] where Out is [N, D].
+	v1 := func(b *ir.Builder) *ir.Op {
+		b.Var("ids", ir.Tensor(ir.I64, 12, 1)).WithDist("world", -1, -1)
+		b.Param("w", f32(8, 16)).WithDist("world", 0, -1)
+		b.Var("emb", f32(12, 16)).WithDist("world", -1, -1)
+		op := b.Op("lookup_table", ir.Slots("Ids", "ids", "W", "w"), ir.Slots("Out", "emb"), ir.A("padding_idx", ir.Int(-1)))
+		return b.Annotate(op, "lookup_table", 0)
+	}
+	t.Run("lookup_table Ids [N, 1]", func(t *testing.T) {
+		checkCompat(t, v1, impl, "op 1 lookup_table: row_parallel does not lower lookup_table whose Ids ids end in a dim of 1 (Out emb has Ids' rank): c_embedding would give Out an extra dim; use lookup_table_v2")
+	})
 	// Lowerings check too rather than index out of range.
 	bad := v2([]int{0, -1}, []int{-1, -1}, []int{0, -1, -1})
 	if _, err := lower(t, bad, 0, "lookup_table_v2", 0, impl.Forward, nil); err == nil {
