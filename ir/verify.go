@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/distpass/distpass/internal/par"
 )
 
 // Violation is one broken rule, located by program, block, op and var.
@@ -161,22 +163,28 @@ func Verify(m *Module) error { return VerifyWith(m, VerifyOptions{}) }
 // VerifyOptions extends Verify with rules package ir does not know: what
 // each op type means (package analysis/opdef holds those).
 type VerifyOptions struct {
-	// Op, when set, checks each op after the structural rules. ins and
-	// outs hold the vars of the op's input and output args, flattened in
-	// slot order (nil for a name that does not resolve); they are reused
-	// from op to op. Op reports each problem through report, with the
-	// name of the var it is about ("" for none); the problem becomes a
-	// violation of the op. Op is called in the order violations are
-	// listed, from one goroutine.
-	Op func(p *Program, op *Op, ins, outs []*Var, report func(varName, msg string))
+	// NewOpCheck, when set, returns a check of one op, which Verify runs
+	// on every op after its own rules. Verify runs the checks after its
+	// walk, on several goroutines: it calls NewOpCheck once per goroutine
+	// and each check it returns from that goroutine only. The problems a
+	// check reports take the place in the list that the op's own
+	// violations have, so the result does not depend on the goroutines.
+	NewOpCheck func() OpCheck
 }
+
+// OpCheck checks one op of program p. ins and outs hold the vars of the
+// op's input and output args, flattened in slot order (nil for a name
+// that does not resolve); they are valid during the call only. It
+// reports each problem through report, with the name of the var it is
+// about ("" for none); the problem becomes a violation of the op.
+type OpCheck func(p *Program, op *Op, ins, outs []*Var, report func(varName, msg string))
 
 // VerifyWith is Verify with the extra rules of opts.
 func VerifyWith(m *Module, opts VerifyOptions) error {
 	if m == nil {
 		return &VerifyError{Violations: []Violation{{Block: -1, Msg: "nil module"}}}
 	}
-	v := &verifier{m: m, opCheck: opts.Op}
+	v := &verifier{m: m, newOpCheck: opts.NewOpCheck}
 	if len(m.Attrs) > 0 && !attrsOK(m.Attrs) {
 		for _, msg := range attrProblems(m.Attrs) {
 			v.moduleErr("module " + msg)
@@ -210,11 +218,11 @@ func VerifyWith(m *Module, opts VerifyOptions) error {
 }
 
 type verifier struct {
-	m       *Module
-	opCheck func(p *Program, op *Op, ins, outs []*Var, report func(varName, msg string))
-	meshes  []meshEntry    // first mesh of each name, in order
-	meshIx  map[string]int // index into meshes, when there are many
-	mod     []Violation    // module-level violations
+	m          *Module
+	newOpCheck func() OpCheck
+	meshes     []meshEntry    // first mesh of each name, in order
+	meshIx     map[string]int // index into meshes, when there are many
+	mod        []Violation    // module-level violations
 }
 
 type meshEntry struct {
@@ -421,13 +429,15 @@ type progState struct {
 
 	// Per-op scratch, reused.
 	ins, outs []argRef
-	insV      []*Var // ins' and outs' vars, for opCheck
-	outsV     []*Var
-	report    func(varName, msg string)
-	curBlock  int
-	curOp     *Op
 	readSet   map[int32]struct{}
 	readSetOK bool
+
+	// The op checks: the batch being filled, the worker checking the
+	// full ones and the batches it is done with, what the checks found.
+	batch  *opBatch
+	worker *par.Worker[*opBatch]
+	free   chan *opBatch
+	found  []foundOp
 }
 
 type blockState struct {
@@ -515,6 +525,9 @@ func (v *verifier) checkProgram(p *Program, label string, isMain bool) *progStat
 			ps.opErr(c.Block, c.Op, "", c.Msg())
 		}
 		ps.checkSubBlockReads()
+	}
+	if v.newOpCheck != nil {
+		ps.finishOpChecks()
 	}
 	return ps
 }
@@ -1207,8 +1220,8 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 	if op.Dist != nil {
 		ps.checkOpDist(bi, op)
 	}
-	if ps.v.opCheck != nil {
-		ps.callOpCheck(bi, op)
+	if ps.v.newOpCheck != nil {
+		ps.recordOpCheck(bi, op)
 	}
 
 	// SSA and persistable writes. A temp of this block read before any op
@@ -1272,21 +1285,114 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 	}
 }
 
-// callOpCheck runs the verifier's op check on op, with the vars its args
-// resolved to.
-func (ps *progState) callOpCheck(bi int, op *Op) {
-	ps.insV, ps.outsV = ps.insV[:0], ps.outsV[:0]
+// Op checks run in batches: a worker goroutine checks one batch while
+// the walk fills the next, so that the ops and vars it reads are still
+// in the caches the walk brought them into. A program smaller than a
+// batch is checked on the walk's goroutine.
+const opBatchSize = 1024
+
+// opBatch is a batch of ops to check, each with the vars of its args.
+// A checked batch is reused for the next.
+type opBatch struct {
+	ops  []pendingOp
+	args []*Var
+}
+
+// pendingOp is an op to check: at is where its violations go in ps.out;
+// its args' vars are the batch's args[lo:mid] (inputs) and args[mid:hi]
+// (outputs).
+type pendingOp struct {
+	op          *Op
+	block       int32
+	at          int32
+	lo, mid, hi int32
+}
+
+// foundOp is a problem an op check reported, and where it goes in ps.out.
+type foundOp struct {
+	at int32
+	v  Violation
+}
+
+// recordOpCheck adds op, with the vars its args resolved to, to the
+// current batch, and hands a full batch to the worker.
+func (ps *progState) recordOpCheck(bi int, op *Op) {
+	b := ps.batch
+	if b == nil {
+		select {
+		case b = <-ps.free:
+			b.ops, b.args = b.ops[:0], b.args[:0]
+		default:
+			b = &opBatch{ops: make([]pendingOp, 0, opBatchSize), args: make([]*Var, 0, 3*opBatchSize)}
+		}
+		ps.batch = b
+	}
+	lo := int32(len(b.args))
 	for k := range ps.ins {
-		ps.insV = append(ps.insV, ps.ins[k].v)
+		b.args = append(b.args, ps.ins[k].v)
 	}
+	mid := int32(len(b.args))
 	for k := range ps.outs {
-		ps.outsV = append(ps.outsV, ps.outs[k].v)
+		b.args = append(b.args, ps.outs[k].v)
 	}
-	if ps.report == nil {
-		ps.report = func(name, msg string) { ps.opErr(ps.curBlock, ps.curOp, name, msg) }
+	b.ops = append(b.ops, pendingOp{op, int32(bi), int32(len(ps.out)), lo, mid, int32(len(b.args))})
+	if len(b.ops) == opBatchSize {
+		if ps.worker == nil {
+			check := ps.v.newOpCheck()
+			ps.free = make(chan *opBatch, opBatchesInFlight)
+			ps.worker = par.NewWorker(opBatchesInFlight, func(b *opBatch) {
+				ps.checkBatch(check, b)
+				select {
+				case ps.free <- b:
+				default:
+				}
+			})
+		}
+		ps.worker.Send(b)
+		ps.batch = nil
 	}
-	ps.curBlock, ps.curOp = bi, op
-	ps.v.opCheck(ps.p, op, ps.insV, ps.outsV, ps.report)
+}
+
+// opBatchesInFlight is how many full batches may wait for the worker.
+const opBatchesInFlight = 4
+
+// checkBatch runs check on every op of b. Only one goroutine at a time
+// checks batches: the worker, then the walk's once the worker is done.
+func (ps *progState) checkBatch(check OpCheck, b *opBatch) {
+	var pd *pendingOp
+	report := func(name, msg string) {
+		ps.found = append(ps.found, foundOp{pd.at, Violation{Program: ps.label, Block: int(pd.block), OpID: pd.op.ID, OpType: pd.op.Type, Var: name, Msg: msg}})
+	}
+	for k := range b.ops {
+		pd = &b.ops[k]
+		check(ps.p, pd.op, b.args[pd.lo:pd.mid:pd.mid], b.args[pd.mid:pd.hi:pd.hi], report)
+	}
+}
+
+// finishOpChecks waits for the worker, checks the last batch, and puts
+// each problem found in ps.out where the op's own violations are.
+func (ps *progState) finishOpChecks() {
+	if ps.worker != nil {
+		ps.worker.Wait()
+		ps.worker = nil
+	}
+	if b := ps.batch; b != nil {
+		ps.checkBatch(ps.v.newOpCheck(), b)
+		ps.batch = nil
+	}
+	if len(ps.found) == 0 {
+		return
+	}
+	// The batches were checked in op order, and so were their finds.
+	out := make([]Violation, 0, len(ps.out)+len(ps.found))
+	i := 0
+	for _, f := range ps.found {
+		for ; i < int(f.at); i++ {
+			out = append(out, ps.out[i])
+		}
+		out = append(out, f.v)
+	}
+	ps.out = append(out, ps.out[i:]...)
 }
 
 // checkAgainstMain checks ps, the startup program, against main's

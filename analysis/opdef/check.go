@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -40,26 +41,41 @@ type TypeCount struct {
 // same way: its vars have local shapes, and so do the attrs its impls
 // rewrote. The error is an *ir.VerifyError.
 func Verify(m *ir.Module, opts Options) (Stats, error) {
-	ck := newChecker(opts)
-	err := ir.VerifyWith(m, ir.VerifyOptions{Op: ck.check})
-	return ck.stats(), err
+	var mu sync.Mutex
+	var cks []*checker
+	err := ir.VerifyWith(m, ir.VerifyOptions{NewOpCheck: func() ir.OpCheck {
+		ck := &checker{opts: opts}
+		mu.Lock()
+		cks = append(cks, ck)
+		mu.Unlock()
+		return ck.check
+	}})
+	return stats(cks), err
 }
 
-// checker is the state of one Verify: the counts and the reused
-// inference context.
+// checker is the state of one goroutine's op checks: the counts and the
+// reused inference context.
 type checker struct {
 	opts      Options
 	ops, defd int
 	undefined map[string]int
 	last      *Def // the def of the previous op, which is often the next op's
 	inf       Infer
+	vals      []ir.Value // the op's attr values, by the def's attrs
 }
 
-func newChecker(opts Options) *checker { return &checker{opts: opts} }
-
-func (ck *checker) stats() Stats {
-	s := Stats{Ops: ck.ops, Defined: ck.defd}
-	for t, n := range ck.undefined {
+// stats sums the checkers' counts.
+func stats(cks []*checker) Stats {
+	var s Stats
+	undef := map[string]int{}
+	for _, ck := range cks {
+		s.Ops += ck.ops
+		s.Defined += ck.defd
+		for t, n := range ck.undefined {
+			undef[t] += n
+		}
+	}
+	for t, n := range undef {
 		s.Undefined = append(s.Undefined, TypeCount{t, n})
 	}
 	slices.SortFunc(s.Undefined, func(a, b TypeCount) int { return strings.Compare(a.Type, b.Type) })
@@ -85,7 +101,7 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 	}
 	ck.defd++
 	ok := checkSlots(d, op, report)
-	checkAttrs(d, op, report)
+	ck.vals = checkAttrs(d, op, ck.vals[:0], report)
 	if !ok || d.Infer == nil {
 		return
 	}
@@ -95,7 +111,7 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 		}
 	}
 	c := &ck.inf
-	*c = Infer{def: d, op: op, ins: ins, outs: outs, res: c.res[:0], buf: c.buf[:0]}
+	*c = Infer{def: d, op: op, ins: ins, outs: outs, vals: ck.vals, res: c.res[:0], buf: c.buf[:0]}
 	if err := d.Infer(c); err != nil {
 		report("", "inconsistent inputs: "+err.Error())
 		return
@@ -185,6 +201,9 @@ func checkSlots(d *Def, op *ir.Op, report func(string, string)) bool {
 }
 
 func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, string)) bool {
+	if inOrder(want, have) {
+		return true
+	}
 	ok := true
 	unknown := -1 // the first slot d does not have: a misspelling, most likely
 	for i := range have {
@@ -237,6 +256,33 @@ func side(d *Def, want []Slot, have []ir.Slot, what string, report func(string, 
 	return ok
 }
 
+// inOrder reports, in one walk, the common case of slots that are all
+// right: have's slots are want's in want's order, none unknown, every
+// required one present with args, none but a variadic one with more
+// than one arg. When it says no, side looks closer.
+func inOrder(want []Slot, have []ir.Slot) bool {
+	k := 0
+	for i := range have {
+		s := &have[i]
+		for k < len(want) && want[k].Name != s.Name {
+			if !want[k].Optional || want[k].Numbered {
+				return false
+			}
+			k++
+		}
+		if k == len(want) || len(s.Args) > 1 && !want[k].Variadic || len(s.Args) == 0 && !want[k].Optional {
+			return false
+		}
+		k++
+	}
+	for ; k < len(want); k++ {
+		if !want[k].Optional {
+			return false
+		}
+	}
+	return true
+}
+
 func slotIndex(ss []Slot, name string) int {
 	for i := range ss {
 		if ss[i].Name == name || ss[i].Numbered && numbered(name, ss[i].Name) {
@@ -287,22 +333,39 @@ func slotNames(ss []Slot) string {
 	return sb.String()
 }
 
-// checkAttrs checks the kinds and values of the attrs op has of d's.
-func checkAttrs(d *Def, op *ir.Op, report func(string, string)) {
+// checkAttrs checks the kinds and values of the attrs op has of d's, and
+// appends to vals, for each of d's attrs, the op's value or the default.
+// Both lists are sorted by name (d's by the table, op's by ir.Verify's
+// rule), so one merge walk finds them; an op whose attrs are out of
+// order already breaks ir.Verify's rules.
+func checkAttrs(d *Def, op *ir.Op, vals []ir.Value, report func(string, string)) []ir.Value {
+	as := op.Attrs
+	j := 0
 	for i := range d.Attrs {
 		a := &d.Attrs[i]
-		v := op.Attrs.Get(a.Name)
+		for j < len(as) && as[j].Name < a.Name {
+			j++
+		}
+		if j == len(as) || as[j].Name != a.Name {
+			vals = append(vals, a.Default)
+			continue
+		}
+		v := as[j].Value
+		vals = append(vals, v)
 		if v == nil {
 			continue
 		}
 		if !kindAccepts(a.Type, v.Kind()) {
-			report("", "attr "+a.Name+" is "+v.Kind().String()+", want "+a.Type.String())
+			if report != nil {
+				report("", "attr "+a.Name+" is "+v.Kind().String()+", want "+a.Type.String())
+			}
 			continue
 		}
-		if a.Allowed != nil && !allowed(a.Allowed, v) {
+		if a.Allowed != nil && !allowed(a.Allowed, v) && report != nil {
 			report("", "attr "+a.Name+" = "+valueString(v)+" is not one of "+valuesString(a.Allowed))
 		}
 	}
+	return vals
 }
 
 // kindAccepts reports whether an attr declared of kind want may hold a
@@ -422,7 +485,7 @@ func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
 			outs = append(outs, lookup(a))
 		}
 	}
-	c := &Infer{def: d, op: op, ins: ins, outs: outs}
+	c := &Infer{def: d, op: op, ins: ins, outs: outs, vals: checkAttrs(d, op, nil, nil)}
 	if err := d.Infer(c); err != nil {
 		return nil, fmt.Errorf("%s: inconsistent inputs: %w", op, err)
 	}

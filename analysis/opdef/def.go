@@ -156,6 +156,7 @@ type Infer struct {
 	op   *ir.Op
 	ins  []*ir.Var // the op's input args' vars, flattened in slot order; nil for an unresolved name
 	outs []*ir.Var
+	vals []ir.Value // by def's attrs: the op's value, or the default
 	res  []result
 	buf  []int64 // backs the shapes of res and of Shape
 }
@@ -261,17 +262,14 @@ func (c *Infer) Errorf(format string, args ...any) error { return fmt.Errorf(for
 
 // attr returns the op's attr name, or the def's default for it.
 func (c *Infer) attr(name string) ir.Value {
-	if v := c.op.Attrs.Get(name); v != nil {
-		return v
-	}
-	if c.def != nil {
+	if c.def != nil && len(c.vals) == len(c.def.Attrs) {
 		for i := range c.def.Attrs {
 			if c.def.Attrs[i].Name == name {
-				return c.def.Attrs[i].Default
+				return c.vals[i]
 			}
 		}
 	}
-	return nil
+	return c.op.Attrs.Get(name) // an attr the def does not list
 }
 
 // Int returns int attr name (an int or a long), or its default.

@@ -1,5 +1,7 @@
 // Package par is the one way distpass runs work on several cores: a
-// bounded loop over n items whose panics reach the caller.
+// bounded loop over n items, and a worker that takes items from a
+// producer in order (a two-stage pipeline), whose panics reach the
+// caller.
 //
 // A panic on a worker goroutine would end the process, past every
 // recover the caller set up: the pass manager's, which turns a pass's

@@ -81,3 +81,46 @@ func Chunks(n, minChunk int, f func(lo, hi int)) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/minChunk))
 	Do(workers, workers, func(w int) { f(n*w/workers, n*(w+1)/workers) })
 }
+
+// Worker runs a function on each item sent to it, in order, on one
+// goroutine of its own, while the sender goes on: a two-stage pipeline.
+// Wait raises a panic of the function on the caller's goroutine, as a
+// *Panic; the items sent after the panic are dropped.
+type Worker[T any] struct {
+	ch     chan T
+	done   chan struct{}
+	failed *Panic
+}
+
+// NewWorker starts a Worker that calls do on each item, buffering up to
+// buffer items that do has not taken yet.
+func NewWorker[T any](buffer int, do func(T)) *Worker[T] {
+	w := &Worker[T]{ch: make(chan T, buffer), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer func() {
+			if v := recover(); v != nil {
+				w.failed = &Panic{Value: v, Stack: debug.Stack()}
+				for range w.ch { // drain, so that Send never blocks
+				}
+			}
+		}()
+		for x := range w.ch {
+			do(x)
+		}
+	}()
+	return w
+}
+
+// Send gives x to the worker; it blocks while the buffer is full.
+func (w *Worker[T]) Send(x T) { w.ch <- x }
+
+// Wait closes the worker to new items, waits until it has done every
+// item sent, and raises its panic, if any, on the caller's goroutine.
+func (w *Worker[T]) Wait() {
+	close(w.ch)
+	<-w.done
+	if w.failed != nil {
+		panic(w.failed)
+	}
+}

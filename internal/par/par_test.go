@@ -55,3 +55,39 @@ func TestChunksCoverTheRange(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerRunsEachItemInOrder(t *testing.T) {
+	var got []int
+	w := par.NewWorker(2, func(x int) { got = append(got, x) })
+	for i := range 100 {
+		w.Send(i)
+	}
+	w.Wait()
+	for i, x := range got {
+		if x != i {
+			t.Fatalf("item %d is %d", i, x)
+		}
+	}
+	if len(got) != 100 {
+		t.Fatalf("%d items done, want 100", len(got))
+	}
+}
+
+func TestWorkerRaisesItsPanicOnWait(t *testing.T) {
+	w := par.NewWorker(1, func(x int) {
+		if x == 3 {
+			panic("boom")
+		}
+	})
+	for i := range 50 { // more than the buffer: Send must not block after the panic
+		w.Send(i)
+	}
+	defer func() {
+		p, ok := recover().(*par.Panic)
+		if !ok || p.Value != "boom" || len(p.Stack) == 0 {
+			t.Fatalf("recovered %v, want the worker's *par.Panic", p)
+		}
+	}()
+	w.Wait()
+	t.Fatal("Wait returned")
+}
