@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -435,6 +436,7 @@ type progState struct {
 	// The op checks: the batch being filled, the worker checking the
 	// full ones and the batches it is done with, what the checks found.
 	batch  *opBatch
+	check  OpCheck // the walk's own, on one core
 	worker *par.Worker[*opBatch]
 	free   chan *opBatch
 	found  []foundOp
@@ -1337,6 +1339,15 @@ func (ps *progState) recordOpCheck(bi int, op *Op) {
 	}
 	b.ops = append(b.ops, pendingOp{op, int32(bi), int32(len(ps.out)), lo, mid, int32(len(b.args))})
 	if len(b.ops) == opBatchSize {
+		if runtime.GOMAXPROCS(0) == 1 {
+			// One core: a worker would only take turns with the walk.
+			if ps.check == nil {
+				ps.check = ps.v.newOpCheck()
+			}
+			ps.checkBatch(ps.check, b)
+			b.ops, b.args = b.ops[:0], b.args[:0]
+			return
+		}
 		if ps.worker == nil {
 			check := ps.v.newOpCheck()
 			ps.free = make(chan *opBatch, opBatchesInFlight)
@@ -1377,7 +1388,10 @@ func (ps *progState) finishOpChecks() {
 		ps.worker = nil
 	}
 	if b := ps.batch; b != nil {
-		ps.checkBatch(ps.v.newOpCheck(), b)
+		if ps.check == nil {
+			ps.check = ps.v.newOpCheck()
+		}
+		ps.checkBatch(ps.check, b)
 		ps.batch = nil
 	}
 	if len(ps.found) == 0 {
