@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/distpass/distpass/internal/suggest"
 )
 
 // Registry is a table of passes and of the rules on their order.
@@ -124,7 +126,7 @@ func (r *Registry) OrderRules() []OrderRule { return append([]OrderRule(nil), r.
 func (r *Registry) suggest(name string) string {
 	best, bestD := "", 3
 	for _, p := range r.Passes() {
-		if d := editDistance(name, p.Name); d < bestD {
+		if d := suggest.Distance(name, p.Name); d < bestD {
 			best, bestD = p.Name, d
 		}
 	}
@@ -134,25 +136,6 @@ func (r *Registry) suggest(name string) string {
 	return " (did you mean " + best + "?)"
 }
 
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
 
 // checkOrder applies the order rules to the pipeline's steps in the order
 // they are written, sub-pipelines included (Go's passOrder does the same

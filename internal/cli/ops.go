@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/internal/suggest"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
@@ -407,7 +408,7 @@ func unknownOpType(t string) string {
 	limit := max(2, len(t)/3)
 	var cs []cand
 	for _, d := range opdef.All() {
-		if k := editDistance(t, d.Type); k <= limit {
+		if k := suggest.Distance(t, d.Type); k <= limit {
 			cs = append(cs, cand{d.Type, k})
 		}
 	}
@@ -428,23 +429,3 @@ func unknownOpType(t string) string {
 	return msg + "; nearest: " + strings.Join(names, ", ")
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

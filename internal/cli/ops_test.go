@@ -8,23 +8,6 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"relu", "relu", 0}, {"", "abc", 3}, {"matmul_v3", "matmul_v2", 1},
-		{"matmul_v3", "matmul", 3}, {"kitten", "sitting", 3}, {"gelu", "relu", 1},
-	} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-		if got := editDistance(c.b, c.a); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.b, c.a, got, c.want)
-		}
-	}
-}
-
 // Every attr value becomes something encoding/json writes: a non-finite
 // float, which JSON has no number for, becomes its .dpir text.
 func TestJSONValue(t *testing.T) {
