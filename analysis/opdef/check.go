@@ -374,29 +374,28 @@ func kindAccepts(want, have ir.AttrKind) bool {
 	if want == have {
 		return true
 	}
-	switch want {
-	case ir.KindBool:
-		// Paddle's attr loader reads a bool from an int (is_test = 1 in
-		// older programs).
+	// Paddle's attr loader reads a bool from an int (is_test = 1 in
+	// older programs).
+	if want == ir.KindBool {
 		return have == ir.KindInt || have == ir.KindLong
-	case ir.KindInt:
-		return have == ir.KindLong
-	case ir.KindLong:
-		return have == ir.KindInt
-	case ir.KindFloat:
-		return have == ir.KindFloat64
-	case ir.KindFloat64:
-		return have == ir.KindFloat
-	case ir.KindInts:
-		return have == ir.KindLongs
-	case ir.KindLongs:
-		return have == ir.KindInts
-	case ir.KindFloats:
-		return have == ir.KindFloat64s
-	case ir.KindFloat64s:
-		return have == ir.KindFloats
 	}
-	return false
+	return narrow(want) == narrow(have)
+}
+
+// narrow returns the 32-bit kind of a 64-bit one (int of long, floats of
+// float64s), and any other kind itself.
+func narrow(k ir.AttrKind) ir.AttrKind {
+	switch k {
+	case ir.KindLong:
+		return ir.KindInt
+	case ir.KindFloat64:
+		return ir.KindFloat
+	case ir.KindLongs:
+		return ir.KindInts
+	case ir.KindFloat64s:
+		return ir.KindFloats
+	}
+	return k
 }
 
 func allowed(vs []ir.Value, v ir.Value) bool {
