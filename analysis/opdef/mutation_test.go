@@ -109,7 +109,9 @@ func caught(err error, id int64, name string) bool {
 	return false
 }
 
-// mutateShape adds one to a dim of an output that inference determines.
+// mutateShape adds one to a dim of an output that inference determines,
+// or, when it determines none (a 0-d output, rows the data decides), a
+// dim to the output.
 // An output the op also reads (sgd's ParamOut = Param, an update in
 // place) is first moved to a fresh var of its type: changing the shared
 // var would change the input with it and leave the op consistent.
@@ -152,8 +154,12 @@ func mutateShape(_ *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op) (string, s
 				return v.Name(), ""
 			}
 		}
+		// A 0-d output, or one whose every dim the data decides: one dim
+		// more.
+		v.Type.Shape = append(slices.Clone(v.Type.Shape), 7)
+		return v.Name(), ""
 	}
-	return "", "no output dim inferred"
+	return "", "no output inferred"
 }
 
 // reads reports whether op has arg among its inputs.
