@@ -14,6 +14,10 @@ func activationDefs() []*Def {
 			Traits: Elementwise,
 			Shape:  "Out = X",
 			Infer:  sameAs("X", "Out"),
+			// ScaleTensor and FactorTensor, which scale and pow may read,
+			// are not sharded.
+			Sharding:    unaryRule,
+			ShardingDoc: unaryDoc,
 		}
 	}
 	// withGrad gives d the grad op that reads src (X or Out) and Out@GRAD.
@@ -25,12 +29,16 @@ func activationDefs() []*Def {
 	softmax.Traits = 0
 	softmax.Shape = "Out = X, axis in [-rank, rank)"
 	softmax.Infer = inferSoftmax
+	softmax.Sharding = softmaxRule
+	softmax.ShardingDoc = softmaxDoc
 	// X@GRAD has Out's type: the derived rule, which reads X, finds none.
 	softmax.Grad.Infer, softmax.Grad.Shape = gradFrom("Out"), "X@GRAD = Out"
 	logSoftmax := unary("log_softmax", "log(softmax(X)) along axis", intAttr("axis", -1))
 	logSoftmax.Traits = 0
 	logSoftmax.Shape = softmax.Shape
 	logSoftmax.Infer = inferSoftmax
+	logSoftmax.Sharding = softmaxRule
+	logSoftmax.ShardingDoc = softmaxDoc
 	scale := unary("scale", "scale * X + bias, or scale * (X + bias)",
 		floatAttr("scale", 1), floatAttr("bias", 0), boolAttr("bias_after_scale", true))
 	scale.Inputs = slots("X", Slot{Name: "ScaleTensor", Optional: true, NoGrad: true})

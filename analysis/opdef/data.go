@@ -82,8 +82,10 @@ func dataDefs() []*Def {
 		{
 			Type: "cast", Doc: "X converted to out_dtype",
 			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
-			Attrs: []Attr{dtypeAttr("in_dtype", 5), dtypeAttr("out_dtype", 5)},
-			Shape: "Out = X, out_dtype",
+			Attrs:       []Attr{dtypeAttr("in_dtype", 5), dtypeAttr("out_dtype", 5)},
+			Shape:       "Out = X, out_dtype",
+			Sharding:    unaryRule,
+			ShardingDoc: unaryDoc,
 			Infer: func(c *Infer) error {
 				if x, ok := c.In("X"); ok {
 					c.Set("Out", c.dtypeOf("out_dtype"), x.Shape)
@@ -159,11 +161,13 @@ func dataDefs() []*Def {
 		{
 			Type: "transpose2", Doc: "X with its dims permuted by axis",
 			Inputs: in("X"), Outputs: slots("Out", xshapeOut),
-			Attrs:  []Attr{intsAttr("axis"), stringAttr("data_format", "AnyLayout")},
-			Traits: View,
-			Shape:  "Out[i] = X[axis[i]]; XShape = [0] + X",
-			Infer:  inferTranspose,
-			Grad:   &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferTransposeGrad, Shape: "X@GRAD = XShape[1:], or Out@GRAD permuted back by axis"},
+			Attrs:       []Attr{intsAttr("axis"), stringAttr("data_format", "AnyLayout")},
+			Traits:      View,
+			Shape:       "Out[i] = X[axis[i]]; XShape = [0] + X",
+			Infer:       inferTranspose,
+			Sharding:    transposeRule,
+			ShardingDoc: transposeDoc,
+			Grad:        &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"}, Infer: inferTransposeGrad, Shape: "X@GRAD = XShape[1:], or Out@GRAD permuted back by axis"},
 		},
 		{
 			Type: "squeeze2", Doc: "X without the size-1 dims axes names (every size-1 dim when empty)",

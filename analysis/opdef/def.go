@@ -35,6 +35,13 @@ type Def struct {
 	Infer func(c *Infer) error
 	// Grad says how to differentiate the op; nil when it has no gradient.
 	Grad *Grad
+	// Sharding, when set, builds the op's sharding rule from its inputs'
+	// types and attrs (the letters depend on ranks and transposes); nil
+	// when the op has no rule (completion treats it as replicated).
+	Sharding func(c *Infer) (ShardingRule, error)
+	// ShardingDoc states the rule in one line, with the Paddle rule it
+	// follows.
+	ShardingDoc string
 
 	// of is the forward def of a grad def derived from Grad, nil otherwise.
 	of *Def

@@ -11,6 +11,9 @@ func elementwiseDefs() []*Def {
 			Traits: Elementwise,
 			Shape:  "Out = broadcast(X, Y) with Y aligned at axis (-1: trailing)",
 			Infer:  inferBroadcast(ir.DTypeInvalid),
+			// Compare ops keep it: their bool Out is sharded as X and Y.
+			Sharding:    broadcastRule,
+			ShardingDoc: broadcastDoc,
 		}
 		if grad {
 			d.Grad = &Grad{Reads: []string{"X", "Y", "Out@GRAD"}, Diff: []string{"X", "Y"}}

@@ -8,10 +8,12 @@ func matmulDefs() []*Def {
 		{
 			Type: "matmul_v2", Doc: "batched matrix product of X and Y, each optionally transposed",
 			Inputs: in("X", "Y"), Outputs: in("Out"),
-			Attrs: []Attr{boolAttr("trans_x", false), boolAttr("trans_y", false)},
-			Shape: "Out = broadcast(X[:-2], Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]",
-			Infer: inferMatmul("trans_x", "trans_y"),
-			Grad:  binGrad(),
+			Attrs:       []Attr{boolAttr("trans_x", false), boolAttr("trans_y", false)},
+			Shape:       "Out = broadcast(X[:-2], Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]",
+			Infer:       inferMatmul("trans_x", "trans_y"),
+			Sharding:    matmulRule("trans_x", "trans_y"),
+			ShardingDoc: matmulDoc,
+			Grad:        binGrad(),
 		},
 		{
 			Type: "matmul", Doc: "alpha times the batched matrix product of X and Y (Paddle 1.x)",
@@ -24,15 +26,21 @@ func matmulDefs() []*Def {
 			},
 			Shape: "Out = (X[:-2] if X has batch dims, else Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]; batches do not broadcast",
 			Infer: inferMatmulV1,
-			Grad:  binGrad(),
+			// Paddle 1.x's batches do not broadcast, so they are equal:
+			// matmul_v2's letters fit.
+			Sharding:    matmulRule("transpose_X", "transpose_Y"),
+			ShardingDoc: matmulDoc,
+			Grad:        binGrad(),
 		},
 		{
 			Type: "mul", Doc: "X flattened to a matrix at x_num_col_dims times Y flattened at y_num_col_dims",
 			Inputs: in("X", "Y"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("x_num_col_dims", 1), intAttr("y_num_col_dims", 1)},
-			Shape: "Out = X[:xn] + Y[yn:], with prod(X[xn:]) = prod(Y[:yn])",
-			Infer: inferMul,
-			Grad:  binGrad(),
+			Attrs:       []Attr{intAttr("x_num_col_dims", 1), intAttr("y_num_col_dims", 1)},
+			Shape:       "Out = X[:xn] + Y[yn:], with prod(X[xn:]) = prod(Y[:yn])",
+			Infer:       inferMul,
+			Sharding:    mulRule,
+			ShardingDoc: mulDoc,
+			Grad:        binGrad(),
 		},
 	}
 }

@@ -4,21 +4,27 @@ import "github.com/distpass/distpass/ir"
 
 // reduceDefs: reductions over all or some dims, and sum, the n-ary add.
 func reduceDefs() []*Def {
-	reduce := func(t, doc string, grad bool) *Def {
+	reduce := func(t, doc string, grad bool, r ir.Reduce) *Def {
 		d := &Def{
 			Type: t, Doc: doc,
 			Inputs: in("X"), Outputs: in("Out"),
 			Attrs: []Attr{intsAttr("dim", 0), boolAttr("keep_dim", false), boolAttr("reduce_all", false),
 				dtypeAttr("in_dtype", -1), dtypeAttr("out_dtype", -1)},
-			Traits: Reduction,
-			Shape:  "Out = X without the dims of dim (1 each with keep_dim); a scalar when reduce_all or dim is empty",
-			Infer:  inferReduce,
+			Traits:      Reduction,
+			Shape:       "Out = X without the dims of dim (1 each with keep_dim); a scalar when reduce_all or dim is empty",
+			Infer:       inferReduce,
+			Sharding:    reduceRule(r),
+			ShardingDoc: reduceDoc,
 		}
 		if grad {
 			d.Grad = &Grad{Reads: []string{"X", "Out@GRAD"}, Diff: []string{"X"}}
 		}
 		return d
 	}
+	// reduce_prod has no rule: its shards would multiply, which no
+	// partial reduction here does.
+	prod := reduce("reduce_prod", "the product of X over dim", false, ir.ReduceSum)
+	prod.Sharding, prod.ShardingDoc = nil, ""
 	return []*Def{
 		{
 			Type: "mean", Doc: "the mean of every element of X",
@@ -30,13 +36,15 @@ func reduceDefs() []*Def {
 				}
 				return nil
 			},
-			Grad: &Grad{Reads: []string{"X", "Out@GRAD"}, Diff: []string{"X"}},
+			Sharding:    reduceRule(ir.ReduceAvg),
+			ShardingDoc: reduceDoc,
+			Grad:        &Grad{Reads: []string{"X", "Out@GRAD"}, Diff: []string{"X"}},
 		},
-		reduce("reduce_sum", "the sum of X over dim", true),
-		reduce("reduce_mean", "the mean of X over dim", true),
-		reduce("reduce_max", "the maximum of X over dim", false),
-		reduce("reduce_min", "the minimum of X over dim", false),
-		reduce("reduce_prod", "the product of X over dim", false),
+		reduce("reduce_sum", "the sum of X over dim", true, ir.ReduceSum),
+		reduce("reduce_mean", "the mean of X over dim", true, ir.ReduceAvg),
+		reduce("reduce_max", "the maximum of X over dim", false, ir.ReduceMax),
+		reduce("reduce_min", "the minimum of X over dim", false, ir.ReduceMin),
+		prod,
 		{
 			Type: "sum", Doc: "the elementwise sum of the tensors of X, which share one shape",
 			Inputs: []Slot{many("X")}, Outputs: in("Out"), Traits: Elementwise,

@@ -113,6 +113,9 @@ func (d *Def) problem(t *table) string {
 	if d.Infer != nil && d.Shape == "" {
 		return "an inference without a one-line shape rule"
 	}
+	if (d.Sharding != nil) != (d.ShardingDoc != "") {
+		return "a sharding rule goes with its one-line ShardingDoc"
+	}
 	if g := d.Grad; g != nil {
 		for _, s := range g.Diff {
 			if !d.hasInput(s) {

@@ -68,7 +68,7 @@ func TestOpsList(t *testing.T) {
 			t.Errorf("line %d is of %s, want %s", i+1, f[0], d.Type)
 		}
 	}
-	want := regexp.MustCompile(`(?m)^matmul_v2 +yes +yes +3 +- +` +
+	want := regexp.MustCompile(`(?m)^matmul_v2 +yes +yes +3 +yes +` +
 		regexp.QuoteMeta("X, Y -> Out  {trans_x:bool=false, trans_y:bool=false}  Out = broadcast(X[:-2], Y[:-2]) + [M, N]"))
 	if !want.MatchString(out) {
 		t.Errorf("no matmul_v2 line like %s in\n%s", want, out)
@@ -93,7 +93,7 @@ func TestOpsOne(t *testing.T) {
 		"grad:     matmul_v2_grad: X, Y, Out@GRAD -> X@GRAD?, Y@GRAD?\n",
 		"kernel:   yes\n",
 		"impls:\n  matmul_v2:0  column_parallel     c_identity(X) then the matmul;",
-		"\n  matmul_v2:2  replicate_parallel  the matmul as is, matrix dims replicated\nsharding: -\n",
+		"\n  matmul_v2:2  replicate_parallel  the matmul as is, matrix dims replicated\nsharding: X [.., m, k] and Y [.., k, n] give Out [.., m, n]; a split k makes Out partial (sum) along its mesh dim (MatmulInferSpmd)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ops matmul_v2 lacks %q:\n%s", want, out)
@@ -158,7 +158,7 @@ func TestOpsJSON(t *testing.T) {
 		o := doc[i]
 		if o.Type != d.Type || o.Shape != d.Shape || o.Grad != d.GradType() || o.Kernel != (kernels[d.Type] != nil) ||
 			len(o.Impls) != impls[d.Type] || len(o.Inputs) != len(d.Inputs) || len(o.Outputs) != len(d.Outputs) ||
-			len(o.Attrs) != len(d.Attrs) || o.Sharding == nil || *o.Sharding != "" {
+			len(o.Attrs) != len(d.Attrs) || o.Sharding == nil || *o.Sharding != d.ShardingDoc {
 			t.Errorf("JSON def %d %s does not say what the table does: %+v", i, o.Type, o)
 		}
 	}

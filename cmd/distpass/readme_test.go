@@ -92,7 +92,7 @@ func opTable() string {
 	var sb strings.Builder
 	var n, derived int
 	for _, fam := range opdef.Families() {
-		var ops, grads []string
+		var ops, grads, rules []string
 		for _, d := range opdef.All() {
 			switch {
 			case d.Family != fam:
@@ -104,12 +104,15 @@ func opTable() string {
 				if d.Grad != nil {
 					grads = append(grads, "`"+d.Type+"`")
 				}
+				if d.Sharding != nil {
+					rules = append(rules, "`"+d.Type+"`")
+				}
 			}
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s |\n", fam, strings.Join(ops, ", "), strings.Join(grads, ", "))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", fam, strings.Join(ops, ", "), strings.Join(grads, ", "), strings.Join(rules, ", "))
 	}
 	return fmt.Sprintf("%d op types, and %d grad op types derived from them; `distpass ops` shows their slots, attrs and shape rules:\n\n", n, derived) +
-		"| family | op types | with a gradient |\n|---|---|---|\n" + sb.String()
+		"| family | op types | with a gradient | with a sharding rule |\n|---|---|---|---|\n" + sb.String()
 }
 
 // code spells s as a code span in a table cell: | escaped, which GitHub

@@ -27,7 +27,8 @@ itself, show -), its gradient (yes when the grad op is TYPE_grad, else
 the grad op's type; - for none), how many impls the registry has for it
 (of the impl type named after it; default:0 and elementwise:0 lower any
 op; ops TYPE names them), its
-sharding rule (- until sharding completion defines them), then its slots
+sharding rule (yes when the op table gives it one: the rule completion
+propagates shardings through), then its slots
 (inputs -> outputs; ? marks an optional slot, ... a variadic one), its
 attrs in braces (name:kind=default) and its shape rule.
 
@@ -45,7 +46,7 @@ sorted by type:
          "view", "collective", "random", "control-flow"), "shape": S (the
          one-line shape rule, "" for none), "grad": T ("": none), "grad_of": [T...] (the
          types whose grad op this is), "kernel": BOOL, "impls": [IMPL...],
-         "sharding": S ("" until completion defines it)}
+         "sharding": S (the sharding rule in one line, "" for none)}
   SLOT: {"name": S, "optional": BOOL, "variadic": BOOL, "no_grad": BOOL,
          "numbered": BOOL (name stands for name0, name1, ...: PIR's positions)}
   ATTR: {"name": S, "kind": K (bool, int, float, string, ints, ...),
@@ -170,7 +171,7 @@ func writeOpList(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 		if n := len(f.implNames(d.Type)); n > 0 {
 			impls = strconv.Itoa(n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Type, yes(f.kernel(d.Type)), dash(grad), impls, "-", rest)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Type, yes(f.kernel(d.Type)), dash(grad), impls, yes(d.Sharding != nil), rest)
 	}
 	return tw.Flush()
 }
@@ -273,7 +274,7 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 	} else {
 		line("impls", "- (default:0 and elementwise:0 lower any op)")
 	}
-	line("sharding", "-")
+	line("sharding", dash(d.ShardingDoc))
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -319,7 +320,7 @@ func writeOpsJSON(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 	for _, d := range defs {
 		o := opJSON{Type: d.Type, Doc: d.Doc, Inputs: slotsJSON(d.Inputs), Outputs: slotsJSON(d.Outputs),
 			Attrs: []attrJSON{}, Traits: []string{}, Shape: d.Shape, Grad: d.GradType(),
-			GradOf: opdef.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}}
+			GradOf: opdef.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}, Sharding: d.ShardingDoc}
 		if o.GradOf == nil {
 			o.GradOf = []string{}
 		}

@@ -1,0 +1,358 @@
+package opdef
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The rule builders of the defs: each reads the op's input types and
+// attrs through Infer and spells Paddle's phi SPMD rule for the op as an
+// Einsum, with letters in the order of the op's own slots.
+
+// The rules in one line each, for `distpass ops`.
+const (
+	unaryDoc     = "Out is X dim for dim (Paddle's ElementwiseUnaryInferSpmd)"
+	broadcastDoc = "X and Y broadcast: what is added to a split dim is split with it, size-1 dims replicated (ElementwiseBinaryInferSpmd, with the static axis)"
+	matmulDoc    = "X [.., m, k] and Y [.., k, n] give Out [.., m, n]; a split k makes Out partial (sum) along its mesh dim (MatmulInferSpmd)"
+	mulDoc       = "X [M.., k] and Y [k, N..] give Out [M.., N..]; a split k makes Out partial (sum); a k of several dims is replicated"
+	softmaxDoc   = "the axis replicated, the other dims kept; a mesh dim on two dims is an error (SoftmaxInferSpmd)"
+	transposeDoc = "Out's dims are X's, permuted (TransposeInferSpmd)"
+	reduceDoc    = "Out lacks the reduced dims (1 with keep_dim); their mesh dims make Out partial with the op's reduction (ReductionInferSpmd)"
+	layerNormDoc = "the dims before begin_norm_axis kept in Y, Mean and Variance; the normalised dims, Scale and Bias replicated (LayerNormInferSpmd)"
+	embeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's first) makes Out partial (sum); with padding_idx the vocabulary is replicated (EmbeddingInferSpmd)"
+)
+
+// alphabet is the letters rules draw dims from, in order; matmul's m, k
+// and n are taken out of it (Paddle reserves them the same way).
+const alphabet = "abcdefghijlopqrstuvwxyz"
+
+// einsum spells a rule from letters by slot: each arg of a slot in in
+// or out gets the slot's letters (all its args the same); an arg of any
+// other slot is not sharded ('1' for each of its dims).
+func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
+	e := &Einsum{}
+	k := 0
+	for _, s := range c.op.Inputs {
+		for range s.Args {
+			l, ok := in[s.Name]
+			if !ok {
+				l = ones(c.ins, k)
+			}
+			if k < len(c.ins) && c.ins[k] != nil && c.ins[k].Type.IsTensor() && len(c.ins[k].Type.Shape) != len(l) {
+				return nil, fmt.Errorf("%s %s has %d dims; the rule spells %q", s.Name, c.ins[k].Name(), len(c.ins[k].Type.Shape), l)
+			}
+			e.In = append(e.In, l)
+			k++
+		}
+	}
+	k = 0
+	for _, s := range c.op.Outputs {
+		for range s.Args {
+			l, ok := out[s.Name]
+			if !ok {
+				l = ones(c.outs, k)
+			}
+			e.Out = append(e.Out, l)
+			k++
+		}
+	}
+	return e, nil
+}
+
+// ones is '1' for each dim of vars[k] (none for a var that is not a
+// dense tensor).
+func ones(vars []*ir.Var, k int) string {
+	if k >= len(vars) || vars[k] == nil || !vars[k].Type.IsTensor() {
+		return ""
+	}
+	return strings.Repeat("1", len(vars[k].Type.Shape))
+}
+
+// rank returns the rank of input slot's first arg, or -1.
+func (c *Infer) rank(slot string) int {
+	t, ok := c.In(slot)
+	if !ok {
+		return -1
+	}
+	return len(t.Shape)
+}
+
+// unaryRule: Out (and every other output of X's shape, dropout's Mask)
+// is X dim for dim (Paddle's ElementwiseUnaryInferSpmd).
+func unaryRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	if n < 0 {
+		return nil, nil
+	}
+	x := alphabet[:n]
+	out := map[string]string{}
+	for _, s := range c.op.Outputs {
+		if t, ok := c.Out(s.Name, 0); ok && len(t.Shape) == n {
+			out[s.Name] = x
+		}
+	}
+	return c.einsum(map[string]string{"X": x}, out)
+}
+
+// broadcastRule: Paddle's ElementwiseBinaryInferSpmd, with the static
+// ops' axis: X and Y right-aligned (or Y at axis), a size-1 dim '1', Out
+// '1' only where every input is.
+func broadcastRule(c *Infer) (ShardingRule, error) {
+	x, okx := c.In("X")
+	y, oky := c.In("Y")
+	if !okx || !oky {
+		return nil, nil
+	}
+	n := max(len(x.Shape), len(y.Shape))
+	axis := int(c.Int("axis"))
+	if axis < 0 || len(x.Shape) == len(y.Shape) {
+		axis = n - min(len(x.Shape), len(y.Shape))
+	}
+	spell := func(shape []int64, off int) string {
+		b := []byte(alphabet[off : off+len(shape)])
+		for i, d := range shape {
+			if d == 1 {
+				b[i] = '1'
+			}
+		}
+		return string(b)
+	}
+	xo, yo := 0, 0
+	if len(x.Shape) < n {
+		xo = axis
+	} else if len(y.Shape) < n {
+		yo = axis
+	}
+	if xo+len(x.Shape) > n || yo+len(y.Shape) > n {
+		return nil, fmt.Errorf("axis %d leaves no room for the shorter operand", axis)
+	}
+	xs, ys := spell(x.Shape, xo), spell(y.Shape, yo)
+	out := []byte(alphabet[:n])
+	for i := range out {
+		xi, yi := i-xo, i-yo
+		xb := xi < 0 || xi >= len(xs) || xs[xi] == '1'
+		yb := yi < 0 || yi >= len(ys) || ys[yi] == '1'
+		if xb && yb {
+			out[i] = '1'
+		}
+	}
+	return c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": string(out)})
+}
+
+// matmulRule: Paddle's MatmulInferSpmd: X [..., m, k] and Y [..., k, n]
+// (their last two dims swapped when transposed), batch dims right-aligned
+// and shared; a 1-D operand has k alone. Out is partial along k's mesh
+// dim.
+func matmulRule(transX, transY string) func(c *Infer) (ShardingRule, error) {
+	return func(c *Infer) (ShardingRule, error) {
+		nx, ny := c.rank("X"), c.rank("Y")
+		if nx < 1 || ny < 1 {
+			return nil, nil
+		}
+		nb := max(nx, ny) - 2
+		batch := func(n int) string {
+			if n <= 2 {
+				return ""
+			}
+			return alphabet[nb-(n-2) : nb]
+		}
+		var xs, ys, out string
+		switch {
+		case nx == 1 && ny == 1:
+			xs, ys, out = "k", "k", ""
+		case nx == 1:
+			xs, ys, out = "k", batch(ny)+"kn", batch(ny)+"n"
+		case ny == 1:
+			xs, ys, out = batch(nx)+"mk", "k", batch(nx)+"m"
+		default:
+			xs, ys, out = batch(nx)+"mk", batch(ny)+"kn", batch(max(nx, ny))+"mn"
+		}
+		if nx >= 2 && c.Bool(transX) {
+			xs = xs[:nx-2] + string(xs[nx-1]) + string(xs[nx-2])
+		}
+		if ny >= 2 && c.Bool(transY) {
+			ys = ys[:ny-2] + string(ys[ny-1]) + string(ys[ny-2])
+		}
+		// Broadcast size-1 batch dims are not sharded.
+		xs, ys = unitOnes(c, "X", xs), unitOnes(c, "Y", ys)
+		return c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": out})
+	}
+}
+
+// unitOnes replaces the letters of slot's size-1 batch dims (all but the
+// last two) by '1'.
+func unitOnes(c *Infer, slot, axes string) string {
+	t, ok := c.In(slot)
+	if !ok || len(t.Shape) != len(axes) || len(axes) < 3 {
+		return axes
+	}
+	b := []byte(axes)
+	for i := range len(axes) - 2 {
+		if t.Shape[i] == 1 {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// mulRule: mul's X [M..., K] times Y [K, N...] at x_num_col_dims and
+// y_num_col_dims; a contraction over several dims of either side is
+// not sharded (the flattening would interleave shards).
+func mulRule(c *Infer) (ShardingRule, error) {
+	nx, ny := c.rank("X"), c.rank("Y")
+	xn, yn := int(c.Int("x_num_col_dims")), int(c.Int("y_num_col_dims"))
+	if nx < 2 || ny < 2 || xn < 1 || xn >= nx || yn < 1 || yn >= ny {
+		return nil, nil
+	}
+	k := "k"
+	if nx-xn != 1 || yn != 1 {
+		k = "1"
+	}
+	m := alphabet[:xn]
+	n := alphabet[xn : xn+ny-yn]
+	xs := m + k + strings.Repeat("1", nx-xn-1)
+	ys := strings.Repeat("1", yn-1) + k + n
+	if k == "1" {
+		xs, ys = m+strings.Repeat("1", nx-xn), strings.Repeat("1", yn)+n
+	}
+	return c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": m + n})
+}
+
+// softmaxRule: Paddle's SoftmaxInferSpmd: the axis is never sharded, and
+// a mesh dim on two dims is an error.
+func softmaxRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	if n < 0 {
+		return nil, nil
+	}
+	b := []byte(alphabet[:n])
+	if n > 0 {
+		a := int(c.Int("axis"))
+		if a < 0 {
+			a += n
+		}
+		if a < 0 || a >= n {
+			return nil, fmt.Errorf("axis %d out of range for %d dims", c.Int("axis"), n)
+		}
+		b[a] = '1'
+	}
+	e, err := c.einsum(map[string]string{"X": string(b)}, map[string]string{"Out": string(b)})
+	if e != nil {
+		e.Strict = true
+	}
+	return e, err
+}
+
+// transposeRule: Out's dim i is X's dim axis[i] (Paddle's
+// TransposeInferSpmd); XShape is not sharded.
+func transposeRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	perm, ok := c.Ints("axis")
+	if n < 0 || !ok || len(perm) != n {
+		return nil, nil
+	}
+	x := alphabet[:n]
+	out := make([]byte, n)
+	for i, p := range perm {
+		if p < 0 {
+			p += int64(n)
+		}
+		if p < 0 || p >= int64(n) {
+			return nil, fmt.Errorf("axis %v is not a permutation of %d dims", perm, n)
+		}
+		out[i] = x[p]
+	}
+	return c.einsum(map[string]string{"X": x}, map[string]string{"Out": string(out)})
+}
+
+// reduceRule: Paddle's ReductionInferSpmdBase: Out lacks the reduced
+// dims ('1' with keep_dim), and is partial along their mesh dims with
+// the op's reduction.
+func reduceRule(r ir.Reduce) func(c *Infer) (ShardingRule, error) {
+	return func(c *Infer) (ShardingRule, error) {
+		n := c.rank("X")
+		if n < 0 {
+			return nil, nil
+		}
+		dims, _ := c.Ints("dim")
+		all := c.Bool("reduce_all") || len(dims) == 0 || c.op.Type == "mean"
+		reduced := make([]bool, n)
+		for _, d := range dims {
+			if d < 0 {
+				d += int64(n)
+			}
+			if d >= 0 && d < int64(n) {
+				reduced[d] = true
+			}
+		}
+		x := alphabet[:n]
+		var out []byte
+		for i := range n {
+			switch {
+			case !all && !reduced[i]:
+				out = append(out, x[i])
+			case c.Bool("keep_dim"):
+				out = append(out, '1')
+			}
+		}
+		e, err := c.einsum(map[string]string{"X": x}, map[string]string{"Out": outAxes(c, "Out", string(out))})
+		if e != nil {
+			e.Reduce = r
+		}
+		return e, err
+	}
+}
+
+// outAxes fits axes to the declared rank of output slot: a scalar
+// declared [1] gets "1".
+func outAxes(c *Infer, slot, axes string) string {
+	if t, ok := c.Out(slot, 0); ok && len(t.Shape) != len(axes) && axes == "" && len(t.Shape) == 1 {
+		return "1"
+	}
+	return axes
+}
+
+// layerNormRule: Paddle's LayerNormInferSpmd: the dims before
+// begin_norm_axis keep their sharding; the normalised dims, Scale and
+// Bias are not sharded; Mean and Variance take the leading dims (or, in
+// programs before Paddle 3, their flattened product: not sharded).
+func layerNormRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	b := int(c.Int("begin_norm_axis"))
+	if n < 1 || b < 1 || b > n {
+		return nil, nil
+	}
+	lead := alphabet[:b]
+	x := lead + strings.Repeat("1", n-b)
+	out := map[string]string{"Y": x}
+	for _, s := range []string{"Mean", "Variance"} {
+		if t, ok := c.Out(s, 0); ok && len(t.Shape) == b {
+			out[s] = lead
+		}
+	}
+	return c.einsum(map[string]string{"X": x}, out)
+}
+
+// embeddingRule: Paddle's EmbeddingInferSpmd: Out is Ids' dims and W's
+// last; a vocabulary (W's first) dim that is sharded makes Out partial
+// (each rank looks up its rows, zeros for the others). With padding_idx,
+// the vocabulary is not sharded: where Paddle refuses, the rule requires
+// W replicated on it.
+func embeddingRule(c *Infer) (ShardingRule, error) {
+	n, nw := c.rank("Ids"), c.rank("W")
+	if n < 0 || nw != 2 {
+		return nil, nil
+	}
+	ids := alphabet[:n]
+	vocab := "j"
+	if c.Int("padding_idx") != -1 {
+		vocab = "1"
+	}
+	e, err := c.einsum(map[string]string{"Ids": ids, "W": vocab + "n"}, map[string]string{"Out": ids + "n"})
+	if e != nil {
+		e.Strict = true
+	}
+	return e, err
+}

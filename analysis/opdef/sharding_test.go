@@ -1,0 +1,247 @@
+package opdef_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
+
+// shardCase is one rule run: an op (with the vars it reads and writes),
+// the mappings given, and what the rule must give. Mappings are written
+// as Paddle's tests write them: "[1, -1]"; partials as "0" or "0:avg".
+type shardCase struct {
+	name    string
+	vars    string // var declarations
+	op      string
+	forward bool     // Forward from in, else Backward from out
+	given   []string // per input (forward) or output (backward) arg; "" for nil
+	wantIn  []string
+	wantOut []string
+	partial []string // per output, Forward only: "" for none, "0", "0,1:avg"
+	err     string   // a substring of the error, when the rule refuses
+}
+
+func runShardCases(t *testing.T, cases []shardCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ir.Parse(c.name, []byte("program main {\n block 0 {\n"+c.vars+"\n"+c.op+"\n }\n}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := m.Main.Global()
+			r, err := opdef.ShardingRuleOf(b.Ops[0], b.Var)
+			if err != nil || r == nil {
+				t.Fatalf("rule: %v, %v", r, err)
+			}
+			given := make([][]int, len(c.given))
+			for i, g := range c.given {
+				given[i] = parseMapping(t, g)
+			}
+			var s opdef.Sharding
+			if c.forward {
+				s, err = r.Forward(given)
+			} else {
+				s, err = r.Backward(given)
+			}
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, got [][]int, want []string) {
+				t.Helper()
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d mappings, want %d", what, len(got), len(want))
+				}
+				for i, w := range want {
+					if !slices.Equal(got[i], parseMapping(t, w)) {
+						t.Errorf("%s %d: %s, want %s", what, i, fmtMapping(got[i]), w)
+					}
+				}
+			}
+			check("input", s.Inputs, c.wantIn)
+			check("output", s.Outputs, c.wantOut)
+			for i, w := range c.partial {
+				if got := fmtPartial(s.Partial[i]); got != w {
+					t.Errorf("output %d partial %q, want %q", i, got, w)
+				}
+			}
+			if !c.forward {
+				for i, p := range s.Partial {
+					if len(p) > 0 {
+						t.Errorf("backward gave output %d a partial %v", i, p)
+					}
+				}
+			}
+		})
+	}
+}
+
+func parseMapping(t *testing.T, s string) []int {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	s = strings.Trim(s, "[]")
+	if s == "" {
+		return []int{}
+	}
+	var m []int
+	for _, f := range strings.Split(s, ",") {
+		var d int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &d); err != nil {
+			t.Fatalf("mapping %q: %v", s, err)
+		}
+		m = append(m, d)
+	}
+	return m
+}
+
+func fmtMapping(m []int) string {
+	if m == nil {
+		return ""
+	}
+	return ir.FormatInts(m)
+}
+
+func fmtPartial(ps []ir.Partial) string {
+	var s []string
+	for _, p := range ps {
+		if p.Reduce == ir.ReduceSum {
+			s = append(s, fmt.Sprint(p.Dim))
+		} else {
+			s = append(s, fmt.Sprintf("%d:%s", p.Dim, p.Reduce))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// TestMatmulShardingRule: the cases of Paddle's MatmulSPMDRule test
+// (test/cpp/auto_parallel/spmd_rule_test.cc), X [64, 32] or [512, 48, 64,
+// 32] and Y [32, 48] on a 2×3 mesh, and its reverse.
+func TestMatmulShardingRule(t *testing.T) {
+	v2 := "var x : f32[64, 32]\nvar y : f32[32, 48]\nvar o : f32[64, 48]"
+	v4 := "var x : f32[512, 48, 64, 32]\nvar y : f32[32, 48]\nvar o : f32[512, 48, 64, 48]"
+	mm := "op 1 matmul_v2(X: x, Y: y) -> (Out: o)"
+	mmT := func(tx, ty bool) string {
+		return fmt.Sprintf("op 1 matmul_v2(X: x, Y: y) -> (Out: o) {trans_x = %v, trans_y = %v}", tx, ty)
+	}
+	v4tx := "var x : f32[512, 48, 32, 64]\nvar y : f32[32, 48]\nvar o : f32[512, 48, 64, 48]"
+	v4ty := "var x : f32[512, 48, 64, 32]\nvar y : f32[48, 32]\nvar o : f32[512, 48, 64, 48]"
+	v4txy := "var x : f32[512, 48, 32, 64]\nvar y : f32[48, 32]\nvar o : f32[512, 48, 64, 48]"
+	runShardCases(t, []shardCase{
+		{name: "test1", vars: v2, op: mm, forward: true, given: []string{"[1, -1]", "[-1, -1]"},
+			wantIn: []string{"[1, -1]", "[-1, -1]"}, wantOut: []string{"[1, -1]"}, partial: []string{""}},
+		{name: "test2 column", vars: v2, op: mm, forward: true, given: []string{"[-1, -1]", "[-1, 0]"},
+			wantIn: []string{"[-1, -1]", "[-1, 0]"}, wantOut: []string{"[-1, 0]"}, partial: []string{""}},
+		{name: "test3 k from X", vars: v2, op: mm, forward: true, given: []string{"[1, 0]", "[-1, -1]"},
+			wantIn: []string{"[1, 0]", "[0, -1]"}, wantOut: []string{"[1, -1]"}, partial: []string{"0"}},
+		{name: "test4 k from Y", vars: v2, op: mm, forward: true, given: []string{"[-1, -1]", "[1, 0]"},
+			wantIn: []string{"[-1, 1]", "[1, 0]"}, wantOut: []string{"[-1, 0]"}, partial: []string{"1"}},
+		{name: "test5 batch", vars: v4, op: mm, forward: true, given: []string{"[0, 1, -1, -1]", "[-1, -1]"},
+			wantIn: []string{"[0, 1, -1, -1]", "[-1, -1]"}, wantOut: []string{"[0, 1, -1, -1]"}, partial: []string{""}},
+		{name: "test6 batch and k", vars: v4, op: mm, forward: true, given: []string{"[1, -1, -1, 0]", "[-1, -1]"},
+			wantIn: []string{"[1, -1, -1, 0]", "[0, -1]"}, wantOut: []string{"[1, -1, -1, -1]"}, partial: []string{"0"}},
+		{name: "test7 trans_x", vars: v4tx, op: mmT(true, false), forward: true, given: []string{"[1, -1, -1, 0]", "[-1, -1]"},
+			wantIn: []string{"[1, -1, -1, 0]", "[-1, -1]"}, wantOut: []string{"[1, -1, 0, -1]"}, partial: []string{""}},
+		{name: "test8 trans_y", vars: v4ty, op: mmT(false, true), forward: true, given: []string{"[-1, -1, -1, -1]", "[1, 0]"},
+			wantIn: []string{"[-1, -1, -1, 0]", "[1, 0]"}, wantOut: []string{"[-1, -1, -1, 1]"}, partial: []string{"0"}},
+		// Mesh dim 1 on m (from X) and n (from Y): m, seen first, keeps it.
+		{name: "test9 conflict", vars: v4txy, op: mmT(true, true), forward: true, given: []string{"[-1, -1, 0, 1]", "[1, 0]"},
+			wantIn: []string{"[-1, -1, 0, 1]", "[-1, 0]"}, wantOut: []string{"[-1, -1, 1, -1]"}, partial: []string{"0"}},
+		// k on mesh dim 1 in X and 0 in Y: Paddle throws.
+		{name: "test10 two mesh dims on k", vars: v4txy, op: mmT(true, true), forward: true, given: []string{"[-1, -1, 1, 0]", "[1, 0]"},
+			err: `dim "k" is sharded along two mesh dims, 1 and 0`},
+		{name: "reverse", vars: v2, op: mm, given: []string{"[1, 0]"},
+			wantIn: []string{"[1, -1]", "[-1, 0]"}, wantOut: []string{"[1, 0]"}},
+		{name: "reverse batch", vars: v4, op: mm, given: []string{"[0, -1, 1, -1]"},
+			wantIn: []string{"[0, -1, 1, -1]", "[-1, -1]"}, wantOut: []string{"[0, -1, 1, -1]"}},
+		// The notes' examples on [dp=2, mp=4]: column and row parallel.
+		{name: "column parallel", vars: "var x : f32[8, 16, 32]\nvar y : f32[32, 64]\nvar o : f32[8, 16, 64]", op: mm, forward: true,
+			given: []string{"[0, -1, -1]", "[-1, 1]"}, wantIn: []string{"[0, -1, -1]", "[-1, 1]"}, wantOut: []string{"[0, -1, 1]"}, partial: []string{""}},
+		{name: "row parallel", vars: "var x : f32[8, 16, 32]\nvar y : f32[32, 64]\nvar o : f32[8, 16, 64]", op: mm, forward: true,
+			given: []string{"[0, -1, 1]", "[1, -1]"}, wantIn: []string{"[0, -1, 1]", "[1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{"1"}},
+		{name: "vector x", vars: "var x : f32[32]\nvar y : f32[4, 32, 48]\nvar o : f32[4, 48]", op: mm, forward: true,
+			given: []string{"[0]", "[1, -1, -1]"}, wantIn: []string{"[0]", "[1, 0, -1]"}, wantOut: []string{"[1, -1]"}, partial: []string{"0"}},
+		{name: "mul", vars: "var x : f32[8, 16, 32]\nvar y : f32[32, 64]\nvar o : f32[8, 16, 64]", op: "op 1 mul(X: x, Y: y) -> (Out: o) {x_num_col_dims = 2}", forward: true,
+			given: []string{"[0, -1, 1]", "[-1, -1]"}, wantIn: []string{"[0, -1, 1]", "[1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{"1"}},
+	})
+}
+
+// TestElementwiseShardingRules: Paddle's ElementwiseUnary and
+// ElementwiseBinary rules: a bias wanted split as the activation it is
+// added to, size-1 dims never sharded, static axis alignment.
+func TestElementwiseShardingRules(t *testing.T) {
+	add := "op 1 elementwise_add(X: x, Y: y) -> (Out: o)"
+	runShardCases(t, []shardCase{
+		{name: "bias", vars: "var x : f32[8, 16, 64]\nvar y : f32[64]\nvar o : f32[8, 16, 64]", op: add, forward: true,
+			given: []string{"[0, -1, 1]", "[-1]"}, wantIn: []string{"[0, -1, 1]", "[1]"}, wantOut: []string{"[0, -1, 1]"}, partial: []string{""}},
+		{name: "broadcast size-1", vars: "var x : f32[8, 1, 64]\nvar y : f32[8, 16, 64]\nvar o : f32[8, 16, 64]", op: add, forward: true,
+			given: []string{"[0, 1, -1]", "[-1, -1, -1]"}, wantIn: []string{"[0, -1, -1]", "[0, -1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{""}},
+		{name: "y longer", vars: "var x : f32[64]\nvar y : f32[8, 64]\nvar o : f32[8, 64]", op: add, forward: true,
+			given: []string{"[1]", "[0, -1]"}, wantIn: []string{"[1]", "[0, 1]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+		{name: "axis 0", vars: "var x : f32[8, 16]\nvar y : f32[8]\nvar o : f32[8, 16]", op: "op 1 elementwise_mul(X: x, Y: y) -> (Out: o) {axis = 0}", forward: true,
+			given: []string{"[-1, 1]", "[0]"}, wantIn: []string{"[0, 1]", "[0]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+		{name: "conflict", vars: "var x : f32[8, 16]\nvar y : f32[8, 16]\nvar o : f32[8, 16]", op: add, forward: true,
+			given: []string{"[0, -1]", "[1, -1]"}, err: `dim "a" is sharded along two mesh dims, 0 and 1`},
+		{name: "reverse", vars: "var x : f32[8, 16, 64]\nvar y : f32[64]\nvar o : f32[8, 16, 64]", op: add,
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, 1]", "[1]"}, wantOut: []string{"[0, -1, 1]"}},
+		{name: "relu", vars: "var x : f32[8, 16]\nvar o : f32[8, 16]", op: "op 1 relu(X: x) -> (Out: o)", forward: true,
+			given: []string{"[1, 0]"}, wantIn: []string{"[1, 0]"}, wantOut: []string{"[1, 0]"}, partial: []string{""}},
+		{name: "dropout mask", vars: "var x : f32[8, 16]\nvar o : f32[8, 16]\nvar mk : u8[8, 16]", op: "op 1 dropout(X: x) -> (Out: o, Mask: mk)", forward: true,
+			given: []string{"[0, -1]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[0, -1]", "[0, -1]"}, partial: []string{"", ""}},
+		{name: "scale tensor replicated", vars: "var x : f32[8]\nvar s : f32[1]\nvar o : f32[8]", op: "op 1 scale(X: x, ScaleTensor: s) -> (Out: o)", forward: true,
+			given: []string{"[0]", "[0]"}, wantIn: []string{"[0]", "[-1]"}, wantOut: []string{"[0]"}, partial: []string{""}},
+	})
+}
+
+// TestShapeShardingRules: softmax, transpose, reductions, layer_norm and
+// the embedding, as Paddle's rules for them.
+func TestShapeShardingRules(t *testing.T) {
+	ln := "var x : f32[64, 32, 1024]\nvar s : f32[1024]\nvar b : f32[1024]\nvar y : f32[64, 32, 1024]\nvar mu : f32[64, 32]\nvar va : f32[64, 32]"
+	runShardCases(t, []shardCase{
+		{name: "softmax", vars: "var x : f32[8, 16, 64]\nvar o : f32[8, 16, 64]", op: "op 1 softmax(X: x) -> (Out: o) {axis = -1}", forward: true,
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{""}},
+		{name: "softmax strict", vars: "var x : f32[8, 16, 64]\nvar o : f32[8, 16, 64]", op: "op 1 softmax(X: x) -> (Out: o) {axis = 0}", forward: true,
+			given: []string{"[-1, 0, 0]"}, err: "mesh dim 0 shards dims"},
+		{name: "transpose", vars: "var x : f32[8, 16, 64]\nvar o : f32[16, 8, 64]", op: "op 1 transpose2(X: x) -> (Out: o) {axis = [1, 0, 2]}", forward: true,
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, 1]"}, wantOut: []string{"[-1, 0, 1]"}, partial: []string{""}},
+		{name: "transpose reverse", vars: "var x : f32[8, 16, 64]\nvar o : f32[16, 8, 64]", op: "op 1 transpose2(X: x) -> (Out: o) {axis = [1, 0, 2]}",
+			given: []string{"[1, 0, -1]"}, wantIn: []string{"[0, 1, -1]"}, wantOut: []string{"[1, 0, -1]"}},
+		{name: "reduce_sum", vars: "var x : f32[8, 16]\nvar o : f32[8]", op: "op 1 reduce_sum(X: x) -> (Out: o) {dim = [1]}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[0]"}, partial: []string{"1"}},
+		{name: "reduce_mean keep_dim", vars: "var x : f32[8, 16]\nvar o : f32[1, 16]", op: "op 1 reduce_mean(X: x) -> (Out: o) {dim = [0], keep_dim = true}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[-1, 1]"}, partial: []string{"0:avg"}},
+		{name: "reduce_max all", vars: "var x : f32[8, 16]\nvar o : f32[]", op: "op 1 reduce_max(X: x) -> (Out: o) {reduce_all = true}", forward: true,
+			given: []string{"[1, 0]"}, wantIn: []string{"[1, 0]"}, wantOut: []string{"[]"}, partial: []string{"0:max,1:max"}},
+		{name: "reduce reverse", vars: "var x : f32[8, 16]\nvar o : f32[8]", op: "op 1 reduce_sum(X: x) -> (Out: o) {dim = [1]}",
+			given: []string{"[0]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[0]"}},
+		{name: "mean of a dp loss", vars: "var x : f32[8, 16]\nvar o : f32[1]", op: "op 1 mean(X: x) -> (Out: o)", forward: true,
+			given: []string{"[0, -1]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[-1]"}, partial: []string{"0:avg"}},
+		// Paddle's LayerNormSPMDRule test1 and test2 (spmd_rule_test.cc).
+		{name: "layer_norm test1", vars: ln, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}", forward: true,
+			given: []string{"[1, -1, -1]", "[-1]", "[-1]"}, wantIn: []string{"[1, -1, -1]", "[-1]", "[-1]"},
+			wantOut: []string{"[1, -1, -1]", "[1, -1]", "[1, -1]"}, partial: []string{"", "", ""}},
+		{name: "layer_norm test2", vars: ln, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}", forward: true,
+			given: []string{"[1, 0, -1]", "[0]", "[0]"}, wantIn: []string{"[1, 0, -1]", "[-1]", "[-1]"},
+			wantOut: []string{"[1, 0, -1]", "[1, 0]", "[1, 0]"}, partial: []string{"", "", ""}},
+		{name: "embedding vocab parallel", vars: "var w : f32[1000, 64]\nvar ids : i64[8, 16]\nvar o : f32[8, 16, 64]",
+			op: "op 1 lookup_table_v2(W: w, Ids: ids) -> (Out: o)", forward: true,
+			given: []string{"[1, -1]", "[0, -1]"}, wantIn: []string{"[1, -1]", "[0, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{"1"}},
+		{name: "embedding padding_idx", vars: "var w : f32[1000, 64]\nvar ids : i64[8, 16]\nvar o : f32[8, 16, 64]",
+			op: "op 1 lookup_table_v2(W: w, Ids: ids) -> (Out: o) {padding_idx = 0}", forward: true,
+			given: []string{"[1, -1]", "[0, -1]"}, wantIn: []string{"[-1, -1]", "[0, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{""}},
+		{name: "embedding reverse", vars: "var w : f32[1000, 64]\nvar ids : i64[8, 16]\nvar o : f32[8, 16, 64]",
+			op:    "op 1 lookup_table_v2(W: w, Ids: ids) -> (Out: o)",
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[-1, 1]", "[0, -1]"}, wantOut: []string{"[0, -1, 1]"}},
+	})
+}
