@@ -136,7 +136,6 @@ func (r *Registry) suggest(name string) string {
 	return " (did you mean " + best + "?)"
 }
 
-
 // checkOrder applies the order rules to the pipeline's steps in the order
 // they are written, sub-pipelines included (Go's passOrder does the same
 // on its flat list): an After step written before a Before step breaks

@@ -429,4 +429,3 @@ func unknownOpType(t string) string {
 	}
 	return msg + "; nearest: " + strings.Join(names, ", ")
 }
-
