@@ -9,18 +9,22 @@ func moeDefs() []*Def {
 		{
 			Type: "top_k_v2", Doc: "the k largest (or smallest) values of X along axis, and their indices",
 			Inputs: slots("X", opt("K")), Outputs: slots("Out", "Indices"),
-			Attrs: []Attr{intAttr("k", 1), intAttr("axis", -1), boolAttr("largest", true), boolAttr("sorted", true)},
-			Shape: "Out = Indices = X with dim axis k (unknown with a K input); Indices int64",
-			Infer: inferTopK,
-			Grad:  &Grad{Reads: []string{"X", "Indices", "Out@GRAD"}, Diff: []string{"X"}},
+			Attrs:       []Attr{intAttr("k", 1), intAttr("axis", -1), boolAttr("largest", true), boolAttr("sorted", true)},
+			Shape:       "Out = Indices = X with dim axis k (unknown with a K input); Indices int64",
+			Infer:       inferTopK,
+			Sharding:    alongAxisRule("X", "Out", "Indices"),
+			ShardingDoc: alongAxisDoc,
+			Grad:        &Grad{Reads: []string{"X", "Indices", "Out@GRAD"}, Diff: []string{"X"}},
 		},
 		{
 			Type: "gather", Doc: "the slices of X at Index along axis",
 			Inputs: slots("X", noGrad("Index"), Slot{Name: "Axis", Optional: true, NoGrad: true}), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("axis", 0), boolAttr("overwrite", true)},
-			Shape: "Out = X with dim axis len(Index) (dropped for a 0-D Index)",
-			Infer: inferGather,
-			Grad:  &Grad{Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"}},
+			Attrs:       []Attr{intAttr("axis", 0), boolAttr("overwrite", true)},
+			Shape:       "Out = X with dim axis len(Index) (dropped for a 0-D Index)",
+			Infer:       inferGather,
+			Sharding:    gatherRule,
+			ShardingDoc: gatherDoc,
+			Grad:        &Grad{Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"}},
 		},
 		{
 			Type: "scatter", Doc: "X with the rows at Ids overwritten by (or added from) Updates",
@@ -58,8 +62,10 @@ func moeDefs() []*Def {
 		{
 			Type: "cumsum", Doc: "the running sums of X along axis (over all elements with flatten)",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("axis", -1), boolAttr("flatten", false), boolAttr("exclusive", false), boolAttr("reverse", false)},
-			Shape: "Out = X ([numel(X)] with flatten)",
+			Attrs:       []Attr{intAttr("axis", -1), boolAttr("flatten", false), boolAttr("exclusive", false), boolAttr("reverse", false)},
+			Shape:       "Out = X ([numel(X)] with flatten)",
+			Sharding:    cumsumRule,
+			ShardingDoc: alongAxisDoc,
 			Infer: func(c *Infer) error {
 				x, ok := c.In("X")
 				if !ok {

@@ -60,8 +60,10 @@ func nnDefs() []*Def {
 			Inputs: slots("Logits", noGrad("Label")), Outputs: in("Softmax", "Loss"),
 			Attrs: []Attr{boolAttr("soft_label", false), boolAttr("use_softmax", true), boolAttr("numeric_stable_mode", true),
 				intAttr("ignore_index", -100), intAttr("axis", -1)},
-			Shape: "Softmax = Logits, Loss = Logits with 1 on axis; Label = Loss (hard) or Logits (soft_label)",
-			Infer: inferSoftmaxXent,
+			Shape:       "Softmax = Logits, Loss = Logits with 1 on axis; Label = Loss (hard) or Logits (soft_label)",
+			Infer:       inferSoftmaxXent,
+			Sharding:    softmaxXentRule,
+			ShardingDoc: xentDoc,
 			Grad: &Grad{
 				Reads: []string{"Label", "Softmax", "Loss@GRAD"}, Diff: []string{"Logits"},
 				Unsupported: func(fwd *ir.Op) string {

@@ -48,8 +48,10 @@ func reduceDefs() []*Def {
 		{
 			Type: "sum", Doc: "the elementwise sum of the tensors of X, which share one shape",
 			Inputs: []Slot{many("X")}, Outputs: in("Out"), Traits: Elementwise,
-			Shape: "Out = X[0], every X of its shape",
-			Infer: inferSum,
+			Shape:       "Out = X[0], every X of its shape",
+			Infer:       inferSum,
+			Sharding:    sumRule,
+			ShardingDoc: sumDoc,
 		},
 	}
 }

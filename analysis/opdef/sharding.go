@@ -14,13 +14,16 @@ import (
 // mesh dim it is split along, or -1. Args are the op's input and output
 // args flattened in slot order, as ir.VerifyOptions gives them; a nil
 // mapping is an arg the rule does not constrain (it gets nil back).
+//
+// mesh holds the sizes of the mesh's dims: a rule that splits or merges
+// dims (reshape) keeps a dim sharded only where the mesh dim divides it.
 type ShardingRule interface {
 	// Forward takes the inputs' mappings and returns what the op
 	// requires of its inputs, and its outputs' mappings and partials.
-	Forward(in [][]int) (Sharding, error)
+	Forward(mesh []int, in [][]int) (Sharding, error)
 	// Backward takes the outputs' mappings and returns what the op
 	// requires of its inputs and outputs; it gives no partial.
-	Backward(out [][]int) (Sharding, error)
+	Backward(mesh []int, out [][]int) (Sharding, error)
 }
 
 // Sharding is what a rule gives, per input and output arg.
@@ -56,8 +59,9 @@ func (e *Einsum) String() string {
 }
 
 // Forward merges the inputs' mappings letter by letter (Merge), and
-// gives each arg the merged mesh dims of its letters.
-func (e *Einsum) Forward(in [][]int) (Sharding, error) {
+// gives each arg the merged mesh dims of its letters. An einsum splits no
+// dim, so the mesh's sizes do not matter to it.
+func (e *Einsum) Forward(_ []int, in [][]int) (Sharding, error) {
 	if len(in) != len(e.In) {
 		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", e, len(in), len(e.In))
 	}
@@ -82,7 +86,7 @@ func (e *Einsum) Forward(in [][]int) (Sharding, error) {
 // Backward merges the outputs' mappings, and gives each arg the merged
 // mesh dims of its letters: a letter no output has (a contraction) is
 // replicated.
-func (e *Einsum) Backward(out [][]int) (Sharding, error) {
+func (e *Einsum) Backward(_ []int, out [][]int) (Sharding, error) {
 	if len(out) != len(e.Out) {
 		return Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", e, len(out), len(e.Out))
 	}

@@ -356,3 +356,152 @@ func embeddingRule(c *Infer) (ShardingRule, error) {
 	}
 	return e, err
 }
+
+// axisOf returns attr name as a dim of an n-dim tensor, negative counted
+// from the end.
+func (c *Infer) axisOf(name string, n int) (int, error) {
+	a := int(c.Int(name))
+	if a < 0 {
+		a += n
+	}
+	if a < 0 || a >= n {
+		return 0, fmt.Errorf("%s %d out of range for %d dims", name, c.Int(name), n)
+	}
+	return a, nil
+}
+
+// alongAxisRule: the dim attr axis names is never sharded, every other
+// dim passes through, from every input of slot in to every output of
+// the slots of outs (split, concat, cumsum, top_k_v2: Paddle's rules
+// replicate the axis they cut, join, scan or sort along).
+func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, error) {
+	return func(c *Infer) (ShardingRule, error) {
+		n := c.rank(slot)
+		if n < 0 || c.NumIn("AxisTensor") > 0 {
+			return nil, nil // the axis is data
+		}
+		b := []byte(alphabet[:n])
+		if n > 0 {
+			a, err := c.axisOf("axis", n)
+			if err != nil {
+				return nil, err
+			}
+			b[a] = '1'
+		}
+		out := map[string]string{}
+		for _, s := range outs {
+			out[s] = string(b)
+		}
+		return c.einsum(map[string]string{slot: string(b)}, out)
+	}
+}
+
+// sumRule: sum's X, all of one shape, and Out share every dim.
+func sumRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	if n < 0 {
+		return nil, nil
+	}
+	return c.einsum(map[string]string{"X": alphabet[:n]}, map[string]string{"Out": alphabet[:n]})
+}
+
+// sliceRule: Paddle's SliceInferSpmd: the sliced axes are not sharded,
+// the others pass through; a decreased axis is dropped from Out.
+func sliceRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("Input")
+	if n < 0 {
+		return nil, nil
+	}
+	axes, _ := c.Ints("axes")
+	dec, _ := c.Ints("decrease_axis")
+	b := []byte(alphabet[:n])
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(n)
+		}
+		if a >= 0 && a < int64(n) {
+			b[a] = '1'
+		}
+	}
+	var out []byte
+	for i := range n {
+		if !slicesContains(dec, int64(i)) {
+			out = append(out, b[i])
+		}
+	}
+	return c.einsum(map[string]string{"Input": string(b)}, map[string]string{"Out": outAxes(c, "Out", string(out))})
+}
+
+func slicesContains(xs []int64, x int64) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// gatherRule: Paddle's GatherInferSpmd: X's gather axis is not sharded;
+// Out has X's dims with Index's in place of the axis (none for a 0-d
+// Index).
+func gatherRule(c *Infer) (ShardingRule, error) {
+	n, ni := c.rank("X"), c.rank("Index")
+	if n < 1 || ni < 0 || ni > 1 || len(c.op.Input("Axis")) > 0 {
+		return nil, nil
+	}
+	a, err := c.axisOf("axis", n)
+	if err != nil {
+		return nil, err
+	}
+	x := []byte(alphabet[:n])
+	x[a] = '1'
+	idx := ""
+	if ni == 1 {
+		idx = "k"
+	}
+	out := string(x[:a]) + idx + string(x[a+1:])
+	return c.einsum(map[string]string{"X": string(x), "Index": idx}, map[string]string{"Out": out})
+}
+
+// softmaxXentRule: Paddle's CrossEntropyWithSoftmaxInferSpmd as its
+// dynamic variant: the class axis is not sharded (a sharded one needs
+// the fused c_softmax_with_cross_entropy, which an impl chooses); Label
+// and Loss have 1 there, the other dims pass through.
+func softmaxXentRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("Logits")
+	if n < 1 {
+		return nil, nil
+	}
+	a, err := c.axisOf("axis", n)
+	if err != nil {
+		return nil, err
+	}
+	x := []byte(alphabet[:n])
+	x[a] = '1'
+	label := string(x)
+	if c.rank("Label") != n {
+		return nil, nil
+	}
+	e, err := c.einsum(map[string]string{"Logits": string(x), "Label": label},
+		map[string]string{"Softmax": string(x), "Loss": string(x)})
+	if e != nil {
+		e.Strict = true
+	}
+	return e, err
+}
+
+const (
+	alongAxisDoc = "the dim of attr axis replicated, the others passed through (Paddle's split, concat, cumsum, top_k rules)"
+	sumDoc       = "every X and Out share their dims (AddNInferSpmd)"
+	sliceDoc     = "the sliced axes replicated, the others passed through, decrease_axis dropped (SliceInferSpmd)"
+	gatherDoc    = "X's axis replicated; Out has X's dims with Index's at the axis (GatherInferSpmd)"
+	xentDoc      = "the class axis replicated, Label and Loss 1 there, the other dims passed through (CrossEntropyWithSoftmaxInferSpmd, dynamic)"
+)
+
+// cumsumRule: along its axis, or, flattened, over X whole: not sharded.
+func cumsumRule(c *Infer) (ShardingRule, error) {
+	if c.Bool("flatten") {
+		return c.einsum(nil, nil)
+	}
+	return alongAxisRule("X", "Out")(c)
+}

@@ -18,6 +18,7 @@ type shardCase struct {
 	vars    string // var declarations
 	op      string
 	forward bool     // Forward from in, else Backward from out
+	mesh    []int    // the mesh's sizes; 2×3 when nil
 	given   []string // per input (forward) or output (backward) arg; "" for nil
 	wantIn  []string
 	wantOut []string
@@ -42,11 +43,15 @@ func runShardCases(t *testing.T, cases []shardCase) {
 			for i, g := range c.given {
 				given[i] = parseMapping(t, g)
 			}
+			mesh := c.mesh
+			if mesh == nil {
+				mesh = []int{2, 3}
+			}
 			var s opdef.Sharding
 			if c.forward {
-				s, err = r.Forward(given)
+				s, err = r.Forward(mesh, given)
 			} else {
-				s, err = r.Backward(given)
+				s, err = r.Backward(mesh, given)
 			}
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
@@ -244,4 +249,103 @@ func TestShapeShardingRules(t *testing.T) {
 			op:    "op 1 lookup_table_v2(W: w, Ids: ids) -> (Out: o)",
 			given: []string{"[0, -1, 1]"}, wantIn: []string{"[-1, 1]", "[0, -1]"}, wantOut: []string{"[0, -1, 1]"}},
 	})
+}
+
+// TestAxisShardingRules: the ops that cut, join, scan or sort along an
+// axis replicate it; slice, gather and softmax_with_cross_entropy as
+// Paddle's rules.
+func TestAxisShardingRules(t *testing.T) {
+	runShardCases(t, []shardCase{
+		{name: "split", vars: "var x : f32[8, 16]\nvar a : f32[8, 8]\nvar b : f32[8, 8]", op: "op 1 split(X: x) -> (Out: [a, b]) {axis = 1, num = 2}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[0, -1]", "[0, -1]"}, partial: []string{"", ""}},
+		{name: "split reverse", vars: "var x : f32[8, 16]\nvar a : f32[8, 8]\nvar b : f32[8, 8]", op: "op 1 split(X: x) -> (Out: [a, b]) {axis = 1, num = 2}",
+			given: []string{"[0, -1]", "[-1, -1]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[0, -1]", "[0, -1]"}},
+		{name: "concat", vars: "var a : f32[8, 4]\nvar b : f32[8, 6]\nvar o : f32[8, 10]", op: "op 1 concat(X: [a, b]) -> (Out: o) {axis = -1}", forward: true,
+			given: []string{"[-1, 1]", "[0, -1]"}, wantIn: []string{"[0, -1]", "[0, -1]"}, wantOut: []string{"[0, -1]"}, partial: []string{""}},
+		{name: "cumsum", vars: "var x : f32[8, 16]\nvar o : f32[8, 16]", op: "op 1 cumsum(X: x) -> (Out: o) {axis = 0}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[-1, 1]"}, wantOut: []string{"[-1, 1]"}, partial: []string{""}},
+		{name: "top_k", vars: "var x : f32[8, 16]\nvar o : f32[8, 2]\nvar i : i64[8, 2]", op: "op 1 top_k_v2(X: x) -> (Out: o, Indices: i) {k = 2}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, -1]"}, wantOut: []string{"[0, -1]", "[0, -1]"}, partial: []string{"", ""}},
+		{name: "slice", vars: "var x : f32[8, 16, 4]\nvar o : f32[8, 4]", op: "op 1 slice(Input: x) -> (Out: o) {axes = [1], starts = [0], ends = [1], decrease_axis = [1]}", forward: true,
+			given: []string{"[0, 1, -1]"}, wantIn: []string{"[0, -1, -1]"}, wantOut: []string{"[0, -1]"}, partial: []string{""}},
+		{name: "gather", vars: "var x : f32[10, 16]\nvar i : i64[4]\nvar o : f32[4, 16]", op: "op 1 gather(X: x, Index: i) -> (Out: o)", forward: true,
+			given: []string{"[0, 1]", "[0]"}, wantIn: []string{"[-1, 1]", "[0]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+		{name: "softmax_with_cross_entropy", vars: "var x : f32[8, 100]\nvar l : i64[8, 1]\nvar s : f32[8, 100]\nvar o : f32[8, 1]",
+			op: "op 1 softmax_with_cross_entropy(Logits: x, Label: l) -> (Softmax: s, Loss: o)", forward: true,
+			given: []string{"[0, 1]", "[-1, -1]"}, wantIn: []string{"[0, -1]", "[0, -1]"}, wantOut: []string{"[0, -1]", "[0, -1]"}, partial: []string{"", ""}},
+		{name: "sum", vars: "var a : f32[8, 16]\nvar b : f32[8, 16]\nvar o : f32[8, 16]", op: "op 1 sum(X: [a, b]) -> (Out: o)", forward: true,
+			given: []string{"[0, -1]", "[-1, 1]"}, wantIn: []string{"[0, 1]", "[0, 1]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+	})
+}
+
+// TestShardingRulesOnCorpus builds the rule of every op of the corpus
+// that has one: it must build, spell each arg with its rank, and give a
+// replicated op replicated outputs without partials, both ways.
+func TestShardingRulesOnCorpus(t *testing.T) {
+	n := map[string]int{}
+	for _, cm := range opCorpus(t) {
+		if ir.Verify(cm.m) != nil {
+			continue
+		}
+		for _, p := range cm.m.Programs() {
+			for _, b := range p.Blocks {
+				for _, op := range b.Ops {
+					lookup := func(name string) *ir.Var { return p.LookupVar(b, name) }
+					r, err := opdef.ShardingRuleOf(op, lookup)
+					if err != nil {
+						t.Errorf("%s: %v", cm.name, err)
+						continue
+					}
+					if r == nil {
+						continue
+					}
+					n[op.Type]++
+					in, out := replicated(op.Inputs, lookup), replicated(op.Outputs, lookup)
+					for _, dir := range []string{"forward", "backward"} {
+						var s opdef.Sharding
+						if dir == "forward" {
+							s, err = r.Forward([]int{2, 2}, in)
+						} else {
+							s, err = r.Backward([]int{2, 2}, out)
+						}
+						if err != nil {
+							t.Errorf("%s: %s: %s: %v", cm.name, op, dir, err)
+							continue
+						}
+						for i, m := range append(s.Inputs, s.Outputs...) {
+							want := append(in, out...)[i]
+							if want != nil && !slices.Equal(m, want) {
+								t.Errorf("%s: %s: %s: arg %d: %v, want %v", cm.name, op, dir, i, m, want)
+							}
+						}
+						for i, p := range s.Partial {
+							if len(p) > 0 {
+								t.Errorf("%s: %s: %s: output %d partial %v", cm.name, op, dir, i, p)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("rules built: %v", n)
+}
+
+// replicated returns an all -1 mapping per arg of slots that is a dense
+// tensor (nil for others).
+func replicated(slots []ir.Slot, lookup func(string) *ir.Var) [][]int {
+	var res [][]int
+	for _, s := range slots {
+		for _, a := range s.Args {
+			var m []int
+			if v := lookup(a); v != nil && v.Type.IsTensor() {
+				m = make([]int, len(v.Type.Shape))
+				for i := range m {
+					m[i] = -1
+				}
+			}
+			res = append(res, m)
+		}
+	}
+	return res
 }
