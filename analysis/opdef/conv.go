@@ -31,9 +31,11 @@ func convDefs() []*Def {
 		return &Def{
 			Type: t, Doc: doc,
 			Inputs: slots("Input", "Filter", opt("Bias"), opt("ResidualData")), Outputs: in("Output"),
-			Attrs: convAttrs(),
-			Shape: convShape,
-			Infer: inferConv(depthwise),
+			Attrs:       convAttrs(),
+			Shape:       convShape,
+			Infer:       inferConv(depthwise),
+			Sharding:    convRule,
+			ShardingDoc: convDoc,
 		}
 	}
 	return []*Def{
@@ -51,8 +53,10 @@ func convDefs() []*Def {
 				stringAttr("padding_algorithm", "EXPLICIT", "EXPLICIT", "SAME", "VALID"),
 				stringAttr("data_format", "NCHW", "NCHW", "NHWC", "AnyLayout"),
 			},
-			Shape: "Out = [N, C, o(H), o(W)], o(i) = (i + pads - k) / stride + 1, rounded up with ceil_mode; global: 1; adaptive: ksize",
-			Infer: inferPool,
+			Shape:       "Out = [N, C, o(H), o(W)], o(i) = (i + pads - k) / stride + 1, rounded up with ceil_mode; global: 1; adaptive: ksize",
+			Infer:       inferPool,
+			Sharding:    poolRule,
+			ShardingDoc: poolDoc,
 		},
 		{
 			Type: "batch_norm", Doc: "X normalised per channel by batch (training) or running (is_test) statistics, then scaled and shifted",
@@ -66,16 +70,20 @@ func convDefs() []*Def {
 				boolAttr("use_global_stats", false), boolAttr("trainable_statistics", false),
 				boolAttr("is_test", false),
 			},
-			Shape: "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C]",
-			Infer: inferBatchNorm,
+			Shape:       "Y = X; MeanOut, VarianceOut, SavedMean, SavedVariance = [C]",
+			Infer:       inferBatchNorm,
+			Sharding:    batchNormRule,
+			ShardingDoc: batchNormDoc,
 		},
 		{
 			Type: "affine_channel", Doc: "X * Scale + Bias, per channel",
 			Inputs: in("X", "Scale", "Bias"), Outputs: in("Out"),
 			// Paddle's default is AnyLayout, which it reads as channel-last.
-			Attrs: []Attr{stringAttr("data_layout", "AnyLayout", "NCHW", "NHWC", "AnyLayout")},
-			Shape: "Out = X; Scale, Bias = [C]",
-			Infer: inferAffineChannel,
+			Attrs:       []Attr{stringAttr("data_layout", "AnyLayout", "NCHW", "NHWC", "AnyLayout")},
+			Shape:       "Out = X; Scale, Bias = [C]",
+			Infer:       inferAffineChannel,
+			Sharding:    affineChannelRule,
+			ShardingDoc: channelDoc,
 		},
 	}
 }

@@ -505,3 +505,104 @@ func cumsumRule(c *Infer) (ShardingRule, error) {
 	}
 	return alongAxisRule("X", "Out")(c)
 }
+
+const (
+	convDoc      = "the batch passes through; with groups 1, Input's channels and Filter's second dim are one dim (split: Output partial, sum) and Filter's first gives Output's channels; the spatial dims replicated (Conv2dInferSpmd, which passes them through and would need a halo exchange)"
+	poolDoc      = "batch and channels pass through; the spatial dims replicated"
+	batchNormDoc = "the batch passes through to Y (local batch statistics, Paddle's default); the channels split X, Y and every per-channel tensor alike; the spatial dims replicated"
+	channelDoc   = "every dim of X passes through to Out; Scale and Bias split as X's channels"
+)
+
+// channelLast reports whether the op's layout attr (data_format or
+// data_layout) puts the channels last.
+func (c *Infer) channelLast(attr string) bool {
+	s := c.String(attr)
+	return s == "NHWC" || s == "NDHWC" || s == "NLC"
+}
+
+// convRule: Paddle's Conv2dInferSpmd letters (Input nchw, Filter mcij,
+// Output nmhw), with the spatial dims replicated: a split height would
+// need the rows of the neighbouring shards (a halo), which no impl
+// exchanges. With groups > 1 the channels are replicated too: Filter's
+// second dim is a group's channels, not Input's.
+func convRule(c *Infer) (ShardingRule, error) {
+	if c.rank("Input") != 4 || c.rank("Filter") != 4 {
+		return nil, nil
+	}
+	ch := "c"
+	if c.Int("groups") != 1 {
+		ch = "1"
+	}
+	in, filter, out := "n"+ch+"11", "m"+ch+"11", "nm11"
+	if c.channelLast("data_format") {
+		in, out = "n11"+ch, "n11m"
+	}
+	bias := map[string]string{"Input": in, "Filter": filter}
+	if c.NumIn("Bias") > 0 && c.rank("Bias") == 1 {
+		bias["Bias"] = "m"
+	}
+	if c.NumIn("ResidualData") > 0 {
+		bias["ResidualData"] = out
+	}
+	return c.einsum(bias, map[string]string{"Output": out})
+}
+
+// poolRule: a pool reduces each channel's window alone: the batch and
+// channels pass through, the spatial dims are replicated.
+func poolRule(c *Infer) (ShardingRule, error) {
+	if c.rank("X") != 4 {
+		return nil, nil
+	}
+	x := "nc11"
+	if c.channelLast("data_format") {
+		x = "n11c"
+	}
+	return c.einsum(map[string]string{"X": x}, map[string]string{"Out": x})
+}
+
+// batchNormRule: the batch dim of X and Y passes through (each shard
+// normalises by its own batch's statistics, as Paddle's data-parallel
+// batch norm does by default); the channels split X, Y and every
+// per-channel tensor alike.
+func batchNormRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	if n < 2 {
+		return nil, nil
+	}
+	x := []byte("n" + strings.Repeat("1", n-1))
+	if c.channelLast("data_layout") {
+		x[n-1] = 'c'
+	} else {
+		x[1] = 'c'
+	}
+	in := map[string]string{"X": string(x)}
+	out := map[string]string{"Y": string(x)}
+	for _, s := range []string{"Scale", "Bias", "Mean", "Variance"} {
+		in[s] = "c"
+	}
+	for _, s := range []string{"MeanOut", "VarianceOut", "SavedMean", "SavedVariance"} {
+		out[s] = "c"
+	}
+	e, err := c.einsum(in, out)
+	if e != nil {
+		// The statistics lack the batch, but are not partial: each
+		// shard's are its own batch's (a variance is no sum of parts).
+		e.NoPartial = true
+	}
+	return e, err
+}
+
+// affineChannelRule: X's dims pass through; Scale and Bias split as its
+// channels (first after the batch, or last).
+func affineChannelRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("X")
+	if n < 2 {
+		return nil, nil
+	}
+	x := alphabet[:n]
+	ch := x[1:2]
+	if s := c.String("data_layout"); s == "NHWC" || s == "AnyLayout" {
+		ch = x[n-1:]
+	}
+	return c.einsum(map[string]string{"X": x, "Scale": ch, "Bias": ch}, map[string]string{"Out": x})
+}

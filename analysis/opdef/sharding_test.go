@@ -349,3 +349,39 @@ func replicated(slots []ir.Slot, lookup func(string) *ir.Var) [][]int {
 	}
 	return res
 }
+
+// TestVisionShardingRules: conv2d as Paddle's Conv2dInferSpmd (input
+// channels with the filter's, a split making Output partial), but the
+// spatial dims replicated; pool2d and batch_norm keep the batch and the
+// channels.
+func TestVisionShardingRules(t *testing.T) {
+	conv := "var x : f32[8, 16, 32, 32]\nvar w : f32[64, 16, 3, 3]\nvar o : f32[8, 64, 30, 30]"
+	runShardCases(t, []shardCase{
+		{name: "conv batch", vars: conv, op: "op 1 conv2d(Input: x, Filter: w) -> (Output: o)", forward: true,
+			given: []string{"[0, -1, -1, -1]", "[-1, -1, -1, -1]"}, wantIn: []string{"[0, -1, -1, -1]", "[-1, -1, -1, -1]"},
+			wantOut: []string{"[0, -1, -1, -1]"}, partial: []string{""}},
+		{name: "conv in channels", vars: conv, op: "op 1 conv2d(Input: x, Filter: w) -> (Output: o)", forward: true,
+			given: []string{"[0, 1, -1, -1]", "[-1, -1, -1, -1]"}, wantIn: []string{"[0, 1, -1, -1]", "[-1, 1, -1, -1]"},
+			wantOut: []string{"[0, -1, -1, -1]"}, partial: []string{"1"}},
+		{name: "conv out channels", vars: conv, op: "op 1 conv2d(Input: x, Filter: w) -> (Output: o)", forward: true,
+			given: []string{"[0, -1, -1, -1]", "[1, -1, -1, -1]"}, wantIn: []string{"[0, -1, -1, -1]", "[1, -1, -1, -1]"},
+			wantOut: []string{"[0, 1, -1, -1]"}, partial: []string{""}},
+		{name: "conv spatial replicated", vars: conv, op: "op 1 conv2d(Input: x, Filter: w) -> (Output: o)", forward: true,
+			given: []string{"[-1, -1, 0, -1]", "[-1, -1, -1, -1]"}, wantIn: []string{"[-1, -1, -1, -1]", "[-1, -1, -1, -1]"},
+			wantOut: []string{"[-1, -1, -1, -1]"}, partial: []string{""}},
+		{name: "conv reverse", vars: conv, op: "op 1 conv2d(Input: x, Filter: w) -> (Output: o)",
+			given: []string{"[0, 1, -1, -1]"}, wantIn: []string{"[0, -1, -1, -1]", "[1, -1, -1, -1]"}, wantOut: []string{"[0, 1, -1, -1]"}},
+		{name: "depthwise channels replicated", vars: "var x : f32[8, 16, 32, 32]\nvar w : f32[16, 1, 3, 3]\nvar o : f32[8, 16, 30, 30]",
+			op: "op 1 depthwise_conv2d(Input: x, Filter: w) -> (Output: o) {groups = 16}", forward: true,
+			given: []string{"[0, 1, -1, -1]", "[-1, -1, -1, -1]"}, wantIn: []string{"[0, -1, -1, -1]", "[-1, -1, -1, -1]"},
+			wantOut: []string{"[0, -1, -1, -1]"}, partial: []string{""}},
+		{name: "pool", vars: "var x : f32[8, 16, 32, 32]\nvar o : f32[8, 16, 16, 16]",
+			op: "op 1 pool2d(X: x) -> (Out: o) {ksize = [2, 2], pooling_type = \"max\", strides = [2, 2]}", forward: true,
+			given: []string{"[0, 1, -1, 0]"}, wantIn: []string{"[0, 1, -1, -1]"}, wantOut: []string{"[0, 1, -1, -1]"}, partial: []string{""}},
+		{name: "batch_norm", vars: "var x : f32[8, 16, 4, 4]\nvar s : f32[16]\nvar b : f32[16]\nvar m : f32[16]\nvar v : f32[16]\nvar y : f32[8, 16, 4, 4]\nvar sm : f32[16]\nvar sv : f32[16]",
+			op: "op 1 batch_norm(X: x, Scale: s, Bias: b, Mean: m, Variance: v) -> (Y: y, MeanOut: m, VarianceOut: v, SavedMean: sm, SavedVariance: sv)", forward: true,
+			given:   []string{"[0, 1, -1, -1]", "[-1]", "[-1]", "[-1]", "[-1]"},
+			wantIn:  []string{"[0, 1, -1, -1]", "[1]", "[1]", "[1]", "[1]"},
+			wantOut: []string{"[0, 1, -1, -1]", "[1]", "[1]", "[1]", "[1]"}, partial: []string{"", "", "", "", ""}},
+	})
+}
