@@ -606,3 +606,29 @@ func affineChannelRule(c *Infer) (ShardingRule, error) {
 	}
 	return c.einsum(map[string]string{"X": x, "Scale": ch, "Bias": ch}, map[string]string{"Out": x})
 }
+
+const optimizerDoc = "Param, Grad, the moments and every *Out of Param's rank share Param's dims; the learning rate and the scalars are replicated (Paddle's optimizer rules)"
+
+// optimizerRule: an update is elementwise over Param: every arg of
+// Param's rank (Grad, Velocity, Moment1, ParamOut, ...) takes Param's
+// letters; the one-element args (LearningRate, Beta1Pow) are not split.
+func optimizerRule(c *Infer) (ShardingRule, error) {
+	n := c.rank("Param")
+	if n < 0 {
+		return nil, nil
+	}
+	p := alphabet[:n]
+	in, out := map[string]string{}, map[string]string{}
+	for _, s := range c.op.Inputs {
+		if t, ok := c.In(s.Name); ok && len(t.Shape) == n && len(s.Args) == 1 && prod(t.Shape) != 1 {
+			in[s.Name] = p
+		}
+	}
+	for _, s := range c.op.Outputs {
+		if t, ok := c.Out(s.Name, 0); ok && len(t.Shape) == n && len(s.Args) == 1 && prod(t.Shape) != 1 {
+			out[s.Name] = p
+		}
+	}
+	in["Param"] = p
+	return c.einsum(in, out)
+}

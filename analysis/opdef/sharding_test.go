@@ -385,3 +385,17 @@ func TestVisionShardingRules(t *testing.T) {
 			wantOut: []string{"[0, 1, -1, -1]", "[1]", "[1]", "[1]", "[1]"}, partial: []string{"", "", "", "", ""}},
 	})
 }
+
+// TestOptimizerShardingRule: an update keeps Param's sharding on every
+// tensor of its shape, and the scalars replicated.
+func TestOptimizerShardingRule(t *testing.T) {
+	runShardCases(t, []shardCase{
+		{name: "sgd", vars: "var w : f32[16, 32]\nvar lr : f32[1]\nvar g : f32[16, 32]",
+			op: "op 1 sgd(Param: w, LearningRate: lr, Grad: g) -> (ParamOut: w)", forward: true,
+			given: []string{"[-1, 1]", "[-1]", "[0, -1]"}, wantIn: []string{"[0, 1]", "[-1]", "[0, 1]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+		{name: "adam reverse", vars: "var w : f32[16, 32]\nvar lr : f32[1]\nvar g : f32[16, 32]\nvar m1 : f32[16, 32]\nvar m2 : f32[16, 32]\nvar b1 : f32[1]\nvar b2 : f32[1]",
+			op:     "op 1 adam(Param: w, Grad: g, LearningRate: lr, Moment1: m1, Moment2: m2, Beta1Pow: b1, Beta2Pow: b2) -> (ParamOut: w, Moment1Out: m1, Moment2Out: m2, Beta1PowOut: b1, Beta2PowOut: b2)",
+			given:  []string{"[1, -1]", "[-1, -1]", "[-1, -1]", "[-1]", "[-1]"},
+			wantIn: []string{"[1, -1]", "[1, -1]", "[-1]", "[1, -1]", "[1, -1]", "[-1]", "[-1]"}, wantOut: []string{"[1, -1]", "[1, -1]", "[1, -1]", "[-1]", "[-1]"}},
+	})
+}
