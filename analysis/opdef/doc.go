@@ -12,6 +12,14 @@
 // (its slots, attrs and inference); a grad op built by Emit is an op
 // type of its own.
 //
+// A def may also give the op's sharding rule (Sharding, ShardingDoc):
+// how its inputs' and outputs' dims relate when they are split over a
+// mesh, in both directions, as Paddle's phi SPMD rules say
+// (InferSpmd and InferSpmdReverse). Most rules are an Einsum: a letter
+// per dim of each arg, merged as Paddle's ShardingMergeForTensors does;
+// a letter only inputs have is contracted, and makes the outputs
+// partial. ShardingRuleOf builds an op's rule from its types and attrs.
+//
 // Everything that needs to know an op type reads this table: Verify
 // (slots, attr kinds and declared shapes against inference), autodiff's
 // grad makers, the simulator's kernel set (checked against it in a

@@ -71,3 +71,35 @@ func ExampleInferOp() {
 	// Output:
 	// Out f32[2, 3, 4] <nil>
 }
+
+// ShardingRuleOf gives an op's sharding rule: here row-parallel
+// matmul_v2, whose contraction is split, so Out is partial.
+func ExampleShardingRuleOf() {
+	m, err := ir.Parse("ex.dpir", []byte(`program main {
+  block 0 {
+    var x : f32[8, 32] {is_data}
+    var w : f32[32, 64]
+    var h : f32[8, 64]
+    op 1 matmul_v2(X: x, Y: w) -> (Out: h)
+  }
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b := m.Main.Global()
+	r, err := opdef.ShardingRuleOf(b.Ops[0], b.Var)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r)
+	s, err := r.Forward([]int{2, 4}, [][]int{{0, 1}, {-1, -1}})
+	fmt.Println(s.Inputs, s.Outputs, s.Partial, err)
+	s, err = r.Backward([]int{2, 4}, [][]int{{0, 1}})
+	fmt.Println(s.Inputs, s.Outputs, err)
+	// Output:
+	// mk,kn->mn
+	// [[0 1] [1 -1]] [[0 -1]] [[{1 sum}]] <nil>
+	// [[0 -1] [-1 1]] [[0 1]] <nil>
+}
