@@ -1,0 +1,543 @@
+package opdef
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Reshape's sharding rule, after Paddle's phi SPMD rule for reshape
+// (spmd_rules/reshape.cc and dim_trans.cc). Each output dim is described
+// by a tree over input dims: the input dim itself, a flatten of several,
+// one piece of a split of one of those, or a singleton (a size-1 dim that
+// comes from nothing). A sharded input dim keeps its mesh dim only where
+// that is exact: as the first member of a flatten, on the first piece of
+// a split whose size divides by the mesh dim. Every other sharded input
+// dim is asked to be replicated (-1 in the wanted mapping).
+//
+// Dynamic dims (-1). Paddle builds the trees with 256 for every unknown
+// input dim, which can be wrong at run time: a sharding kept for 256 may
+// not hold for the real size. We build the same trees, then keep a
+// sharding from input dim i to output dim p only if it holds for every
+// size of the unknown dims: the dims before i hold as many elements as
+// the dims before p, and p's size divides by the mesh dim or equals i's
+// (a sharded dim, known or not, is taken to divide as the input's
+// mapping says). Sizes are products of the unknown input dims (symbols)
+// for that. An output -1 at position p copies input dim p when that one
+// is -1 (Paddle's 0 in attr shape); at most one other output -1 is what
+// the other dims leave (the attr's -1), as opdef's reshape2 inference
+// gives them. Where that does not determine the output's dims (e.g. [a,
+// b] to [-1, 3]), nothing is kept sharded, which is always correct.
+//
+// Two more departures from Paddle, both only making the rule ask for
+// more replication: a known input dim that its mesh dim does not divide
+// keeps its sharding only into an output dim of the same size (Paddle
+// flattens it into a bigger one, which splits elements differently), and
+// a tensor with a zero-size dim is replicated. Co-sharding (one tensor
+// dim on several mesh dims) does not exist in our dims_mapping.
+
+// ReshapeSharding infers reshape's shardings forward: from X's shape in
+// and dims_mapping inMapping, Out's shape out (0 and one -1 of the attr
+// already resolved, -1 for an unknown dim as described above) and the
+// mesh's dim sizes, it returns the dims_mapping the op wants of X (a dim
+// it cannot keep sharded becomes -1) and Out's dims_mapping.
+func ReshapeSharding(in []int64, inMapping []int, out []int64, mesh []int) (wantIn, outMapping []int, err error) {
+	r, err := relateReshape(in, out)
+	if err == nil {
+		err = checkReshapeMapping(in, out, "X", in, inMapping, mesh)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if r == nil {
+		return replicated(len(in)), replicated(len(out)), nil
+	}
+	wantIn, outMapping = inferReshape2Way(r.in, r.out, r.inVal, r.outVal, inMapping, mesh)
+	return wantIn, outMapping, nil
+}
+
+// ReshapeShardingReverse infers reshape's shardings backward: from Out's
+// dims_mapping outMapping (shapes and mesh as for ReshapeSharding) it
+// returns X's dims_mapping and the one the op wants of Out.
+func ReshapeShardingReverse(in []int64, out []int64, outMapping []int, mesh []int) (inMapping, wantOut []int, err error) {
+	r, err := relateReshape(in, out)
+	if err == nil {
+		err = checkReshapeMapping(in, out, "Out", out, outMapping, mesh)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if r == nil {
+		return replicated(len(in)), replicated(len(out)), nil
+	}
+	wantOut, inMapping = inferReshape2Way(r.out, r.in, r.outVal, r.inVal, outMapping, mesh)
+	return inMapping, wantOut, nil
+}
+
+func replicated(n int) []int {
+	m := make([]int, n)
+	for i := range m {
+		m[i] = -1
+	}
+	return m
+}
+
+func reshapeErr(in, out []int64, format string, args ...any) error {
+	return fmt.Errorf("reshape %s to %s: %s", shapeString(in), shapeString(out), fmt.Sprintf(format, args...))
+}
+
+func mappingString(m []int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range m {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(d))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, mesh []int) error {
+	for i, n := range mesh {
+		if n < 1 {
+			return reshapeErr(in, out, "mesh dim %d has size %d", i, n)
+		}
+	}
+	if len(m) != len(shape) {
+		return reshapeErr(in, out, "%s dims_mapping %s has %d entries for %d dims", slot, mappingString(m), len(m), len(shape))
+	}
+	used := make([]bool, len(mesh))
+	for _, d := range m {
+		switch {
+		case d == -1:
+		case d < -1 || d >= len(mesh):
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d, the mesh has %d dims", slot, mappingString(m), d, len(mesh))
+		case used[d]:
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d twice", slot, mappingString(m), d)
+		default:
+			used[d] = true
+		}
+	}
+	return nil
+}
+
+// symSize is a dim size as coef times a product of the input's unknown
+// dims: exp[k] is the power of the k-th -1 of X.
+type symSize struct {
+	coef int64
+	exp  []int
+}
+
+func (a symSize) equal(b symSize) bool {
+	if a.coef != b.coef {
+		return false
+	}
+	for k := range a.exp {
+		if a.exp[k] != b.exp[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (a symSize) known() bool {
+	for _, e := range a.exp {
+		if e != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// mul returns a*b, false on overflow.
+func (a symSize) mul(b symSize) (symSize, bool) {
+	hi, lo := bits.Mul64(uint64(a.coef), uint64(b.coef))
+	if hi != 0 || lo > 1<<62 {
+		return symSize{}, false
+	}
+	r := symSize{coef: int64(lo), exp: make([]int, len(a.exp))}
+	for k := range a.exp {
+		r.exp[k] = a.exp[k] + b.exp[k]
+	}
+	return r, true
+}
+
+// div returns a/b, false unless it is a whole product.
+func (a symSize) div(b symSize) (symSize, bool) {
+	if b.coef == 0 || a.coef%b.coef != 0 {
+		return symSize{}, false
+	}
+	r := symSize{coef: a.coef / b.coef, exp: make([]int, len(a.exp))}
+	for k := range a.exp {
+		if r.exp[k] = a.exp[k] - b.exp[k]; r.exp[k] < 0 {
+			return symSize{}, false
+		}
+	}
+	return r, true
+}
+
+func product(s []symSize, nsym int) (symSize, bool) {
+	p := symSize{coef: 1, exp: make([]int, nsym)}
+	for _, d := range s {
+		var ok bool
+		if p, ok = p.mul(d); !ok {
+			return symSize{}, false
+		}
+	}
+	return p, true
+}
+
+// reshapeShapes holds X's and Out's dims as symbolic sizes and as the
+// numbers Paddle walks (256 for each unknown input dim).
+type reshapeShapes struct {
+	in, out       []symSize
+	inVal, outVal []int64
+}
+
+// dynamicDim is what Paddle takes an unknown input dim for.
+const dynamicDim = 256
+
+// relateReshape expresses in and out as symbolic sizes. It returns nil
+// (and no error) where the rule keeps nothing sharded: a zero-size dim,
+// or unknown dims that do not determine the output's dims.
+func relateReshape(in, out []int64) (*reshapeShapes, error) {
+	nsym, zero := 0, false
+	for _, s := range [][]int64{in, out} {
+		for _, d := range s {
+			if d < -1 {
+				return nil, reshapeErr(in, out, "dim %d", d)
+			}
+			zero = zero || d == 0
+		}
+	}
+	r := &reshapeShapes{in: make([]symSize, len(in)), out: make([]symSize, len(out))}
+	for _, d := range in {
+		if d == -1 {
+			nsym++
+		}
+	}
+	k := 0
+	for i, d := range in {
+		r.in[i] = symSize{coef: d, exp: make([]int, nsym)}
+		if d == -1 {
+			r.in[i].coef = 1
+			r.in[i].exp[k] = 1
+			k++
+		}
+	}
+	var fresh, paired []int
+	for p, d := range out {
+		switch {
+		case d >= 0:
+			r.out[p] = symSize{coef: d, exp: make([]int, nsym)}
+		case p < len(in) && in[p] == -1:
+			r.out[p] = r.in[p]
+			paired = append(paired, p)
+		default:
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) > 1 {
+		return nil, reshapeErr(in, out, "Out has %d -1 dims that copy no unknown dim of X", len(fresh))
+	}
+	if zero {
+		if nsym == 0 && len(fresh) == 0 && prod(in) != prod(out) {
+			return nil, reshapeErr(in, out, "%d elements to %d", prod(in), prod(out))
+		}
+		return nil, nil
+	}
+	total, ok := product(r.in, nsym)
+	if !ok {
+		if nsym == 0 {
+			return nil, reshapeErr(in, out, "X has more than 2^62 elements")
+		}
+		return nil, nil
+	}
+	// solve sets Out's dim p to what the others leave of X's elements.
+	solve := func(p int) bool {
+		r.out[p] = symSize{coef: 1, exp: make([]int, nsym)}
+		rest, ok := product(r.out, nsym)
+		if ok {
+			r.out[p], ok = total.div(rest)
+		}
+		return ok
+	}
+	switch {
+	case len(fresh) == 1:
+		if !solve(fresh[0]) {
+			if nsym == 0 {
+				return nil, reshapeErr(in, out, "%d elements do not fill Out's -1 dim", total.coef)
+			}
+			return nil, nil
+		}
+	default:
+		n, ok := product(r.out, nsym)
+		if ok && n.equal(total) {
+			break
+		}
+		if nsym == 0 {
+			if !ok {
+				return nil, reshapeErr(in, out, "Out has more than 2^62 elements")
+			}
+			return nil, reshapeErr(in, out, "%d elements to %d", total.coef, n.coef)
+		}
+		// One copied-looking -1 must be the attr's -1: only if exactly
+		// one choice fits is it known which.
+		found := -1
+		for _, p := range paired {
+			keep := r.out[p]
+			if solve(p) {
+				if found >= 0 {
+					return nil, nil
+				}
+				found = p
+			}
+			r.out[p] = keep
+		}
+		if found < 0 {
+			return nil, nil
+		}
+		solve(found)
+	}
+	var ok1, ok2 bool
+	r.inVal, ok1 = evalSizes(r.in)
+	r.outVal, ok2 = evalSizes(r.out)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// evalSizes gives each size its value with every unknown dim 256.
+func evalSizes(s []symSize) ([]int64, bool) {
+	v := make([]int64, len(s))
+	for i, d := range s {
+		v[i] = d.coef
+		for _, e := range d.exp {
+			for range e {
+				hi, lo := bits.Mul64(uint64(v[i]), dynamicDim)
+				if hi != 0 || lo > 1<<62 {
+					return nil, false
+				}
+				v[i] = int64(lo)
+			}
+		}
+	}
+	return v, true
+}
+
+type transKind uint8
+
+const (
+	transInput     transKind = iota // the source dim dim
+	transFlatten                    // parts flattened, the first outermost
+	transSplit                      // piece piece of of split into sizes
+	transSingleton                  // a size-1 dim from no source dim
+)
+
+// dimTrans says how one target dim is made of source dims.
+type dimTrans struct {
+	kind  transKind
+	dim   int
+	parts []*dimTrans
+	of    *dimTrans
+	sizes []int64
+	piece int
+}
+
+func (t *dimTrans) String() string {
+	switch t.kind {
+	case transInput:
+		return "InputDim(" + strconv.Itoa(t.dim) + ")"
+	case transFlatten:
+		s := make([]string, len(t.parts))
+		for i, p := range t.parts {
+			s[i] = p.String()
+		}
+		return "Flatten(" + strings.Join(s, ",") + ")"
+	case transSplit:
+		return fmt.Sprintf("Split(%v, %s, %d)", t.of, shapeString(t.sizes), t.piece)
+	}
+	return "Singleton()"
+}
+
+// reshapeTrans walks src and tgt (same element count, no zero dims)
+// together, a group of each at a time until their products meet, and
+// describes every tgt dim. Size-1 src dims are left out of flattens; a
+// size-1 tgt dim is a singleton, except that a size-1 src dim met by a
+// size-1 tgt dim stays that dim (so its mapping survives, as Paddle's
+// newer rule has it).
+func reshapeTrans(src, tgt []int64) ([]*dimTrans, bool) {
+	var ret []*dimTrans
+	si, ti := 0, 0
+	for si < len(src) || ti < len(tgt) {
+		var dims []int
+		var sizes []int64
+		s, t := int64(1), int64(1)
+		if si < len(src) {
+			s = src[si]
+			dims = append(dims, si)
+			si++
+		}
+		if ti < len(tgt) {
+			t = tgt[ti]
+			sizes = append(sizes, t)
+			ti++
+		}
+		switch {
+		case s == 1 && t != 1: // the src 1 goes alone; t waits
+			if len(dims) == 0 {
+				return nil, false
+			}
+			ti--
+			sizes = nil
+		case s != 1 && t == 1: // the tgt 1 is a singleton; s waits
+			if len(sizes) == 0 {
+				return nil, false
+			}
+			si--
+			dims = nil
+		default:
+			for s != t {
+				if s < t {
+					if si >= len(src) {
+						return nil, false
+					}
+					dims = append(dims, si)
+					s *= src[si]
+					si++
+				} else {
+					if ti >= len(tgt) {
+						return nil, false
+					}
+					sizes = append(sizes, tgt[ti])
+					t *= tgt[ti]
+					ti++
+				}
+			}
+		}
+		if len(sizes) == 0 {
+			continue
+		}
+		var parts []*dimTrans
+		for _, d := range dims {
+			if src[d] > 1 || s == 1 && t == 1 {
+				parts = append(parts, &dimTrans{kind: transInput, dim: d})
+			}
+		}
+		var whole *dimTrans
+		switch len(parts) {
+		case 0:
+			whole = &dimTrans{kind: transSingleton}
+		case 1:
+			whole = parts[0]
+		default:
+			whole = &dimTrans{kind: transFlatten, parts: parts}
+		}
+		for i, n := range sizes {
+			switch {
+			case len(sizes) == 1:
+				ret = append(ret, whole)
+			case n == 1:
+				ret = append(ret, &dimTrans{kind: transSingleton})
+			default:
+				// Paddle means to drop the 1s from sizes here but does not
+				// (it tests sizes[id] for every i); piece 0 of a group of
+				// several is never 1, so it changes nothing.
+				ret = append(ret, &dimTrans{kind: transSplit, of: whole, sizes: sizes, piece: i})
+			}
+		}
+	}
+	return ret, true
+}
+
+// inferReshape2Way carries srcMap from src to tgt (X to Out or Out to X;
+// sizes symbolic and as Paddle's numbers): the mapping wanted of src and
+// tgt's mapping.
+func inferReshape2Way(src, tgt []symSize, srcVal, tgtVal []int64, srcMap, mesh []int) (wantSrc, tgtMap []int) {
+	wantSrc, tgtMap = replicated(len(src)), replicated(len(tgt))
+	trans, ok := reshapeTrans(srcVal, tgtVal)
+	if !ok || len(trans) != len(tgt) {
+		return wantSrc, tgtMap
+	}
+	// target[i] is the tgt dim that may take src dim i's mapping; a src
+	// dim with none (unused, or not first in a flatten) is replicated.
+	target := replicated(len(src))
+	// lead returns the src dim whose mapping t can take, or -1: a flatten
+	// offers its first member only, a split only on its first piece.
+	var lead func(t *dimTrans) int
+	lead = func(t *dimTrans) int {
+		switch t.kind {
+		case transInput:
+			return t.dim
+		case transFlatten:
+			if p := t.parts[0]; p.kind == transInput {
+				return p.dim
+			}
+		case transSplit:
+			if t.piece == 0 {
+				return lead(t.of)
+			}
+		}
+		return -1
+	}
+	for p, t := range trans {
+		if d := lead(t); d >= 0 {
+			target[d] = p
+		}
+	}
+	srcPrefix, ok1 := prefixes(src)
+	tgtPrefix, ok2 := prefixes(tgt)
+	for i, m := range srcMap {
+		p := target[i]
+		if m < 0 || p < 0 {
+			continue
+		}
+		// Paddle's test of the split's first piece is exactShard's of
+		// tgt dim p.
+		if !ok1 || !ok2 || !exactShard(src[i], tgt[p], srcPrefix[i], tgtPrefix[p], int64(mesh[m])) {
+			continue
+		}
+		wantSrc[i], tgtMap[p] = m, m
+	}
+	return wantSrc, tgtMap
+}
+
+// prefixes returns, for each dim, the product of the dims before it.
+func prefixes(s []symSize) ([]symSize, bool) {
+	nsym := 0
+	if len(s) > 0 {
+		nsym = len(s[0].exp)
+	}
+	pre := make([]symSize, len(s))
+	p := symSize{coef: 1, exp: make([]int, nsym)}
+	for i, d := range s {
+		pre[i] = p
+		var ok bool
+		if p, ok = p.mul(d); !ok {
+			return nil, false
+		}
+	}
+	return pre, true
+}
+
+// exactShard reports whether sharding src dim d and tgt dim t on a mesh
+// dim of size n gives every rank the same elements, whatever the unknown
+// dims are: as many elements before both, and t the same size as d or
+// both divisible by n (d when known; an unknown sharded d is taken to
+// divide).
+func exactShard(d, t, dPrefix, tPrefix symSize, n int64) bool {
+	if !dPrefix.equal(tPrefix) {
+		return false
+	}
+	if d.equal(t) {
+		return true
+	}
+	if d.known() && d.coef%n != 0 {
+		return false
+	}
+	return t.coef%n == 0
+}
