@@ -51,7 +51,7 @@ func ReshapeSharding(in []int64, inMapping []int, out []int64, mesh []int) (want
 		return nil, nil, err
 	}
 	if r == nil {
-		return replicated(len(in)), replicated(len(out)), nil
+		return reshapeReplicated(len(in)), reshapeReplicated(len(out)), nil
 	}
 	wantIn, outMapping = inferReshape2Way(r.in, r.out, r.inVal, r.outVal, inMapping, mesh)
 	return wantIn, outMapping, nil
@@ -69,13 +69,13 @@ func ReshapeShardingReverse(in []int64, out []int64, outMapping []int, mesh []in
 		return nil, nil, err
 	}
 	if r == nil {
-		return replicated(len(in)), replicated(len(out)), nil
+		return reshapeReplicated(len(in)), reshapeReplicated(len(out)), nil
 	}
 	wantOut, inMapping = inferReshape2Way(r.out, r.in, r.outVal, r.inVal, outMapping, mesh)
 	return inMapping, wantOut, nil
 }
 
-func replicated(n int) []int {
+func reshapeReplicated(n int) []int {
 	m := make([]int, n)
 	for i := range m {
 		m[i] = -1
@@ -87,7 +87,7 @@ func reshapeErr(in, out []int64, format string, args ...any) error {
 	return fmt.Errorf("reshape %s to %s: %s", shapeString(in), shapeString(out), fmt.Sprintf(format, args...))
 }
 
-func mappingString(m []int) string {
+func reshapeMappingString(m []int) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, d := range m {
@@ -107,16 +107,16 @@ func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, m
 		}
 	}
 	if len(m) != len(shape) {
-		return reshapeErr(in, out, "%s dims_mapping %s has %d entries for %d dims", slot, mappingString(m), len(m), len(shape))
+		return reshapeErr(in, out, "%s dims_mapping %s has %d entries for %d dims", slot, reshapeMappingString(m), len(m), len(shape))
 	}
 	used := make([]bool, len(mesh))
 	for _, d := range m {
 		switch {
 		case d == -1:
 		case d < -1 || d >= len(mesh):
-			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d, the mesh has %d dims", slot, mappingString(m), d, len(mesh))
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d, the mesh has %d dims", slot, reshapeMappingString(m), d, len(mesh))
 		case used[d]:
-			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d twice", slot, mappingString(m), d)
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d twice", slot, reshapeMappingString(m), d)
 		default:
 			used[d] = true
 		}
@@ -124,14 +124,14 @@ func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, m
 	return nil
 }
 
-// symSize is a dim size as coef times a product of the input's unknown
+// reshapeSize is a dim size as coef times a product of the input's unknown
 // dims: exp[k] is the power of the k-th -1 of X.
-type symSize struct {
+type reshapeSize struct {
 	coef int64
 	exp  []int
 }
 
-func (a symSize) equal(b symSize) bool {
+func (a reshapeSize) equal(b reshapeSize) bool {
 	if a.coef != b.coef {
 		return false
 	}
@@ -143,7 +143,7 @@ func (a symSize) equal(b symSize) bool {
 	return true
 }
 
-func (a symSize) known() bool {
+func (a reshapeSize) known() bool {
 	for _, e := range a.exp {
 		if e != 0 {
 			return false
@@ -153,12 +153,12 @@ func (a symSize) known() bool {
 }
 
 // mul returns a*b, false on overflow.
-func (a symSize) mul(b symSize) (symSize, bool) {
+func (a reshapeSize) mul(b reshapeSize) (reshapeSize, bool) {
 	hi, lo := bits.Mul64(uint64(a.coef), uint64(b.coef))
 	if hi != 0 || lo > 1<<62 {
-		return symSize{}, false
+		return reshapeSize{}, false
 	}
-	r := symSize{coef: int64(lo), exp: make([]int, len(a.exp))}
+	r := reshapeSize{coef: int64(lo), exp: make([]int, len(a.exp))}
 	for k := range a.exp {
 		r.exp[k] = a.exp[k] + b.exp[k]
 	}
@@ -166,25 +166,25 @@ func (a symSize) mul(b symSize) (symSize, bool) {
 }
 
 // div returns a/b, false unless it is a whole product.
-func (a symSize) div(b symSize) (symSize, bool) {
+func (a reshapeSize) div(b reshapeSize) (reshapeSize, bool) {
 	if b.coef == 0 || a.coef%b.coef != 0 {
-		return symSize{}, false
+		return reshapeSize{}, false
 	}
-	r := symSize{coef: a.coef / b.coef, exp: make([]int, len(a.exp))}
+	r := reshapeSize{coef: a.coef / b.coef, exp: make([]int, len(a.exp))}
 	for k := range a.exp {
 		if r.exp[k] = a.exp[k] - b.exp[k]; r.exp[k] < 0 {
-			return symSize{}, false
+			return reshapeSize{}, false
 		}
 	}
 	return r, true
 }
 
-func product(s []symSize, nsym int) (symSize, bool) {
-	p := symSize{coef: 1, exp: make([]int, nsym)}
+func reshapeProduct(s []reshapeSize, nsym int) (reshapeSize, bool) {
+	p := reshapeSize{coef: 1, exp: make([]int, nsym)}
 	for _, d := range s {
 		var ok bool
 		if p, ok = p.mul(d); !ok {
-			return symSize{}, false
+			return reshapeSize{}, false
 		}
 	}
 	return p, true
@@ -193,12 +193,12 @@ func product(s []symSize, nsym int) (symSize, bool) {
 // reshapeShapes holds X's and Out's dims as symbolic sizes and as the
 // numbers Paddle walks (256 for each unknown input dim).
 type reshapeShapes struct {
-	in, out       []symSize
+	in, out       []reshapeSize
 	inVal, outVal []int64
 }
 
-// dynamicDim is what Paddle takes an unknown input dim for.
-const dynamicDim = 256
+// reshapeDynamicDim is what Paddle takes an unknown input dim for.
+const reshapeDynamicDim = 256
 
 // relateReshape expresses in and out as symbolic sizes. It returns nil
 // (and no error) where the rule keeps nothing sharded: a zero-size dim,
@@ -213,7 +213,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 			zero = zero || d == 0
 		}
 	}
-	r := &reshapeShapes{in: make([]symSize, len(in)), out: make([]symSize, len(out))}
+	r := &reshapeShapes{in: make([]reshapeSize, len(in)), out: make([]reshapeSize, len(out))}
 	for _, d := range in {
 		if d == -1 {
 			nsym++
@@ -221,7 +221,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 	}
 	k := 0
 	for i, d := range in {
-		r.in[i] = symSize{coef: d, exp: make([]int, nsym)}
+		r.in[i] = reshapeSize{coef: d, exp: make([]int, nsym)}
 		if d == -1 {
 			r.in[i].coef = 1
 			r.in[i].exp[k] = 1
@@ -232,7 +232,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 	for p, d := range out {
 		switch {
 		case d >= 0:
-			r.out[p] = symSize{coef: d, exp: make([]int, nsym)}
+			r.out[p] = reshapeSize{coef: d, exp: make([]int, nsym)}
 		case p < len(in) && in[p] == -1:
 			r.out[p] = r.in[p]
 			paired = append(paired, p)
@@ -249,7 +249,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 		}
 		return nil, nil
 	}
-	total, ok := product(r.in, nsym)
+	total, ok := reshapeProduct(r.in, nsym)
 	if !ok {
 		if nsym == 0 {
 			return nil, reshapeErr(in, out, "X has more than 2^62 elements")
@@ -258,8 +258,8 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 	}
 	// solve sets Out's dim p to what the others leave of X's elements.
 	solve := func(p int) bool {
-		r.out[p] = symSize{coef: 1, exp: make([]int, nsym)}
-		rest, ok := product(r.out, nsym)
+		r.out[p] = reshapeSize{coef: 1, exp: make([]int, nsym)}
+		rest, ok := reshapeProduct(r.out, nsym)
 		if ok {
 			r.out[p], ok = total.div(rest)
 		}
@@ -274,7 +274,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 			return nil, nil
 		}
 	default:
-		n, ok := product(r.out, nsym)
+		n, ok := reshapeProduct(r.out, nsym)
 		if ok && n.equal(total) {
 			break
 		}
@@ -303,22 +303,22 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 		solve(found)
 	}
 	var ok1, ok2 bool
-	r.inVal, ok1 = evalSizes(r.in)
-	r.outVal, ok2 = evalSizes(r.out)
+	r.inVal, ok1 = reshapeEval(r.in)
+	r.outVal, ok2 = reshapeEval(r.out)
 	if !ok1 || !ok2 {
 		return nil, nil
 	}
 	return r, nil
 }
 
-// evalSizes gives each size its value with every unknown dim 256.
-func evalSizes(s []symSize) ([]int64, bool) {
+// reshapeEval gives each size its value with every unknown dim 256.
+func reshapeEval(s []reshapeSize) ([]int64, bool) {
 	v := make([]int64, len(s))
 	for i, d := range s {
 		v[i] = d.coef
 		for _, e := range d.exp {
 			for range e {
-				hi, lo := bits.Mul64(uint64(v[i]), dynamicDim)
+				hi, lo := bits.Mul64(uint64(v[i]), reshapeDynamicDim)
 				if hi != 0 || lo > 1<<62 {
 					return nil, false
 				}
@@ -329,36 +329,36 @@ func evalSizes(s []symSize) ([]int64, bool) {
 	return v, true
 }
 
-type transKind uint8
+type reshapeTransKind uint8
 
 const (
-	transInput     transKind = iota // the source dim dim
-	transFlatten                    // parts flattened, the first outermost
-	transSplit                      // piece piece of of split into sizes
-	transSingleton                  // a size-1 dim from no source dim
+	reshapeInput     reshapeTransKind = iota // source dim .dim itself
+	reshapeFlatten                           // .parts flattened, the first outermost
+	reshapeSplit                             // piece .piece when .of is split into .sizes
+	reshapeSingleton                         // a size-1 dim made of no source dim
 )
 
-// dimTrans says how one target dim is made of source dims.
-type dimTrans struct {
-	kind  transKind
+// reshapeDimTrans says how one target dim is made of source dims.
+type reshapeDimTrans struct {
+	kind  reshapeTransKind
 	dim   int
-	parts []*dimTrans
-	of    *dimTrans
+	parts []*reshapeDimTrans
+	of    *reshapeDimTrans
 	sizes []int64
 	piece int
 }
 
-func (t *dimTrans) String() string {
+func (t *reshapeDimTrans) String() string {
 	switch t.kind {
-	case transInput:
+	case reshapeInput:
 		return "InputDim(" + strconv.Itoa(t.dim) + ")"
-	case transFlatten:
+	case reshapeFlatten:
 		s := make([]string, len(t.parts))
 		for i, p := range t.parts {
 			s[i] = p.String()
 		}
 		return "Flatten(" + strings.Join(s, ",") + ")"
-	case transSplit:
+	case reshapeSplit:
 		return fmt.Sprintf("Split(%v, %s, %d)", t.of, shapeString(t.sizes), t.piece)
 	}
 	return "Singleton()"
@@ -370,8 +370,8 @@ func (t *dimTrans) String() string {
 // size-1 tgt dim is a singleton, except that a size-1 src dim met by a
 // size-1 tgt dim stays that dim (so its mapping survives, as Paddle's
 // newer rule has it).
-func reshapeTrans(src, tgt []int64) ([]*dimTrans, bool) {
-	var ret []*dimTrans
+func reshapeTrans(src, tgt []int64) ([]*reshapeDimTrans, bool) {
+	var ret []*reshapeDimTrans
 	si, ti := 0, 0
 	for si < len(src) || ti < len(tgt) {
 		var dims []int
@@ -422,32 +422,32 @@ func reshapeTrans(src, tgt []int64) ([]*dimTrans, bool) {
 		if len(sizes) == 0 {
 			continue
 		}
-		var parts []*dimTrans
+		var parts []*reshapeDimTrans
 		for _, d := range dims {
 			if src[d] > 1 || s == 1 && t == 1 {
-				parts = append(parts, &dimTrans{kind: transInput, dim: d})
+				parts = append(parts, &reshapeDimTrans{kind: reshapeInput, dim: d})
 			}
 		}
-		var whole *dimTrans
+		var whole *reshapeDimTrans
 		switch len(parts) {
 		case 0:
-			whole = &dimTrans{kind: transSingleton}
+			whole = &reshapeDimTrans{kind: reshapeSingleton}
 		case 1:
 			whole = parts[0]
 		default:
-			whole = &dimTrans{kind: transFlatten, parts: parts}
+			whole = &reshapeDimTrans{kind: reshapeFlatten, parts: parts}
 		}
 		for i, n := range sizes {
 			switch {
 			case len(sizes) == 1:
 				ret = append(ret, whole)
 			case n == 1:
-				ret = append(ret, &dimTrans{kind: transSingleton})
+				ret = append(ret, &reshapeDimTrans{kind: reshapeSingleton})
 			default:
 				// Paddle means to drop the 1s from sizes here but does not
 				// (it tests sizes[id] for every i); piece 0 of a group of
 				// several is never 1, so it changes nothing.
-				ret = append(ret, &dimTrans{kind: transSplit, of: whole, sizes: sizes, piece: i})
+				ret = append(ret, &reshapeDimTrans{kind: reshapeSplit, of: whole, sizes: sizes, piece: i})
 			}
 		}
 	}
@@ -457,27 +457,27 @@ func reshapeTrans(src, tgt []int64) ([]*dimTrans, bool) {
 // inferReshape2Way carries srcMap from src to tgt (X to Out or Out to X;
 // sizes symbolic and as Paddle's numbers): the mapping wanted of src and
 // tgt's mapping.
-func inferReshape2Way(src, tgt []symSize, srcVal, tgtVal []int64, srcMap, mesh []int) (wantSrc, tgtMap []int) {
-	wantSrc, tgtMap = replicated(len(src)), replicated(len(tgt))
+func inferReshape2Way(src, tgt []reshapeSize, srcVal, tgtVal []int64, srcMap, mesh []int) (wantSrc, tgtMap []int) {
+	wantSrc, tgtMap = reshapeReplicated(len(src)), reshapeReplicated(len(tgt))
 	trans, ok := reshapeTrans(srcVal, tgtVal)
 	if !ok || len(trans) != len(tgt) {
 		return wantSrc, tgtMap
 	}
 	// target[i] is the tgt dim that may take src dim i's mapping; a src
 	// dim with none (unused, or not first in a flatten) is replicated.
-	target := replicated(len(src))
+	target := reshapeReplicated(len(src))
 	// lead returns the src dim whose mapping t can take, or -1: a flatten
 	// offers its first member only, a split only on its first piece.
-	var lead func(t *dimTrans) int
-	lead = func(t *dimTrans) int {
+	var lead func(t *reshapeDimTrans) int
+	lead = func(t *reshapeDimTrans) int {
 		switch t.kind {
-		case transInput:
+		case reshapeInput:
 			return t.dim
-		case transFlatten:
-			if p := t.parts[0]; p.kind == transInput {
+		case reshapeFlatten:
+			if p := t.parts[0]; p.kind == reshapeInput {
 				return p.dim
 			}
-		case transSplit:
+		case reshapeSplit:
 			if t.piece == 0 {
 				return lead(t.of)
 			}
@@ -489,16 +489,16 @@ func inferReshape2Way(src, tgt []symSize, srcVal, tgtVal []int64, srcMap, mesh [
 			target[d] = p
 		}
 	}
-	srcPrefix, ok1 := prefixes(src)
-	tgtPrefix, ok2 := prefixes(tgt)
+	srcPrefix, ok1 := reshapePrefixes(src)
+	tgtPrefix, ok2 := reshapePrefixes(tgt)
 	for i, m := range srcMap {
 		p := target[i]
 		if m < 0 || p < 0 {
 			continue
 		}
-		// Paddle's test of the split's first piece is exactShard's of
+		// Paddle's test of the split's first piece is reshapeExact's of
 		// tgt dim p.
-		if !ok1 || !ok2 || !exactShard(src[i], tgt[p], srcPrefix[i], tgtPrefix[p], int64(mesh[m])) {
+		if !ok1 || !ok2 || !reshapeExact(src[i], tgt[p], srcPrefix[i], tgtPrefix[p], int64(mesh[m])) {
 			continue
 		}
 		wantSrc[i], tgtMap[p] = m, m
@@ -507,13 +507,13 @@ func inferReshape2Way(src, tgt []symSize, srcVal, tgtVal []int64, srcMap, mesh [
 }
 
 // prefixes returns, for each dim, the product of the dims before it.
-func prefixes(s []symSize) ([]symSize, bool) {
+func reshapePrefixes(s []reshapeSize) ([]reshapeSize, bool) {
 	nsym := 0
 	if len(s) > 0 {
 		nsym = len(s[0].exp)
 	}
-	pre := make([]symSize, len(s))
-	p := symSize{coef: 1, exp: make([]int, nsym)}
+	pre := make([]reshapeSize, len(s))
+	p := reshapeSize{coef: 1, exp: make([]int, nsym)}
 	for i, d := range s {
 		pre[i] = p
 		var ok bool
@@ -524,12 +524,12 @@ func prefixes(s []symSize) ([]symSize, bool) {
 	return pre, true
 }
 
-// exactShard reports whether sharding src dim d and tgt dim t on a mesh
+// reshapeExact reports whether sharding src dim d and tgt dim t on a mesh
 // dim of size n gives every rank the same elements, whatever the unknown
 // dims are: as many elements before both, and t the same size as d or
 // both divisible by n (d when known; an unknown sharded d is taken to
 // divide).
-func exactShard(d, t, dPrefix, tPrefix symSize, n int64) bool {
+func reshapeExact(d, t, dPrefix, tPrefix reshapeSize, n int64) bool {
 	if !dPrefix.equal(tPrefix) {
 		return false
 	}
