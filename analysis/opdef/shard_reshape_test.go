@@ -1,6 +1,8 @@
 package opdef_test
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/distpass/distpass/analysis/opdef"
@@ -323,5 +325,154 @@ func TestReshapeShardingErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// owners gives, for each element (by flat index) of a tensor of shape
+// sharded by mapping, the chunk it belongs to along each mesh dim (-1
+// where it is on every rank of that mesh dim); chunks are Paddle's
+// ceil(d/n) blocks.
+func owners(shape []int64, mapping, mesh []int) [][]int {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	own := make([][]int, n)
+	for f := range n {
+		o := make([]int, len(mesh))
+		for k := range o {
+			o[k] = -1
+		}
+		rest := f
+		for i := len(shape) - 1; i >= 0; i-- {
+			idx := rest % shape[i]
+			rest /= shape[i]
+			if m := mapping[i]; m >= 0 {
+				chunk := (shape[i] + int64(mesh[m]) - 1) / int64(mesh[m])
+				o[m] = int(idx / chunk)
+			}
+		}
+		own[f] = o
+	}
+	return own
+}
+
+// randFactors splits n into k dims (1s included) at random.
+func randFactors(rng *rand.Rand, n int64, k int) []int64 {
+	s := make([]int64, k)
+	for i := range s {
+		s[i] = 1
+	}
+	for p := int64(2); n > 1; {
+		if n%p != 0 {
+			p++
+			continue
+		}
+		if k == 0 {
+			return nil
+		}
+		s[rng.IntN(k)] *= p
+		n /= p
+	}
+	return s
+}
+
+func randMapping(rng *rand.Rand, rank int, mesh []int) []int {
+	m := make([]int, rank)
+	free := rng.Perm(len(mesh))
+	for i := range m {
+		m[i] = -1
+		if len(free) > 0 && rng.IntN(2) == 0 {
+			m[i], free = free[0], free[1:]
+		}
+	}
+	return m
+}
+
+// TestReshapeShardingExact checks on random reshapes that whatever the
+// rule keeps sharded puts every element on the same ranks before and
+// after the reshape (so each rank reshapes its own block), in both
+// directions, also when dims are hidden as -1 the way opdef leaves them
+// (copied unknown dims, and the attr's -1), and that the rule only ever
+// replicates more than it is given.
+func TestReshapeShardingExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 2))
+	meshes := [][]int{{2}, {3}, {4}, {2, 2}, {2, 3}, {3, 2, 2}}
+	totals := []int64{1, 2, 4, 6, 8, 12, 16, 24, 36, 48, 64, 72, 96}
+	kept := 0
+	for iter := range 6000 {
+		n := totals[rng.IntN(len(totals))]
+		in := randFactors(rng, n, rng.IntN(4)+1)
+		out := randFactors(rng, n, rng.IntN(4)+1)
+		if iter%10 == 0 {
+			in = randFactors(rng, n, 0)
+			if in == nil {
+				continue
+			}
+		}
+		mesh := meshes[rng.IntN(len(meshes))]
+		// Hidden: X's dims turned -1 and Out's copies of them at the same
+		// position, then maybe one more Out dim (the attr's -1).
+		hin, hout := append([]int64{}, in...), append([]int64{}, out...)
+		if iter%2 == 1 {
+			for i := range hin {
+				if rng.IntN(3) == 0 {
+					hin[i] = -1
+					if i < len(hout) && hout[i] == in[i] {
+						hout[i] = -1
+					}
+				}
+			}
+			if len(hout) > 0 && rng.IntN(2) == 0 {
+				hout[rng.IntN(len(hout))] = -1
+			}
+		}
+		inMap := randMapping(rng, len(in), mesh)
+		outMap := randMapping(rng, len(out), mesh)
+		// The rule takes a sharded unknown dim to divide by its mesh dim
+		// (nothing can check it before run time): make it so.
+		divides := func(hidden, shape []int64, m []int) bool {
+			for i, d := range hidden {
+				if d == -1 && m[i] >= 0 && shape[i]%int64(mesh[m[i]]) != 0 {
+					return false
+				}
+			}
+			return true
+		}
+		check := func(dir string, a []int64, am []int, b []int64, bm []int, given []int, wantA []int) {
+			for i := range given {
+				if wantA[i] != given[i] && wantA[i] != -1 {
+					t.Fatalf("%s %v to %v (given %v %v): wanted %v changes a dim's mesh dim", dir, hin, hout, given, mesh, wantA)
+				}
+			}
+			oa, ob := owners(a, am, mesh), owners(b, bm, mesh)
+			for f := range oa {
+				if !slices.Equal(oa[f], ob[f]) {
+					t.Fatalf("%s %v to %v as %v to %v, mesh %v: %v and %v put element %d on chunks %v and %v",
+						dir, in, out, hin, hout, mesh, am, bm, f, oa[f], ob[f])
+				}
+			}
+			for _, m := range bm {
+				if m >= 0 {
+					kept++
+					break
+				}
+			}
+		}
+		wantIn, gotOut, err := opdef.ReshapeSharding(hin, inMap, hout, mesh)
+		if err == nil && divides(hin, in, inMap) {
+			check("forward", in, wantIn, out, gotOut, inMap, wantIn)
+		} else if iter%2 == 0 {
+			t.Fatalf("forward %v to %v: %v", in, out, err)
+		}
+		gotIn, wantOut, err := opdef.ReshapeShardingReverse(hin, hout, outMap, mesh)
+		if err == nil && divides(hout, out, outMap) {
+			check("reverse", out, wantOut, in, gotIn, outMap, wantOut)
+		} else if iter%2 == 0 {
+			t.Fatalf("reverse %v to %v: %v", in, out, err)
+		}
+	}
+	if kept < 1000 {
+		t.Errorf("only %d results keep a dim sharded", kept)
 	}
 }
