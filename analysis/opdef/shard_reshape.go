@@ -37,11 +37,15 @@ import (
 // a tensor with a zero-size dim is replicated. Co-sharding (one tensor
 // dim on several mesh dims) does not exist in our dims_mapping.
 
-// ReshapeSharding infers reshape's shardings forward: from X's shape in
-// and dims_mapping inMapping, Out's shape out (0 and one -1 of the attr
-// already resolved, -1 for an unknown dim as described above) and the
-// mesh's dim sizes, it returns the dims_mapping the op wants of X (a dim
-// it cannot keep sharded becomes -1) and Out's dims_mapping.
+// ReshapeSharding infers reshape's shardings forward, as Paddle's
+// ReshapeInferSpmd does: from X's shape in and dims_mapping inMapping,
+// Out's shape out and the mesh's dim sizes, it returns the dims_mapping
+// the op wants of X (a dim it cannot keep sharded becomes -1) and Out's
+// dims_mapping. out is Out's shape as opdef infers it from attr shape: a
+// -1 in it is unknown, either a copy of X's unknown dim at the same index
+// or the attr's -1 that X's unknown dims leave open. It fails on shapes
+// that cannot hold the same elements and on a mapping that does not fit
+// its shape or the mesh.
 func ReshapeSharding(in []int64, inMapping []int, out []int64, mesh []int) (wantIn, outMapping []int, err error) {
 	r, err := relateReshape(in, out)
 	if err == nil {
@@ -57,9 +61,10 @@ func ReshapeSharding(in []int64, inMapping []int, out []int64, mesh []int) (want
 	return wantIn, outMapping, nil
 }
 
-// ReshapeShardingReverse infers reshape's shardings backward: from Out's
-// dims_mapping outMapping (shapes and mesh as for ReshapeSharding) it
-// returns X's dims_mapping and the one the op wants of Out.
+// ReshapeShardingReverse infers reshape's shardings backward, as Paddle's
+// ReshapeInferSpmdReverse does: from Out's dims_mapping outMapping
+// (shapes and mesh as for ReshapeSharding) it returns X's dims_mapping
+// and the one the op wants of Out.
 func ReshapeShardingReverse(in []int64, out []int64, outMapping []int, mesh []int) (inMapping, wantOut []int, err error) {
 	r, err := relateReshape(in, out)
 	if err == nil {
@@ -208,7 +213,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 	for _, s := range [][]int64{in, out} {
 		for _, d := range s {
 			if d < -1 {
-				return nil, reshapeErr(in, out, "dim %d", d)
+				return nil, reshapeErr(in, out, "dim %d is neither a size nor -1", d)
 			}
 			zero = zero || d == 0
 		}
@@ -245,7 +250,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 	}
 	if zero {
 		if nsym == 0 && len(fresh) == 0 && prod(in) != prod(out) {
-			return nil, reshapeErr(in, out, "%d elements to %d", prod(in), prod(out))
+			return nil, reshapeErr(in, out, "X has %d elements, Out %d", prod(in), prod(out))
 		}
 		return nil, nil
 	}
@@ -282,7 +287,7 @@ func relateReshape(in, out []int64) (*reshapeShapes, error) {
 			if !ok {
 				return nil, reshapeErr(in, out, "Out has more than 2^62 elements")
 			}
-			return nil, reshapeErr(in, out, "%d elements to %d", total.coef, n.coef)
+			return nil, reshapeErr(in, out, "X has %d elements, Out %d", total.coef, n.coef)
 		}
 		// One copied-looking -1 must be the attr's -1: only if exactly
 		// one choice fits is it known which.

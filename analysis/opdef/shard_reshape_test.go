@@ -289,11 +289,11 @@ func TestReshapeShardingErrors(t *testing.T) {
 		want    string
 	}{
 		{"elements", sh(2, 3), sh(4, 2), dm(-1, -1), dm(2), false,
-			"reshape [2, 3] to [4, 2]: 6 elements to 8"},
+			"reshape [2, 3] to [4, 2]: X has 6 elements, Out 8"},
 		{"elements_reverse", sh(2, 3), sh(4, 2), dm(-1, -1), dm(2), true,
-			"reshape [2, 3] to [4, 2]: 6 elements to 8"},
+			"reshape [2, 3] to [4, 2]: X has 6 elements, Out 8"},
 		{"zero_size_elements", sh(0, 3), sh(2), dm(-1, -1), dm(2), false,
-			"reshape [0, 3] to [2]: 0 elements to 2"},
+			"reshape [0, 3] to [2]: X has 0 elements, Out 2"},
 		{"mapping_rank", sh(2, 3), sh(6), dm(0), dm(2), false,
 			"reshape [2, 3] to [6]: X dims_mapping [0] has 1 entries for 2 dims"},
 		{"mapping_rank_reverse", sh(2, 3), sh(6), dm(0, -1), dm(2), true,
@@ -307,7 +307,7 @@ func TestReshapeShardingErrors(t *testing.T) {
 		{"mesh_size", sh(2, 4), sh(8), dm(0, -1), dm(2, 0), false,
 			"reshape [2, 4] to [8]: mesh dim 1 has size 0"},
 		{"bad_dim", sh(2, -3), sh(6), dm(-1, -1), dm(2), false,
-			"reshape [2, -3] to [6]: dim -3"},
+			"reshape [2, -3] to [6]: dim -3 is neither a size nor -1"},
 		// Paddle's test_reshape_rule.py: attr [3, 24, 6, -1, -1] raises.
 		{"two_inferred", sh(6, 12, 48, 24), sh(3, 24, 6, -1, -1), dm(-1, -1, -1, -1), dm(2, 3), false,
 			"reshape [6, 12, 48, 24] to [3, 24, 6, -1, -1]: Out has 2 -1 dims that copy no unknown dim of X"},
