@@ -152,6 +152,12 @@ func TestReshapeShardingCases(t *testing.T) {
 		// Same shapes, dim 0: as many elements before, 2 divides 256.
 		{name: "dyn_prefix_equal", in: sh(-1, 256, 4), out: sh(256, -1, 4), mapping: dm(0, -1, -1), mesh: dm(2),
 			wantIn: dm(0, -1, -1), wantOut: dm(0, -1, -1)},
+		// Out's -1 looks like a copy of X's but is the attr's -1 (2a).
+		{name: "dyn_attr_minus1_at_copy", in: sh(-1, 6), out: sh(-1, 3), mapping: dm(0, -1), mesh: dm(2),
+			wantIn: dm(0, -1), wantOut: dm(0, -1)},
+		// Either -1 of Out may be the attr's (2a or 2b): not known which.
+		{name: "dyn_ambiguous", in: sh(-1, -1, 6), out: sh(-1, -1, 3), mapping: dm(0, -1, -1), mesh: dm(2),
+			wantIn: dm(-1, -1, -1), wantOut: dm(-1, -1, -1)},
 		// Out's dims not determined ([a, b] to [ab/3, 3]): replicated.
 		{name: "dyn_undetermined", in: sh(-1, -1), out: sh(-1, 3), mapping: dm(0, -1), mesh: dm(2),
 			wantIn: dm(-1, -1), wantOut: dm(-1, -1)},
@@ -183,12 +189,25 @@ func TestReshapeShardingCases(t *testing.T) {
 			wantIn: dm(-1), wantOut: dm(-1, -1)},
 		{name: "rev_size1_to_size1", in: sh(1, 8), out: sh(1, 8), mapping: dm(0, -1), mesh: dm(2), reverse: true,
 			wantIn: dm(0, -1), wantOut: dm(0, -1)},
+		{name: "rev_merge_both_sharded", in: sh(24), out: sh(4, 6), mapping: dm(0, 1), mesh: dm(2, 3), reverse: true,
+			wantIn: dm(0), wantOut: dm(0, -1)},
+		{name: "rev_size1_piece_dropped", in: sh(6), out: sh(2, 1, 3), mapping: dm(0, -1, -1), mesh: dm(2), reverse: true,
+			wantIn: dm(0), wantOut: dm(0, -1, -1)},
+		// Departure from Paddle (which gives X [0, -1]): Out's 2 rows over 3
+		// ranks are not X's 6 rows over 3 ranks.
+		{name: "rev_split_merge_uneven", in: sh(6, 4), out: sh(2, 12), mapping: dm(0, -1), mesh: dm(3), reverse: true,
+			wantIn: dm(-1, -1), wantOut: dm(-1, -1)},
 		{name: "rev_0d", in: sh(), out: sh(1), mapping: dm(0), mesh: dm(2), reverse: true,
 			wantIn: dm(), wantOut: dm(-1)},
 		{name: "rev_zero_size", in: sh(0, 4), out: sh(0, 2, 2), mapping: dm(0, -1, -1), mesh: dm(2), reverse: true,
 			wantIn: dm(-1, -1), wantOut: dm(-1, -1, -1)},
 		{name: "rev_dyn_batch_merge", in: sh(-1, 768), out: sh(-1, 12, 64), mapping: dm(0, 1, -1), mesh: dm(2, 2), reverse: true,
 			wantIn: dm(0, 1), wantOut: dm(0, 1, -1)},
+		// Out [2a, 3] on dim 0 gives X [a, 6] a/2 rows only if 2 divides a.
+		{name: "rev_dyn_piece_unknown", in: sh(-1, 6), out: sh(-1, 3), mapping: dm(0, -1), mesh: dm(2), reverse: true,
+			wantIn: dm(-1, -1), wantOut: dm(-1, -1)},
+		{name: "rev_to_0d", in: sh(1), out: sh(), mapping: dm(), mesh: dm(2), reverse: true,
+			wantIn: dm(-1), wantOut: dm()},
 		{name: "rev_dyn_false_match", in: sh(-1, 256, 4), out: sh(256, -1, 4), mapping: dm(-1, 0, -1), mesh: dm(2), reverse: true,
 			wantIn: dm(-1, -1, -1), wantOut: dm(-1, -1, -1)},
 	})
