@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/distpass/distpass/ir"
 )
 
 // Reshape's sharding rule, after Paddle's phi SPMD rule for reshape
@@ -92,19 +94,6 @@ func reshapeErr(in, out []int64, format string, args ...any) error {
 	return fmt.Errorf("reshape %s to %s: %s", shapeString(in), shapeString(out), fmt.Sprintf(format, args...))
 }
 
-func reshapeMappingString(m []int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, d := range m {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(d))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
 func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, mesh []int) error {
 	for i, n := range mesh {
 		if n < 1 {
@@ -112,16 +101,16 @@ func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, m
 		}
 	}
 	if len(m) != len(shape) {
-		return reshapeErr(in, out, "%s dims_mapping %s has %d entries for %d dims", slot, reshapeMappingString(m), len(m), len(shape))
+		return reshapeErr(in, out, "%s dims_mapping %s has length %d, %s has %d dims", slot, ir.FormatInts(m), len(m), slot, len(shape))
 	}
 	used := make([]bool, len(mesh))
 	for _, d := range m {
 		switch {
 		case d == -1:
 		case d < -1 || d >= len(mesh):
-			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d, the mesh has %d dims", slot, reshapeMappingString(m), d, len(mesh))
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d, the mesh has %d dims", slot, ir.FormatInts(m), d, len(mesh))
 		case used[d]:
-			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d twice", slot, reshapeMappingString(m), d)
+			return reshapeErr(in, out, "%s dims_mapping %s uses mesh dim %d twice", slot, ir.FormatInts(m), d)
 		default:
 			used[d] = true
 		}

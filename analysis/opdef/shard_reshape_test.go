@@ -314,9 +314,9 @@ func TestReshapeShardingErrors(t *testing.T) {
 		{"zero_size_elements", sh(0, 3), sh(2), dm(-1, -1), dm(2), false,
 			"reshape [0, 3] to [2]: X has 0 elements, Out 2"},
 		{"mapping_rank", sh(2, 3), sh(6), dm(0), dm(2), false,
-			"reshape [2, 3] to [6]: X dims_mapping [0] has 1 entries for 2 dims"},
+			"reshape [2, 3] to [6]: X dims_mapping [0] has length 1, X has 2 dims"},
 		{"mapping_rank_reverse", sh(2, 3), sh(6), dm(0, -1), dm(2), true,
-			"reshape [2, 3] to [6]: Out dims_mapping [0, -1] has 2 entries for 1 dims"},
+			"reshape [2, 3] to [6]: Out dims_mapping [0, -1] has length 2, Out has 1 dims"},
 		{"mesh_dim_range", sh(2, 3), sh(6), dm(0, 2), dm(2, 2), false,
 			"reshape [2, 3] to [6]: X dims_mapping [0, 2] uses mesh dim 2, the mesh has 2 dims"},
 		{"mesh_dim_negative", sh(2, 3), sh(6), dm(-2, -1), dm(2), false,
@@ -330,6 +330,10 @@ func TestReshapeShardingErrors(t *testing.T) {
 		// Paddle's test_reshape_rule.py: attr [3, 24, 6, -1, -1] raises.
 		{"two_inferred", sh(6, 12, 48, 24), sh(3, 24, 6, -1, -1), dm(-1, -1, -1, -1), dm(2, 3), false,
 			"reshape [6, 12, 48, 24] to [3, 24, 6, -1, -1]: Out has 2 -1 dims that copy no unknown dim of X"},
+		{"too_many_in", sh(1<<40, 1<<30), sh(1), dm(-1, -1), dm(2), false,
+			"reshape [1099511627776, 1073741824] to [1]: X has more than 2^62 elements"},
+		{"too_many_out", sh(4), sh(1<<40, 1<<30), dm(-1), dm(2), false,
+			"reshape [4] to [1099511627776, 1073741824]: Out has more than 2^62 elements"},
 		{"inferred_not_whole", sh(6), sh(-1, 4), dm(-1), dm(2), false,
 			"reshape [6] to [-1, 4]: 6 elements do not fill Out's -1 dim"},
 	} {
