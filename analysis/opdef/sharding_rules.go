@@ -632,3 +632,104 @@ func optimizerRule(c *Infer) (ShardingRule, error) {
 	in["Param"] = p
 	return c.einsum(in, out)
 }
+
+const viewDoc = "X's dims regrouped into Out's: a split dim stays split where it is the first of a merge or the first piece of a split and its mesh dim divides that piece; XShape replicated (Paddle's ReshapeInferSpmd, and its squeeze, unsqueeze and flatten rules)"
+
+// viewRule is the rule of the ops that regroup X's elements into Out's
+// shape (reshape2, squeeze2, unsqueeze2, flatten_contiguous_range):
+// ReshapeSharding between X's and Out's shapes.
+func viewRule(c *Infer) (ShardingRule, error) {
+	x, okx := c.In("X")
+	out, oko := c.Out("Out", 0)
+	if !okx || !oko {
+		return nil, nil
+	}
+	r := &view{in: x.Shape, out: out.Shape, x: -1, out0: -1}
+	k := 0
+	for _, s := range c.op.Inputs {
+		for range s.Args {
+			if s.Name == "X" && r.x < 0 {
+				r.x = k
+			}
+			k++
+		}
+	}
+	r.nin = k
+	k = 0
+	for _, s := range c.op.Outputs {
+		for range s.Args {
+			switch {
+			case s.Name == "Out" && r.out0 < 0:
+				r.out0 = k
+			case s.Name == "XShape":
+				r.xshape = append(r.xshape, k)
+			}
+			k++
+		}
+	}
+	r.nout = k
+	return r, nil
+}
+
+// view is viewRule's rule: arg x of the inputs and out0 of the outputs
+// are regrouped; XShape's args get -1 and X's wanted mapping; every
+// other arg is not split.
+type view struct {
+	in, out   []int64
+	x, out0   int
+	xshape    []int
+	nin, nout int
+}
+
+func (r *view) String() string {
+	return "reshape " + shapeString(r.in) + " -> " + shapeString(r.out)
+}
+
+func (r *view) Forward(mesh []int, in [][]int) (Sharding, error) {
+	if len(in) != r.nin || in[r.x] == nil {
+		return Sharding{}, fmt.Errorf("rule %s: want X's mapping among %d inputs", r, r.nin)
+	}
+	want, out, err := ReshapeSharding(r.in, in[r.x], r.out, mesh)
+	if err != nil {
+		return Sharding{}, err
+	}
+	return r.sharding(in, want, out), nil
+}
+
+func (r *view) Backward(mesh []int, out [][]int) (Sharding, error) {
+	if len(out) != r.nout || out[r.out0] == nil {
+		return Sharding{}, fmt.Errorf("rule %s: want Out's mapping among %d outputs", r, r.nout)
+	}
+	want, wantOut, err := ReshapeShardingReverse(r.in, r.out, out[r.out0], mesh)
+	if err != nil {
+		return Sharding{}, err
+	}
+	return r.sharding(nil, want, wantOut), nil
+}
+
+// sharding spells the result for every arg: X's wanted mapping and Out's
+// as given, XShape [-1] + X's, the others replicated (nil when given nil).
+func (r *view) sharding(in [][]int, x, out []int) Sharding {
+	s := Sharding{Inputs: make([][]int, r.nin), Outputs: make([][]int, r.nout), Partial: make([][]ir.Partial, r.nout)}
+	for i := range s.Inputs {
+		switch {
+		case i == r.x:
+			s.Inputs[i] = x
+		case in != nil && in[i] != nil:
+			s.Inputs[i] = replicatedLike(in[i])
+		}
+	}
+	s.Outputs[r.out0] = out
+	for _, k := range r.xshape {
+		s.Outputs[k] = append([]int{-1}, x...)
+	}
+	return s
+}
+
+func replicatedLike(m []int) []int {
+	r := make([]int, len(m))
+	for i := range r {
+		r[i] = -1
+	}
+	return r
+}

@@ -399,3 +399,23 @@ func TestOptimizerShardingRule(t *testing.T) {
 			wantIn: []string{"[1, -1]", "[1, -1]", "[-1]", "[1, -1]", "[1, -1]", "[-1]", "[-1]"}, wantOut: []string{"[1, -1]", "[1, -1]", "[1, -1]", "[-1]", "[-1]"}},
 	})
 }
+
+// TestViewShardingRules: reshape2 and its kin through ReshapeSharding,
+// with XShape following X and the shape inputs replicated.
+func TestViewShardingRules(t *testing.T) {
+	heads := "var x : f32[8, 1024, 768]\nvar o : f32[8, 1024, 12, 64]\nvar xs : f32[0, 8, 1024, 768]"
+	runShardCases(t, []shardCase{
+		{name: "reshape2 heads", vars: heads, op: "op 1 reshape2(X: x) -> (Out: o, XShape: xs) {shape = [0, 0, 12, 64]}", forward: true, mesh: []int{2, 2},
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, 1]"}, wantOut: []string{"[0, -1, 1, -1]", "[-1, 0, -1, 1]"}, partial: []string{"", ""}},
+		{name: "reshape2 heads, 8 ranks", vars: heads, op: "op 1 reshape2(X: x) -> (Out: o, XShape: xs) {shape = [0, 0, 12, 64]}", forward: true, mesh: []int{2, 8},
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, -1]"}, wantOut: []string{"[0, -1, -1, -1]", "[-1, 0, -1, -1]"}, partial: []string{"", ""}},
+		{name: "reshape2 reverse", vars: heads, op: "op 1 reshape2(X: x) -> (Out: o, XShape: xs) {shape = [0, 0, 12, 64]}", mesh: []int{2, 2},
+			given: []string{"[0, -1, 1, -1]", "[-1, -1, -1, -1]"}, wantIn: []string{"[0, -1, 1]"}, wantOut: []string{"[0, -1, 1, -1]", "[-1, 0, -1, 1]"}},
+		{name: "flatten", vars: "var x : f32[8, 16, 4]\nvar o : f32[128, 4]\nvar xs : f32[0, 8, 16, 4]",
+			op: "op 1 flatten_contiguous_range(X: x) -> (Out: o, XShape: xs) {start_axis = 0, stop_axis = 1}", forward: true,
+			given: []string{"[0, 1, -1]"}, wantIn: []string{"[0, -1, -1]"}, wantOut: []string{"[0, -1]", "[-1, 0, -1, -1]"}, partial: []string{"", ""}},
+		{name: "unsqueeze2", vars: "var x : f32[8, 16]\nvar o : f32[8, 1, 16]\nvar xs : f32[0, 8, 16]",
+			op: "op 1 unsqueeze2(X: x) -> (Out: o, XShape: xs) {axes = [1]}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[0, -1, 1]", "[-1, 0, 1]"}, partial: []string{"", ""}},
+	})
+}
