@@ -41,6 +41,9 @@ func gradDef(d *Def) *Def {
 	if g.Shape != "" {
 		gd.Shape = g.Shape
 	}
+	if d.Sharding != nil {
+		gd.Sharding, gd.ShardingDoc = gradSharding, gradShardingDoc
+	}
 	if gd.Infer == nil {
 		gd.Infer = inferGradLike
 		if d.Traits&Elementwise != 0 && len(g.Diff) == 1 {

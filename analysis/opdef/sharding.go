@@ -191,7 +191,11 @@ func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 // ShardingRuleOf returns the sharding rule of op, whose arg vars lookup
 // finds; nil when its type has no rule or an input does not resolve.
 func ShardingRuleOf(op *ir.Op, lookup func(name string) *ir.Var) (ShardingRule, error) {
-	d := Lookup(op.Type)
+	return shardingRuleOf(Lookup(op.Type), op, lookup)
+}
+
+// shardingRuleOf is ShardingRuleOf with op's def d.
+func shardingRuleOf(d *Def, op *ir.Op, lookup func(name string) *ir.Var) (ShardingRule, error) {
 	if d == nil || d.Sharding == nil {
 		return nil, nil
 	}

@@ -733,3 +733,88 @@ func replicatedLike(m []int) []int {
 	}
 	return r
 }
+
+const gradShardingDoc = "the forward rule's letters: each X@GRAD has X's, each output gradient its output's; a letter an X@GRAD lacks makes it partial (sum): a weight's grad under data parallelism, an activation's grad under a split contraction"
+
+// gradSharding is the rule of a grad op derived from its forward def's
+// Grad: the forward op's rule is built on the forward slots the grad op
+// reads (an output gradient standing for its output: they have one
+// shape), and its letters are given to the grad op's args. The forward
+// rule must be an Einsum; other rules (reshape's) give none.
+func gradSharding(c *Infer) (ShardingRule, error) {
+	fwd := c.def.of
+	vars := map[string]*ir.Var{}
+	k := 0
+	for _, s := range c.op.Inputs {
+		for _, a := range s.Args {
+			if k < len(c.ins) {
+				vars[a] = c.ins[k]
+			}
+			k++
+		}
+	}
+	k = 0
+	for _, s := range c.op.Outputs {
+		for _, a := range s.Args {
+			if k < len(c.outs) && vars[a] == nil {
+				vars[a] = c.outs[k]
+			}
+			k++
+		}
+	}
+	// The forward op: each input slot from the slot itself when the grad
+	// op reads it, else from its gradient (relu_grad reads Out, not X:
+	// X@GRAD has X's shape); each output slot likewise.
+	f := &ir.Op{ID: c.op.ID, Type: fwd.Type, Attrs: c.op.Attrs}
+	for _, s := range fwd.Inputs {
+		args := c.op.Input(s.Name)
+		if len(args) == 0 {
+			args = c.op.Output(s.Name + "@GRAD")
+		}
+		if len(args) > 0 {
+			f.Inputs = append(f.Inputs, ir.S(s.Name, args...))
+		}
+	}
+	for _, s := range fwd.Outputs {
+		args := c.op.Input(s.Name)
+		if len(args) == 0 {
+			args = c.op.Input(s.Name + "@GRAD")
+		}
+		if len(args) > 0 {
+			f.Outputs = append(f.Outputs, ir.S(s.Name, args...))
+		}
+	}
+	r, err := shardingRuleOf(fwd, f, func(name string) *ir.Var { return vars[name] })
+	e, ok := r.(*Einsum)
+	if err != nil || !ok {
+		return nil, err
+	}
+	letters := map[string]string{}
+	k = 0
+	for _, s := range f.Inputs {
+		letters[s.Name] = e.In[k]
+		k += len(s.Args)
+	}
+	k = 0
+	for _, s := range f.Outputs {
+		letters[s.Name] = e.Out[k]
+		letters[s.Name+"@GRAD"] = e.Out[k]
+		k += len(s.Args)
+	}
+	in, out := map[string]string{}, map[string]string{}
+	for _, s := range c.op.Inputs {
+		if l, ok := letters[s.Name]; ok {
+			in[s.Name] = l
+		}
+	}
+	for _, s := range c.op.Outputs {
+		if l, ok := letters[strings.TrimSuffix(s.Name, "@GRAD")]; ok {
+			out[s.Name] = l
+		}
+	}
+	g, err := c.einsum(in, out)
+	if g != nil {
+		g.Reduce = ir.ReduceSum
+	}
+	return g, err
+}

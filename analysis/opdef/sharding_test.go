@@ -419,3 +419,40 @@ func TestViewShardingRules(t *testing.T) {
 			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[0, -1, 1]", "[-1, 0, 1]"}, partial: []string{"", ""}},
 	})
 }
+
+// TestGradShardingRules: a grad op's rule is its forward op's letters,
+// so a weight's grad under data parallelism and an activation's grad
+// under a split contraction come out partial, as Paddle's grad rules
+// give them (MatmulGradInferSpmd, ElementwiseBinaryGradInferSpmd,
+// EmbeddingGradInferSpmd).
+func TestGradShardingRules(t *testing.T) {
+	mm := "var x : f32[8, 32]\nvar w : f32[32, 64]\nvar o : f32[8, 64]\nvar g : f32[8, 64]\nvar dx : f32[8, 32]\nvar dw : f32[32, 64]"
+	mmGrad := "op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: g) -> (X@GRAD: dx, Y@GRAD: dw) role backward"
+	runShardCases(t, []shardCase{
+		{name: "matmul dp", vars: mm, op: mmGrad, forward: true,
+			given: []string{"[0, -1]", "[-1, -1]", "[0, -1]"}, wantIn: []string{"[0, -1]", "[-1, -1]", "[0, -1]"},
+			wantOut: []string{"[0, -1]", "[-1, -1]"}, partial: []string{"", "0"}},
+		{name: "matmul column", vars: mm, op: mmGrad, forward: true,
+			given: []string{"[0, -1]", "[-1, 1]", "[0, 1]"}, wantIn: []string{"[0, -1]", "[-1, 1]", "[0, 1]"},
+			wantOut: []string{"[0, -1]", "[-1, 1]"}, partial: []string{"1", "0"}},
+		{name: "matmul row", vars: mm, op: mmGrad, forward: true,
+			given: []string{"[0, 1]", "[1, -1]", "[0, -1]"}, wantIn: []string{"[0, 1]", "[1, -1]", "[0, -1]"},
+			wantOut: []string{"[0, 1]", "[1, -1]"}, partial: []string{"", "0"}},
+		{name: "bias grad", vars: "var x : f32[8, 16, 64]\nvar b : f32[64]\nvar g : f32[8, 16, 64]\nvar dx : f32[8, 16, 64]\nvar db : f32[64]",
+			op: "op 1 elementwise_add_grad(X: x, Y: b, Out@GRAD: g) -> (X@GRAD: dx, Y@GRAD: db) role backward", forward: true,
+			given: []string{"[0, -1, 1]", "[1]", "[0, -1, 1]"}, wantIn: []string{"[0, -1, 1]", "[1]", "[0, -1, 1]"},
+			wantOut: []string{"[0, -1, 1]", "[1]"}, partial: []string{"", "0"}},
+		{name: "relu grad", vars: "var o : f32[8, 16]\nvar g : f32[8, 16]\nvar dx : f32[8, 16]",
+			op: "op 1 relu_grad(Out: o, Out@GRAD: g) -> (X@GRAD: dx) role backward", forward: true,
+			given: []string{"[0, 1]", "[0, 1]"}, wantIn: []string{"[0, 1]", "[0, 1]"}, wantOut: []string{"[0, 1]"}, partial: []string{""}},
+		{name: "embedding grad", vars: "var ids : i64[8, 16]\nvar w : f32[1000, 64]\nvar g : f32[8, 16, 64]\nvar dw : f32[1000, 64]",
+			op: "op 1 lookup_table_v2_grad(Ids: ids, W: w, Out@GRAD: g) -> (W@GRAD: dw) role backward", forward: true,
+			given: []string{"[0, -1]", "[1, -1]", "[0, -1, -1]"}, wantIn: []string{"[0, -1]", "[1, -1]", "[0, -1, -1]"},
+			wantOut: []string{"[1, -1]"}, partial: []string{"0"}},
+		{name: "layer_norm grad", vars: "var x : f32[8, 16, 64]\nvar s : f32[64]\nvar b : f32[64]\nvar mu : f32[8, 16]\nvar va : f32[8, 16]\nvar g : f32[8, 16, 64]\nvar dx : f32[8, 16, 64]\nvar ds : f32[64]\nvar dbb : f32[64]",
+			op: "op 1 layer_norm_grad(X: x, Scale: s, Bias: b, Mean: mu, Variance: va, Y@GRAD: g) -> (X@GRAD: dx, Scale@GRAD: ds, Bias@GRAD: dbb) {begin_norm_axis = 2} role backward", forward: true,
+			given:   []string{"[0, -1, -1]", "[-1]", "[-1]", "[0, -1]", "[0, -1]", "[0, -1, -1]"},
+			wantIn:  []string{"[0, -1, -1]", "[-1]", "[-1]", "[0, -1]", "[0, -1]", "[0, -1, -1]"},
+			wantOut: []string{"[0, -1, -1]", "[-1]", "[-1]"}, partial: []string{"", "0", "0"}},
+	})
+}
