@@ -73,7 +73,7 @@ func TestOpsList(t *testing.T) {
 	if !want.MatchString(out) {
 		t.Errorf("no matmul_v2 line like %s in\n%s", want, out)
 	}
-	grad := regexp.MustCompile(`(?m)^matmul_v2_grad +yes +- +- +- +` + regexp.QuoteMeta("X, Y, Out@GRAD -> X@GRAD?, Y@GRAD?  {trans_x:bool=false, trans_y:bool=false}  each X@GRAD = X") + `$`)
+	grad := regexp.MustCompile(`(?m)^matmul_v2_grad +yes +- +- +yes +` + regexp.QuoteMeta("X, Y, Out@GRAD -> X@GRAD?, Y@GRAD?  {trans_x:bool=false, trans_y:bool=false}  each X@GRAD = X") + `$`)
 	if !grad.MatchString(out) {
 		t.Errorf("no matmul_v2_grad line like %s", grad)
 	}
