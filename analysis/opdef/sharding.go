@@ -2,6 +2,7 @@ package opdef
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -137,11 +138,14 @@ func (m *LetterMap) dims(axes []string, like [][]int) [][]int {
 // ShardingMergeForTensors does: over the tensors in order and their dims
 // left to right, a replicated dim (-1) yields to a sharded one, and two
 // different mesh dims on one letter are an error. Then a mesh dim that
-// shards more than one letter keeps the first letter it was seen on and
-// the others become -1 (when resolve; otherwise that is an error). '1'
-// dims and nil mappings take no part.
+// shards more than one letter keeps the letter that was sharded on it
+// first in that fold (not the letter seen first: a letter replicated in
+// the first tensor and sharded in a later one comes after the letters
+// the first tensor shards), and the others become -1 (when resolve;
+// otherwise that is an error). '1' dims and nil mappings take no part.
 func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 	m := &LetterMap{}
+	var order []int // letters' indexes, in the order they became sharded
 	for t, a := range axes {
 		dm := mappings[t]
 		if dm == nil {
@@ -152,6 +156,9 @@ func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 		}
 		for k := range len(a) {
 			l := a[k]
+			if dm[k] < -1 {
+				return nil, fmt.Errorf("mapping %s has mesh dim %d", ir.FormatInts(dm), dm[k])
+			}
 			if l == '1' {
 				continue
 			}
@@ -159,30 +166,34 @@ func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 			if i < 0 {
 				m.letters = append(m.letters, l)
 				m.mesh = append(m.mesh, dm[k])
+				if dm[k] >= 0 {
+					order = append(order, len(m.letters)-1)
+				}
 				continue
 			}
 			switch cur := m.mesh[i]; {
-			case cur == dm[k] || dm[k] == -1:
-			case cur == -1:
+			case cur == dm[k] || dm[k] < 0:
+			case cur < 0:
 				m.mesh[i] = dm[k]
+				order = append(order, i)
 			default:
 				return nil, fmt.Errorf("dim %q is sharded along two mesh dims, %d and %d", string(l), cur, dm[k])
 			}
 		}
 	}
-	// A mesh dim on several letters: the letter seen first keeps it.
-	for i := range m.letters {
-		d := m.mesh[i]
-		if d < 0 {
-			continue
-		}
-		for j := i + 1; j < len(m.letters); j++ {
-			if m.mesh[j] == d {
-				if !resolve {
-					return nil, fmt.Errorf("mesh dim %d shards dims %q and %q", d, string(m.letters[i]), string(m.letters[j]))
-				}
-				m.mesh[j] = -1
+	// A mesh dim on several letters: the letter sharded on it first keeps
+	// it.
+	for n, j := range order {
+		d := m.mesh[j]
+		for _, i := range order[:n] {
+			if m.mesh[i] != d {
+				continue
 			}
+			if !resolve {
+				return nil, fmt.Errorf("mesh dim %d shards dims %q and %q", d, string(m.letters[i]), string(m.letters[j]))
+			}
+			m.mesh[j] = -1
+			break
 		}
 	}
 	return m, nil
@@ -220,4 +231,124 @@ func shardingRuleOf(d *Def, op *ir.Op, lookup func(name string) *ir.Var) (Shardi
 		return nil, fmt.Errorf("%s: sharding rule: %w", op, err)
 	}
 	return r, nil
+}
+
+// alignRule is the rule of an op whose several inputs share every dim
+// but one (concat), as Paddle's AlignDimsSharding makes it: per mesh dim,
+// if the inputs agree, their sharding stays (unless it is on the joined
+// dim); if they disagree, the mesh dim goes to the kept dim that costs
+// least to reshard the inputs to, every input not yet split there paying
+// its local size times the mesh dim's, and none on a dim smaller than
+// the mesh dim. Its Backward is the einsum's.
+type alignRule struct {
+	*Einsum
+	args   []int     // the aligned inputs' indexes among the op's inputs
+	shapes [][]int64 // their shapes
+	axis   int       // the dim they are joined along
+}
+
+func (r *alignRule) Forward(mesh []int, in [][]int) (Sharding, error) {
+	if len(in) != len(r.In) {
+		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
+	}
+	// The first input with a shape and a mapping is the reference: the
+	// others are compared with it, and Out takes its result.
+	ref := -1
+	for k, i := range r.args {
+		if in[i] == nil || len(r.shapes[k]) == 0 || r.shapes[k][0] == 0 {
+			continue
+		}
+		if len(in[i]) != len(r.shapes[k]) {
+			return Sharding{}, fmt.Errorf("rule %s: mapping %s of %d dims for a %d-dim input", r.Einsum, ir.FormatInts(in[i]), len(in[i]), len(r.shapes[k]))
+		}
+		for d, md := range in[i] {
+			if md < -1 || md >= len(mesh) {
+				return Sharding{}, fmt.Errorf("rule %s: mapping %s uses mesh dim %d of a %d-dim mesh", r.Einsum, ir.FormatInts(in[i]), md, len(mesh))
+			}
+			if md >= 0 && slices.Index(in[i], md) != d {
+				return Sharding{}, fmt.Errorf("rule %s: mapping %s uses mesh dim %d twice", r.Einsum, ir.FormatInts(in[i]), md)
+			}
+		}
+		if ref < 0 {
+			ref = k
+		}
+	}
+	if ref < 0 {
+		return r.Einsum.Forward(mesh, in)
+	}
+	used := func(k int) bool {
+		i := r.args[k]
+		return in[i] != nil && len(r.shapes[k]) > 0 && r.shapes[k][0] != 0
+	}
+	refMap := in[r.args[ref]]
+	mismatch := func(md int) bool {
+		want := slices.Index(refMap, md)
+		for k := range r.args {
+			if used(k) && slices.Index(in[r.args[k]], md) != want {
+				return true
+			}
+		}
+		return false
+	}
+	n := len(refMap)
+	owner := make([]int, len(mesh)) // the dim each mesh dim shards, or -1
+	taken := make([]bool, n)
+	for md := range mesh {
+		owner[md] = -1
+		if d := slices.Index(refMap, md); !mismatch(md) && d >= 0 && d != r.axis {
+			owner[md], taken[d] = d, true
+		}
+	}
+	for md := range mesh {
+		if !mismatch(md) {
+			continue
+		}
+		best, bestCost := -1, math.Inf(1)
+		for d := range n {
+			if d == r.axis || taken[d] {
+				continue
+			}
+			cost := 0.0
+			for k := range r.args {
+				if !used(k) {
+					continue
+				}
+				shape, dm := r.shapes[k], in[r.args[k]]
+				switch {
+				case shape[d] < int64(mesh[md]):
+					cost = math.Inf(1)
+				case dm[d] >= 0:
+				default:
+					local := 1.0
+					for e, s := range shape {
+						if dm[e] >= 0 {
+							s = (s + int64(mesh[dm[e]]) - 1) / int64(mesh[dm[e]])
+						}
+						local *= float64(s)
+					}
+					cost += local * float64(mesh[md])
+				}
+			}
+			if cost < bestCost {
+				best, bestCost = d, cost
+			}
+		}
+		if best >= 0 {
+			owner[md], taken[best] = best, true
+		}
+	}
+	aligned := make([]int, n)
+	for d := range aligned {
+		aligned[d] = slices.Index(owner, d)
+	}
+	s := Sharding{Inputs: make([][]int, len(in)), Partial: make([][]ir.Partial, len(r.Out))}
+	for _, i := range r.args {
+		if in[i] != nil {
+			s.Inputs[i] = slices.Clone(aligned)
+		}
+	}
+	for range r.Out {
+		s.Outputs = append(s.Outputs, slices.Clone(aligned))
+	}
+	return s, nil
 }

@@ -1,6 +1,7 @@
 package opdef
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -373,7 +374,10 @@ func (c *Infer) axisOf(name string, n int) (int, error) {
 // alongAxisRule: the dim attr axis names is never sharded, every other
 // dim passes through, from every input of slot in to every output of
 // the slots of outs (split, concat, cumsum, top_k_v2: Paddle's rules
-// replicate the axis they cut, join, scan or sort along).
+// replicate the axis they cut, join, scan or sort along). Several inputs
+// (concat's) that disagree are aligned by cost, as Paddle's ConcatInferSpmd
+// does with AlignDimsSharding, where a merge would refuse or keep the
+// first input's choice.
 func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, error) {
 	return func(c *Infer) (ShardingRule, error) {
 		n := c.rank(slot)
@@ -392,7 +396,25 @@ func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, er
 		for _, s := range outs {
 			out[s] = string(b)
 		}
-		return c.einsum(map[string]string{slot: string(b)}, out)
+		e, err := c.einsum(map[string]string{slot: string(b)}, out)
+		if err != nil || c.NumIn(slot) < 2 {
+			return e, err
+		}
+		r := &alignRule{Einsum: e, axis: bytes.IndexByte(b, '1')}
+		k := 0
+		for _, s := range c.op.Inputs {
+			for range s.Args {
+				if s.Name == slot {
+					v := c.ins[k]
+					if v == nil || !v.Type.IsTensor() {
+						return nil, nil
+					}
+					r.args, r.shapes = append(r.args, k), append(r.shapes, v.Type.Shape)
+				}
+				k++
+			}
+		}
+		return r, nil
 	}
 }
 
