@@ -137,7 +137,8 @@ func (m *LetterMap) dims(axes []string, like [][]int) [][]int {
 // Merge folds mappings into one mesh dim per letter, as Paddle's
 // ShardingMergeForTensors does: over the tensors in order and their dims
 // left to right, a replicated dim (-1) yields to a sharded one, and two
-// different mesh dims on one letter are an error. Then a mesh dim that
+// different mesh dims on one letter are an error, as is a mapping with a
+// mesh dim on two of its dims. Then a mesh dim that
 // shards more than one letter keeps the letter that was sharded on it
 // first in that fold (not the letter seen first: a letter replicated in
 // the first tensor and sharded in a later one comes after the letters
@@ -153,6 +154,13 @@ func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 		}
 		if len(dm) != len(a) {
 			return nil, fmt.Errorf("mapping %s of %d dims for axes %q", ir.FormatInts(dm), len(dm), a)
+		}
+		// A mesh dim on two dims of one tensor is no dims_mapping at all
+		// (Paddle's TensorDistAttr refuses it), whatever the letters.
+		for k, d := range dm {
+			if j := slices.Index(dm, d); d >= 0 && j < k {
+				return nil, fmt.Errorf("mapping %s: mesh dim %d shards dims %d and %d", ir.FormatInts(dm), d, j, k)
+			}
 		}
 		for k := range len(a) {
 			l := a[k]
@@ -349,6 +357,29 @@ func (r *alignRule) Forward(mesh []int, in [][]int) (Sharding, error) {
 	}
 	for range r.Out {
 		s.Outputs = append(s.Outputs, slices.Clone(aligned))
+	}
+	return s, nil
+}
+
+// splitRule is split's: its Forward is the einsum's; its Backward, as
+// Paddle's SplitWithNumInferSpmdReverse, merges the outputs with the
+// split axis a dim like the others (so a mesh dim it is sharded on in an
+// earlier output keeps it against the other dims), then replicates it.
+type splitRule struct {
+	*Einsum
+	back *Einsum // the split axis a letter
+	axis int
+}
+
+func (r *splitRule) Backward(mesh []int, out [][]int) (Sharding, error) {
+	s, err := r.back.Backward(mesh, out)
+	if err != nil {
+		return Sharding{}, err
+	}
+	for _, m := range append(slices.Clip(s.Inputs), s.Outputs...) {
+		if r.axis < len(m) {
+			m[r.axis] = -1
+		}
 	}
 	return s, nil
 }

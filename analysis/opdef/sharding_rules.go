@@ -22,7 +22,7 @@ const (
 	transposeDoc = "Out's dims are X's, permuted (TransposeInferSpmd)"
 	reduceDoc    = "Out lacks the reduced dims (1 with keep_dim); their mesh dims make Out partial with the op's reduction (ReductionInferSpmd)"
 	layerNormDoc = "the dims before begin_norm_axis kept in Y, Mean and Variance; the normalised dims, Scale and Bias replicated (LayerNormInferSpmd)"
-	embeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's first) makes Out partial (sum); with padding_idx the vocabulary is replicated (EmbeddingInferSpmd)"
+	embeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's first) makes Out partial (sum); with padding_idx or is_sparse the vocabulary is replicated (EmbeddingInferSpmd)"
 )
 
 // alphabet is the letters rules draw dims from, in order; matmul's m, k
@@ -338,9 +338,9 @@ func layerNormRule(c *Infer) (ShardingRule, error) {
 
 // embeddingRule: Paddle's EmbeddingInferSpmd: Out is Ids' dims and W's
 // last; a vocabulary (W's first) dim that is sharded makes Out partial
-// (each rank looks up its rows, zeros for the others). With padding_idx,
-// the vocabulary is not sharded: where Paddle refuses, the rule requires
-// W replicated on it.
+// (each rank looks up its rows, zeros for the others). With padding_idx
+// or is_sparse, the vocabulary is not sharded: where Paddle refuses, the
+// rule requires W replicated on it.
 func embeddingRule(c *Infer) (ShardingRule, error) {
 	n, nw := c.rank("Ids"), c.rank("W")
 	if n < 0 || nw != 2 {
@@ -348,7 +348,7 @@ func embeddingRule(c *Infer) (ShardingRule, error) {
 	}
 	ids := alphabet[:n]
 	vocab := "j"
-	if c.Int("padding_idx") != -1 {
+	if c.Int("padding_idx") != -1 || c.Bool("is_sparse") {
 		vocab = "1"
 	}
 	e, err := c.einsum(map[string]string{"Ids": ids, "W": vocab + "n"}, map[string]string{"Out": ids + "n"})
@@ -397,6 +397,14 @@ func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, er
 			out[s] = string(b)
 		}
 		e, err := c.einsum(map[string]string{slot: string(b)}, out)
+		if err == nil && c.op.Type == "split" && n > 0 {
+			// Paddle's split reverse merges the split axis too.
+			back, err := c.einsum(map[string]string{slot: alphabet[:n]}, map[string]string{"Out": alphabet[:n]})
+			if err != nil {
+				return nil, err
+			}
+			return &splitRule{Einsum: e, back: back, axis: bytes.IndexByte(b, '1')}, nil
+		}
 		if err != nil || c.NumIn(slot) < 2 {
 			return e, err
 		}
