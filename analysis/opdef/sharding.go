@@ -52,6 +52,9 @@ type Einsum struct {
 	// NoPartial marks an op whose outputs are never partial: its kernel
 	// reduces itself (Paddle's rules that clear it).
 	NoPartial bool
+	// strictBack makes Strict hold for Backward only (Paddle's matmul
+	// reverse merges Out with merge_conflicts = false).
+	strictBack bool
 }
 
 // String spells the rule as einsum: "mk,kn->mn".
@@ -91,7 +94,7 @@ func (e *Einsum) Backward(_ []int, out [][]int) (Sharding, error) {
 	if len(out) != len(e.Out) {
 		return Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", e, len(out), len(e.Out))
 	}
-	m, err := Merge(e.Out, out, !e.Strict)
+	m, err := Merge(e.Out, out, !e.Strict && !e.strictBack)
 	if err != nil {
 		return Sharding{}, fmt.Errorf("rule %s: %v", e, err)
 	}
@@ -137,8 +140,7 @@ func (m *LetterMap) dims(axes []string, like [][]int) [][]int {
 // Merge folds mappings into one mesh dim per letter, as Paddle's
 // ShardingMergeForTensors does: over the tensors in order and their dims
 // left to right, a replicated dim (-1) yields to a sharded one, and two
-// different mesh dims on one letter are an error, as is a mapping with a
-// mesh dim on two of its dims. Then a mesh dim that
+// different mesh dims on one letter are an error. Then a mesh dim that
 // shards more than one letter keeps the letter that was sharded on it
 // first in that fold (not the letter seen first: a letter replicated in
 // the first tensor and sharded in a later one comes after the letters
@@ -154,13 +156,6 @@ func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
 		}
 		if len(dm) != len(a) {
 			return nil, fmt.Errorf("mapping %s of %d dims for axes %q", ir.FormatInts(dm), len(dm), a)
-		}
-		// A mesh dim on two dims of one tensor is no dims_mapping at all
-		// (Paddle's TensorDistAttr refuses it), whatever the letters.
-		for k, d := range dm {
-			if j := slices.Index(dm, d); d >= 0 && j < k {
-				return nil, fmt.Errorf("mapping %s: mesh dim %d shards dims %d and %d", ir.FormatInts(dm), d, j, k)
-			}
 		}
 		for k := range len(a) {
 			l := a[k]

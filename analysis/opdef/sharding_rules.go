@@ -178,7 +178,11 @@ func matmulRule(transX, transY string) func(c *Infer) (ShardingRule, error) {
 		}
 		// Broadcast size-1 batch dims are not sharded.
 		xs, ys = unitOnes(c, "X", xs), unitOnes(c, "Y", ys)
-		return c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": out})
+		e, err := c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": out})
+		if e != nil {
+			e.strictBack = true
+		}
+		return e, err
 	}
 }
 
