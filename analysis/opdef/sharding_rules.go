@@ -477,7 +477,9 @@ func slicesContains(xs []int64, x int64) bool {
 
 // gatherRule: Paddle's GatherInferSpmd: X's gather axis is not sharded;
 // Out has X's dims with Index's in place of the axis (none for a 0-d
-// Index).
+// Index). Where X and Index are sharded on one mesh dim, Out keeps X's
+// as Paddle's does, and Index is wanted replicated: Paddle wants it as
+// given, which contradicts Out (Index [0] with Out [0, -1, -1]).
 func gatherRule(c *Infer) (ShardingRule, error) {
 	n, ni := c.rank("X"), c.rank("Index")
 	if n < 1 || ni < 0 || ni > 1 || len(c.op.Input("Axis")) > 0 {
