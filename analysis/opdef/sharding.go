@@ -254,6 +254,11 @@ func (r *alignRule) Forward(mesh []int, in [][]int) (Sharding, error) {
 	if len(in) != len(r.In) {
 		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
 	}
+	for md, size := range mesh {
+		if size < 1 {
+			return Sharding{}, fmt.Errorf("rule %s: mesh dim %d has size %d", r.Einsum, md, size)
+		}
+	}
 	// The first input with a shape and a mapping is the reference: the
 	// others are compared with it, and Out takes its result.
 	ref := -1

@@ -456,3 +456,23 @@ func TestGradShardingRules(t *testing.T) {
 			wantOut: []string{"[0, -1, -1]", "[-1]", "[-1]"}, partial: []string{"", "0", "0"}},
 	})
 }
+
+// TestConcatAlignRefuses: the cost alignment of concat's inputs refuses
+// mappings and meshes it cannot weigh, naming them.
+func TestConcatAlignRefuses(t *testing.T) {
+	v := "var a : f32[8, 4]\nvar b : f32[8, 6]\nvar o : f32[8, 10]"
+	cat := "op 1 concat(X: [a, b]) -> (Out: o) {axis = 1}"
+	runShardCases(t, []shardCase{
+		{name: "mesh dim out of the mesh", vars: v, op: cat, forward: true, given: []string{"[2, -1]", "[0, -1]"},
+			err: "mapping [2, -1] uses mesh dim 2 of a 2-dim mesh"},
+		{name: "mesh dim twice", vars: v, op: cat, forward: true, given: []string{"[0, 0]", "[0, -1]"},
+			err: "mapping [0, 0] uses mesh dim 0 twice"},
+		{name: "empty mesh dim", vars: v, op: cat, forward: true, mesh: []int{2, 0}, given: []string{"[0, -1]", "[-1, -1]"},
+			err: "mesh dim 1 has size 0"},
+		{name: "length", vars: v, op: cat, forward: true, given: []string{"[0]", "[-1, -1]"},
+			err: "mapping [0] of 1 dims for a 2-dim input"},
+		// One input unconstrained: the other decides.
+		{name: "nil input", vars: v, op: cat, forward: true, given: []string{"", "[1, -1]"},
+			wantIn: []string{"", "[1, -1]"}, wantOut: []string{"[1, -1]"}, partial: []string{""}},
+	})
+}
