@@ -28,7 +28,8 @@ import (
 //     input partials (see the deviation rows).
 //   - Paddle's "grad" rules (XxxGradInferSpmd), which some methods named
 //     infer_backward call, are not reverse rules: they are listed at their
-//     place and not ported (no op here has a grad rule yet).
+//     place and not ported here (the derived grad ops' rules, which came
+//     later, are another rule: gradSharding).
 //
 // A row whose result differs from Paddle's says why in a "deviation:"
 // comment; every other row is Paddle's expected result.

@@ -821,6 +821,13 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 		}
 	}
 	r, err := shardingRuleOf(fwd, f, func(name string) *ir.Var { return vars[name] })
+	// Split's and concat's rules are einsums but in one direction.
+	switch w := r.(type) {
+	case *splitRule:
+		r = w.Einsum
+	case *alignRule:
+		r = w.Einsum
+	}
 	e, ok := r.(*Einsum)
 	if err != nil || !ok {
 		return nil, err
