@@ -2,6 +2,7 @@ package opdef_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -629,4 +630,30 @@ func TestPaddleAddNRule(t *testing.T) {
 		// as here (where the inputs carry none).
 		pfw("partials differ", v, sum, ms("[0, -1, -1]", "[-1, -1, -1]"), ms("[0, -1, -1]", "[0, -1, -1]"), ms("[0, -1, -1]"), ms("")),
 	))
+}
+
+func TestPaddleConv2dRule(t *testing.T) {
+	v := "var x : f32[2, 4, 8, 8]\nvar w : f32[10, 4, 3, 3]\nvar o : f32[2, 10, 6, 6]"
+	conv := "op 1 conv2d(Input: x, Filter: w) -> (Output: o)"
+	mesh := []int{2, 2, 2} // dp, mp, pp
+	// spmd_rule_test.cc, TEST(Conv2dSPMDRuleInferForward, Ctor), test 1 to
+	// 5 (the C++ test checks only that Output is partial; the mesh dim is
+	// the input channels', as the Python test checks), and
+	// TEST(Conv2dSPMDRuleInferBackward, Ctor). TEST(Conv2dGradSPMDRule,
+	// Ctor) tests the grad rule: not ported.
+	cases := onMesh(mesh,
+		pfw("cc test 1", v, conv, ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]"), ms("")),
+		pfw("cc test 2", v, conv, ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, 0, -1, -1]"), ms("")),
+		pfw("cc test 3", v, conv, ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, 1, -1, -1]"), ms("")),
+		pfw("cc test 4", v, conv, ms("[-1, 0, -1, -1]", "[-1, 0, -1, -1]"), ms("[-1, 0, -1, -1]", "[-1, 0, -1, -1]"), ms("[-1, -1, -1, -1]"), ms("0")),
+		pfw("cc test 5", v, conv, ms("[0, 2, -1, -1]", "[1, 2, -1, -1]"), ms("[0, 2, -1, -1]", "[1, 2, -1, -1]"), ms("[0, 1, -1, -1]"), ms("2")),
+		pbw("cc reverse", v, conv, ms("[0, 1, -1, -1]"), ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, 1, -1, -1]")),
+	)
+	// test_conv2d_rule.py, TestConv2dSPMDRule.test_conv2d_infer_forward
+	// (cases 1 to 5) and test_conv2d_infer_backward: the same cases.
+	for _, c := range slices.Clone(cases) {
+		c.name = "py" + strings.TrimPrefix(c.name, "cc")
+		cases = append(cases, c)
+	}
+	runShardCases(t, cases)
 }
