@@ -657,3 +657,28 @@ func TestPaddleConv2dRule(t *testing.T) {
 	}
 	runShardCases(t, cases)
 }
+
+func TestPaddleDepthwiseConv2dRule(t *testing.T) {
+	v := "var x : f32[2, 4, 8, 8]\nvar w : f32[8, 1, 3, 3]\nvar o : f32[2, 8, 6, 6]"
+	vh := "var x : f32[2, 8, 8, 4]\nvar w : f32[8, 1, 3, 3]\nvar o : f32[2, 6, 6, 8]"
+	dw := "op 1 depthwise_conv2d(Input: x, Filter: w) -> (Output: o) {groups = 4}"
+	dwh := "op 1 depthwise_conv2d(Input: x, Filter: w) -> (Output: o) {groups = 4, data_format = \"NHWC\"}"
+	// test_depthwise_conv2d_rule.py, TestDepthwiseConv2dSPMDRule
+	// .test_depthwise_conv2d_nchw_infer_forward and
+	// test_depthwise_conv2d_nhwc_infer_forward. test_depthwise_conv2d_infer_backward
+	// checks the grad rule (3 inputs, 2 outputs): not ported.
+	runShardCases(t, onMesh([]int{2, 2, 2},
+		pfw("nchw case 1", v, dw, ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]"), ms("")),
+		pfw("nchw case 2", v, dw, ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, 0, -1, -1]"), ms("")),
+		pfw("nchw case 3", v, dw, ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, 1, -1, -1]"), ms("")),
+		pfw("nchw case 4", v, dw, ms("[-1, 0, -1, -1]", "[-1, -1, -1, -1]"), ms("[-1, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[-1, -1, -1, -1]"), ms("")),
+		pfw("nchw case 5", v, dw, ms("[0, 2, -1, -1]", "[1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, 1, -1, -1]"), ms("")),
+		pfw("nhwc case 1", vh, dwh, ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[0, -1, -1, -1]"), ms("")),
+		// deviation: Paddle wants Output [-1, 0, -1, -1] and [0, 1, -1, -1]
+		// in the next two rows, the channel mapping at NCHW's place in an
+		// NHWC Output (its H): here the channels, Output's last dim, take it.
+		pfw("nhwc case 2", vh, dwh, ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, -1, -1, -1]", "[0, -1, -1, -1]"), ms("[-1, -1, -1, 0]"), ms("")),
+		pfw("nhwc case 3", vh, dwh, ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, -1, -1, -1]", "[1, -1, -1, -1]"), ms("[0, -1, -1, 1]"), ms("")),
+		pfw("nhwc case 4", vh, dwh, ms("[-1, -1, -1, 0]", "[-1, -1, -1, -1]"), ms("[-1, -1, -1, -1]", "[-1, -1, -1, -1]"), ms("[-1, -1, -1, -1]"), ms("")),
+	))
+}
