@@ -559,6 +559,25 @@ func TestPaddleSoftmaxWithCrossEntropyRule(t *testing.T) {
 		// last (ValueError); the dynamic rule replicates it.
 		pfw("axis 1 sharded", vAxis1, xeAxis1, ms("[-1, 0, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]"), ms("", "")),
 	))
+	// The same file at a later commit (51333abf) runs the same forward
+	// rows and adds one, and test_cross_entropy_with_softmax_infer_backward.
+	vSoft1 := "var x : f32[8, 1024, 50304]\nvar l : f32[8, 1024, 50304]\nvar s : f32[8, 1024, 50304]\nvar o : f32[8, 1, 50304]"
+	xeSoft1 := "op 1 softmax_with_cross_entropy(Logits: x, Label: l) -> (Softmax: s, Loss: o) {ignore_index = -1, soft_label = true, axis = 1}"
+	runShardCases(t, onMesh(mesh2x4,
+		// deviation: with use_softmax = false Paddle gives no Softmax ([]);
+		// the op here has Softmax, which takes Logits' mapping.
+		pfw("axis 1 no softmax", vAxis1, "op 1 softmax_with_cross_entropy(Logits: x, Label: l) -> (Softmax: s, Loss: o) {ignore_index = -1, axis = 1, use_softmax = false}",
+			ms("[1, -1, 0]", "[-1, -1, -1]"), ms("[1, -1, 0]", "[1, -1, 0]"), ms("[1, -1, 0]", "[1, -1, 0]"), ms("", "")),
+		pbw("bwd GPT dp", v, xe, ms("[1, 0, -1]", "[1, 0, -1]"), ms("[1, 0, -1]", "[1, 0, -1]"), ms("[1, 0, -1]", "[1, 0, -1]")),
+		// deviation: Paddle keeps the class axis sharded: x and softmax
+		// [-1, -1, 0].
+		pbw("bwd GPT mp", v, xe, ms("[-1, -1, 0]", "[-1, -1, -1]"), ms("[-1, -1, -1]", "[-1, -1, -1]"), ms("[-1, -1, -1]", "[-1, -1, -1]")),
+		// deviation: Paddle keeps x and softmax [1, -1, 0].
+		pbw("bwd GPT mp-dp", v, xe, ms("[-1, -1, 0]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]")),
+		pbw("bwd soft label axis 1", vSoft1, xeSoft1, ms("[1, -1, 0]", "[1, -1, -1]"), ms("[1, -1, 0]", "[1, -1, 0]"), ms("[1, -1, 0]", "[1, -1, 0]")),
+		pbw("bwd soft label axis 1 sharded", vSoft1, xeSoft1, ms("[1, 0, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]")),
+		pbw("bwd soft label axis -1 sharded", vSoft, xeSoft, ms("[1, -1, -1]", "[1, -1, 0]"), ms("[1, -1, -1]", "[1, -1, -1]"), ms("[1, -1, -1]", "[1, -1, -1]")),
+	))
 }
 
 func TestPaddleCumsumRule(t *testing.T) {
