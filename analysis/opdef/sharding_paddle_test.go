@@ -326,6 +326,15 @@ func TestPaddleSoftmaxRule(t *testing.T) {
 		pfw("axis 1", v, sm(1), ms("[-1, 1, 0]"), ms("[-1, -1, 0]"), ms("[-1, -1, 0]"), ms("")),
 		pfw("axis -2", v, sm(-2), ms("[-1, 1, 0]"), ms("[-1, -1, 0]"), ms("[-1, -1, 0]"), ms("")),
 	))
+	// The same file at a later commit (2dab1c54, TestSoftmaxSPMDRule):
+	// the same forward rows, and test_softmax_infer_backward.
+	runShardCases(t, onMesh(mesh2x4,
+		pbw("bwd batch axis I", v, sm(-1), ms("[1, -1, -1]"), ms("[1, -1, -1]"), ms("[1, -1, -1]")),
+		pbw("bwd batch axis II", v, sm(-1), ms("[-1, 1, -1]"), ms("[-1, 1, -1]"), ms("[-1, 1, -1]")),
+		pbw("bwd softmax axis", v, sm(-1), ms("[1, -1, 0]"), ms("[1, -1, -1]"), ms("[1, -1, -1]")),
+		pbw("bwd axis 1", v, sm(1), ms("[-1, 1, 0]"), ms("[-1, -1, 0]"), ms("[-1, -1, 0]")),
+		pbw("bwd axis -2", v, sm(-2), ms("[-1, 1, 0]"), ms("[-1, -1, 0]"), ms("[-1, -1, 0]")),
+	))
 }
 
 func TestPaddleTransposeRule(t *testing.T) {
