@@ -460,21 +460,15 @@ type Output struct {
 	Scalar bool
 }
 
-// InferOp returns the output types op's definition infers from its
-// inputs, whose vars lookup finds by name, in the order the definition
-// sets them; nil when op's type has no definition or no inference, or an
-// input does not resolve. Outputs inference leaves open are not listed.
-func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
-	d := Lookup(op.Type)
-	if d == nil || d.Infer == nil {
-		return nil, nil
-	}
+// newInfer is the inference context of op, with def d and the vars
+// lookup finds; nil when an input does not resolve.
+func newInfer(d *Def, op *ir.Op, lookup func(name string) *ir.Var) *Infer {
 	var ins, outs []*ir.Var
 	for _, s := range op.Inputs {
 		for _, a := range s.Args {
 			v := lookup(a)
 			if v == nil {
-				return nil, nil
+				return nil
 			}
 			ins = append(ins, v)
 		}
@@ -484,7 +478,22 @@ func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
 			outs = append(outs, lookup(a))
 		}
 	}
-	c := &Infer{def: d, op: op, ins: ins, outs: outs, vals: checkAttrs(d, op, nil, nil)}
+	return &Infer{def: d, op: op, ins: ins, outs: outs, vals: checkAttrs(d, op, nil, nil)}
+}
+
+// InferOp returns the output types op's definition infers from its
+// inputs, whose vars lookup finds by name, in the order the definition
+// sets them; nil when op's type has no definition or no inference, or an
+// input does not resolve. Outputs inference leaves open are not listed.
+func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
+	d := Lookup(op.Type)
+	if d == nil || d.Infer == nil {
+		return nil, nil
+	}
+	c := newInfer(d, op, lookup)
+	if c == nil {
+		return nil, nil
+	}
 	if err := d.Infer(c); err != nil {
 		return nil, fmt.Errorf("%s: inconsistent inputs: %w", op, err)
 	}

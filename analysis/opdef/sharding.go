@@ -213,22 +213,10 @@ func shardingRuleOf(d *Def, op *ir.Op, lookup func(name string) *ir.Var) (Shardi
 	if d == nil || d.Sharding == nil {
 		return nil, nil
 	}
-	var ins, outs []*ir.Var
-	for _, s := range op.Inputs {
-		for _, a := range s.Args {
-			v := lookup(a)
-			if v == nil {
-				return nil, nil
-			}
-			ins = append(ins, v)
-		}
+	c := newInfer(d, op, lookup)
+	if c == nil {
+		return nil, nil
 	}
-	for _, s := range op.Outputs {
-		for _, a := range s.Args {
-			outs = append(outs, lookup(a))
-		}
-	}
-	c := &Infer{def: d, op: op, ins: ins, outs: outs, vals: checkAttrs(d, op, nil, nil)}
 	r, err := d.Sharding(c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sharding rule: %w", op, err)
