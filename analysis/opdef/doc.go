@@ -23,6 +23,6 @@
 // Everything that needs to know an op type reads this table: Verify
 // (slots, attr kinds and declared shapes against inference), autodiff's
 // grad makers, the simulator's kernel set (checked against it in a
-// test), the MLIR writer, `distpass ops` and README's op list. It imports
-// only package ir, so that every layer above may.
+// test), `distpass ops` and README's op list. It imports only package
+// ir, so that every layer above may.
 package opdef
