@@ -691,6 +691,7 @@ func viewRule(c *Infer) (ShardingRule, error) {
 		}
 	}
 	r.nin = k
+	r.ranks = inputRanks(c)
 	k = 0
 	for _, s := range c.op.Outputs {
 		for range s.Args {
@@ -715,6 +716,20 @@ type view struct {
 	x, out0   int
 	xshape    []int
 	nin, nout int
+	ranks     []int // each input's rank, -1 for one that is no dense tensor
+}
+
+// inputRanks returns the rank of each input arg of c's op, -1 for one
+// that is not a dense tensor.
+func inputRanks(c *Infer) []int {
+	rs := make([]int, len(c.ins))
+	for i, v := range c.ins {
+		rs[i] = -1
+		if v != nil && v.Type.IsTensor() {
+			rs[i] = len(v.Type.Shape)
+		}
+	}
+	return rs
 }
 
 func (r *view) String() string {
@@ -743,16 +758,17 @@ func (r *view) Backward(mesh []int, out [][]int) (Sharding, error) {
 	return r.sharding(nil, want, wantOut), nil
 }
 
-// sharding spells the result for every arg: X's wanted mapping and Out's
-// as given, XShape [-1] + X's, the others replicated (nil when given nil).
+// sharding spells the result for every arg: X's wanted mapping and Out's,
+// XShape [-1] + X's, the other inputs replicated (nil when given nil).
 func (r *view) sharding(in [][]int, x, out []int) Sharding {
 	s := Sharding{Inputs: make([][]int, r.nin), Outputs: make([][]int, r.nout), Partial: make([][]ir.Partial, r.nout)}
 	for i := range s.Inputs {
 		switch {
 		case i == r.x:
 			s.Inputs[i] = x
-		case in != nil && in[i] != nil:
-			s.Inputs[i] = replicatedLike(in[i])
+		case in != nil && in[i] == nil:
+		case i < len(r.ranks) && r.ranks[i] >= 0:
+			s.Inputs[i] = replicatedLike(make([]int, r.ranks[i]))
 		}
 	}
 	s.Outputs[r.out0] = out
@@ -827,6 +843,8 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 		r = w.Einsum
 	case *alignRule:
 		r = w.Einsum
+	case *view:
+		return viewGrad(c)
 	}
 	e, ok := r.(*Einsum)
 	if err != nil || !ok {
@@ -860,4 +878,41 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 		g.Reduce = ir.ReduceSum
 	}
 	return g, err
+}
+
+// viewGrad is the rule of a view's grad (reshape2_grad, squeeze2_grad,
+// ...): X@GRAD is Out@GRAD regrouped into X's shape, the reshape rule
+// the other way; XShape is not split.
+func viewGrad(c *Infer) (ShardingRule, error) {
+	g, okg := c.In("Out@GRAD")
+	dx, okx := c.Out("X@GRAD", 0)
+	if !okg || !okx {
+		return nil, nil
+	}
+	r := &view{in: g.Shape, out: dx.Shape, x: -1, out0: -1}
+	k := 0
+	for _, s := range c.op.Inputs {
+		for range s.Args {
+			if s.Name == "Out@GRAD" && r.x < 0 {
+				r.x = k
+			}
+			k++
+		}
+	}
+	r.nin = k
+	r.ranks = inputRanks(c)
+	k = 0
+	for _, s := range c.op.Outputs {
+		for range s.Args {
+			if s.Name == "X@GRAD" && r.out0 < 0 {
+				r.out0 = k
+			}
+			k++
+		}
+	}
+	r.nout = k
+	if r.x < 0 || r.out0 < 0 {
+		return nil, nil
+	}
+	return r, nil
 }

@@ -476,3 +476,17 @@ func TestConcatAlignRefuses(t *testing.T) {
 			wantIn: []string{"", "[1, -1]"}, wantOut: []string{"[1, -1]"}, partial: []string{""}},
 	})
 }
+
+// TestViewGradShardingRule: reshape2_grad regroups Out@GRAD into X's
+// shape, the reshape rule the other way.
+func TestViewGradShardingRule(t *testing.T) {
+	runShardCases(t, []shardCase{
+		{name: "reshape2_grad", vars: "var xs : f32[0, 8, 1024, 768]\nvar g : f32[8, 1024, 12, 64]\nvar dx : f32[8, 1024, 768]",
+			op: "op 1 reshape2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) role backward", forward: true, mesh: []int{2, 2},
+			given: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"}, wantIn: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"},
+			wantOut: []string{"[0, -1, 1]"}, partial: []string{""}},
+		{name: "reshape2_grad reverse", vars: "var xs : f32[0, 8, 1024, 768]\nvar g : f32[8, 1024, 12, 64]\nvar dx : f32[8, 1024, 768]",
+			op: "op 1 reshape2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) role backward", mesh: []int{2, 2},
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"}, wantOut: []string{"[0, -1, 1]"}},
+	})
+}
