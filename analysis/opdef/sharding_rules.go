@@ -674,37 +674,34 @@ const viewDoc = "X's dims regrouped into Out's: a split dim stays split where it
 // viewRule is the rule of the ops that regroup X's elements into Out's
 // shape (reshape2, squeeze2, unsqueeze2, flatten_contiguous_range):
 // ReshapeSharding between X's and Out's shapes.
-func viewRule(c *Infer) (ShardingRule, error) {
-	x, okx := c.In("X")
-	out, oko := c.Out("Out", 0)
+func viewRule(c *Infer) (ShardingRule, error) { return newView(c, "X", "Out", "XShape") }
+
+// newView builds the reshape rule from input slot from to output slot
+// to; the args of output slot xshape get -1 and from's wanted mapping.
+func newView(c *Infer, from, to, xshape string) (ShardingRule, error) {
+	x, okx := c.In(from)
+	out, oko := c.Out(to, 0)
 	if !okx || !oko {
 		return nil, nil
 	}
-	r := &view{in: x.Shape, out: out.Shape, x: -1, out0: -1}
-	k := 0
+	r := &view{in: x.Shape, out: out.Shape, x: -1, out0: -1, ranks: inputRanks(c)}
 	for _, s := range c.op.Inputs {
-		for range s.Args {
-			if s.Name == "X" && r.x < 0 {
-				r.x = k
-			}
-			k++
+		if s.Name == from && r.x < 0 && len(s.Args) > 0 {
+			r.x = r.nin
 		}
+		r.nin += len(s.Args)
 	}
-	r.nin = k
-	r.ranks = inputRanks(c)
-	k = 0
 	for _, s := range c.op.Outputs {
 		for range s.Args {
 			switch {
-			case s.Name == "Out" && r.out0 < 0:
-				r.out0 = k
-			case s.Name == "XShape":
-				r.xshape = append(r.xshape, k)
+			case s.Name == to && r.out0 < 0:
+				r.out0 = r.nout
+			case s.Name == xshape:
+				r.xshape = append(r.xshape, r.nout)
 			}
-			k++
+			r.nout++
 		}
 	}
-	r.nout = k
 	return r, nil
 }
 
@@ -883,36 +880,4 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 // viewGrad is the rule of a view's grad (reshape2_grad, squeeze2_grad,
 // ...): X@GRAD is Out@GRAD regrouped into X's shape, the reshape rule
 // the other way; XShape is not split.
-func viewGrad(c *Infer) (ShardingRule, error) {
-	g, okg := c.In("Out@GRAD")
-	dx, okx := c.Out("X@GRAD", 0)
-	if !okg || !okx {
-		return nil, nil
-	}
-	r := &view{in: g.Shape, out: dx.Shape, x: -1, out0: -1}
-	k := 0
-	for _, s := range c.op.Inputs {
-		for range s.Args {
-			if s.Name == "Out@GRAD" && r.x < 0 {
-				r.x = k
-			}
-			k++
-		}
-	}
-	r.nin = k
-	r.ranks = inputRanks(c)
-	k = 0
-	for _, s := range c.op.Outputs {
-		for range s.Args {
-			if s.Name == "X@GRAD" && r.out0 < 0 {
-				r.out0 = k
-			}
-			k++
-		}
-	}
-	r.nout = k
-	if r.x < 0 || r.out0 < 0 {
-		return nil, nil
-	}
-	return r, nil
-}
+func viewGrad(c *Infer) (ShardingRule, error) { return newView(c, "Out@GRAD", "X@GRAD", "") }
