@@ -187,3 +187,34 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	}
 	return impl.Backward(ctx, op)
 }
+
+// Fits returns why impl (implType, index) cannot lower op, a forward op
+// of block b of m's main program, as its dist stands, or nil: the impl's
+// Compatible, asked before any rank is lowered (completion picks impls
+// so). It is an error too when the impl does not exist or does not lower
+// ops of op's type.
+func (r *Registry) Fits(m *ir.Module, b *ir.Block, op *ir.Op, implType string, index int) error {
+	if r == nil {
+		r = DefaultRegistry()
+	}
+	impl, err := r.Lookup(implType, index)
+	if err != nil {
+		return err
+	}
+	if !Lowers(implType, op.Type) {
+		return fmt.Errorf("impl %s:%d (%s) lowers %s ops, not %s", implType, index, impl.Name, implType, op.Type)
+	}
+	if op.Dist == nil {
+		return fmt.Errorf("no dist annotation")
+	}
+	mesh := m.Mesh(op.Dist.Mesh)
+	if mesh == nil {
+		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
+	}
+	if impl.Compatible == nil {
+		return nil
+	}
+	ctx := newLowering(m, -1, b, newState())
+	ctx.begin(op, mesh, implType, index)
+	return impl.Compatible(ctx, op)
+}
