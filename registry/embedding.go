@@ -18,6 +18,7 @@ func EmbeddingVocabParallel() *Impl {
 		Name:       "row_parallel",
 		Doc:        "vocab-parallel: c_embedding of the local rows, then c_allreduce_sum",
 		Compatible: embeddingCompatible,
+		Reduces:    true,
 		Forward:    embeddingForward,
 		Backward:   embeddingBackward,
 	}

@@ -33,6 +33,7 @@ func MatmulRow() *Impl {
 		Name:       "row_parallel",
 		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
+		Reduces:    true,
 		Forward:    matmulRowForward,
 		Backward:   matmulBackward,
 	}

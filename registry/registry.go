@@ -18,6 +18,12 @@ type Impl struct {
 	// the forward op, before Forward; Forward need not check again, and
 	// Backward lowers the grad of an op it accepted.
 	Compatible func(ctx *Lowering, op *ir.Op) error
+	// Reduces says that Forward reduces, with a collective, the partial
+	// value the op's local computation gives (its sharding rule's partial
+	// output), so that the output var may be whole: row-parallel matmul,
+	// vocab-parallel embedding. Completion then makes the output whole
+	// unless told to keep partials lazily.
+	Reduces bool
 	// Forward lowers a forward (or recompute) op.
 	Forward func(ctx *Lowering, op *ir.Op) error
 	// Backward lowers a backward op (and optimize ops, and backward-only
