@@ -1,0 +1,347 @@
+package complete
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+)
+
+// Options tune a completion.
+type Options struct {
+	// Registry holds the impls completion picks from (nil: the default).
+	Registry *registry.Registry
+	// Lazy keeps a partial result partial even where the op's impl can
+	// reduce it itself (a row-parallel matmul's Out): whoever needs it
+	// whole pays, by a reshard. By default such an impl reduces it.
+	Lazy bool
+	// MaxVisits caps the fixpoint's op visits (0: a bound from the
+	// module's size, which a monotone fixpoint never reaches).
+	MaxVisits int
+}
+
+// engine is one completion of one module.
+type engine struct {
+	m    *ir.Module
+	g    *graph
+	s    state
+	reg  *registry.Registry
+	opts Options
+	rep  *Report
+	// impls lists the candidates of each op type, built on first use.
+	impls map[string][]implRef
+	byID  map[int64]int32
+}
+
+// Complete completes m's main program in place: every dense-tensor var
+// and every op gets a dist, every op an impl, and the report says what
+// was inferred, what conflicted and where reshards are needed. On error
+// m may be partly completed; the pass runs it on a module it may drop.
+func Complete(m *ir.Module, o Options) (*Report, error) {
+	if m == nil || m.Main == nil || len(m.Main.Blocks) == 0 {
+		return nil, errors.New("complete: no main program")
+	}
+	if len(m.Meshes) == 0 {
+		return nil, errors.New("complete: the module declares no mesh")
+	}
+	if m.Main.Rank >= 0 {
+		return nil, fmt.Errorf("complete: the main program is partitioned (rank %d)", m.Main.Rank)
+	}
+	e := &engine{m: m, g: buildGraph(m), reg: o.Registry, opts: o, rep: &Report{}}
+	if e.reg == nil {
+		e.reg = registry.DefaultRegistry()
+	}
+	e.rep.e = e
+	e.initState()
+	if err := e.meshes(); err != nil {
+		return nil, err
+	}
+	e.rules()
+	e.g.indexUsers()
+	if err := e.fixpoint(); err != nil {
+		return nil, fmt.Errorf("complete: %w", err)
+	}
+	if err := e.settle(); err != nil {
+		return nil, err
+	}
+	e.startup()
+	e.rep.finish()
+	return e.rep, nil
+}
+
+// startup gives each startup var without a dist its main twin's, as
+// the partitioner reads the startup program's dists from main.
+func (e *engine) startup() {
+	if e.m.Startup == nil {
+		return
+	}
+	g := e.m.Main.Global()
+	for _, b := range e.m.Startup.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, v := range b.Vars() {
+			if v.Dist == nil {
+				if t := g.Var(v.Name()); t != nil && t.Dist != nil {
+					v.Dist = t.Dist.Clone()
+				}
+			}
+		}
+	}
+}
+
+// rules finds each op's rule and the fixpoint's ops.
+func (e *engine) rules() {
+	g := e.g
+	e.byID = make(map[int64]int32, len(g.ops))
+	for i := range g.ops {
+		n := &g.ops[i]
+		e.byID[n.op.ID] = int32(i)
+		n.fixed = n.op.Dist != nil && n.op.Dist.ImplType != ""
+		if !n.fixed {
+			b := n.block
+			n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, func(name string) *ir.Var { return g.p.LookupVar(b, name) })
+		}
+		if n.op.Role.IsForward() {
+			g.fwd = append(g.fwd, int32(i))
+		}
+	}
+}
+
+// meshes gives every op and var a mesh (see the package doc).
+func (e *engine) meshes() error {
+	g, s := e.g, &e.s
+	for i, v := range g.vars {
+		if v.Dist == nil {
+			continue
+		}
+		pm := e.m.Mesh(v.Dist.Mesh)
+		if pm == nil {
+			return fmt.Errorf("complete: var %s: unknown mesh %s", v.Name(), v.Dist.Mesh)
+		}
+		s.mesh[i] = pm
+	}
+	for i := range g.ops {
+		n := &g.ops[i]
+		if d := n.op.Dist; d != nil {
+			if n.mesh = e.m.Mesh(d.Mesh); n.mesh == nil {
+				return fmt.Errorf("complete: %s: unknown mesh %s", n.op, d.Mesh)
+			}
+		}
+	}
+	if len(e.m.Meshes) == 1 {
+		pm := e.m.Meshes[0]
+		for i := range g.ops {
+			if g.ops[i].mesh == nil {
+				g.ops[i].mesh = pm
+			}
+		}
+		for i := range s.mesh {
+			if s.mesh[i] == nil {
+				s.mesh[i] = pm
+			}
+		}
+		return nil
+	}
+	// An op takes its args' mesh, else the nearest op's before it, else
+	// after it.
+	for i := range g.ops {
+		n := &g.ops[i]
+		if n.mesh != nil {
+			continue
+		}
+		for _, v := range n.args {
+			if v >= 0 && s.mesh[v] != nil && g.vars[v].Dist != nil {
+				n.mesh = s.mesh[v]
+				break
+			}
+		}
+		if n.mesh == nil && i > 0 {
+			n.mesh = g.ops[i-1].mesh
+		}
+	}
+	for i := len(g.ops) - 2; i >= 0; i-- {
+		if g.ops[i].mesh == nil {
+			g.ops[i].mesh = g.ops[i+1].mesh
+		}
+	}
+	// A var takes its producer's mesh, else its first consumer's.
+	for pass := 0; pass < 2; pass++ {
+		for i := range g.ops {
+			n := &g.ops[i]
+			for k, v := range n.args {
+				if v >= 0 && s.mesh[v] == nil && (k >= n.nIn) == (pass == 0) {
+					s.mesh[v] = n.mesh
+				}
+			}
+		}
+	}
+	for i := range s.mesh {
+		if s.mesh[i] == nil {
+			s.mesh[i] = e.m.Meshes[0] // used by no op
+		}
+	}
+	return nil
+}
+
+// settle gives every op its dist and every var its own, in settling
+// order, then writes them into the module.
+func (e *engine) settle() error {
+	var errs []error
+	for i := range e.g.ops {
+		n := &e.g.ops[i]
+		var err error
+		switch {
+		case n.fixed:
+			e.settleFixed(n)
+		case n.op.Role.IsBackward() && n.op.Fwd != 0:
+			err = e.settleGrad(n)
+		default:
+			err = e.settleRule(n)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for v := range e.g.vars {
+		e.writeVar(int32(v))
+	}
+	return nil
+}
+
+// settleFixed keeps a user-annotated op's dist; its unproduced args and
+// outputs without a dist take its mappings.
+func (e *engine) settleFixed(n *opNode) {
+	d := n.op.Dist
+	for k, v := range n.args {
+		if v < 0 || e.s.settled[v] {
+			continue
+		}
+		name := e.argName(n, k)
+		m, ok := d.OutputMapping(name)
+		if k < n.nIn {
+			m, ok = d.InputMapping(name)
+		}
+		if ok && len(m) == len(e.s.dims[v]) {
+			copy(e.s.dims[v], m)
+		}
+		e.s.settled[v] = true
+	}
+	e.rep.Ops.Kept++
+}
+
+// settledDims returns var v's settled mapping, or for an unsettled var
+// (unproduced, or read before its producer in a loop) its fixpoint one,
+// settling it.
+func (e *engine) settledDims(v int32) []int {
+	if !e.s.settled[v] {
+		e.s.settled[v] = true
+		e.writeVar(v)
+	}
+	return e.s.dims[v]
+}
+
+// setDims settles var v's mapping to m, given by op i: the dims it
+// changes come from the op's other args.
+func (e *engine) setDims(i, v int32, m []int) {
+	cur := e.s.dims[v]
+	for d, k := range m {
+		if d < len(cur) && cur[d] != k {
+			cur[d] = -1
+			if k >= 0 {
+				e.s.origin[v][d] = e.source(i, v, k)
+			} else {
+				e.s.origin[v][d] = step{op: -1, from: -1}
+			}
+			cur[d] = k
+		}
+	}
+}
+
+// settleRule settles a forward, loss-grad or optimizer op by its rule.
+func (e *engine) settleRule(n *opNode) error {
+	sizes := n.mesh.Shape
+	ins := make([][]int, n.nIn)
+	for k, v := range n.ins() {
+		if v >= 0 && e.s.mesh[v] == n.mesh {
+			ins[k] = e.settledDims(v)
+		}
+	}
+	outs := make([][]int, len(n.args)-n.nIn)
+	for k, v := range n.outs() {
+		if v >= 0 && e.s.mesh[v] == n.mesh {
+			outs[k] = e.s.dims[v]
+		}
+	}
+	var res opdef.Sharding
+	switch {
+	case n.rule == nil:
+		res = replicated(ins, outs)
+		e.barrier(n)
+	default:
+		f, ferr := n.rule.Forward(sizes, ins)
+		req := ins
+		if ferr == nil {
+			req = f.Inputs
+			if b, berr := n.rule.Backward(sizes, outs); berr == nil {
+				req = e.joinAll(n, f.Inputs, b.Inputs)
+			}
+		}
+		fin, err := n.rule.Forward(sizes, req)
+		if err != nil {
+			// What the inputs are cannot be met together (a Strict rule's
+			// mesh dim on two dims): the op reads them replicated.
+			e.rep.ruleError(n, err)
+			fin = replicated(ins, outs)
+		}
+		res = fin
+	}
+	return e.place(n, res)
+}
+
+// joinAll joins each input's forward and backward requirement, keeping
+// only mesh dims that divide the dim.
+func (e *engine) joinAll(n *opNode, f, b [][]int) [][]int {
+	out := make([][]int, len(f))
+	for k := range f {
+		var bk []int
+		if k < len(b) {
+			bk = b[k]
+		}
+		j := joinReq(f[k], bk)
+		if v := n.args[k]; v >= 0 && j != nil && !slices.Equal(j, f[k]) {
+			sh := e.g.vars[v].Type.Shape
+			j = slices.Clone(j)
+			for d, x := range j {
+				if x >= 0 && (f[k] == nil || f[k][d] != x) && (d >= len(sh) || !divides(sh[d], n.mesh.Shape[x])) {
+					j[d] = -1
+				}
+			}
+		}
+		out[k] = j
+	}
+	return out
+}
+
+// replicated is the barrier's sharding: every dense arg replicated.
+func replicated(ins, outs [][]int) opdef.Sharding {
+	rep := func(ms [][]int) [][]int {
+		out := make([][]int, len(ms))
+		for i, m := range ms {
+			if m != nil {
+				out[i] = make([]int, len(m))
+				for d := range out[i] {
+					out[i][d] = -1
+				}
+			}
+		}
+		return out
+	}
+	return opdef.Sharding{Inputs: rep(ins), Outputs: rep(outs), Partial: make([][]ir.Partial, len(outs))}
+}

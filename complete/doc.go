@@ -1,0 +1,42 @@
+// Package complete is sharding completion: from a few annotated tensors
+// (the data split on dp, these weights on mp) it infers the dist of
+// every var and op of a module's main program, and picks each op's
+// dist-op impl, as Paddle's Completer does, with the op table's sharding
+// rules (analysis/opdef).
+//
+// It works in four steps, each deterministic (program order, no map
+// order), and reports what it decided:
+//
+//  1. Meshes. An op without a mesh takes its args' mesh (the first
+//     annotated input's, else output's), else the nearest op's before it
+//     in program order, else after it; a var takes its producer's mesh,
+//     else its first consumer's. With one mesh, everything is on it.
+//  2. Fixpoint. Every forward op's rule runs both ways (Forward on its
+//     inputs' mappings, Backward on its outputs') over a lattice where a
+//     var's dim only goes from replicated-and-open to split along a mesh
+//     dim, and an annotated var is closed. A dim takes the first mesh dim
+//     proposed to it; a later, different one loses and is listed with
+//     both origins (a Conflict), as is a mesh dim that does not divide
+//     the dim (it stays replicated). Ops are visited in sweeps, forward
+//     then backward in program order, only those whose args changed;
+//     rules never cross meshes.
+//  3. Settling. In program order (a sub-block's ops before the op that
+//     owns it), each forward op takes what its rule requires of its
+//     inputs given their settled dists and its outputs' fixpoint
+//     mappings, and gives its outputs the rule's mappings and partials.
+//     What the op requires is its op dist; a var's dist is its
+//     producer's (an unproduced var's is what its consumers proposed).
+//     Where the two differ the module needs a reshard there, listed in
+//     the report (Reshard). The impl is the first that fits
+//     (registry.Registry.Fits), in the order Candidates gives.
+//  4. Backward and optimizer ops follow their forward ops: a grad op
+//     takes its forward op's mesh and impl, each forward var its forward
+//     op's mapping, X@GRAD its forward var's; grad ops without a forward
+//     op (sum, the loss grad) and optimizer ops run their rules on their
+//     settled inputs (an optimizer's state follows its Param).
+//
+// A var or op that already has a dist keeps it: completion is
+// incremental, so completing, appending the backward and completing
+// again gives the grads their dists. An op type without a rule is a
+// barrier: its args replicated, listed in the report.
+package complete

@@ -1,0 +1,263 @@
+package complete
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
+)
+
+// spmdType is the generic rule-based impl's type.
+const spmdType = "spmd"
+
+// implRef is one candidate impl of an op.
+type implRef struct {
+	typ  string
+	idx  int
+	impl *registry.Impl
+}
+
+func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx, r.impl.Name) }
+
+// Candidates returns, in the order completion tries them, the impls
+// that may lower an op of type opType: the impls of its own container
+// (registry.Registry.Register order, Paddle's impl index), then the
+// elementwise container's for an op the op table marks elementwise, then
+// default, then spmd (the generic rule-based impl). Completion takes the
+// first that fits the inferred mappings.
+func Candidates(reg *registry.Registry, opType string) []string {
+	var out []string
+	for _, r := range candidates(reg, opType) {
+		out = append(out, fmt.Sprintf("%s:%d", r.typ, r.idx))
+	}
+	return out
+}
+
+func candidates(reg *registry.Registry, opType string) []implRef {
+	var out []implRef
+	add := func(typ string) {
+		for i := 0; ; i++ {
+			impl, err := reg.Lookup(typ, i)
+			if err != nil {
+				return
+			}
+			out = append(out, implRef{typ, i, impl})
+		}
+	}
+	switch opType {
+	case registry.DefaultType, registry.ElementwiseType, spmdType:
+	default:
+		add(opType)
+	}
+	if d := opdef.Lookup(opType); d != nil && d.Traits&opdef.Elementwise != 0 {
+		add(registry.ElementwiseType)
+	}
+	add(registry.DefaultType)
+	add(spmdType)
+	return out
+}
+
+func (e *engine) candidates(opType string) []implRef {
+	if c, ok := e.impls[opType]; ok {
+		return c
+	}
+	if e.impls == nil {
+		e.impls = map[string][]implRef{}
+	}
+	c := candidates(e.reg, opType)
+	e.impls[opType] = c
+	return c
+}
+
+// place gives op n the dist res describes and its outputs their dists,
+// and picks its impl.
+func (e *engine) place(n *opNode, res opdef.Sharding) error {
+	d := &ir.OpDist{Mesh: n.mesh.Name}
+	for k, v := range n.ins() {
+		if v < 0 {
+			continue
+		}
+		m := pick(res.Inputs, k, e.s.dims[v])
+		d.Inputs = addArg(d.Inputs, e.argName(n, k), m)
+	}
+	type out struct {
+		v       int32
+		m       []int
+		partial []ir.Partial
+	}
+	var outs []out
+	for k, v := range n.outs() {
+		if v < 0 {
+			continue
+		}
+		m := pick(res.Outputs, k, e.s.dims[v])
+		var p []ir.Partial
+		if k < len(res.Partial) {
+			p = res.Partial[k]
+		}
+		d.Outputs = addArg(d.Outputs, e.argName(n, n.nIn+k), m)
+		outs = append(outs, out{v, m, p})
+	}
+	n.op.Dist = d
+	// The outputs this op gives their dist: not annotated, not settled
+	// before (an in-place or loop-carried var keeps its first).
+	mine := make([]bool, len(outs))
+	for j, o := range outs {
+		if !e.s.settled[o.v] {
+			mine[j] = true
+			e.s.settled[o.v] = true
+		}
+	}
+	give := func(whole bool) {
+		for j, o := range outs {
+			if !mine[j] {
+				continue
+			}
+			e.setDims(n.idx, o.v, o.m)
+			e.s.partial[o.v] = nil
+			if !whole {
+				e.s.partial[o.v] = o.partial
+			}
+			e.writeVar(o.v)
+		}
+	}
+	if !n.op.Role.IsForward() {
+		// Backward and optimize ops without a forward op are lowered by
+		// the default impl's backward, which no compatibility check
+		// guards: optimize ops update shards elementwise.
+		give(false)
+		d.ImplType, d.ImplIndex = registry.DefaultType, 0
+		e.rep.implName(registry.DefaultType + ":0")
+		e.noteReshards(n)
+		return nil
+	}
+	var why []string
+	for _, c := range e.candidates(n.op.Type) {
+		variants := []bool{false}
+		if c.impl.Reduces && !e.opts.Lazy && hasPartial(res.Partial) {
+			variants = []bool{true, false}
+		}
+		for _, whole := range variants {
+			give(whole)
+			d.ImplType, d.ImplIndex = c.typ, c.idx
+			err := e.reg.Fits(e.m, n.block, n.op, c.typ, c.idx)
+			if err == nil {
+				e.rep.impl(n, c)
+				e.noteReshards(n)
+				return nil
+			}
+			why = append(why, fmt.Sprintf("%s: %v", c, trimOp(err, n.op)))
+		}
+	}
+	give(false)
+	e.noteReshards(n)
+	return fmt.Errorf("complete: %s: no impl lowers the dists completion inferred, %s: %s",
+		n.op, spellDist(d, e, n), strings.Join(why, "; "))
+}
+
+// trimOp drops the op's own name from the front of an impl's message.
+func trimOp(err error, op *ir.Op) string {
+	return strings.TrimPrefix(err.Error(), op.String()+": ")
+}
+
+func hasPartial(ps [][]ir.Partial) bool {
+	for _, p := range ps {
+		if len(p) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pick returns ms[k], or def when the rule leaves arg k unconstrained.
+func pick(ms [][]int, k int, def []int) []int {
+	if k < len(ms) && ms[k] != nil {
+		return slices.Clone(ms[k])
+	}
+	return slices.Clone(def)
+}
+
+// addArg appends name's mapping unless the side has it (an op reading
+// one var twice has one mapping for it).
+func addArg(as []ir.ArgDist, name string, m []int) []ir.ArgDist {
+	for _, a := range as {
+		if a.Name == name {
+			return as
+		}
+	}
+	return append(as, ir.ArgDist{Name: name, DimsMapping: m})
+}
+
+// writeVar writes var v's dist into the module (an annotated var keeps
+// its own).
+func (e *engine) writeVar(v int32) {
+	if e.s.closed[v] {
+		return
+	}
+	e.g.vars[v].Dist = &ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: slices.Clone(e.s.dims[v]), Partial: e.s.partial[v]}
+}
+
+// noteReshards lists op n's args whose var's dist is not what the op
+// requires of it.
+func (e *engine) noteReshards(n *opNode) {
+	d := n.op.Dist
+	for k, v := range n.args {
+		if v < 0 {
+			continue
+		}
+		name := e.argName(n, k)
+		out := k >= n.nIn
+		m, _ := d.InputMapping(name)
+		if out {
+			m, _ = d.OutputMapping(name)
+		}
+		vd := e.g.vars[v].Dist
+		if vd == nil {
+			continue
+		}
+		same := vd.Mesh == d.Mesh && slices.Equal(vd.DimsMapping, m)
+		if !out && vd.IsPartial() {
+			same = false // the op reads it whole
+		}
+		if !same {
+			e.rep.reshard(n, name, out, vd, m)
+		}
+	}
+}
+
+func spellDist(d *ir.OpDist, e *engine, n *opNode) string {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i, a := range d.Inputs {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%s: %s", a.Name, ir.FormatInts(a.DimsMapping))
+	}
+	sb.WriteString(" ->")
+	for i, a := range d.Outputs {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, " %s: %s", a.Name, ir.FormatInts(a.DimsMapping))
+		if v := e.g.p.LookupVar(n.block, a.Name); v != nil && v.Dist != nil && v.Dist.IsPartial() {
+			sb.WriteString(" partial " + formatPartial(v.Dist.Partial))
+		}
+	}
+	sb.WriteString("]")
+	return sb.String()
+}
+
+func formatPartial(ps []ir.Partial) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprint(p.Dim)
+		if p.Reduce != ir.ReduceSum {
+			parts[i] += ":" + p.Reduce.String()
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
