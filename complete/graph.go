@@ -25,15 +25,15 @@ type graph struct {
 // opNode is one op: its block, its args (inputs then outputs in slot
 // order, -1 for an arg that is not a dense tensor), its mesh and rule.
 type opNode struct {
-	op    *ir.Op
-	idx   int32 // its index in graph.ops
-	block *ir.Block
-	args  []int32
-	nIn   int
-	mesh  *ir.ProcessMesh
-	rule  opdef.ShardingRule
+	op      *ir.Op
+	idx     int32 // its index in graph.ops
+	block   *ir.Block
+	args    []int32
+	nIn     int
+	mesh    *ir.ProcessMesh
+	rule    opdef.ShardingRule
 	ruleErr error
-	fixed bool // annotated by the user: its dist is kept
+	fixed   bool // annotated by the user: its dist is kept
 }
 
 func (n *opNode) ins() []int32  { return n.args[:n.nIn] }
