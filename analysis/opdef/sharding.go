@@ -55,6 +55,10 @@ type Einsum struct {
 	// strictBack makes Strict hold for Backward only (Paddle's matmul
 	// reverse merges Out with merge_conflicts = false).
 	strictBack bool
+	// whole marks the outputs the rule does not spell (all '1', such as
+	// an XShape): never sharded, and never partial, since the op does not
+	// compute them from the contracted letters.
+	whole []bool
 }
 
 // String spells the rule as einsum: "mk,kn->mn".
@@ -76,6 +80,9 @@ func (e *Einsum) Forward(_ []int, in [][]int) (Sharding, error) {
 	s := Sharding{Inputs: m.dims(e.In, in), Outputs: m.dims(e.Out, nil), Partial: make([][]ir.Partial, len(e.Out))}
 	if !e.NoPartial {
 		for j, out := range e.Out {
+			if j < len(e.whole) && e.whole[j] {
+				continue
+			}
 			for _, l := range m.letters {
 				if d := m.dim(l); d >= 0 && strings.IndexByte(out, l) < 0 {
 					s.Partial[j] = append(s.Partial[j], ir.Partial{Dim: d, Reduce: e.Reduce})

@@ -56,6 +56,7 @@ func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
 				l = ones(c.outs, k)
 			}
 			e.Out = append(e.Out, l)
+			e.whole = append(e.whole, !ok)
 			k++
 		}
 	}
@@ -269,7 +270,8 @@ func transposeRule(c *Infer) (ShardingRule, error) {
 		}
 		out[i] = x[p]
 	}
-	return c.einsum(map[string]string{"X": x}, map[string]string{"Out": string(out)})
+	// XShape is [0] + X's dims, split as X (Paddle's dist_transpose).
+	return c.einsum(map[string]string{"X": x}, map[string]string{"Out": string(out), "XShape": "1" + x})
 }
 
 // reduceRule: Paddle's ReductionInferSpmdBase: Out lacks the reduced
@@ -321,8 +323,11 @@ func outAxes(c *Infer, slot, axes string) string {
 
 // layerNormRule: Paddle's LayerNormInferSpmd: the dims before
 // begin_norm_axis keep their sharding; the normalised dims, Scale and
-// Bias are not sharded; Mean and Variance take the leading dims (or, in
-// programs before Paddle 3, their flattened product: not sharded).
+// Bias are not sharded; Mean and Variance take the leading dims. In
+// programs before Paddle 3 the statistics are the leading dims'
+// flattened product, of which a rank's block is contiguous only when
+// the first leading dim alone is split: the others are then replicated,
+// as a reshape's flatten keeps only its first dim's sharding.
 func layerNormRule(c *Infer) (ShardingRule, error) {
 	n := c.rank("X")
 	b := int(c.Int("begin_norm_axis"))
@@ -330,10 +335,22 @@ func layerNormRule(c *Infer) (ShardingRule, error) {
 		return nil, nil
 	}
 	lead := alphabet[:b]
+	flat := false
+	for _, s := range []string{"Mean", "Variance"} {
+		if t, ok := c.Out(s, 0); ok && len(t.Shape) == 1 && b > 1 {
+			flat = true
+		}
+	}
+	if flat {
+		lead = lead[:1] + strings.Repeat("1", b-1)
+	}
 	x := lead + strings.Repeat("1", n-b)
 	out := map[string]string{"Y": x}
 	for _, s := range []string{"Mean", "Variance"} {
-		if t, ok := c.Out(s, 0); ok && len(t.Shape) == b {
+		switch t, ok := c.Out(s, 0); {
+		case ok && flat && len(t.Shape) == 1:
+			out[s] = lead[:1]
+		case ok && len(t.Shape) == b:
 			out[s] = lead
 		}
 	}

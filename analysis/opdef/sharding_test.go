@@ -213,6 +213,7 @@ func TestElementwiseShardingRules(t *testing.T) {
 // the embedding, as Paddle's rules for them.
 func TestShapeShardingRules(t *testing.T) {
 	ln := "var x : f32[64, 32, 1024]\nvar s : f32[1024]\nvar b : f32[1024]\nvar y : f32[64, 32, 1024]\nvar mu : f32[64, 32]\nvar va : f32[64, 32]"
+	lnFlat := "var x : f32[64, 32, 1024]\nvar s : f32[1024]\nvar b : f32[1024]\nvar y : f32[64, 32, 1024]\nvar mu : f32[2048]\nvar va : f32[2048]"
 	runShardCases(t, []shardCase{
 		{name: "softmax", vars: "var x : f32[8, 16, 64]\nvar o : f32[8, 16, 64]", op: "op 1 softmax(X: x) -> (Out: o) {axis = -1}", forward: true,
 			given: []string{"[0, -1, 1]"}, wantIn: []string{"[0, -1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{""}},
@@ -239,6 +240,22 @@ func TestShapeShardingRules(t *testing.T) {
 		{name: "layer_norm test2", vars: ln, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}", forward: true,
 			given: []string{"[1, 0, -1]", "[0]", "[0]"}, wantIn: []string{"[1, 0, -1]", "[-1]", "[-1]"},
 			wantOut: []string{"[1, 0, -1]", "[1, 0]", "[1, 0]"}, partial: []string{"", "", ""}},
+		// Statistics flattened to [B*S] (programs before Paddle 3): a rank's
+		// block of them is contiguous only when B alone is split.
+		{name: "layer_norm flattened statistics", vars: lnFlat, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}", forward: true,
+			given: []string{"[0, -1, -1]", "[-1]", "[-1]"}, wantIn: []string{"[0, -1, -1]", "[-1]", "[-1]"},
+			wantOut: []string{"[0, -1, -1]", "[0]", "[0]"}, partial: []string{"", "", ""}},
+		{name: "layer_norm flattened statistics, sequence split", vars: lnFlat, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}", forward: true,
+			given: []string{"[0, 1, -1]", "[-1]", "[-1]"}, wantIn: []string{"[0, -1, -1]", "[-1]", "[-1]"},
+			wantOut: []string{"[0, -1, -1]", "[0]", "[0]"}, partial: []string{"", "", ""}},
+		{name: "layer_norm flattened statistics reverse", vars: lnFlat, op: "op 1 layer_norm(X: x, Scale: s, Bias: b) -> (Y: y, Mean: mu, Variance: va) {begin_norm_axis = 2}",
+			given: []string{"[-1, -1, -1]", "[1]", "[-1]"}, wantIn: []string{"[1, -1, -1]", "[-1]", "[-1]"}, wantOut: []string{"[1, -1, -1]", "[1]", "[1]"}},
+		// XShape is [0] + X's dims, split as X; an output the rule does not
+		// spell is never partial.
+		{name: "transpose xshape", vars: "var x : f32[8, 16]\nvar o : f32[16, 8]\nvar xs : f32[0, 8, 16]", op: "op 1 transpose2(X: x) -> (Out: o, XShape: xs) {axis = [1, 0]}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[1, 0]", "[-1, 0, 1]"}, partial: []string{"", ""}},
+		{name: "unspelled outputs are not partial", vars: "var x : f32[8, 16]\nvar o : f32[8]\nvar k : f32[8, 16]", op: "op 1 reduce_sum(X: x) -> (Out: o, Extra: k) {dim = [1]}", forward: true,
+			given: []string{"[0, 1]"}, wantIn: []string{"[0, 1]"}, wantOut: []string{"[0]", "[-1, -1]"}, partial: []string{"1", ""}},
 		{name: "embedding vocab parallel", vars: "var w : f32[1000, 64]\nvar ids : i64[8, 16]\nvar o : f32[8, 16, 64]",
 			op: "op 1 lookup_table_v2(W: w, Ids: ids) -> (Out: o)", forward: true,
 			given: []string{"[1, -1]", "[0, -1]"}, wantIn: []string{"[1, -1]", "[0, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{"1"}},
