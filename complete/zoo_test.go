@@ -1,0 +1,203 @@
+package complete_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/complete"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/models"
+	"github.com/google/go-cmp/cmp"
+)
+
+// zooCase is one model × strategy of `distpass example`.
+type zooCase struct {
+	name  string
+	build func() (*ir.Module, error)
+}
+
+func zoo() []zooCase {
+	mesh1 := func(dim string) *ir.ProcessMesh { return models.Mesh([]int{2}, []string{dim}) }
+	mesh2 := func(a, b string) *ir.ProcessMesh { return models.Mesh([]int{2, 2}, []string{a, b}) }
+	mlp := func(s string, pm *ir.ProcessMesh) func() (*ir.Module, error) {
+		return func() (*ir.Module, error) {
+			return models.MLPTraining(models.MLPConfig{Layers: 2, Hidden: 8, Batch: 4, DType: ir.F64}, s, pm, "sgd")
+		}
+	}
+	gpt := func(s string, pm *ir.ProcessMesh) func() (*ir.Module, error) {
+		return func() (*ir.Module, error) {
+			cfg := models.TinyGPT()
+			cfg.Hidden, cfg.Vocab, cfg.Seq, cfg.DType = 16, 32, 4, ir.F64
+			return models.GPTTraining(cfg, s, pm, "sgd")
+		}
+	}
+	moe := func(s string, pm *ir.ProcessMesh) func() (*ir.Module, error) {
+		return func() (*ir.Module, error) {
+			return models.MoETraining(models.MoEConfig{Tokens: 8, Model: 4, Hidden: 8, Experts: 4, TopK: 2, DType: ir.F64}, s, pm, "sgd")
+		}
+	}
+	return []zooCase{
+		{"mlp dp", mlp("dp", mesh1("dp"))},
+		{"mlp mp", mlp("mp", mesh1("mp"))},
+		{"mlp dp,mp", mlp("dp,mp", mesh2("dp", "mp"))},
+		{"gpt dp", gpt("dp", mesh1("dp"))},
+		{"gpt mp (vocab-parallel embedding)", gpt("mp", mesh1("mp"))},
+		{"gpt dp,mp", gpt("dp,mp", mesh2("dp", "mp"))},
+		{"moe ep", moe("ep", mesh1("ep"))},
+		{"moe dp,ep", moe("dp,ep", mesh2("dp", "ep"))},
+	}
+}
+
+// TestZoo re-derives each hand-written strategy from its data and
+// parameter annotations alone, compares what completion inferred with
+// the hand-written dists, var by var and op by op, and checks the
+// completed module. The differences are testdata/zoo.txt (rewritten with
+// DISTPASS_UPDATE=1; review its diff): a new difference is a failure.
+func TestZoo(t *testing.T) {
+	var sb strings.Builder
+	for _, c := range zoo() {
+		want, err := c.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := want.Clone()
+		strip(m, nil)
+		rep, err := complete.Complete(m, complete.Options{})
+		if err != nil {
+			fmt.Fprintf(&sb, "## %s\n\ncomplete: %v\n\n", c.name, err)
+			continue
+		}
+		diffs := compareDists(want, m)
+		fmt.Fprintf(&sb, "## %s\n\n%s\n", c.name, rep.Summary())
+		if len(diffs) == 0 {
+			sb.WriteString("equal: every var's and op's dist and impl\n")
+		}
+		for _, d := range diffs {
+			sb.WriteString("- " + d + "\n")
+		}
+		status := "check: passes"
+		if err := annotationsErr(m); err != nil {
+			status = "check-annotations: " + err.Error()
+		} else if cr, err := check.Run(context.Background(), m, check.Options{}); err != nil {
+			status = "check: " + err.Error()
+		} else if err := cr.Err(); err != nil {
+			status = "check: " + err.Error()
+		}
+		if status != "check: passes" {
+			t.Errorf("%s: %s", c.name, status)
+		}
+		sb.WriteString(status + "\n\n")
+	}
+	golden(t, "zoo.txt", sb.String())
+}
+
+func annotationsErr(m *ir.Module) error {
+	ar, err := analysis.Get[*analysis.AnnotationReport](analysis.NewCache(m), analysis.Annotations)
+	if err != nil {
+		return err
+	}
+	return ar.Err()
+}
+
+// compareDists lists where got's dists differ from want's.
+func compareDists(want, got *ir.Module) []string {
+	var out []string
+	for bi, wb := range want.Main.Blocks {
+		gb := got.Main.Blocks[bi]
+		for _, wv := range wb.Vars() {
+			gv := gb.Var(wv.Name())
+			if gv == nil || !wv.Type.IsTensor() {
+				continue
+			}
+			if w, g := spellTensor(wv.Dist), spellTensor(gv.Dist); w != g {
+				out = append(out, fmt.Sprintf("var %s: hand-written %s, completed %s", wv.Name(), w, g))
+			}
+		}
+		for i, wop := range wb.Ops {
+			gop := gb.Ops[i]
+			w, g := wop.Dist, gop.Dist
+			if w == nil || g == nil {
+				if (w == nil) != (g == nil) {
+					out = append(out, fmt.Sprintf("%s: hand-written dist %v, completed %v", wop, w != nil, g != nil))
+				}
+				continue
+			}
+			if w.ImplType != g.ImplType || w.ImplIndex != g.ImplIndex {
+				out = append(out, fmt.Sprintf("%s: hand-written impl %s:%d, completed %s:%d", wop, w.ImplType, w.ImplIndex, g.ImplType, g.ImplIndex))
+			}
+			if d := cmp.Diff(argMap(w.Inputs), argMap(g.Inputs)); d != "" {
+				out = append(out, fmt.Sprintf("%s: input mappings differ (-hand-written +completed): %s", wop, oneLine(d)))
+			}
+			if d := cmp.Diff(argMap(w.Outputs), argMap(g.Outputs)); d != "" {
+				out = append(out, fmt.Sprintf("%s: output mappings differ (-hand-written +completed): %s", wop, oneLine(d)))
+			}
+		}
+	}
+	return out
+}
+
+func argMap(as []ir.ArgDist) map[string]string {
+	m := map[string]string{}
+	for _, a := range as {
+		m[a.Name] = ir.FormatInts(a.DimsMapping)
+	}
+	return m
+}
+
+func oneLine(d string) string {
+	var parts []string
+	for _, l := range strings.Split(d, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+") {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func spellTensor(d *ir.TensorDist) string {
+	if d == nil {
+		return "none"
+	}
+	s := "@" + d.Mesh + ir.FormatInts(d.DimsMapping)
+	if len(d.Partial) > 0 {
+		var ps []string
+		for _, p := range d.Partial {
+			ps = append(ps, fmt.Sprintf("%d:%s", p.Dim, p.Reduce))
+		}
+		s += " partial [" + strings.Join(ps, ", ") + "]"
+	}
+	return s
+}
+
+// golden compares got with testdata/name, or rewrites it when
+// DISTPASS_UPDATE is set.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv("DISTPASS_UPDATE") != "" {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (DISTPASS_UPDATE=1 writes it)", err)
+	}
+	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); d != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, d)
+	}
+}
+
+var _ = slices.Equal[[]int]
