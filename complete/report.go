@@ -3,6 +3,7 @@ package complete
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -167,6 +168,22 @@ func (r *Report) reshard(n *opNode, name string, out bool, have *ir.TensorDist, 
 
 func (r *Report) finish() {
 	e := r.e
+	// Empty lists, not nil: the JSON has [] for none.
+	for _, l := range []*[]Barrier{&r.Barriers, &r.RuleErrors} {
+		if *l == nil {
+			*l = []Barrier{}
+		}
+	}
+	if r.Conflicts == nil {
+		r.Conflicts = []Conflict{}
+	}
+	if r.Uneven == nil {
+		r.Uneven = []Uneven{}
+	}
+	if r.Reshards == nil {
+		r.Reshards = []Reshard{}
+	}
+	r.Impls = []ImplCount{}
 	for v := range e.g.vars {
 		if e.s.closed[v] {
 			r.Vars.Annotated++
@@ -198,4 +215,77 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&sb, ", %d rule errors, %d reshards needed", len(r.RuleErrors), len(r.Reshards))
 	return sb.String()
+}
+
+// VarOrigins is where each dim of a var got its sharding.
+type VarOrigins struct {
+	Var  string      `json:"var"`
+	Dims []DimOrigin `json:"dims"`
+}
+
+// Origins lists, for every dense var with a split dim, in block order,
+// where each dim's sharding came from.
+func (r *Report) Origins() []VarOrigins {
+	e := r.e
+	var out []VarOrigins
+	for v, x := range e.g.vars {
+		if !slices.ContainsFunc(e.s.dims[v], func(k int) bool { return k >= 0 }) {
+			continue
+		}
+		vo := VarOrigins{Var: x.Name(), Dims: make([]DimOrigin, len(e.s.dims[v]))}
+		for d, k := range e.s.dims[v] {
+			vo.Dims[d] = DimOrigin{Dim: d, MeshDim: k}
+			if k >= 0 {
+				vo.Dims[d].Annotation, vo.Dims[d].Hops = e.chain(int32(v), d)
+			}
+		}
+		out = append(out, vo)
+	}
+	return out
+}
+
+// WriteText writes the summary and every conflict, uneven split,
+// barrier, rule error and needed reshard, a line each.
+func (r *Report) WriteText(w io.Writer) error {
+	var sb strings.Builder
+	sb.WriteString(r.Summary() + "\n")
+	if len(r.Impls) > 0 {
+		sb.WriteString("impls:")
+		for _, c := range r.Impls {
+			fmt.Fprintf(&sb, " %s %d", c.Impl, c.Count)
+		}
+		sb.WriteString("\n")
+	}
+	for _, c := range r.Conflicts {
+		if c.Kept >= 0 {
+			fmt.Fprintf(&sb, "conflict: op %d %s: %s dim %d stays split along mesh dim %d (from %s); mesh dim %d (from %s) lost\n",
+				c.Op, c.OpType, c.Var, c.Dim, c.Kept, c.KeptFrom, c.Lost, c.LostFrom)
+		} else {
+			fmt.Fprintf(&sb, "conflict: op %d %s: %s dim %d stays replicated: mesh dim %d (from %s) splits another dim of it (from %s)\n",
+				c.Op, c.OpType, c.Var, c.Dim, c.Lost, c.LostFrom, c.KeptFrom)
+		}
+	}
+	for _, u := range r.Uneven {
+		fmt.Fprintf(&sb, "uneven: op %d %s: %s dim %d (size %d) stays replicated: mesh dim %d has %d ranks\n",
+			u.Op, u.OpType, u.Var, u.Dim, u.Size, u.MeshDim, u.Ways)
+	}
+	for _, b := range r.Barriers {
+		fmt.Fprintf(&sb, "barrier: op %d %s: %s: its args replicated\n", b.Op, b.OpType, b.Why)
+	}
+	for _, b := range r.RuleErrors {
+		fmt.Fprintf(&sb, "rule error: op %d %s: %s: it reads its inputs replicated\n", b.Op, b.OpType, b.Why)
+	}
+	for _, x := range r.Reshards {
+		have := ir.FormatInts(x.Have)
+		if len(x.Partial) > 0 {
+			have += " partial " + formatPartial(x.Partial)
+		}
+		if x.Output {
+			fmt.Fprintf(&sb, "reshard: op %d %s gives %s as %s, which is %s\n", x.Op, x.OpType, x.Var, ir.FormatInts(x.Want), have)
+		} else {
+			fmt.Fprintf(&sb, "reshard: op %d %s reads %s as %s, which is %s\n", x.Op, x.OpType, x.Var, ir.FormatInts(x.Want), have)
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
 }

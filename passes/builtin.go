@@ -9,6 +9,7 @@ import (
 // DefaultRegistry returns the built-in passes and their order rules. It is
 // the one list of what distpass ships; nothing registers itself.
 func DefaultRegistry() *Registry {
+	reg := registry.DefaultRegistry()
 	ps := []*Pass{
 		VerifyPass(),
 		DCEPass(),
@@ -18,8 +19,9 @@ func DefaultRegistry() *Registry {
 		AppendBackwardPass(),
 		AppendOptimizerPass(),
 		AnnotateDataParallelPass(),
+		CompletePass(reg),
 	}
-	ps = append(ps, PartitionPasses(registry.DefaultRegistry())...)
+	ps = append(ps, PartitionPasses(reg)...)
 	order := []OrderRule{
 		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
 		{"append-backward", "append-optimizer", "the optimizer updates parameters with the grads append-backward makes"},
@@ -31,6 +33,9 @@ func DefaultRegistry() *Registry {
 		{"annotate-data-parallel", "append-optimizer", "append-optimizer annotates its ops and state from the params' dists"},
 		{"annotate-data-parallel", "check-annotations", "there is nothing to check before the annotations exist"},
 		{"annotate-data-parallel", "partition", "partitioning needs the annotations"},
+		{"complete", "check-annotations", "there is nothing complete to check before completion"},
+		{"complete", "partition-vars", "partitioning needs every dist, which completion infers"},
+		{"complete", "partition", "partitioning needs every dist, which completion infers"},
 	}
 	r, err := NewRegistry(ps, append(order, partitionOrder()...))
 	if err != nil {

@@ -29,6 +29,7 @@ type Execution struct {
 	Skipped bool
 
 	counters []Counter
+	notes    []note
 	// hashBefore is the module's structural hash before a PreservesAll
 	// pass ran, when hashed is set (by VerifyEach).
 	hashBefore uint64
@@ -39,6 +40,21 @@ type Execution struct {
 type Counter struct {
 	Name  string
 	Value int
+}
+
+type note struct {
+	key   string
+	value any
+}
+
+// Note returns what the pass noted under key (Context.Note), or nil.
+func (e *Execution) Note(key string) any {
+	for _, n := range e.notes {
+		if n.key == key {
+			return n.value
+		}
+	}
+	return nil
 }
 
 // Counters returns what the pass counted, sorted by name.

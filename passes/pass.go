@@ -223,6 +223,19 @@ func (c *Context) Count(name string, delta int) {
 	c.Exec.count(name, delta)
 }
 
+// Note keeps value under key for the instruments that ask this
+// execution (Execution.Note) after the pass ran: completion's report, for
+// the explorer's provenance. A second note of a key replaces the first.
+func (c *Context) Note(key string, value any) {
+	for i := range c.Exec.notes {
+		if c.Exec.notes[i].key == key {
+			c.Exec.notes[i].value = value
+			return
+		}
+	}
+	c.Exec.notes = append(c.Exec.notes, note{key, value})
+}
+
 // RunPipeline runs pl on m as nested steps of this execution, as a named
 // pipeline (partition) runs its steps: instruments see each.
 func (c *Context) RunPipeline(pl *Pipeline, m *ir.Module) error {

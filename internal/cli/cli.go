@@ -102,6 +102,7 @@ func commands() []command {
 		{"run", "-pipeline P [flags] [FILE|-]", "run a pass pipeline over a module, with instruments", runRun},
 		{"dot", "[-block N] [-program NAME] [FILE|-]", "draw a program as Graphviz DOT", runDot},
 		{"html", "-pipeline P [-o FILE] [FILE|-]", "run a pipeline and write an HTML page of the IR after every pass", runHTML},
+		{"complete", completeArgs, "infer every dist and impl from a few annotations (sharding completion)", runComplete},
 		{"partition", "-rank R | -all [-o DIR] [FILE|-]", "produce the SPMD program of one rank, or of every rank", runPartition},
 		{"check", "[-steps N] [-tol T] [FILE|-]", "run serial and partitioned training steps and compare them", runCheck},
 		{"explain", explainArgs, "list each rank's collectives: why each is there and the bytes it moves", runExplain},
