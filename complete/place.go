@@ -24,10 +24,13 @@ func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx
 
 // Candidates returns, in the order completion tries them, the impls
 // that may lower an op of type opType: the impls of its own container
-// (registry.Registry.Register order, Paddle's impl index), then the
-// elementwise container's for an op the op table marks elementwise, then
-// default, then spmd (the generic rule-based impl). Completion takes the
-// first that fits the inferred mappings.
+// (registry.Registry.Register order, Paddle's impl index), then default,
+// then the elementwise container's for an op the op table marks
+// elementwise, then spmd (the generic rule-based impl). Completion takes
+// the first that fits the inferred mappings. Paddle tries elementwise
+// before default; default and elementwise lower alike, and default
+// first gives annotate-data-parallel's impls to a data-parallel module
+// (default fits only batch-split args), elementwise the rest.
 func Candidates(reg *registry.Registry, opType string) []string {
 	var out []string
 	for _, r := range candidates(reg, opType) {
@@ -52,10 +55,10 @@ func candidates(reg *registry.Registry, opType string) []implRef {
 	default:
 		add(opType)
 	}
+	add(registry.DefaultType)
 	if d := opdef.Lookup(opType); d != nil && d.Traits&opdef.Elementwise != 0 {
 		add(registry.ElementwiseType)
 	}
-	add(registry.DefaultType)
 	add(spmdType)
 	return out
 }

@@ -1,10 +1,12 @@
 package complete_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
+	"github.com/distpass/distpass/passes"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -83,6 +86,7 @@ func TestZoo(t *testing.T) {
 		for _, d := range diffs {
 			sb.WriteString("- " + d + "\n")
 		}
+		sb.WriteString(samePartitions(want, m) + "\n")
 		status := "check: passes"
 		if err := annotationsErr(m); err != nil {
 			status = "check-annotations: " + err.Error()
@@ -97,6 +101,35 @@ func TestZoo(t *testing.T) {
 		sb.WriteString(status + "\n\n")
 	}
 	golden(t, "zoo.txt", sb.String())
+}
+
+// implName matches an impl's name in printed IR: in op dists and in the
+// origin attrs of the ops an impl emitted.
+var implName = regexp.MustCompile(`(impl |origin = ")[a-z0-9_]+:[0-9]+`)
+
+// samePartitions compares every rank's program of the two modules, up
+// to the impls' names (two impls that lower alike are equal here).
+func samePartitions(want, got *ir.Module) string {
+	wp, err := passes.PartitionAll(context.Background(), want, nil)
+	if err != nil {
+		return "hand-written partition: " + err.Error()
+	}
+	gp, err := passes.PartitionAll(context.Background(), got, nil)
+	if err != nil {
+		return "partition: " + err.Error()
+	}
+	var differ []string
+	for r := range wp {
+		w := implName.ReplaceAll(ir.Print(wp[r]), []byte("${1}_"))
+		g := implName.ReplaceAll(ir.Print(gp[r]), []byte("${1}_"))
+		if !bytes.Equal(w, g) {
+			differ = append(differ, fmt.Sprint(wp[r].Main.Rank))
+		}
+	}
+	if len(differ) > 0 {
+		return "per-rank programs: differ from the hand-written strategy's on ranks " + strings.Join(differ, ", ")
+	}
+	return fmt.Sprintf("per-rank programs: the hand-written strategy's on all %d ranks, up to impl names", len(wp))
 }
 
 func annotationsErr(m *ir.Module) error {
