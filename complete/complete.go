@@ -34,6 +34,7 @@ type engine struct {
 	// impls lists the candidates of each op type, built on first use.
 	impls map[string][]implRef
 	byID  map[int64]int32
+	fit   *registry.Fitter
 }
 
 // Complete completes m's main program in place: every dense-tensor var
@@ -55,6 +56,7 @@ func Complete(m *ir.Module, o Options) (*Report, error) {
 		e.reg = registry.DefaultRegistry()
 	}
 	e.rep.e = e
+	e.fit = e.reg.Fitter(m)
 	e.initState()
 	if err := e.meshes(); err != nil {
 		return nil, err
@@ -268,8 +270,12 @@ func (e *engine) setDims(i, v int32, m []int) {
 func (e *engine) settleRule(n *opNode) error {
 	sizes := n.mesh.Shape
 	ins := make([][]int, n.nIn)
+	var fresh []int // inputs first settled here: they take what the op requires
 	for k, v := range n.ins() {
 		if v >= 0 && e.s.mesh[v] == n.mesh {
+			if !e.s.settled[v] {
+				fresh = append(fresh, k)
+			}
 			ins[k] = e.settledDims(v)
 		}
 	}
@@ -302,7 +308,35 @@ func (e *engine) settleRule(n *opNode) error {
 		}
 		res = fin
 	}
+	for _, k := range fresh {
+		v := n.args[k]
+		if k < len(res.Inputs) && res.Inputs[k] != nil && !e.s.closed[v] {
+			e.adopt(n, v, res.Inputs[k])
+		}
+	}
 	return e.place(n, res)
+}
+
+// adopt gives var v, unproduced and read first by op n, what n
+// requires of it where its fixpoint mapping leaves a dim replicated (an
+// optimizer's state, which the fixpoint does not reach, follows its
+// Param so).
+func (e *engine) adopt(n *opNode, v int32, req []int) {
+	cur := e.s.dims[v]
+	if len(req) != len(cur) {
+		return
+	}
+	m := slices.Clone(cur)
+	sh := e.g.vars[v].Type.Shape
+	for d, k := range req {
+		if k >= 0 && m[d] < 0 && !slices.Contains(m, k) && divides(sh[d], n.mesh.Shape[k]) {
+			m[d] = k
+		}
+	}
+	if !slices.Equal(m, cur) {
+		e.setDims(n.idx, v, m)
+		e.writeVar(v)
+	}
 }
 
 // joinAll joins each input's forward and backward requirement, keeping

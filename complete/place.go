@@ -146,7 +146,7 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		for _, whole := range variants {
 			give(whole)
 			d.ImplType, d.ImplIndex = c.typ, c.idx
-			err := e.reg.Fits(e.m, n.block, n.op, c.typ, c.idx)
+			err := e.fit.Fits(n.block, n.op, c.typ, c.idx)
 			if err == nil {
 				e.rep.impl(n, c)
 				e.noteReshards(n)

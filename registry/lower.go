@@ -188,16 +188,29 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	return impl.Backward(ctx, op)
 }
 
-// Fits returns why impl (implType, index) cannot lower op, a forward op
-// of block b of m's main program, as its dist stands, or nil: the impl's
-// Compatible, asked before any rank is lowered (completion picks impls
-// so). It is an error too when the impl does not exist or does not lower
-// ops of op's type.
-func (r *Registry) Fits(m *ir.Module, b *ir.Block, op *ir.Op, implType string, index int) error {
+// Fitter asks impls' Compatible of the forward ops of one module before
+// any rank is lowered, as completion picks impls; its state is reused
+// from op to op.
+type Fitter struct {
+	r   *Registry
+	m   *ir.Module
+	ctx Lowering
+}
+
+// Fitter returns a Fitter for m's main program.
+func (r *Registry) Fitter(m *ir.Module) *Fitter {
 	if r == nil {
 		r = DefaultRegistry()
 	}
-	impl, err := r.Lookup(implType, index)
+	// No op list: Compatible emits nothing.
+	return &Fitter{r: r, m: m, ctx: Lowering{rank: -1, module: m, st: newState()}}
+}
+
+// Fits returns why impl (implType, index) cannot lower op, a forward op
+// of block b, as its dist stands, or nil. It is an error too when the
+// impl does not exist or does not lower ops of op's type.
+func (f *Fitter) Fits(b *ir.Block, op *ir.Op, implType string, index int) error {
+	impl, err := f.r.Lookup(implType, index)
 	if err != nil {
 		return err
 	}
@@ -207,14 +220,14 @@ func (r *Registry) Fits(m *ir.Module, b *ir.Block, op *ir.Op, implType string, i
 	if op.Dist == nil {
 		return fmt.Errorf("no dist annotation")
 	}
-	mesh := m.Mesh(op.Dist.Mesh)
+	mesh := f.m.Mesh(op.Dist.Mesh)
 	if mesh == nil {
 		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
 	}
 	if impl.Compatible == nil {
 		return nil
 	}
-	ctx := newLowering(m, -1, b, newState())
-	ctx.begin(op, mesh, implType, index)
-	return impl.Compatible(ctx, op)
+	f.ctx.block = b
+	f.ctx.begin(op, mesh, implType, index)
+	return impl.Compatible(&f.ctx, op)
 }
