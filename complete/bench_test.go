@@ -70,4 +70,3 @@ func BenchmarkComplete(b *testing.B) {
 		m = nil
 	}
 }
-
