@@ -15,66 +15,75 @@ func controlDefs() []*Def {
 		// nothing is inferred (nor in Paddle).
 		{
 			Type: "while", Doc: "runs sub_block while Condition, which the block updates, holds",
-			Inputs:  slots(optMany("X"), noGrad("Condition")),
-			Outputs: slots(optMany("Out"), "StepScopes"),
-			Attrs:   []Attr{block, boolAttr("is_test", false), skip},
-			Traits:  ControlFlow,
+			Inputs:   slots(optMany("X"), noGrad("Condition")),
+			Outputs:  slots(optMany("Out"), "StepScopes"),
+			Attrs:    []Attr{block, boolAttr("is_test", false), skip},
+			Traits:   ControlFlow,
+			Sharding: freeRule, ShardingDoc: controlDoc,
 		},
 		{
 			Type: "conditional_block", Doc: "runs sub_block when Cond holds (is_scalar_condition) or is not empty",
-			Inputs:  slots(Slot{Name: "Cond", Variadic: true, NoGrad: true}, optMany("Input")),
-			Outputs: slots(optMany("Out"), "Scope"),
-			Attrs:   []Attr{block, boolAttr("is_scalar_condition", false), skip},
-			Traits:  ControlFlow,
+			Inputs:   slots(Slot{Name: "Cond", Variadic: true, NoGrad: true}, optMany("Input")),
+			Outputs:  slots(optMany("Out"), "Scope"),
+			Attrs:    []Attr{block, boolAttr("is_scalar_condition", false), skip},
+			Traits:   ControlFlow,
+			Sharding: freeRule, ShardingDoc: controlDoc,
 		},
 		// feed and fetch move values between the program and its caller:
 		// what is fed is the caller's, so feed infers nothing.
 		{
 			Type: "feed", Doc: "column col of the feed list, into Out",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("col", 0)},
+			Attrs:    []Attr{intAttr("col", 0)},
+			Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		{
 			Type: "fetch", Doc: "X, into column col of the fetch list",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("col", 0)},
+			Attrs:    []Attr{intAttr("col", 0)},
+			Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		{
 			Type: "fetch_v2", Doc: "X, into column col of the fetch list (copied with deepcopy)",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("col", 0), boolAttr("deepcopy", true)},
+			Attrs:    []Attr{intAttr("col", 0), boolAttr("deepcopy", true)},
+			Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		// PIR's operands and results are positional: the importer names
 		// them in0, in1, ... and out0, out1, ....
 		{
 			Type: "pd_op.data", Doc: "the program input called name",
-			Outputs: in("out0"),
-			Attrs:   []Attr{stringAttr("name", ""), intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
-			Shape:   "out0 = shape, dtype",
-			Infer:   inferPIRFull,
+			Outputs:  in("out0"),
+			Attrs:    []Attr{stringAttr("name", ""), intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
+			Shape:    "out0 = shape, dtype",
+			Infer:    inferPIRFull,
+			Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		// full's value is a float, or in newer files a scalar, which the
 		// importer keeps as its JSON: its kind is not checked.
 		{
 			Type: "pd_op.full", Doc: "a tensor of shape filled with value",
-			Outputs: in("out0"),
-			Attrs:   []Attr{intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
-			Shape:   "out0 = shape, dtype",
-			Infer:   inferPIRFull,
+			Outputs:  in("out0"),
+			Attrs:    []Attr{intsAttr("shape", []int64{}...), stringAttr("dtype", "float32"), stringsAttr("place")},
+			Shape:    "out0 = shape, dtype",
+			Infer:    inferPIRFull,
+			Sharding: fillRule("out0"), ShardingDoc: fillDoc,
 		},
 		{
 			Type: "pd_op.scale", Doc: "in0 times the scale in1, plus bias (before or after scaling)",
 			Inputs: slots("in0", opt("in1")), Outputs: in("out0"),
-			Attrs:  []Attr{floatAttr("bias", 0), boolAttr("bias_after_scale", true)},
-			Traits: Elementwise,
-			Shape:  "out0 = in0",
-			Infer:  sameAs("in0", "out0"),
+			Attrs:    []Attr{floatAttr("bias", 0), boolAttr("bias_after_scale", true)},
+			Traits:   Elementwise,
+			Shape:    "out0 = in0",
+			Infer:    sameAs("in0", "out0"),
+			Sharding: unaryOf("in0"), ShardingDoc: unaryDoc,
 		},
 		{
 			Type: "pd_op.equal", Doc: "in0 == in1, elementwise",
 			Inputs: in("in0", "in1"), Outputs: in("out0"),
-			Traits: Elementwise,
-			Shape:  "out0 = broadcast(in0, in1), bool",
+			Traits:   Elementwise,
+			Shape:    "out0 = broadcast(in0, in1), bool",
+			Sharding: numpyRule("in0", "in1", "out0"), ShardingDoc: numpyDoc,
 			Infer: func(c *Infer) error {
 				x, okx := c.In("in0")
 				y, oky := c.In("in1")
@@ -92,16 +101,18 @@ func controlDefs() []*Def {
 		{
 			Type: "pd_op.thresholded_relu", Doc: "in0 where it is above threshold, value elsewhere",
 			Inputs: in("in0"), Outputs: in("out0"),
-			Attrs:  []Attr{floatAttr("threshold", 1), floatAttr("value", 0)},
-			Traits: Elementwise,
-			Shape:  "out0 = in0",
-			Infer:  sameAs("in0", "out0"),
+			Attrs:    []Attr{floatAttr("threshold", 1), floatAttr("value", 0)},
+			Traits:   Elementwise,
+			Shape:    "out0 = in0",
+			Infer:    sameAs("in0", "out0"),
+			Sharding: unaryOf("in0"), ShardingDoc: unaryDoc,
 		},
 		{
 			Type: "pd_op.fetch", Doc: "in0, fetched as column col under name",
 			Inputs: in("in0"), Outputs: in("out0"),
-			Attrs: []Attr{intAttr("col", 0), stringAttr("name", "")},
-			Shape: "out0 = in0",
+			Attrs:    []Attr{intAttr("col", 0), stringAttr("name", "")},
+			Shape:    "out0 = in0",
+			Sharding: freeRule, ShardingDoc: freeDoc,
 			Infer: sameAs("in0", "out0"),
 		},
 		// The results of an if are what its regions' cf.yield give, which
@@ -109,12 +120,14 @@ func controlDefs() []*Def {
 		{
 			Type: "pd_op.if", Doc: "runs the first of sub_blocks when in0 holds, else the second; its results are their yields",
 			Inputs: in("in0"), Outputs: positional("out", true),
-			Attrs:  []Attr{{Name: "sub_blocks", Type: ir.KindBlocks}},
-			Traits: ControlFlow,
+			Attrs:    []Attr{{Name: "sub_blocks", Type: ir.KindBlocks}},
+			Traits:   ControlFlow,
+			Sharding: freeRule, ShardingDoc: controlDoc,
 		},
 		{
 			Type: "cf.yield", Doc: "ends a region, giving its operands as the results of the op owning the region",
-			Inputs: positional("in", true),
+			Inputs:   positional("in", true),
+			Sharding: freeRule, ShardingDoc: controlDoc,
 		},
 	}
 }

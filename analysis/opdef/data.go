@@ -16,7 +16,8 @@ func dataDefs() []*Def {
 	}
 	logical := func(t, doc string) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in("X", "Y"), Outputs: in("Out"), Traits: Elementwise,
-			Shape: "Out = broadcast(X, Y), bool", Infer: inferLogical}
+			Shape: "Out = broadcast(X, Y), bool", Infer: inferLogical,
+			Sharding: numpyRule("X", "Y", "Out"), ShardingDoc: numpyDoc}
 	}
 	argMinMax := func(t, doc string) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in("X"), Outputs: in("Out"), Traits: Reduction,
@@ -25,22 +26,26 @@ func dataDefs() []*Def {
 				// -1 (int64) is what Paddle 1.x wrote.
 				{Name: "dtype", Type: ir.KindInt, Default: ir.Int(3), Allowed: []ir.Value{ir.Int(-1), ir.Int(2), ir.Int(3)}}},
 			Shape: "Out = X without dim axis (1 with keepdims; a scalar with flatten), int64 or dtype",
-			Infer: inferArgMinMax}
+			Infer: inferArgMinMax, Sharding: argRule, ShardingDoc: argDoc}
 	}
 	return []*Def{
 		{
 			Type: "fill_constant", Doc: "a tensor of shape filled with value",
-			Inputs:  slots(opt("ValueTensor"), opt("ShapeTensor"), optMany("ShapeTensorList")),
-			Outputs: in("Out"),
-			Attrs:   fillAttrs(intAttr("place_type", -1)),
-			Shape:   "Out = shape (-1 dims from ShapeTensor(List)), dtype",
-			Infer:   inferFill,
+			Inputs:      slots(opt("ValueTensor"), opt("ShapeTensor"), optMany("ShapeTensorList")),
+			Outputs:     in("Out"),
+			Attrs:       fillAttrs(intAttr("place_type", -1)),
+			Shape:       "Out = shape (-1 dims from ShapeTensor(List)), dtype",
+			Infer:       inferFill,
+			Sharding:    fillRule("Out"),
+			ShardingDoc: fillDoc,
 		},
 		{
 			Type: "fill_any_like", Doc: "a tensor of X's shape filled with value",
 			Inputs: in("X"), Outputs: in("Out"),
 			Attrs: []Attr{floatAttr("value", 0), dtypeAttr("dtype", -1)},
 			Shape: "Out = X, in dtype (-1: X's)",
+			// Paddle's FullLikeInferSpmd: Out as X, never partial.
+			Sharding: unaryRule, ShardingDoc: unaryDoc,
 			Infer: func(c *Infer) error {
 				x, ok := c.In("X")
 				if !ok {
@@ -57,26 +62,29 @@ func dataDefs() []*Def {
 		{
 			Type: "fill_constant_batch_size_like", Doc: "a tensor of shape filled with value, one dim taken from Input",
 			Inputs: in("Input"), Outputs: in("Out"),
-			Attrs: fillAttrs(intAttr("input_dim_idx", 0), intAttr("output_dim_idx", 0)),
-			Shape: "Out = shape with Out[output_dim_idx] = Input[input_dim_idx], dtype",
-			Infer: inferFillBatchSizeLike,
+			Attrs:    fillAttrs(intAttr("input_dim_idx", 0), intAttr("output_dim_idx", 0)),
+			Shape:    "Out = shape with Out[output_dim_idx] = Input[input_dim_idx], dtype",
+			Infer:    inferFillBatchSizeLike,
+			Sharding: fillLikeRule, ShardingDoc: fillLikeDoc,
 		},
 		{
 			Type: "uniform_random", Doc: "uniform random numbers in [min, max)",
 			Inputs: slots(opt("ShapeTensor"), optMany("ShapeTensorList")), Outputs: in("Out"),
 			Attrs: randAttrs(floatAttr("min", -1), floatAttr("max", 1),
 				intAttr("diag_num", 0), intAttr("diag_step", 0), floatAttr("diag_val", 1)),
-			Traits: Random,
-			Shape:  "Out = shape (-1 dims from ShapeTensor(List)), dtype",
-			Infer:  inferFill,
+			Traits:   Random,
+			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
+			Infer:    inferFill,
+			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
 		},
 		{
 			Type: "gaussian_random", Doc: "normal random numbers of mean and std",
 			Inputs: slots(opt("ShapeTensor"), optMany("ShapeTensorList")), Outputs: in("Out"),
-			Attrs:  randAttrs(floatAttr("mean", 0), floatAttr("std", 1)),
-			Traits: Random,
-			Shape:  "Out = shape (-1 dims from ShapeTensor(List)), dtype",
-			Infer:  inferFill,
+			Attrs:    randAttrs(floatAttr("mean", 0), floatAttr("std", 1)),
+			Traits:   Random,
+			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
+			Infer:    inferFill,
+			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
 		},
 		// cast's grad casts the gradient back; assign's copies it.
 		{
@@ -121,8 +129,9 @@ func dataDefs() []*Def {
 		{
 			Type: "increment", Doc: "X + step, for a one-element X (a loop counter)",
 			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
-			Attrs: []Attr{floatAttr("step", 1)},
-			Shape: "Out = X, one element",
+			Attrs:    []Attr{floatAttr("step", 1)},
+			Shape:    "Out = X, one element",
+			Sharding: unaryRule, ShardingDoc: unaryDoc,
 			Infer: func(c *Infer) error {
 				x, ok := c.In("X")
 				if !ok {
@@ -138,6 +147,7 @@ func dataDefs() []*Def {
 		{
 			Type: "logical_not", Doc: "not X, elementwise",
 			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
+			Sharding: unaryRule, ShardingDoc: unaryDoc,
 			Shape: "Out = X, bool",
 			Infer: func(c *Infer) error {
 				if x, ok := c.In("X"); ok {
@@ -239,7 +249,8 @@ func dataDefs() []*Def {
 		{
 			Type: "shape", Doc: "the dims of Input, as a 1-D int32 tensor",
 			Inputs: in("Input"), Outputs: in("Out"),
-			Shape: "Out = [rank(Input)], int32",
+			Shape:    "Out = [rank(Input)], int32",
+			Sharding: shapeRule, ShardingDoc: shapeDoc,
 			Infer: func(c *Infer) error {
 				if x, ok := c.In("Input"); ok {
 					c.Set("Out", ir.I32, []int64{int64(len(x.Shape))})

@@ -29,9 +29,10 @@ func moeDefs() []*Def {
 		{
 			Type: "scatter", Doc: "X with the rows at Ids overwritten by (or added from) Updates",
 			Inputs: slots("X", noGrad("Ids"), "Updates"), Outputs: in("Out"),
-			Attrs: []Attr{boolAttr("overwrite", true)},
-			Shape: "Out = X; Updates = [len(Ids)] + X[1:]",
-			Infer: inferScatter,
+			Attrs:    []Attr{boolAttr("overwrite", true)},
+			Shape:    "Out = X; Updates = [len(Ids)] + X[1:]",
+			Infer:    inferScatter,
+			Sharding: scatterRule, ShardingDoc: scatterDoc,
 			Grad: &Grad{Reads: []string{"Ids", "Updates", "Out@GRAD"}, Diff: []string{"X", "Updates"},
 				Infer: inferScatterGrad, Shape: "X@GRAD = Out@GRAD, Updates@GRAD = Updates"},
 		},

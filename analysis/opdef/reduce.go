@@ -21,10 +21,10 @@ func reduceDefs() []*Def {
 		}
 		return d
 	}
-	// reduce_prod has no rule: its shards would multiply, which no
-	// partial reduction here does.
+	// reduce_prod's reduced dims are replicated: its shards would
+	// multiply, which no partial reduction here does.
 	prod := reduce("reduce_prod", "the product of X over dim", false, ir.ReduceSum)
-	prod.Sharding, prod.ShardingDoc = nil, ""
+	prod.Sharding, prod.ShardingDoc = reduceRuleOf(ir.ReduceSum, true), prodDoc
 	return []*Def{
 		{
 			Type: "mean", Doc: "the mean of every element of X",

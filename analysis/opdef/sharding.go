@@ -224,6 +224,15 @@ func shardingRuleOf(d *Def, op *ir.Op, lookup func(name string) *ir.Var) (Shardi
 	if c == nil {
 		return nil, nil
 	}
+	// A rule spells each dim with a letter: more dims than letters would
+	// run the builders off the alphabet.
+	for _, vs := range [2][]*ir.Var{c.ins, c.outs} {
+		for _, v := range vs {
+			if v != nil && v.Type.IsTensor() && len(v.Type.Shape) > len(alphabet) {
+				return nil, fmt.Errorf("%s: sharding rule: %s has %d dims; a rule spells at most %d", op, v.Name(), len(v.Type.Shape), len(alphabet))
+			}
+		}
+	}
 	r, err := d.Sharding(c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sharding rule: %w", op, err)

@@ -102,13 +102,18 @@ func unaryRule(c *Infer) (ShardingRule, error) {
 // ops' axis: X and Y right-aligned (or Y at axis), a size-1 dim '1', Out
 // '1' only where every input is.
 func broadcastRule(c *Infer) (ShardingRule, error) {
-	x, okx := c.In("X")
-	y, oky := c.In("Y")
+	return broadcastOf(c, "X", "Y", "Out", int(c.Int("axis")))
+}
+
+// broadcastOf is broadcastRule over input slots xslot and yslot and
+// output slot outslot, with the static axis (-1: right-aligned).
+func broadcastOf(c *Infer, xslot, yslot, outslot string, axis int) (ShardingRule, error) {
+	x, okx := c.In(xslot)
+	y, oky := c.In(yslot)
 	if !okx || !oky {
 		return nil, nil
 	}
 	n := max(len(x.Shape), len(y.Shape))
-	axis := int(c.Int("axis"))
 	if axis < 0 || len(x.Shape) == len(y.Shape) {
 		axis = n - min(len(x.Shape), len(y.Shape))
 	}
@@ -140,7 +145,7 @@ func broadcastRule(c *Infer) (ShardingRule, error) {
 			out[i] = '1'
 		}
 	}
-	return c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": string(out)})
+	return c.einsum(map[string]string{xslot: xs, yslot: ys}, map[string]string{outslot: string(out)})
 }
 
 // matmulRule: Paddle's MatmulInferSpmd: X [..., m, k] and Y [..., k, n]
@@ -277,7 +282,12 @@ func transposeRule(c *Infer) (ShardingRule, error) {
 // reduceRule: Paddle's ReductionInferSpmdBase: Out lacks the reduced
 // dims ('1' with keep_dim), and is partial along their mesh dims with
 // the op's reduction.
-func reduceRule(r ir.Reduce) func(c *Infer) (ShardingRule, error) {
+func reduceRule(r ir.Reduce) func(c *Infer) (ShardingRule, error) { return reduceRuleOf(r, false) }
+
+// reduceRuleOf is reduceRule; with replicate, the reduced dims are
+// replicated in X instead, and Out is never partial (reduce_prod: no
+// partial multiplies).
+func reduceRuleOf(r ir.Reduce, replicate bool) func(c *Infer) (ShardingRule, error) {
 	return func(c *Infer) (ShardingRule, error) {
 		n := c.rank("X")
 		if n < 0 {
@@ -294,17 +304,21 @@ func reduceRule(r ir.Reduce) func(c *Infer) (ShardingRule, error) {
 				reduced[d] = true
 			}
 		}
-		x := alphabet[:n]
+		x := []byte(alphabet[:n])
 		var out []byte
 		for i := range n {
 			switch {
 			case !all && !reduced[i]:
 				out = append(out, x[i])
+				continue
 			case c.Bool("keep_dim"):
 				out = append(out, '1')
 			}
+			if replicate {
+				x[i] = '1'
+			}
 		}
-		e, err := c.einsum(map[string]string{"X": x}, map[string]string{"Out": outAxes(c, "Out", string(out))})
+		e, err := c.einsum(map[string]string{"X": string(x)}, map[string]string{"Out": outAxes(c, "Out", string(out))})
 		if e != nil {
 			e.Reduce = r
 		}
