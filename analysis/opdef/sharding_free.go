@@ -234,14 +234,13 @@ func argRule(c *Infer) (ShardingRule, error) {
 	return c.einsum(map[string]string{"X": string(x)}, map[string]string{"Out": outAxes(c, "Out", out)})
 }
 
-// scatterRule: Paddle's ScatterInferSpmd: Ids and the first dim of X,
-// Updates and Out are replicated, their other dims shared. Paddle leaves
-// Ids and Updates' rows split and makes Out partial; but an overwrite
-// (or an add into X) summed over ranks counts X once per rank: here they
-// are replicated instead. X takes part in the merge (Paddle copies Out's
-// mapping onto X without reading X's): a split feature dim of X is kept
-// rather than gathered. scatter_grad, which reads no X, is spelled from
-// Updates' rank.
+// scatterRule: Paddle's ScatterInferSpmd: Updates' dims after the first
+// are Out's; Out's first dim is replicated, and X is wanted as Out is
+// (Paddle does not read X's mapping). Paddle leaves Ids and Updates' rows
+// split and makes Out partial; but the X that every rank's shard is
+// scattered into would be summed once per rank: here Ids and Updates'
+// rows are replicated instead, and Out is never partial. scatter_grad,
+// which reads no X, is spelled from Updates' rank.
 func scatterRule(c *Infer) (ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
@@ -251,14 +250,40 @@ func scatterRule(c *Infer) (ShardingRule, error) {
 		return nil, nil
 	}
 	rows := "1" + alphabet[1:n]
-	return c.einsum(map[string]string{"X": rows, "Updates": rows}, map[string]string{"Out": rows})
+	e, err := c.einsum(map[string]string{"X": rows, "Updates": rows}, map[string]string{"Out": rows})
+	if e == nil || err != nil || c.NumIn("X") == 0 {
+		return e, err
+	}
+	return &likeOutput{Einsum: e, in: 0}, nil
+}
+
+// likeOutput is an einsum whose input in takes no part in the Forward
+// merge and is wanted as the first output is (scatter's X).
+type likeOutput struct {
+	*Einsum
+	in int
+}
+
+func (r *likeOutput) Forward(mesh []int, in [][]int) (Sharding, error) {
+	if len(in) != len(r.In) {
+		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
+	}
+	given := slices.Clone(in)
+	given[r.in] = nil
+	s, err := r.Einsum.Forward(mesh, given)
+	if err != nil {
+		return Sharding{}, err
+	}
+	if in[r.in] != nil {
+		s.Inputs[r.in] = slices.Clone(s.Outputs[0])
+	}
+	return s, nil
 }
 
 // crossEntropyRule: cross_entropy and cross_entropy2 as the dynamic
 // softmax_with_cross_entropy rule: the class axis (the last) is
 // replicated; Label, Y and MatchX have 1 there (or lack it: a hard Label
-// of X's rank - 1), the other dims pass through; XShape (X + [0]) is
-// replicated.
+// of X's rank - 1), the other dims pass through, to XShape (X + [0]) too.
 func crossEntropyRule(c *Infer) (ShardingRule, error) {
 	n := c.rank("X")
 	if n < 1 {
@@ -276,6 +301,10 @@ func crossEntropyRule(c *Infer) (ShardingRule, error) {
 	out := map[string]string{"Y": label}
 	if c.NumOut("MatchX") > 0 {
 		out["MatchX"] = lead + "1"
+	}
+	if t, ok := c.Out("XShape", 0); ok && len(t.Shape) == n+1 {
+		// X's dims and a 0: no elements, X's mapping (as a view's XShape).
+		out["XShape"] = lead + "11"
 	}
 	e, err := c.einsum(map[string]string{"X": lead + "1", "Label": label}, out)
 	if e != nil {

@@ -871,6 +871,8 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 		r = w.Einsum
 	case *alignRule:
 		r = w.Einsum
+	case *likeOutput:
+		r = w.Einsum
 	case *view:
 		return viewGrad(c)
 	}
