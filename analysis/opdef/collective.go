@@ -20,6 +20,10 @@ func collectiveDefs() []*Def {
 	same := func(t, doc string, attrs ...Attr) *Def {
 		return coll(t, doc, "X", "Out", "Out = X", sameAs("X", "Out"), attrs...)
 	}
+	// alltoall exchanges the MoE counts: each rank's own, which no
+	// mapping of one tensor states.
+	alltoall := same("alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)")
+	alltoall.Sharding, alltoall.ShardingDoc = freeRule, exchangeCountsDoc
 	var defs []*Def
 	for _, r := range []string{"sum", "max", "min", "prod", "avg"} {
 		defs = append(defs,
@@ -47,7 +51,7 @@ func collectiveDefs() []*Def {
 			"Out = X with the last dim times nranks", scaleDim("X", "Out", -1, true)),
 		mpColl("c_split", "this rank's part of X along the last dim",
 			"Out = X with the last dim divided by nranks", scaleDim("X", "Out", -1, false)),
-		same("alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)"),
+		alltoall,
 		same("c_alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)"),
 		same("barrier", "X, once every rank of ring_id has reached the barrier"),
 		same("partial_allgather", "X with every rank's part (of nranks) gathered in place", nranks1, intAttr("rank", 0)),

@@ -39,15 +39,17 @@ func moeDefs() []*Def {
 		{
 			Type: "grouped_matmul", Doc: "each expert's rows of X times its weight W[e], the rows grouped by ExpertCount",
 			Inputs: slots("X", "W", noGrad("ExpertCount")), Outputs: in("Out"),
-			Shape: "Out = [M, P] for X [M, K], W [E, K, P]",
-			Infer: inferGroupedMatmul,
-			Grad:  &Grad{Reads: []string{"X", "W", "ExpertCount", "Out@GRAD"}, Diff: []string{"X", "W"}},
+			Shape:    "Out = [M, P] for X [M, K], W [E, K, P]",
+			Infer:    inferGroupedMatmul,
+			Sharding: groupedRule, ShardingDoc: groupedDoc,
+			Grad: &Grad{Reads: []string{"X", "W", "ExpertCount", "Out@GRAD"}, Diff: []string{"X", "W"}},
 		},
 		{
 			Type: "number_count", Doc: "how many of numbers equal each e in [0, upper_range)",
 			Inputs: in("numbers"), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("upper_range", 0)},
-			Shape: "Out = [upper_range], int64",
+			Attrs:    []Attr{intAttr("upper_range", 0)},
+			Shape:    "Out = [upper_range], int64",
+			Sharding: countRule, ShardingDoc: countDoc,
 			Infer: func(c *Infer) error {
 				if _, ok := c.In("numbers"); !ok {
 					return nil
@@ -85,9 +87,10 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "assign_pos", Doc: "the token slots of X in expert order, by the prefix counts cum_count",
-			Inputs:  slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
-			Outputs: in("Out"),
-			Shape:   "Out = [-1] (the routed slots), int64",
+			Inputs:   slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
+			Outputs:  in("Out"),
+			Shape:    "Out = [-1] (the routed slots), int64",
+			Sharding: assignPosRule, ShardingDoc: assignDoc,
 			Infer: func(c *Infer) error {
 				if _, ok := c.In("X"); ok {
 					c.Set("Out", ir.I64, []int64{-1})
@@ -98,8 +101,9 @@ func moeDefs() []*Def {
 		{
 			Type: "limit_by_capacity", Doc: "expert_count cut, worker by worker, to each expert's capacity",
 			Inputs: slots(noGrad("expert_count"), noGrad("capacity")), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("n_worker", 1)},
-			Shape: "Out = expert_count",
+			Attrs:    []Attr{intAttr("n_worker", 1)},
+			Shape:    "Out = expert_count",
+			Sharding: limitRule, ShardingDoc: limitDoc,
 			Infer: func(c *Infer) error {
 				ec, ok1 := c.In("expert_count")
 				cp, ok2 := c.In("capacity")
@@ -118,8 +122,9 @@ func moeDefs() []*Def {
 		{
 			Type: "prune_gate_by_capacity", Doc: "GateIdx with the choices beyond each expert's count set to -1",
 			Inputs: slots(noGrad("GateIdx"), noGrad("ExpertCount")), Outputs: in("NewGateIdx"),
-			Attrs: []Attr{intAttr("n_expert", 1), intAttr("n_worker", 1)},
-			Shape: "NewGateIdx = GateIdx",
+			Attrs:    []Attr{intAttr("n_expert", 1), intAttr("n_worker", 1)},
+			Shape:    "NewGateIdx = GateIdx",
+			Sharding: pruneRule, ShardingDoc: pruneDoc,
 			Infer: func(c *Infer) error {
 				g, ok1 := c.In("GateIdx")
 				ec, ok2 := c.In("ExpertCount")
@@ -142,15 +147,15 @@ func moeDefs() []*Def {
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
 			Attrs: exchangeAttrs, Traits: Collective,
 			Shape: "Out = [-1] + X[1:] (the rows received)",
-			Infer: inferExchange,
-			Grad:  &Grad{Type: "global_gather", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")}},
+			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
+			Grad: &Grad{Type: "global_gather", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")}},
 		{
 			Type: "global_gather", Doc: "global_scatter's inverse: the expert outputs sent back to their tokens' ranks",
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
 			Attrs: exchangeAttrs, Traits: Collective,
 			Shape: "Out = [-1] + X[1:] (the rows received)",
-			Infer: inferExchange,
-			Grad:  &Grad{Type: "global_scatter", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")}},
+			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
+			Grad: &Grad{Type: "global_scatter", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")}},
 	}
 }
 

@@ -59,6 +59,10 @@ type Einsum struct {
 	// an XShape): never sharded, and never partial, since the op does not
 	// compute them from the contracted letters.
 	whole []bool
+	// selects lists the letters of the inputs that pick a slice rather
+	// than being summed over (grouped_matmul's experts): an output that
+	// lacks one is not partial along its mesh dim.
+	selects string
 }
 
 // String spells the rule as einsum: "mk,kn->mn".
@@ -84,7 +88,7 @@ func (e *Einsum) Forward(_ []int, in [][]int) (Sharding, error) {
 				continue
 			}
 			for _, l := range m.letters {
-				if d := m.dim(l); d >= 0 && strings.IndexByte(out, l) < 0 {
+				if d := m.dim(l); d >= 0 && strings.IndexByte(out, l) < 0 && strings.IndexByte(e.selects, l) < 0 {
 					s.Partial[j] = append(s.Partial[j], ir.Partial{Dim: d, Reduce: e.Reduce})
 				}
 			}

@@ -3,6 +3,7 @@ package opdef
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -865,6 +866,26 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 		}
 	}
 	r, err := shardingRuleOf(fwd, f, func(name string) *ir.Var { return vars[name] })
+	// The forward op's free slots: their args, and their gradients, are
+	// free in the grad op too.
+	var free []string
+	if w, ok := r.(*freeArgs); ok {
+		r = w.Einsum
+		k := 0
+		for _, s := range f.Inputs {
+			if k < len(w.in) && w.in[k] {
+				free = append(free, s.Name, s.Name+"@GRAD")
+			}
+			k += len(s.Args)
+		}
+		k = 0
+		for _, s := range f.Outputs {
+			if k < len(w.out) && w.out[k] {
+				free = append(free, s.Name, s.Name+"@GRAD")
+			}
+			k += len(s.Args)
+		}
+	}
 	// Split's and concat's rules are einsums but in one direction.
 	switch w := r.(type) {
 	case *splitRule:
@@ -894,18 +915,22 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 	}
 	in, out := map[string]string{}, map[string]string{}
 	for _, s := range c.op.Inputs {
-		if l, ok := letters[s.Name]; ok {
+		if l, ok := letters[s.Name]; ok && !slices.Contains(free, s.Name) {
 			in[s.Name] = l
 		}
 	}
 	for _, s := range c.op.Outputs {
-		if l, ok := letters[strings.TrimSuffix(s.Name, "@GRAD")]; ok {
+		if l, ok := letters[strings.TrimSuffix(s.Name, "@GRAD")]; ok && !slices.Contains(free, s.Name) {
 			out[s.Name] = l
 		}
 	}
 	g, err := c.einsum(in, out)
 	if g != nil {
 		g.Reduce = ir.ReduceSum
+		g.selects = e.selects
+	}
+	if free != nil {
+		return c.freeing(g, err, free...)
 	}
 	return g, err
 }
