@@ -35,25 +35,28 @@ func nnDefs() []*Def {
 		{
 			Type: "lookup_table", Doc: "the rows of W the ids of Ids name, Ids ending in a dim of 1 (Paddle 1.x)",
 			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
-			Attrs: embedAttrs(),
-			Shape: "Out = Ids[:-1] + [W[1]], Ids[-1] = 1",
-			Infer: inferEmbedding(true),
+			Attrs:    embedAttrs(),
+			Shape:    "Out = Ids[:-1] + [W[1]], Ids[-1] = 1",
+			Infer:    inferEmbedding(true),
+			Sharding: embeddingRule, ShardingDoc: embeddingDoc,
 		},
 		{
 			// The registry's vocabulary-parallel lowering of lookup_table_v2
 			// emits it and its grad; autodiff never does.
 			Type: "c_embedding", Doc: "the rows of the local vocabulary shard W (rows from start_index) the ids name; zeros for ids outside",
 			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
-			Attrs: []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
-			Shape: "Out = Ids + [W[1]]",
-			Infer: inferEmbedding(false),
+			Attrs:    []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Shape:    "Out = Ids + [W[1]]",
+			Infer:    inferEmbedding(false),
+			Sharding: cEmbeddingRule, ShardingDoc: cEmbeddingDoc,
 		},
 		{
 			Type: "c_embedding_grad", Doc: "the gradient of c_embedding: Out@GRAD rows summed into the local shard's rows",
 			Inputs: slots("W", noGrad("Ids"), "Out@GRAD"), Outputs: in("W@GRAD"),
-			Attrs: []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
-			Shape: "W@GRAD = W",
-			Infer: inferCEmbeddingGrad,
+			Attrs:    []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Shape:    "W@GRAD = W",
+			Infer:    inferCEmbeddingGrad,
+			Sharding: cEmbeddingRule, ShardingDoc: cEmbeddingDoc,
 		},
 		{
 			Type: "softmax_with_cross_entropy", Doc: "softmax of Logits along axis and its cross entropy against Label",

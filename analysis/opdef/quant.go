@@ -11,7 +11,8 @@ import "github.com/distpass/distpass/ir"
 // running state in and out.
 //
 // None is elementwise: the scale is a max over all of X (or over each
-// channel), which a shard of X does not see. None has a Grad yet: issue
+// channel), which a shard of X does not see (their sharding rules keep
+// X whole where they compute a scale). None has a Grad yet: issue
 // 27 decides between Paddle's straight-through estimator and a refusal.
 func quantDefs() []*Def {
 	bits := intAttr("bit_length", 8)
@@ -22,28 +23,31 @@ func quantDefs() []*Def {
 		return &Def{
 			Type: t, Doc: doc,
 			Inputs: in("X"), Outputs: in("Out", "OutScale"),
-			Attrs: []Attr{bits, round},
-			Shape: "Out = X; OutScale = [1]",
-			Infer: inferFakeQuant(false),
+			Attrs:    []Attr{bits, round},
+			Shape:    "Out = X; OutScale = [1]",
+			Infer:    inferFakeQuant(false),
+			Sharding: quantRule("", always), ShardingDoc: quantComputeDoc,
 		}
 	}
 	channelWise := func(t, doc string) *Def {
 		return &Def{
 			Type: t, Doc: doc,
 			Inputs: in("X"), Outputs: in("Out", "OutScale"),
-			Attrs: []Attr{axis01, bits, round},
-			Shape: "Out = X; OutScale = [X[quant_axis]]",
-			Infer: inferFakeQuant(true),
+			Attrs:    []Attr{axis01, bits, round},
+			Shape:    "Out = X; OutScale = [X[quant_axis]]",
+			Infer:    inferFakeQuant(true),
+			Sharding: quantRule("quant_axis", always, "OutScale"), ShardingDoc: quantComputeDoc,
 		}
 	}
 	movingAverage := func(t, doc string) *Def {
 		return &Def{
 			Type: t, Doc: doc,
-			Inputs:  slots("X", "InScale", opt("InAccum"), opt("InState")),
-			Outputs: slots("Out", "OutScale", opt("OutState"), opt("OutAccum")),
-			Attrs:   []Attr{rate, bits, round},
-			Shape:   "Out = X; OutScale, OutState, OutAccum = [1]",
-			Infer:   inferFakeQuant(false),
+			Inputs:   slots("X", "InScale", opt("InAccum"), opt("InState")),
+			Outputs:  slots("Out", "OutScale", opt("OutState"), opt("OutAccum")),
+			Attrs:    []Attr{rate, bits, round},
+			Shape:    "Out = X; OutScale, OutState, OutAccum = [1]",
+			Infer:    inferFakeQuant(false),
+			Sharding: quantRule("", always), ShardingDoc: quantComputeDoc,
 		}
 	}
 	linear := func(t, doc string) *Def {
@@ -58,6 +62,9 @@ func quantDefs() []*Def {
 			},
 			Shape: "Y = X; OutScale = [1] (quant_axis -1) or [X[quant_axis]]; OutState, OutAccum = [1]",
 			Infer: inferQuantLinear,
+			// quantize_linear computes its scale in training (OutScale),
+			// and reads it otherwise, as dequantize_linear always does.
+			Sharding: quantRule("quant_axis", linearComputes, "Scale", "ZeroPoint", "OutScale"), ShardingDoc: quantReadDoc,
 		}
 	}
 	moving := movingAverage("moving_average_abs_max_scale", "the moving average of max(abs(X)) as the scale; Out = X")
@@ -81,16 +88,18 @@ func quantDefs() []*Def {
 		{
 			Type: "fake_dequantize_max_abs", Doc: "X * Scale / max_range",
 			Inputs: in("X", "Scale"), Outputs: in("Out"),
-			Attrs: []Attr{{Name: "max_range", Type: ir.KindFloat}},
-			Shape: "Out = X",
-			Infer: sameAs("X", "Out"),
+			Attrs:    []Attr{{Name: "max_range", Type: ir.KindFloat}},
+			Shape:    "Out = X",
+			Infer:    sameAs("X", "Out"),
+			Sharding: quantRule("", never), ShardingDoc: quantReadDoc,
 		},
 		{
 			Type: "fake_channel_wise_dequantize_max_abs", Doc: "X times its channel's scales over the product of the quantisation ranges",
 			Inputs: slots("X", many("Scales")), Outputs: in("Out"),
-			Attrs: []Attr{intsAttr("quant_bits", 8), axis01, intAttr("x_num_col_dims", 1)},
-			Shape: "Out = X; Scales[0] = [X[quant_axis]] (with two scales: [X[1]], and Scales[1] = [1])",
-			Infer: inferChannelDequant,
+			Attrs:    []Attr{intsAttr("quant_bits", 8), axis01, intAttr("x_num_col_dims", 1)},
+			Shape:    "Out = X; Scales[0] = [X[quant_axis]] (with two scales: [X[1]], and Scales[1] = [1])",
+			Infer:    inferChannelDequant,
+			Sharding: channelDequantRule, ShardingDoc: quantReadDoc,
 		},
 		linear("quantize_linear", "X quantised by Scale (one, or one per channel along quant_axis) and ZeroPoint"),
 		linear("dequantize_linear", "X dequantised by Scale (one, or one per channel along quant_axis) and ZeroPoint"),

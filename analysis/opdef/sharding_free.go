@@ -312,3 +312,30 @@ func crossEntropyRule(c *Infer) (ShardingRule, error) {
 	}
 	return e, err
 }
+
+const cEmbeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's first) makes Out partial (sum), each rank giving zeros for the ids off its rows; a mesh dim on two dims is an error (CEmbeddingInferSpmd)"
+
+// cEmbeddingRule: Paddle's CEmbeddingInferSpmd: the embedding's letters
+// with the vocabulary always splittable (c_embedding looks up the rows of
+// its shard, from start_index, and gives zeros for the others); the
+// merge refuses a mesh dim on two dims. c_embedding_grad (a grad of its
+// own) takes the forward's letters: W@GRAD is W's, partial along the
+// mesh dims of Ids (as CEmbeddingGradInferSpmd gives it).
+func cEmbeddingRule(c *Infer) (ShardingRule, error) {
+	n, nw := c.rank("Ids"), c.rank("W")
+	if n < 0 || nw != 2 {
+		return nil, nil
+	}
+	ids := alphabet[:n]
+	in := map[string]string{"W": "kn", "Ids": ids}
+	out := map[string]string{"Out": ids + "n"}
+	if c.NumIn("Out@GRAD") > 0 {
+		in["Out@GRAD"] = ids + "n"
+		out = map[string]string{"W@GRAD": "kn"}
+	}
+	e, err := c.einsum(in, out)
+	if e != nil {
+		e.Strict = true
+	}
+	return e, err
+}

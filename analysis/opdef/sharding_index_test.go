@@ -124,3 +124,38 @@ func TestIndexAndLossShardingRules(t *testing.T) {
 			given: []string{"[0, 1]"}, wantIn: []string{"[0, -1, 1]"}, wantOut: []string{"[0, 1]"}},
 	})
 }
+
+// TestPaddleCEmbeddingRule: test_c_embedding_rule.py on a 2×4 mesh, W
+// [512, 768] and Ids [4, 1024]; its infer_backward calls the grad rule
+// (CEmbeddingGradInferSpmd): c_embedding_grad's Forward here.
+func TestPaddleCEmbeddingRule(t *testing.T) {
+	v := "var w : f32[512, 768]\nvar ids : i64[4, 1024]\nvar o : f32[4, 1024, 768]"
+	ce := "op 1 c_embedding(W: w, Ids: ids) -> (Out: o) {start_index = 0}"
+	g := "var w : f32[512, 768]\nvar ids : i64[4, 1024]\nvar g : f32[4, 1024, 768]\nvar dw : f32[512, 768]"
+	ceg := "op 1 c_embedding_grad(W: w, Ids: ids, Out@GRAD: g) -> (W@GRAD: dw) {start_index = 0}"
+	runShardCases(t, onMesh(mesh2x4,
+		pfw("data parallel", v, ce, ms("[-1, -1]", "[1, -1]"), ms("[-1, -1]", "[1, -1]"), ms("[1, -1, -1]"), ms("")),
+		pfw("row-wise", v, ce, ms("[1, -1]", "[-1, -1]"), ms("[1, -1]", "[-1, -1]"), ms("[-1, -1, -1]"), ms("1")),
+		pfw("grad row-wise", g, ceg, ms("[1, -1]", "[-1, -1]", "[-1, -1, -1]"), ms("[1, -1]", "[-1, -1]", "[-1, -1, -1]"), ms("[1, -1]"), ms("")),
+		pfw("grad data parallel", g, ceg, ms("[1, -1]", "[0, -1]", "[0, -1, -1]"), ms("[1, -1]", "[0, -1]", "[0, -1, -1]"), ms("[1, -1]"), ms("0")),
+		// Not in Paddle's test: the merge refuses a mesh dim on two dims,
+		// and the reverse.
+		perr("strict", v, ce, true, ms("[1, -1]", "[1, -1]"), `mesh dim 1 shards dims "k" and "a"`),
+		pbw("reverse", v, ce, ms("[0, -1, 1]"), ms("[-1, 1]", "[0, -1]"), ms("[0, -1, 1]")),
+	))
+}
+
+// TestLookupTableV1ShardingRule: Paddle 1.x's lookup_table, whose Ids end
+// in a dim of 1, as lookup_table_v2's rule.
+func TestLookupTableV1ShardingRule(t *testing.T) {
+	v := "var w : f32[1000, 64]\nvar ids : i64[8, 16, 1]\nvar o : f32[8, 16, 64]"
+	lt := "op 1 lookup_table(W: w, Ids: ids) -> (Out: o)"
+	runShardCases(t, []shardCase{
+		{name: "vocab parallel", vars: v, op: lt, forward: true,
+			given: []string{"[1, -1]", "[0, -1, -1]"}, wantIn: []string{"[1, -1]", "[0, -1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{"1"}},
+		{name: "padding_idx", vars: v, op: "op 1 lookup_table(W: w, Ids: ids) -> (Out: o) {padding_idx = 0}", forward: true,
+			given: []string{"[1, -1]", "[0, -1, 1]"}, wantIn: []string{"[-1, -1]", "[0, -1, -1]"}, wantOut: []string{"[0, -1, -1]"}, partial: []string{""}},
+		{name: "reverse", vars: v, op: lt,
+			given: []string{"[0, 1, -1]"}, wantIn: []string{"[-1, -1]", "[0, 1, -1]"}, wantOut: []string{"[0, 1, -1]"}},
+	})
+}

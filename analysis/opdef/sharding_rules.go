@@ -382,12 +382,19 @@ func embeddingRule(c *Infer) (ShardingRule, error) {
 	if n < 0 || nw != 2 {
 		return nil, nil
 	}
-	ids := alphabet[:n]
-	vocab := "j"
+	ids, out := alphabet[:n], alphabet[:n]
+	if c.op.Type == "lookup_table" {
+		// Paddle 1.x's Ids end in a dim of 1, which Out replaces.
+		if n < 1 {
+			return nil, nil
+		}
+		ids, out = alphabet[:n-1]+"1", alphabet[:n-1]
+	}
+	vocab := "k"
 	if c.Int("padding_idx") != -1 || c.Bool("is_sparse") {
 		vocab = "1"
 	}
-	e, err := c.einsum(map[string]string{"Ids": ids, "W": vocab + "n"}, map[string]string{"Out": ids + "n"})
+	e, err := c.einsum(map[string]string{"Ids": ids, "W": vocab + "n"}, map[string]string{"Out": out + "n"})
 	if e != nil {
 		e.Strict = true
 	}
