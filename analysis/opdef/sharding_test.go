@@ -300,6 +300,7 @@ func TestAxisShardingRules(t *testing.T) {
 // replicated op replicated outputs without partials, both ways.
 func TestShardingRulesOnCorpus(t *testing.T) {
 	n := map[string]int{}
+	seen := map[string]bool{} // the op types with a rule the corpus has
 	for _, cm := range opCorpus(t) {
 		if ir.Verify(cm.m) != nil {
 			continue
@@ -307,6 +308,9 @@ func TestShardingRulesOnCorpus(t *testing.T) {
 		for _, p := range cm.m.Programs() {
 			for _, b := range p.Blocks {
 				for _, op := range b.Ops {
+					if d := opdef.Lookup(op.Type); d != nil && d.Sharding != nil {
+						seen[op.Type] = true
+					}
 					lookup := func(name string) *ir.Var { return p.LookupVar(b, name) }
 					r, err := opdef.ShardingRuleOf(op, lookup)
 					if err != nil {
@@ -350,6 +354,13 @@ func TestShardingRulesOnCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("rules built: %v", n)
+	// A builder that gives no rule for any op of a type it is written for
+	// (a slot it misspells, a rank it does not expect) is a bug.
+	for typ := range seen {
+		if n[typ] == 0 {
+			t.Errorf("%s: no rule built for any of its ops in the corpus", typ)
+		}
+	}
 }
 
 // unconstrained lists, per op type, the slots whose args its rule leaves
