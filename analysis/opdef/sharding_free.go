@@ -186,8 +186,8 @@ func shapeRule(c *Infer) (ShardingRule, error) {
 	return c.freeing(e, err, "Input")
 }
 
-// unaryOf is unaryRule with input slot x (PIR's in0): every output of
-// x's rank is x dim for dim.
+// unaryOf is unaryRule with input slot x (X, PIR's in0): every output
+// of x's rank is x dim for dim.
 func unaryOf(x string) func(c *Infer) (ShardingRule, error) {
 	return func(c *Infer) (ShardingRule, error) {
 		n := c.rank(x)

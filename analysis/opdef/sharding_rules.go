@@ -84,20 +84,7 @@ func (c *Infer) rank(slot string) int {
 
 // unaryRule: Out (and every other output of X's shape, dropout's Mask)
 // is X dim for dim (Paddle's ElementwiseUnaryInferSpmd).
-func unaryRule(c *Infer) (ShardingRule, error) {
-	n := c.rank("X")
-	if n < 0 {
-		return nil, nil
-	}
-	x := alphabet[:n]
-	out := map[string]string{}
-	for _, s := range c.op.Outputs {
-		if t, ok := c.Out(s.Name, 0); ok && len(t.Shape) == n {
-			out[s.Name] = x
-		}
-	}
-	return c.einsum(map[string]string{"X": x}, out)
-}
+func unaryRule(c *Infer) (ShardingRule, error) { return unaryOf("X")(c) }
 
 // broadcastRule: Paddle's ElementwiseBinaryInferSpmd, with the static
 // ops' axis: X and Y right-aligned (or Y at axis), a size-1 dim '1', Out
