@@ -354,6 +354,11 @@ func TestShardingRulesOnCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("rules built: %v", n)
+	// The corpus' op types with a rule: a type that loses its rule (or
+	// whose builder stops building) shows here.
+	if len(n) < corpusRuleTypes {
+		t.Errorf("rules built for %d op types of the corpus, want at least %d", len(n), corpusRuleTypes)
+	}
 	// A builder that gives no rule for any op of a type it is written for
 	// (a slot it misspells, a rank it does not expect) is a bug.
 	for typ := range seen {
@@ -362,6 +367,9 @@ func TestShardingRulesOnCorpus(t *testing.T) {
 		}
 	}
 }
+
+// corpusRuleTypes is how many op types of the corpus have a rule built.
+const corpusRuleTypes = 76
 
 // unconstrained lists, per op type, the slots whose args its rule leaves
 // free (nil both ways): what is fed, fetched, filled or carried by a
