@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -13,13 +14,15 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/internal/par"
+	"github.com/distpass/distpass/internal/suggest"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
 
-const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]"
+const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]\n       distpass explain -sharding VAR [-json] [FILE|-]"
 
 // explainDoc is explain's help: what it prints, the cost formulas and the
 // JSON schema.
@@ -80,6 +83,19 @@ of -1 are left out and counted.
 Ranks come in ascending order, ops in program order (main, then startup),
 sums sorted by name.
 
+-sharding VAR explains completion instead: it completes the module (a
+serial one, partly annotated: see 'distpass complete') and prints, for
+each dim of VAR, where its sharding came from: the annotation its mesh
+dim started at ("var x", or "op N TYPE" for an annotated op) and every
+op it flowed through, first hop first:
+  l0_fc1_mm dim 2: split along mesh dim 1 (mp), from var l0_fc1_w
+    op 43 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2
+A replicated dim says so. With -json, one document, as an entry of
+'distpass complete -report -json''s origins:
+  {"var": V, "dims": [{"dim", "mesh_dim", "annotation",
+   "hops": [{"op", "op_type", "from", "from_dim", "to", "to_dim"}...]}...]}
+-sharding takes none of -rank, -all, -measure and -memory.
+
 Errors: a parse error is file:line:col: message; a program's is
 "rank R: op N TYPE: message". Exit codes: 0 ok, 1 bad input, 2 usage.`
 
@@ -90,6 +106,7 @@ func runExplain(env *Env, args []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON document (schema above)")
 	measure := fs.Bool("measure", false, "run one simulated training step and add the bytes each collective moved")
 	memory := fs.Bool("memory", false, "add the memory summary of each rank")
+	sharding := fs.String("sharding", "", "complete the module and explain where each dim of `VAR`'s sharding came from")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
@@ -99,6 +116,23 @@ func runExplain(env *Env, args []string) int {
 		return ExitUsage
 	}
 	rankGiven, rank := rankFlag.set, &rankFlag.v
+	if given := setFlags(fs); slices.Contains(given, "sharding") {
+		var others []string
+		for _, f := range []string{"rank", "all", "measure", "memory"} {
+			if slices.Contains(given, f) {
+				others = append(others, "-"+f)
+			}
+		}
+		switch {
+		case len(others) > 0:
+			return usageErr("-sharding VAR explains completion, not collectives: it takes no " + strings.Join(others, ", "))
+		case *sharding == "":
+			return usageErr("-sharding wants a var name")
+		case len(files) > 1:
+			return usageErr("one FILE at most")
+		}
+		return explainSharding(env, files, *sharding, *asJSON)
+	}
 	switch {
 	case rankGiven && *all:
 		return usageErr("give at most one of -rank R and -all")
@@ -173,6 +207,112 @@ func runExplain(env *Env, args []string) int {
 		return fail("distpass explain: %v", err)
 	}
 	return ExitOK
+}
+
+// setFlags returns the names of the flags of fs that were set.
+func setFlags(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) { out = append(out, f.Name) })
+	return out
+}
+
+// explainSharding completes the module of files and prints the origin of
+// each dim of var name's sharding (complete.Report.Explain, or its
+// Origin as JSON).
+func explainSharding(env *Env, files []string, name string, asJSON bool) int {
+	in, m, code, ok := loadOne(env, "explain", files)
+	if !ok {
+		return code
+	}
+	if m.Main == nil {
+		fmt.Fprintf(env.Stderr, "%s: no main program\n", in.name)
+		return ExitFail
+	}
+	if m.Main.Rank >= 0 {
+		fmt.Fprintf(env.Stderr, "%s: -sharding completes a serial module, and this one is partitioned for rank %d\n", in.name, m.Main.Rank)
+		return ExitFail
+	}
+	// The var Origin explains: the first of that name in block order.
+	var v *ir.Var
+	for _, b := range m.Main.Blocks {
+		if i := slices.IndexFunc(b.Vars(), func(x *ir.Var) bool { return x.Name() == name && x.Type.IsTensor() }); i >= 0 {
+			v = b.Vars()[i]
+			break
+		}
+	}
+	annotated := v != nil && v.Dist != nil
+	// m is this command's own parse of FILE: completing it in place
+	// changes nothing the user holds.
+	rep, err := complete.Complete(m, complete.Options{Registry: registry.DefaultRegistry()})
+	if err != nil {
+		printErr(env, in.name, err)
+		return ExitFail
+	}
+	dims, err := rep.Origin(name)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", in.name, unknownVar(m, name))
+		return ExitFail
+	}
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(complete.VarOrigins{Var: name, Dims: dims})
+	} else {
+		// The var as completed, then a line per dim.
+		var text string
+		if text, err = rep.Explain(name); err == nil {
+			how := "completed"
+			if annotated {
+				how = "annotated"
+			}
+			_, err = fmt.Fprintf(env.Stdout, "%s  # %s\n%s", ir.PrintVar(v), how, text)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass explain: %v\n", err)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// unknownVar says that the main program of m has no dense var name,
+// naming the nearest var names (by edit distance) when some are near.
+func unknownVar(m *ir.Module, name string) string {
+	type cand struct {
+		name string
+		dist int
+	}
+	limit := max(2, len(name)/3)
+	var cs []cand
+	seen := map[string]bool{}
+	for _, b := range m.Main.Blocks {
+		for _, v := range b.Vars() {
+			n := v.Name()
+			if seen[n] || !v.Type.IsTensor() {
+				continue
+			}
+			seen[n] = true
+			if k := suggest.Distance(name, n); k <= limit {
+				cs = append(cs, cand{n, k})
+			}
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	msg := "-sharding: no dense-tensor var " + strconv.Quote(name) + " in the main program"
+	if len(cs) == 0 {
+		return msg
+	}
+	names := make([]string, 0, 3)
+	for _, c := range cs[:min(len(cs), 3)] {
+		names = append(names, c.name)
+	}
+	return msg + "; nearest: " + strings.Join(names, ", ")
 }
 
 // explained is one rank's reports, or the error that stopped them.
