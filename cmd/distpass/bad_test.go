@@ -125,6 +125,8 @@ var moduleCommands = [][]string{
 	{"mlir"},
 	{"dot"},
 	{"export", "-drop", "-o", os.DevNull},
+	{"complete"},
+	{"explain", "-sharding", "x"},
 }
 
 // TestEveryCommandVerifies runs every command that reads a module on
