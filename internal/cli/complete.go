@@ -87,6 +87,7 @@ func runComplete(env *Env, args []string) int {
 		}{in.name, rep.Summary(), rep, rep.Origins()}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // a rule's "ab,ab->ab" as written, as explain's JSON does
 		err = enc.Encode(doc)
 	} else {
 		err = rep.WriteText(env.Stdout)

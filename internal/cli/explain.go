@@ -88,9 +88,12 @@ serial one, partly annotated: see 'distpass complete') and prints, for
 each dim of VAR, where its sharding came from: the annotation its mesh
 dim started at ("var x", or "op N TYPE" for an annotated op) and every
 op it flowed through, first hop first:
+  var l0_fc1_mm : f32[4, 8, 256] @world[0, -1, 1]  # completed
+  ...
   l0_fc1_mm dim 2: split along mesh dim 1 (mp), from var l0_fc1_w
-    op 43 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2
-A replicated dim says so. With -json, one document, as an entry of
+    op 44 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2
+The first line is VAR as the completed module declares it, "annotated"
+if the input gave its dist, "completed" if not. A replicated dim says so. With -json, one document, as an entry of
 'distpass complete -report -json''s origins:
   {"var": V, "dims": [{"dim", "mesh_dim", "annotation",
    "hops": [{"op", "op_type", "from", "from_dim", "to", "to_dim"}...]}...]}
