@@ -3,6 +3,8 @@ package complete
 import (
 	"fmt"
 	"strings"
+
+	"github.com/distpass/distpass/ir"
 )
 
 // Hop is one step of a mesh dim's way to a var: op Op carried it from
@@ -95,29 +97,41 @@ func (e *engine) annotationOf(st step) string {
 
 // Explain spells Origin for a person: a line per dim.
 func (r *Report) Explain(name string) (string, error) {
-	os, err := r.Origin(name)
-	if err != nil {
-		return "", err
+	for v, x := range r.e.g.vars {
+		if x.Name() == name {
+			return r.explain(int32(v)), nil
+		}
 	}
+	return "", fmt.Errorf("no dense-tensor var %s in the main program", name)
+}
+
+// ExplainVar is Explain of var v of the completed module's main program
+// (any block's), "" for a var completion did not see (not a dense
+// tensor of the main program). It finds v by identity, so it answers for
+// the module as completion left it (the pass explorer asks right after
+// the pass).
+func (r *Report) ExplainVar(v *ir.Var) string {
+	i, ok := r.e.g.ids[v]
+	if !ok {
+		return ""
+	}
+	return r.explain(i)
+}
+
+func (r *Report) explain(v int32) string {
 	e := r.e
+	name := e.g.vars[v].Name()
 	var sb strings.Builder
-	for _, o := range os {
-		if o.MeshDim < 0 {
-			fmt.Fprintf(&sb, "%s dim %d: replicated\n", name, o.Dim)
+	for d, k := range e.s.dims[v] {
+		if k < 0 {
+			fmt.Fprintf(&sb, "%s dim %d: replicated\n", name, d)
 			continue
 		}
-		mesh := ""
-		for v, x := range e.g.vars {
-			if x.Name() == name {
-				pm := e.s.mesh[v]
-				mesh = fmt.Sprintf(" (%s)", pm.DimNames[o.MeshDim])
-				break
-			}
-		}
-		fmt.Fprintf(&sb, "%s dim %d: split along mesh dim %d%s, from %s\n", name, o.Dim, o.MeshDim, mesh, o.Annotation)
-		for _, h := range o.Hops {
+		a, hops := e.chain(v, d)
+		fmt.Fprintf(&sb, "%s dim %d: split along mesh dim %d (%s), from %s\n", name, d, k, e.s.mesh[v].DimNames[k], a)
+		for _, h := range hops {
 			fmt.Fprintf(&sb, "  op %d %s: %s dim %d -> %s dim %d\n", h.Op, h.OpType, h.From, h.FromDim, h.To, h.ToDim)
 		}
 	}
-	return sb.String(), nil
+	return sb.String()
 }

@@ -117,6 +117,14 @@
 // next of eight colours, and a second click clears it. A click on a
 // column's title folds it.
 //
+// In the column of an execution of the complete pass (its note under
+// passes.CompleteReportNote answers ExplainVar), each var declaration of
+// the main program is class orig and its title says where the var's
+// mapping came from, a line per dim: the annotation and the ops it
+// flowed through; a click on its name also shows that text below the
+// line (a pre of class origin). viz asks the note through an interface
+// of its own, not package complete.
+//
 // Under the text is the drawing of main's block 0 (DOT with
 // ExplorerOptions.MaxNodes), inline SVG from Graphviz's dot, found with
 // ExplorerOptions.LookPath and run with a timeout. Without dot the page

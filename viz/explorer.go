@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"html"
 	"html/template"
 	"io"
 	"iter"
@@ -106,6 +107,22 @@ type lineView struct {
 	Add     bool
 	Removed int // lines removed just above it
 	Segs    []segView
+	// Origin, on a var declaration of a complete column's main program,
+	// is where the var's mapping came from, a line per dim; OriginTitle
+	// is it as the line's title attribute (with Removed's note).
+	Origin      string
+	OriginTitle template.HTMLAttr
+}
+
+// originTitle is a title attribute of s, its newlines kept as line
+// breaks (html/template would leave them raw in the attribute, where
+// they are lines of the page's source).
+func originTitle(removed int, s string) template.HTMLAttr {
+	if removed > 0 {
+		s = fmt.Sprintf("%d %s removed above\n\n%s", removed, plural(removed, "line", "lines"), s)
+	}
+	s = strings.ReplaceAll(html.EscapeString(s), "\n", "&#10;")
+	return template.HTMLAttr(` title="` + s + `"`) // escaped above: no quote, tag or entity of s survives
 }
 
 // segView is a run of a line's text: plain, or (with a key) a var name
@@ -150,7 +167,7 @@ func newRunView(i int, t *Trace, dot *dotRunner, maxNodes int) runView {
 				d = diffLines(prev, text)
 				c.Added, c.Removed = d.added, d.removed
 			}
-			c.Lines, c.RemovedAtEnd = textLines(text, d)
+			c.Lines, c.RemovedAtEnd = textLines(text, d, v.origins)
 			if !yield(c) {
 				return
 			}
@@ -162,7 +179,9 @@ func newRunView(i int, t *Trace, dot *dotRunner, maxNodes int) runView {
 
 // textLines splits the module's text into lines, var names and op ids as
 // spans, and returns them with the count of lines removed after the last.
-func textLines(text []byte, d lineDiff) ([]lineView, int) {
+// A declaration of a var of the main program that origins has gets its
+// text.
+func textLines(text []byte, d lineDiff, origins map[originKey]string) ([]lineView, int) {
 	marks := markText(text)
 	str := string(text) // one copy: the segments are its substrings
 	var lines []lineView
@@ -179,6 +198,15 @@ func textLines(text []byte, d lineDiff) ([]lineView, int) {
 		for len(marks) > 0 && marks[0].start < end {
 			m := marks[0]
 			marks = marks[1:]
+			if m.decl && m.prog == "main" && origins != nil {
+				name := m.key
+				if u, err := strconv.Unquote(name); err == nil && name[0] == '"' {
+					name = u
+				}
+				if l.Origin = strings.TrimSuffix(origins[originKey{m.block, name}], "\n"); l.Origin != "" {
+					l.OriginTitle = originTitle(l.Removed, l.Origin)
+				}
+			}
 			l.Segs = append(l.Segs, segView{Text: str[at:m.start]},
 				segView{Text: str[m.start:m.end], Key: m.key, Op: m.op})
 			at = m.end

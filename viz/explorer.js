@@ -59,6 +59,13 @@
     }
     if (el.classList.contains("var")) {
       toggle("var", el.dataset.var);
+      // A declaration in the complete pass's column: show or hide where
+      // the var's mapping came from, below the line.
+      var line = el.closest(".l.orig");
+      var origin = line && line.nextElementSibling;
+      if (origin && origin.classList.contains("origin")) {
+        origin.hidden = !origin.hidden;
+      }
     } else if (el.classList.contains("op")) {
       toggle("op", el.dataset.op);
     } else if (el.classList.contains("tab")) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/viz"
 )
@@ -180,6 +181,63 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.querySelector("#r1 .col:last-child .ir").textContent`); !strings.Contains(got, "program main rank 1 {") {
 		t.Errorf("rank 1's tab does not show rank 1's program")
+	}
+
+	// The complete pass's column: a var's declaration tells, on hover (its
+	// title) and on a click on its name (a panel below it), where its
+	// mapping came from; a second click hides the panel.
+	src, err := os.ReadFile("../examples/gpt_bare.dpir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpt, err := ir.Parse("gpt_bare.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = record(t, passes.DefaultRegistry(), "serial", "complete,partition{rank=0}", gpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completePath := filepath.Join(dir, "complete.html")
+	if err := os.WriteFile(completePath, []byte(renderPage(t, viz.ExplorerOptions{LookPath: noDot}, tr)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do("load the complete page",
+		chromedp.Navigate("file://"+completePath),
+		chromedp.WaitVisible(chromedp.CSS("#r0-c1")),
+	)
+	type originState struct {
+		Title, Panel string
+		Shown        bool
+		Elsewhere    int
+	}
+	const decl = `Array.from(document.querySelectorAll("#r0-c1 .l.orig")).find(l => /^\s*param l0_fc1_b /.test(l.textContent))`
+	origin := func() originState {
+		t.Helper()
+		return eval[originState](t, ctx, `(() => {
+			const l = `+decl+`;
+			const p = l.nextElementSibling;
+			return {Title: l.title, Panel: p.classList.contains("origin") ? p.textContent : "", Shown: p.offsetParent !== null,
+				Elsewhere: document.querySelectorAll(".col:not(#r0-c1) .orig, .col:not(#r0-c1) .origin").length};
+		})()`)
+	}
+	const want = "l0_fc1_b dim 0: split along mesh dim 1 (mp), from var l0_fc1_w\n" +
+		"  op 44 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2\n" +
+		"  op 45 elementwise_add: l0_fc1_mm dim 2 -> l0_fc1_b dim 0"
+	if o := origin(); o.Title != want || o.Panel != want || o.Shown || o.Elsewhere != 0 {
+		t.Errorf("at load: l0_fc1_b's declaration has title %q, panel %q, shown %v; %d origins in other columns; want the title and panel %q, hidden",
+			o.Title, o.Panel, o.Shown, o.Elsewhere, want)
+	}
+	do("click l0_fc1_b's declaration", chromedp.Click(chromedp.JSPath(decl+`.querySelector(".var")`)))
+	if o := origin(); !o.Shown {
+		t.Errorf("a click on l0_fc1_b's name does not show its origin")
+	}
+	if n := eval[int](t, ctx, `Array.from(document.querySelectorAll(".origin")).filter(p => p.offsetParent !== null).length`); n != 1 {
+		t.Errorf("%d origin panels shown, want l0_fc1_b's alone", n)
+	}
+	do("click it again", chromedp.Click(chromedp.JSPath(decl+`.querySelector(".var")`)))
+	if o := origin(); o.Shown {
+		t.Errorf("a second click on l0_fc1_b's name leaves its origin shown")
 	}
 }
 

@@ -51,6 +51,47 @@ type Version struct {
 	// Also lists, in order, the executions after this one that changed
 	// nothing, and those a gate skipped.
 	Also []Merged
+
+	// origins is, for the complete pass's version, where each var of the
+	// main program got its mapping (originNote), by block and name.
+	origins map[originKey]string
+}
+
+// originNote is what the explorer asks of a pass's note under
+// passes.CompleteReportNote: the complete pass's *complete.Report. The
+// explorer takes its answers as text, so viz needs nothing of package
+// complete.
+type originNote interface {
+	// ExplainVar says, a line per dim, where var v's mapping came from;
+	// "" for a var it did not complete.
+	ExplainVar(v *ir.Var) string
+}
+
+type originKey struct {
+	block int
+	name  string
+}
+
+// originsOf asks e's completion report, if it noted one, where each var
+// of m's main program got its mapping; nil when there is none. It must
+// run right after the pass: the report knows m's vars by identity.
+func originsOf(e *passes.Execution, m *ir.Module) map[originKey]string {
+	n, ok := e.Note(passes.CompleteReportNote).(originNote)
+	if !ok || m.Main == nil {
+		return nil
+	}
+	out := map[originKey]string{}
+	for _, b := range m.Main.Blocks {
+		if b == nil {
+			continue
+		}
+		for _, v := range b.Vars() {
+			if s := n.ExplainVar(v); s != "" {
+				out[originKey{b.Index, v.Name()}] = s
+			}
+		}
+	}
+	return out
 }
 
 // Merged is an execution that changed nothing, noted on the version it
@@ -89,7 +130,7 @@ func (r *Recorder) AfterPass(e *passes.Execution, m *ir.Module, err error) error
 		last.Also = append(last.Also, Merged{Label: e.Label()})
 		return nil
 	}
-	v := &Version{Label: e.Label(), Module: m.Clone(), Hash: h}
+	v := &Version{Label: e.Label(), Module: m.Clone(), Hash: h, origins: originsOf(e, m)}
 	if e.Parent != nil {
 		v.Parent = e.Parent.Label()
 	}

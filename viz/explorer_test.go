@@ -586,3 +586,135 @@ func TestExplorerEscapes(t *testing.T) {
 		t.Errorf("the string appears escaped %d times, want 10", n)
 	}
 }
+
+// completeLoop is a while loop on a 2-rank mesh with only x annotated:
+// the complete pass completes the body's x_next too, and the body's
+// block (1) keys its var, not block 0.
+const completeLoop = `
+mesh world shape [2] dims [dp] ranks [0, 1]
+program main {
+  block 0 {
+    var x : f32[4, 8] @world[0, -1] {is_data, stop_gradient}
+    var y : f32[4, 8]
+    op 1 relu(X: x) -> (Out: y) role forward
+    op 2 while(X: [y], Condition: c) -> (Out: [y], StepScopes: scopes) {is_test = false, sub_block = ^1} role forward
+    var c : bool[1]
+    var scopes : step_scopes
+  }
+  block 1 parent 0 {
+    var x_next : f32[4, 8]
+    op 3 scale(X: y) -> (Out: x_next) {bias = 0.0, bias_after_scale = true, scale = 0.5} role forward
+  }
+}`
+
+var (
+	origLineRE = regexp.MustCompile(`<div class="l([^"]*) orig" title="([^"]*)">(.*)</div>\n<pre class="origin" hidden>([^<]*)</pre>\n`)
+	removedRE  = regexp.MustCompile(`^\d+ lines? removed above\n\n`)
+)
+
+// origin returns, for a match of origLineRE, the line's text and its
+// origin, from its title (without the note of lines removed above it,
+// which a del line's title starts with) and from its panel.
+func origin(t *testing.T, mm []string) (line, title, panel string) {
+	t.Helper()
+	line = html.UnescapeString(tagRE.ReplaceAllString(mm[3], ""))
+	title, panel = html.UnescapeString(mm[2]), html.UnescapeString(mm[4])
+	if del := slices.Contains(strings.Fields(mm[1]), "del"); del != removedRE.MatchString(title) {
+		t.Errorf("line %q (class%s): title %q", line, mm[1], title)
+	}
+	return line, removedRE.ReplaceAllString(title, ""), panel
+}
+
+// In the complete pass's column, each var declaration of the main
+// program carries where its mapping came from, as its title and in a
+// hidden panel below it; no other column does, and the panel is no line
+// of the module's text.
+func TestExplorerCompleteOrigins(t *testing.T) {
+	src, err := os.ReadFile("../examples/gpt_bare.dpir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ir.Parse("gpt_bare.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pipeline = "complete,partition{rank=0}"
+	texts, _ := expectedColumns(t, pipeline, m)
+	tr, err := record(t, passes.DefaultRegistry(), "serial", pipeline, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := renderPage(t, viz.ExplorerOptions{LookPath: noDot}, tr)
+	cols := columns(t, page)
+	if len(cols) != len(texts) || len(cols) < 3 {
+		t.Fatalf("%d columns, %d expected", len(cols), len(texts))
+	}
+	for i, col := range cols {
+		if got := textOf(col); got != texts[i] {
+			t.Errorf("column %d's text is not the module's:\n%s", i, got)
+		}
+		if isComplete := strings.Contains(col, "<h2 title=\"fold or unfold\">complete (#1)</h2>"); isComplete != (i == 1) {
+			t.Fatalf("column %d is complete's: %v", i, isComplete)
+		}
+		if i != 1 && (strings.Contains(col, " orig\"") || strings.Contains(col, `class="origin"`)) {
+			t.Errorf("column %d (not complete's) shows origins", i)
+		}
+	}
+	col := cols[1]
+	origins := map[string]string{}
+	for _, mm := range origLineRE.FindAllStringSubmatch(col, -1) {
+		line, title, panel := origin(t, mm)
+		if title != panel {
+			t.Errorf("line %q: title %q, panel %q", line, title, panel)
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "var" && f[0] != "param" && f[0] != "persist" {
+			t.Errorf("an origin on a line that declares no var: %q", line)
+			continue
+		}
+		if _, dup := origins[f[1]]; dup {
+			t.Errorf("%s has two origins (the startup program's declaration has none)", f[1])
+		}
+		origins[f[1]] = title
+	}
+	// Every main var but the two scalars (loss and its grad: no dims).
+	if n, lines := len(origins), strings.Count(col, `<pre class="origin"`); n != 252 || lines != n {
+		t.Errorf("%d vars with an origin, %d panels; want 252", n, lines)
+	}
+	want := map[string]string{
+		"l0_fc1_b": "l0_fc1_b dim 0: split along mesh dim 1 (mp), from var l0_fc1_w\n" +
+			"  op 44 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2\n" +
+			"  op 45 elementwise_add: l0_fc1_mm dim 2 -> l0_fc1_b dim 0",
+		"l0_fc1_w@GRAD": "l0_fc1_w@GRAD dim 0: replicated\n" +
+			"l0_fc1_w@GRAD dim 1: split along mesh dim 1 (mp), from var l0_fc1_w\n" +
+			"  op 148 matmul_v2_grad: l0_fc1_w dim 1 -> l0_fc1_w@GRAD dim 1",
+		"wte": "wte dim 0: replicated\nwte dim 1: replicated",
+	}
+	for name, w := range want {
+		if got := origins[name]; got != w {
+			t.Errorf("%s's origin:\n%s\nwant:\n%s", name, got, w)
+		}
+	}
+
+	// A sub-block's var: keyed by its own block.
+	m, err = ir.ParseString("loop.dpir", completeLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = record(t, passes.DefaultRegistry(), "serial", "complete", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols = columns(t, renderPage(t, viz.ExplorerOptions{LookPath: noDot}, tr))
+	if len(cols) != 2 {
+		t.Fatalf("%d columns, want 2", len(cols))
+	}
+	got := map[string]string{}
+	for _, mm := range origLineRE.FindAllStringSubmatch(cols[1], -1) {
+		line, title, _ := origin(t, mm)
+		got[strings.Fields(line)[1]] = title
+	}
+	if w := "x_next dim 0: split along mesh dim 0 (dp), from var x\n  op 1 relu: x dim 0 -> y dim 0\n  op 3 scale: y dim 0 -> x_next dim 0\nx_next dim 1: replicated"; got["x_next"] != w {
+		t.Errorf("x_next's origin (block 1):\n%s\nwant:\n%s", got["x_next"], w)
+	}
+}

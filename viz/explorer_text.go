@@ -1,5 +1,7 @@
 package viz
 
+import "strconv"
+
 // The explorer's view of the module text: which tokens of ir.Print's
 // output are var names and op ids. A small reader follows the grammar of
 // package ir's doc far enough to tell a var from a slot, a mesh or an
@@ -12,6 +14,11 @@ type textMark struct {
 	start, end int    // byte offsets in the text
 	op         bool   // an op id, else a var name
 	key        string // var: the name as printed; op: "program:id"
+	// decl is set on the name of a var declaration, with the program
+	// and block it is in.
+	decl  bool
+	prog  string
+	block int
 }
 
 type tokKind uint8
@@ -106,6 +113,7 @@ type textReader struct {
 	toks  []textToken
 	i     int
 	prog  string // the program being read
+	block int    // the block being read
 	marks []textMark
 }
 
@@ -173,8 +181,15 @@ func (r *textReader) read() {
 				r.prog = r.str(n)
 				r.i++
 			}
+		case "block":
+			if n, ok := r.accept(tokNumber, ""); ok {
+				r.block, _ = strconv.Atoi(r.str(n))
+			}
 		case "var", "persist", "param":
-			r.varName()
+			if r.varName() {
+				m := &r.marks[len(r.marks)-1]
+				m.decl, m.prog, m.block = true, r.prog, r.block
+			}
 		case "op":
 			r.op()
 		case "grads":

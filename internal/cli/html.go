@@ -22,7 +22,9 @@ func runHTML(env *Env, args []string) int {
 pass explorer: a column per pass that changed the module (the input
 first; passes that changed nothing are listed under the column before),
 changed lines highlighted, clickable var names and op ids, and a drawing
-of main's block 0 per column when Graphviz's dot is installed. When the
+of main's block 0 per column when Graphviz's dot is installed. In the
+column of the complete pass, each var's declaration says where its
+sharding came from (hover it, or click its name). When the
 pipeline names $RANK, it runs once per rank of the module's meshes, with
 $RANK replaced, on a copy of the module: a tab per rank. A failed pass
 still writes the page, its column marked, and exits 1.`)
