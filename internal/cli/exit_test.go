@@ -41,6 +41,7 @@ func TestEveryCommandHelpAndExitCodes(t *testing.T) {
 		"ops":       {run{[]string{"matmul_v2", "-json"}, nil}, run{[]string{"matmul_v3"}, nil}, run{}},
 		"mlir":      {run{[]string{"-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, garbled}},
 		"import":    {run{[]string{"-"}, pdmodel}, run{[]string{"-nosuch"}, nil}, run{[]string{"-"}, mlp}},
+		"complete":  {run{[]string{"-report", "-"}, mlp}, run{[]string{"-json", "-"}, mlp}, run{[]string{"-"}, []byte("program main {\n  block 0 {\n    var x : f32[2]\n  }\n}\n")}},
 		"export":    {run{[]string{"-drop", "-o", filepath.Join(tmp, "x.pdmodel"), "-"}, mlp}, run{[]string{"-nosuch"}, nil}, run{[]string{"-o", filepath.Join(tmp, "y.pdmodel"), "-"}, mlp}},
 	}
 	for _, c := range commands() {
