@@ -212,8 +212,26 @@ func TestExplainExitCodes(t *testing.T) {
 		{args: []string{mlpExample, mlpExample}, code: cli.ExitUsage, stderr: "distpass explain: one FILE at most"},
 		{args: []string{"-nosuch"}, code: cli.ExitUsage, stderr: "flag provided but not defined: -nosuch"},
 		{args: []string{"-h"}, code: cli.ExitOK},
+		// -sharding VAR: completion's provenance, not collectives.
+		{args: []string{"-sharding", "l0_fc1_b", "-rank", "0", gptBare}, code: cli.ExitUsage,
+			stderr: "distpass explain: -sharding VAR explains completion, not collectives: it takes no -rank"},
+		{args: []string{"-sharding", "l0_fc1_b", "-measure", gptBare}, code: cli.ExitUsage,
+			stderr: "distpass explain: -sharding VAR explains completion, not collectives: it takes no -measure"},
+		{args: []string{"-sharding", "", gptBare}, code: cli.ExitUsage, stderr: "distpass explain: -sharding wants a var name"},
+		{args: []string{"-sharding", "x", gptBare, gptBare}, code: cli.ExitUsage, stderr: "distpass explain: one FILE at most"},
+		{args: []string{"-sharding", "l0_fc1_bb", gptBare}, code: cli.ExitFail,
+			stderr: gptBare + `: -sharding: no dense-tensor var "l0_fc1_bb" in the main program; nearest: l0_fc1_b, `},
+		{args: []string{"-sharding", "y", "-"}, stdin: "program main {\n  block 0 {\n    var y : f32[2]\n  }\n}\n", code: cli.ExitFail,
+			stderr: "<stdin>: complete: the module declares no mesh"},
+		{args: []string{"-sharding", "l0_fc1_b", gptBare}, code: cli.ExitOK},
 	} {
 		code, out, errOut := distpass(tc.stdin, append([]string{"explain"}, tc.args...)...)
+		if tc.code == cli.ExitOK && len(tc.args) > 1 {
+			if code != cli.ExitOK || !strings.HasPrefix(out, "param l0_fc1_b : ") || errOut != "" {
+				t.Errorf("explain %v: exit %d, stdout %q, stderr %q", tc.args, code, out, errOut)
+			}
+			continue
+		}
 		if code != tc.code {
 			t.Errorf("explain %v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, errOut)
 		}
