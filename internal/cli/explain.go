@@ -93,8 +93,9 @@ op it flowed through, first hop first:
   l0_fc1_mm dim 2: split along mesh dim 1 (mp), from var l0_fc1_w
     op 44 matmul_v2: l0_fc1_w dim 1 -> l0_fc1_mm dim 2
 The first line is VAR as the completed module declares it, "annotated"
-if the input gave its dist, "completed" if not. A replicated dim says so. With -json, one document, as an entry of
-'distpass complete -report -json''s origins:
+if the input gave its dist, "completed" if not; a replicated dim says
+so. With -json, one document, an entry of the origins of 'distpass
+complete -report -json':
   {"var": V, "dims": [{"dim", "mesh_dim", "annotation",
    "hops": [{"op", "op_type", "from", "from_dim", "to", "to_dim"}...]}...]}
 -sharding takes none of -rank, -all, -measure and -memory.
