@@ -104,8 +104,7 @@ func (e *engine) rules() {
 		e.byID[n.op.ID] = int32(i)
 		n.fixed = n.op.Dist != nil && n.op.Dist.ImplType != ""
 		if !n.fixed {
-			b := n.block
-			n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, func(name string) *ir.Var { return g.p.LookupVar(b, name) })
+			n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, g.lookup(n))
 		}
 		if n.op.Role.IsForward() {
 			g.fwd = append(g.fwd, int32(i))

@@ -5,16 +5,16 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// graph is the main program as completion sees it: its dense-tensor
-// vars numbered in block order, its ops in settling order with their
-// args resolved to those numbers.
+// graph is the main program as completion sees it: its vars numbered
+// in block order (block b's from varOff[b]), its ops in settling order
+// with their args resolved to those numbers.
 type graph struct {
-	m     *ir.Module
-	p     *ir.Program
-	vars  []*ir.Var
-	block []int32 // the block each var is declared in
-	ids   map[*ir.Var]int32
-	ops   []opNode
+	m      *ir.Module
+	p      *ir.Program
+	vars   []*ir.Var
+	dense  []bool  // the var is a dense tensor: the lattice's domain
+	varOff []int32 // per block, the number of its first var
+	ops    []opNode
 	// users lists, per var, the fixpoint ops (indices into fwd) that read
 	// or write it.
 	userStart []int32
@@ -23,12 +23,14 @@ type graph struct {
 }
 
 // opNode is one op: its block, its args (inputs then outputs in slot
-// order, -1 for an arg that is not a dense tensor), its mesh and rule.
+// order, -1 for an arg that is not a dense tensor) and their vars, its
+// mesh and rule.
 type opNode struct {
 	op      *ir.Op
 	idx     int32 // its index in graph.ops
 	block   *ir.Block
 	args    []int32
+	argVars []*ir.Var // nil for a name no block declares
 	nIn     int
 	mesh    *ir.ProcessMesh
 	rule    opdef.ShardingRule
@@ -41,19 +43,32 @@ func (n *opNode) outs() []int32 { return n.args[n.nIn:] }
 
 // buildGraph numbers m's main program.
 func buildGraph(m *ir.Module) *graph {
-	g := &graph{m: m, p: m.Main, ids: map[*ir.Var]int32{}}
+	g := &graph{m: m, p: m.Main, varOff: make([]int32, len(m.Main.Blocks))}
+	nargs, nops := 0, 0
 	for bi, b := range g.p.Blocks {
+		g.varOff[bi] = int32(len(g.vars))
 		if b == nil {
 			continue
 		}
 		for _, v := range b.Vars() {
-			if v.Type.IsTensor() {
-				g.ids[v] = int32(len(g.vars))
-				g.vars = append(g.vars, v)
-				g.block = append(g.block, int32(bi))
+			g.vars = append(g.vars, v)
+			g.dense = append(g.dense, v != nil && v.Type.IsTensor())
+		}
+		for _, op := range b.Ops {
+			if op != nil {
+				nops++
+				for _, s := range op.Inputs {
+					nargs += len(s.Args)
+				}
+				for _, s := range op.Outputs {
+					nargs += len(s.Args)
+				}
 			}
 		}
 	}
+	g.ops = make([]opNode, 0, nops)
+	args := make([]int32, 0, nargs)
+	argVars := make([]*ir.Var, 0, nargs)
 	// Settling order: a block's ops in order, an op that owns sub-blocks
 	// after their ops (the sub-block reads what the op's block defined
 	// before it).
@@ -72,8 +87,17 @@ func buildGraph(m *ir.Module) *graph {
 			for sb := range op.SubBlocks {
 				walk(sb)
 			}
-			n := g.node(b, op)
-			n.idx = int32(len(g.ops))
+			n := opNode{op: op, block: b, idx: int32(len(g.ops))}
+			start := len(args)
+			for a := range op.InputNames {
+				args, argVars = g.resolve(args, argVars, b, a)
+			}
+			n.nIn = len(args) - start
+			for a := range op.OutputNames {
+				args, argVars = g.resolve(args, argVars, b, a)
+			}
+			n.args = args[start:len(args):len(args)]
+			n.argVars = argVars[start:len(argVars):len(argVars)]
 			g.ops = append(g.ops, n)
 		}
 	}
@@ -84,25 +108,49 @@ func buildGraph(m *ir.Module) *graph {
 	return g
 }
 
-func (g *graph) node(b *ir.Block, op *ir.Op) opNode {
-	n := opNode{op: op, block: b}
-	resolve := func(name string) {
-		id := int32(-1)
-		if v := g.p.LookupVar(b, name); v != nil {
-			if x, ok := g.ids[v]; ok {
-				id = x
+// resolve appends the number and var of name as block b sees it.
+func (g *graph) resolve(args []int32, vars []*ir.Var, b *ir.Block, name string) ([]int32, []*ir.Var) {
+	for seen := 0; b != nil && seen <= len(g.p.Blocks); seen++ {
+		if i := b.VarIndex(name); i >= 0 {
+			id := g.varOff[b.Index] + int32(i)
+			v := g.vars[id]
+			if !g.dense[id] {
+				id = -1
 			}
+			return append(args, id), append(vars, v)
 		}
-		n.args = append(n.args, id)
+		b = g.p.Block(b.Parent)
 	}
-	for a := range op.InputNames {
-		resolve(a)
+	return append(args, -1), append(vars, nil)
+}
+
+// id returns the number of var v of the main program, if it is a dense
+// tensor.
+func (g *graph) id(v *ir.Var) (int32, bool) {
+	for bi, b := range g.p.Blocks {
+		if b == nil {
+			continue
+		}
+		if i := b.VarIndex(v.Name()); i >= 0 && b.Vars()[i] == v {
+			id := g.varOff[bi] + int32(i)
+			return id, g.dense[id]
+		}
 	}
-	n.nIn = len(n.args)
-	for a := range op.OutputNames {
-		resolve(a)
+	return -1, false
+}
+
+// lookup returns a name lookup for op n's rule: its args' vars in slot
+// order, as the op table asks for them, any other name through the
+// block chain.
+func (g *graph) lookup(n *opNode) func(string) *ir.Var {
+	k := 0
+	return func(name string) *ir.Var {
+		if k < len(n.argVars) && n.argVars[k] != nil && n.argVars[k].Name() == name {
+			k++
+			return n.argVars[k-1]
+		}
+		return g.p.LookupVar(n.block, name)
 	}
-	return n
 }
 
 // indexUsers fills users from fwd.

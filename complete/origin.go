@@ -33,7 +33,7 @@ type DimOrigin struct {
 func (r *Report) Origin(name string) ([]DimOrigin, error) {
 	e := r.e
 	for v, x := range e.g.vars {
-		if x.Name() == name {
+		if e.g.dense[v] && x.Name() == name {
 			out := make([]DimOrigin, len(e.s.dims[v]))
 			for d, k := range e.s.dims[v] {
 				out[d] = DimOrigin{Dim: d, MeshDim: k}
@@ -98,7 +98,7 @@ func (e *engine) annotationOf(st step) string {
 // Explain spells Origin for a person: a line per dim.
 func (r *Report) Explain(name string) (string, error) {
 	for v, x := range r.e.g.vars {
-		if x.Name() == name {
+		if r.e.g.dense[v] && x.Name() == name {
 			return r.explain(int32(v)), nil
 		}
 	}
@@ -111,7 +111,7 @@ func (r *Report) Explain(name string) (string, error) {
 // the module as completion left it (the pass explorer asks right after
 // the pass).
 func (r *Report) ExplainVar(v *ir.Var) string {
-	i, ok := r.e.g.ids[v]
+	i, ok := r.e.g.id(v)
 	if !ok {
 		return ""
 	}

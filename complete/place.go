@@ -197,7 +197,7 @@ func addArg(as []ir.ArgDist, name string, m []int) []ir.ArgDist {
 // writeVar writes var v's dist into the module (an annotated var keeps
 // its own).
 func (e *engine) writeVar(v int32) {
-	if e.s.closed[v] {
+	if e.s.closed[v] || !e.g.dense[v] {
 		return
 	}
 	e.g.vars[v].Dist = &ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: slices.Clone(e.s.dims[v]), Partial: e.s.partial[v]}

@@ -185,6 +185,9 @@ func (r *Report) finish() {
 	}
 	r.Impls = []ImplCount{}
 	for v := range e.g.vars {
+		if !e.g.dense[v] {
+			continue
+		}
 		if e.s.closed[v] {
 			r.Vars.Annotated++
 		} else {
@@ -229,7 +232,7 @@ func (r *Report) Origins() []VarOrigins {
 	e := r.e
 	var out []VarOrigins
 	for v, x := range e.g.vars {
-		if !slices.ContainsFunc(e.s.dims[v], func(k int) bool { return k >= 0 }) {
+		if !e.g.dense[v] || !slices.ContainsFunc(e.s.dims[v], func(k int) bool { return k >= 0 }) {
 			continue
 		}
 		vo := VarOrigins{Var: x.Name(), Dims: make([]DimOrigin, len(e.s.dims[v]))}
