@@ -147,36 +147,42 @@ func (e *engine) meshes() error {
 		}
 		return nil
 	}
-	// An op takes its args' mesh, else the nearest op's before it, else
-	// after it.
+	// In settling order, an op takes its inputs' mesh (the first input's
+	// that has one: annotated, or given by its producer), else its
+	// outputs', else the nearest op's before it, else after it; its args
+	// without a mesh take the op's.
 	for i := range g.ops {
 		n := &g.ops[i]
-		if n.mesh != nil {
-			continue
-		}
-		for _, v := range n.args {
-			if v >= 0 && s.mesh[v] != nil && g.vars[v].Dist != nil {
-				n.mesh = s.mesh[v]
-				break
+		if n.mesh == nil {
+			for _, v := range n.args {
+				if v >= 0 && s.mesh[v] != nil {
+					n.mesh = s.mesh[v]
+					break
+				}
 			}
 		}
 		if n.mesh == nil && i > 0 {
 			n.mesh = g.ops[i-1].mesh
 		}
-	}
-	for i := len(g.ops) - 2; i >= 0; i-- {
-		if g.ops[i].mesh == nil {
-			g.ops[i].mesh = g.ops[i+1].mesh
-		}
-	}
-	// A var takes its producer's mesh, else its first consumer's.
-	for pass := 0; pass < 2; pass++ {
-		for i := range g.ops {
-			n := &g.ops[i]
-			for k, v := range n.args {
-				if v >= 0 && s.mesh[v] == nil && (k >= n.nIn) == (pass == 0) {
+		if n.mesh != nil {
+			for _, v := range n.args {
+				if v >= 0 && s.mesh[v] == nil {
 					s.mesh[v] = n.mesh
 				}
+			}
+		}
+	}
+	for i := len(g.ops) - 1; i >= 0; i-- {
+		n := &g.ops[i]
+		if n.mesh == nil && i+1 < len(g.ops) {
+			n.mesh = g.ops[i+1].mesh
+		}
+		if n.mesh == nil {
+			n.mesh = e.m.Meshes[0] // no op has a mesh
+		}
+		for _, v := range n.args {
+			if v >= 0 && s.mesh[v] == nil {
+				s.mesh[v] = n.mesh
 			}
 		}
 	}
@@ -294,11 +300,17 @@ func (e *engine) settleRule(n *opNode) error {
 		req := ins
 		if ferr == nil {
 			req = f.Inputs
-			if b, berr := n.rule.Backward(sizes, outs); berr == nil {
-				req = e.joinAll(n, f.Inputs, b.Inputs)
+			if anySplit(outs) {
+				if b, berr := n.rule.Backward(sizes, outs); berr == nil {
+					req = e.joinAll(n, f.Inputs, b.Inputs)
+				}
 			}
 		}
-		fin, err := n.rule.Forward(sizes, req)
+		fin, err := f, ferr
+		if ferr != nil || !sameMappings(req, ins) {
+			// The rule reads its inputs as it requires them.
+			fin, err = n.rule.Forward(sizes, req)
+		}
 		if err != nil {
 			// What the inputs are cannot be met together (a Strict rule's
 			// mesh dim on two dims): the op reads them replicated.
@@ -336,6 +348,32 @@ func (e *engine) adopt(n *opNode, v int32, req []int) {
 		e.setDims(n.idx, v, m)
 		e.writeVar(v)
 	}
+}
+
+// anySplit reports whether a mapping splits a dim: a rule's backward
+// learns nothing from replicated outputs.
+func anySplit(ms [][]int) bool {
+	for _, m := range ms {
+		for _, k := range m {
+			if k >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameMappings reports whether a and b map alike (nil is not []).
+func sameMappings(a, b [][]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) || !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // joinAll joins each input's forward and backward requirement, keeping

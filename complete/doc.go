@@ -7,10 +7,11 @@
 // It works in four steps, each deterministic (program order, no map
 // order), and reports what it decided:
 //
-//  1. Meshes. An op without a mesh takes its args' mesh (the first
-//     annotated input's, else output's), else the nearest op's before it
-//     in program order, else after it; a var takes its producer's mesh,
-//     else its first consumer's. With one mesh, everything is on it.
+//  1. Meshes. In settling order, an op without a mesh takes its first
+//     input's that has one (annotated, or given by its producer), else
+//     its outputs', else the nearest op's before it, else after it; its
+//     args without a mesh take the op's. With one mesh, everything is on
+//     it.
 //  2. Fixpoint. Every forward op's rule runs both ways (Forward on its
 //     inputs' mappings, Backward on its outputs') over a lattice where a
 //     var's dim only goes from replicated-and-open to split along a mesh

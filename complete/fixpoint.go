@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -134,7 +135,11 @@ func (e *engine) visit(i int32, mark func(int32)) {
 	ins, outs := e.mappings(n)
 	sizes := n.mesh.Shape
 	f, ferr := n.rule.Forward(sizes, ins)
-	b, berr := n.rule.Backward(sizes, outs)
+	var b opdef.Sharding
+	var berr error
+	if anySplit(outs) {
+		b, berr = n.rule.Backward(sizes, outs)
+	}
 	if ferr == nil {
 		for k, v := range n.outs() {
 			if k < len(f.Outputs) {
