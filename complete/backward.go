@@ -1,8 +1,6 @@
 package complete
 
 import (
-	"slices"
-
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -24,7 +22,9 @@ func (e *engine) settleGrad(n *opNode) error {
 	if fd == nil || fd.ImplType == spmdType {
 		return e.settleRule(n)
 	}
-	d := &ir.OpDist{Mesh: fd.Mesh, ImplType: fd.ImplType, ImplIndex: fd.ImplIndex}
+	d := e.slab.opDist()
+	*d = ir.OpDist{Mesh: fd.Mesh, ImplType: fd.ImplType, ImplIndex: fd.ImplIndex,
+		Inputs: e.slab.argDists(n.nIn), Outputs: e.slab.argDists(len(n.args) - n.nIn)}
 	fwdMapping := func(name string, inputFirst bool) ([]int, bool) {
 		a, b := fd.OutputMapping, fd.InputMapping
 		if inputFirst {
@@ -57,7 +57,7 @@ func (e *engine) settleGrad(n *opNode) error {
 		if len(m) != len(e.s.dims[v]) {
 			m = e.s.dims[v] // not a grad of a var of its shape: as it is
 		}
-		m = slices.Clone(m)
+		m = e.slab.clone(m)
 		if out {
 			d.Outputs = addArg(d.Outputs, name, m)
 			if !e.s.settled[v] {

@@ -35,6 +35,7 @@ type engine struct {
 	impls map[string][]implRef
 	byID  map[int64]int32
 	fit   *registry.Fitter
+	slab  slab
 }
 
 // Complete completes m's main program in place: every dense-tensor var
@@ -103,13 +104,22 @@ func (e *engine) rules() {
 		n := &g.ops[i]
 		e.byID[n.op.ID] = int32(i)
 		n.fixed = n.op.Dist != nil && n.op.Dist.ImplType != ""
-		if !n.fixed {
-			n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, g.lookup(n))
-		}
 		if n.op.Role.IsForward() {
 			g.fwd = append(g.fwd, int32(i))
+			e.buildRule(n)
 		}
 	}
+}
+
+// buildRule finds op n's rule, once: the fixpoint's ops first, the
+// others when they settle by their rule (a grad op that follows its
+// forward op needs none).
+func (e *engine) buildRule(n *opNode) {
+	if n.ruleBuilt || n.fixed {
+		return
+	}
+	n.ruleBuilt = true
+	n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, e.g.lookup(n))
 }
 
 // meshes gives every op and var a mesh (see the package doc).
@@ -291,6 +301,7 @@ func (e *engine) settleRule(n *opNode) error {
 		}
 	}
 	var res opdef.Sharding
+	e.buildRule(n)
 	switch {
 	case n.rule == nil:
 		res = replicated(ins, outs)

@@ -36,6 +36,8 @@ type opNode struct {
 	rule    opdef.ShardingRule
 	ruleErr error
 	fixed   bool // annotated by the user: its dist is kept
+	// ruleBuilt says rule and ruleErr are set.
+	ruleBuilt bool
 }
 
 func (n *opNode) ins() []int32  { return n.args[:n.nIn] }

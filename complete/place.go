@@ -78,12 +78,15 @@ func (e *engine) candidates(opType string) []implRef {
 // place gives op n the dist res describes and its outputs their dists,
 // and picks its impl.
 func (e *engine) place(n *opNode, res opdef.Sharding) error {
-	d := &ir.OpDist{Mesh: n.mesh.Name}
+	d := e.slab.opDist()
+	d.Mesh = n.mesh.Name
+	d.Inputs = e.slab.argDists(n.nIn)
+	d.Outputs = e.slab.argDists(len(n.args) - n.nIn)
 	for k, v := range n.ins() {
 		if v < 0 {
 			continue
 		}
-		m := pick(res.Inputs, k, e.s.dims[v])
+		m := e.pick(res.Inputs, k, e.s.dims[v])
 		d.Inputs = addArg(d.Inputs, e.argName(n, k), m)
 	}
 	type out struct {
@@ -96,7 +99,7 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		if v < 0 {
 			continue
 		}
-		m := pick(res.Outputs, k, e.s.dims[v])
+		m := e.pick(res.Outputs, k, e.s.dims[v])
 		var p []ir.Partial
 		if k < len(res.Partial) {
 			p = res.Partial[k]
@@ -137,7 +140,11 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		e.noteReshards(n)
 		return nil
 	}
-	var why []string
+	type failure struct {
+		c   implRef
+		err error
+	}
+	var why []failure // spelled only when no impl fits
 	for _, c := range e.candidates(n.op.Type) {
 		variants := []bool{false}
 		if c.impl.Reduces && !e.opts.Lazy && hasPartial(res.Partial) {
@@ -152,13 +159,20 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 				e.noteReshards(n)
 				return nil
 			}
-			why = append(why, fmt.Sprintf("%s: %v", c, trimOp(err, n.op)))
+			why = append(why, failure{c, err})
 		}
 	}
 	give(false)
 	e.noteReshards(n)
+	var reasons []string
+	for _, f := range why {
+		r := fmt.Sprintf("%s: %s", f.c, trimOp(f.err, n.op))
+		if !slices.Contains(reasons, r) { // a Reduces impl fails alike whole and partial
+			reasons = append(reasons, r)
+		}
+	}
 	return fmt.Errorf("complete: %s: no impl lowers the dists completion inferred, %s: %s",
-		n.op, spellDist(d, e, n), strings.Join(why, "; "))
+		n.op, spellDist(d, e, n), strings.Join(reasons, "; "))
 }
 
 // trimOp drops the op's own name from the front of an impl's message.
@@ -176,11 +190,11 @@ func hasPartial(ps [][]ir.Partial) bool {
 }
 
 // pick returns ms[k], or def when the rule leaves arg k unconstrained.
-func pick(ms [][]int, k int, def []int) []int {
+func (e *engine) pick(ms [][]int, k int, def []int) []int {
 	if k < len(ms) && ms[k] != nil {
-		return slices.Clone(ms[k])
+		return e.slab.clone(ms[k])
 	}
-	return slices.Clone(def)
+	return e.slab.clone(def)
 }
 
 // addArg appends name's mapping unless the side has it (an op reading
@@ -200,7 +214,18 @@ func (e *engine) writeVar(v int32) {
 	if e.s.closed[v] || !e.g.dense[v] {
 		return
 	}
-	e.g.vars[v].Dist = &ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: slices.Clone(e.s.dims[v]), Partial: e.s.partial[v]}
+	x := e.g.vars[v]
+	if d := x.Dist; d != nil && len(d.DimsMapping) == len(e.s.dims[v]) {
+		// Written before by completion (an annotated var is closed):
+		// rewrite it in place.
+		d.Mesh = e.s.mesh[v].Name
+		copy(d.DimsMapping, e.s.dims[v])
+		d.Partial = e.s.partial[v]
+		return
+	}
+	d := e.slab.dist()
+	*d = ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: e.slab.clone(e.s.dims[v]), Partial: e.s.partial[v]}
+	x.Dist = d
 }
 
 // noteReshards lists op n's args whose var's dist is not what the op
