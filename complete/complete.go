@@ -36,6 +36,7 @@ type engine struct {
 	byID  map[int64]int32
 	fit   *registry.Fitter
 	slab  slab
+	memo  ruleMemo
 }
 
 // Complete completes m's main program in place: every dense-tensor var
@@ -119,7 +120,20 @@ func (e *engine) buildRule(n *opNode) {
 		return
 	}
 	n.ruleBuilt = true
+	keyed := e.memo.key(n)
+	if keyed {
+		if r, ok := e.memo.rules[string(e.memo.buf)]; ok {
+			n.rule = r
+			return
+		}
+	}
 	n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, e.g.lookup(n))
+	if keyed && n.ruleErr == nil {
+		if e.memo.rules == nil {
+			e.memo.rules = map[string]opdef.ShardingRule{}
+		}
+		e.memo.rules[string(e.memo.buf)] = n.rule
+	}
 }
 
 // meshes gives every op and var a mesh (see the package doc).

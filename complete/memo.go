@@ -1,0 +1,140 @@
+package complete
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
+
+// ruleMemo shares one rule among the ops that would build equal ones: a
+// rule depends on nothing but the op's type, its attrs, its slots and
+// the types of its args (and which args name one var), which the key
+// spells whole. A model repeats its layers, so most ops find theirs.
+type ruleMemo struct {
+	buf   []byte
+	rules map[string]opdef.ShardingRule
+}
+
+// key spells op n's key into m.buf; false when an attr is of a kind the
+// key does not spell (the op builds its own rule).
+func (m *ruleMemo) key(n *opNode) bool {
+	b := append(m.buf[:0], n.op.Type...)
+	b = append(b, 0)
+	for _, a := range n.op.Attrs {
+		b = append(b, a.Name...)
+		b = append(b, 0)
+		var ok bool
+		if b, ok = appendValue(b, a.Value); !ok {
+			return false
+		}
+	}
+	b = append(b, 1)
+	k := 0
+	for side, slots := range [2][]ir.Slot{n.op.Inputs, n.op.Outputs} {
+		b = append(b, byte(side))
+		for _, s := range slots {
+			b = append(b, s.Name...)
+			b = append(b, 0)
+			b = binary.AppendUvarint(b, uint64(len(s.Args)))
+			for range s.Args {
+				v := n.argVars[k]
+				k++
+				if v == nil {
+					b = append(b, 0xff)
+					continue
+				}
+				b = append(b, byte(v.Type.Kind), byte(v.Type.DType))
+				b = binary.AppendUvarint(b, uint64(len(v.Type.Shape)))
+				for _, d := range v.Type.Shape {
+					b = binary.AppendVarint(b, d)
+				}
+				// Which earlier arg of the op names the same var.
+				same := uint64(0)
+				for j := range k - 1 {
+					if n.argVars[j] == v {
+						same = uint64(j + 1)
+						break
+					}
+				}
+				b = binary.AppendUvarint(b, same)
+			}
+		}
+	}
+	m.buf = b
+	return true
+}
+
+func appendValue(b []byte, v ir.Value) ([]byte, bool) {
+	u := func(x uint64) { b = binary.AppendUvarint(b, x) }
+	switch x := v.(type) {
+	case ir.Bool:
+		b = append(b, 'b')
+		if x {
+			u(1)
+		} else {
+			u(0)
+		}
+	case ir.Int:
+		b = append(b, 'i')
+		b = binary.AppendVarint(b, int64(x))
+	case ir.Long:
+		b = append(b, 'l')
+		b = binary.AppendVarint(b, int64(x))
+	case ir.Float:
+		b = append(b, 'f')
+		u(math.Float64bits(float64(x)))
+	case ir.Float64:
+		b = append(b, 'F')
+		u(math.Float64bits(float64(x)))
+	case ir.String:
+		b = append(b, 's')
+		u(uint64(len(x)))
+		b = append(b, x...)
+	case ir.Ints:
+		b = append(b, 'I')
+		u(uint64(len(x)))
+		for _, e := range x {
+			b = binary.AppendVarint(b, int64(e))
+		}
+	case ir.Longs:
+		b = append(b, 'L')
+		u(uint64(len(x)))
+		for _, e := range x {
+			b = binary.AppendVarint(b, int64(e))
+		}
+	case ir.Floats:
+		b = append(b, 'G')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(math.Float64bits(e))
+		}
+	case ir.Float64s:
+		b = append(b, 'H')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(math.Float64bits(e))
+		}
+	case ir.Bools:
+		b = append(b, 'B')
+		u(uint64(len(x)))
+		for _, e := range x {
+			if e {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	case ir.Strings:
+		b = append(b, 'S')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(uint64(len(e)))
+			b = append(b, e...)
+		}
+	default:
+		return b, false
+	}
+	return b, true
+}
