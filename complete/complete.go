@@ -120,20 +120,40 @@ func (e *engine) buildRule(n *opNode) {
 		return
 	}
 	n.ruleBuilt = true
+	n.ruleID = -1
 	keyed := e.memo.key(n)
 	if keyed {
 		if r, ok := e.memo.rules[string(e.memo.buf)]; ok {
-			n.rule = r
+			n.rule, n.ruleID = r.rule, r.id
 			return
 		}
 	}
 	n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, e.g.lookup(n))
 	if keyed && n.ruleErr == nil {
 		if e.memo.rules == nil {
-			e.memo.rules = map[string]opdef.ShardingRule{}
+			e.memo.rules = map[string]memoRule{}
 		}
-		e.memo.rules[string(e.memo.buf)] = n.rule
+		n.ruleID = int32(len(e.memo.rules))
+		e.memo.rules[string(e.memo.buf)] = memoRule{n.rule, n.ruleID}
 	}
+}
+
+// forward and backward run op n's rule (through the memo's results).
+func (e *engine) forward(n *opNode, ins [][]int) (opdef.Sharding, error) {
+	return e.memo.run(n, false, e.meshIndex(n.mesh), ins)
+}
+
+func (e *engine) backward(n *opNode, outs [][]int) (opdef.Sharding, error) {
+	return e.memo.run(n, true, e.meshIndex(n.mesh), outs)
+}
+
+func (e *engine) meshIndex(pm *ir.ProcessMesh) int {
+	for i, x := range e.m.Meshes {
+		if x == pm {
+			return i
+		}
+	}
+	return -1
 }
 
 // meshes gives every op and var a mesh (see the package doc).
@@ -297,7 +317,6 @@ func (e *engine) setDims(i, v int32, m []int) {
 
 // settleRule settles a forward, loss-grad or optimizer op by its rule.
 func (e *engine) settleRule(n *opNode) error {
-	sizes := n.mesh.Shape
 	ins := make([][]int, n.nIn)
 	var fresh []int // inputs first settled here: they take what the op requires
 	for k, v := range n.ins() {
@@ -321,12 +340,12 @@ func (e *engine) settleRule(n *opNode) error {
 		res = replicated(ins, outs)
 		e.barrier(n)
 	default:
-		f, ferr := n.rule.Forward(sizes, ins)
+		f, ferr := e.forward(n, ins)
 		req := ins
 		if ferr == nil {
 			req = f.Inputs
 			if anySplit(outs) {
-				if b, berr := n.rule.Backward(sizes, outs); berr == nil {
+				if b, berr := e.backward(n, outs); berr == nil {
 					req = e.joinAll(n, f.Inputs, b.Inputs)
 				}
 			}
@@ -334,7 +353,7 @@ func (e *engine) settleRule(n *opNode) error {
 		fin, err := f, ferr
 		if ferr != nil || !sameMappings(req, ins) {
 			// The rule reads its inputs as it requires them.
-			fin, err = n.rule.Forward(sizes, req)
+			fin, err = e.forward(n, req)
 		}
 		if err != nil {
 			// What the inputs are cannot be met together (a Strict rule's

@@ -133,12 +133,11 @@ func (e *engine) visit(i int32, mark func(int32)) {
 		return
 	}
 	ins, outs := e.mappings(n)
-	sizes := n.mesh.Shape
-	f, ferr := n.rule.Forward(sizes, ins)
+	f, ferr := e.forward(n, ins)
 	var b opdef.Sharding
 	var berr error
 	if anySplit(outs) {
-		b, berr = n.rule.Backward(sizes, outs)
+		b, berr = e.backward(n, outs)
 	}
 	if ferr == nil {
 		for k, v := range n.outs() {

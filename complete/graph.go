@@ -36,8 +36,10 @@ type opNode struct {
 	rule    opdef.ShardingRule
 	ruleErr error
 	fixed   bool // annotated by the user: its dist is kept
-	// ruleBuilt says rule and ruleErr are set.
+	// ruleBuilt says rule and ruleErr are set; ruleID is the rule's
+	// number in the memo, -1 for a rule of its own.
 	ruleBuilt bool
+	ruleID    int32
 }
 
 func (n *opNode) ins() []int32  { return n.args[:n.nIn] }

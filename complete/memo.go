@@ -3,6 +3,7 @@ package complete
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
@@ -14,7 +15,87 @@ import (
 // spells whole. A model repeats its layers, so most ops find theirs.
 type ruleMemo struct {
 	buf   []byte
-	rules map[string]opdef.ShardingRule
+	rules map[string]memoRule
+	// results holds the rules' answers by rule, direction, mesh and
+	// mappings: shared rules see the same mappings layer after layer.
+	// The answers are read, never written.
+	results map[string]memoResult
+	rbuf    []byte
+}
+
+type memoRule struct {
+	rule opdef.ShardingRule
+	id   int32
+}
+
+type memoResult struct {
+	s   opdef.Sharding
+	err error
+}
+
+// run answers rule id's Forward (backward false) or Backward on ms,
+// from the results or by running it.
+func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (opdef.Sharding, error) {
+	call := func() (opdef.Sharding, error) {
+		if backward {
+			return n.rule.Backward(n.mesh.Shape, ms)
+		}
+		return n.rule.Forward(n.mesh.Shape, ms)
+	}
+	if n.ruleID < 0 {
+		return call()
+	}
+	b := binary.AppendUvarint(m.rbuf[:0], uint64(n.ruleID))
+	b = binary.AppendUvarint(b, uint64(mesh))
+	if backward {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	for _, x := range ms {
+		if x == nil {
+			b = append(b, 0xff)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		for _, k := range x {
+			b = binary.AppendUvarint(b, uint64(k+1))
+		}
+	}
+	m.rbuf = b
+	if r, ok := m.results[string(b)]; ok {
+		return r.s, r.err
+	}
+	s, err := call()
+	if m.results == nil {
+		m.results = map[string]memoResult{}
+	}
+	// A copy: a rule may answer with the slices it was given, which are
+	// the lattice's and change.
+	s = cloneSharding(s)
+	m.results[string(b)] = memoResult{s, err}
+	return s, err
+}
+
+func cloneSharding(s opdef.Sharding) opdef.Sharding {
+	c := func(ms [][]int) [][]int {
+		if ms == nil {
+			return nil
+		}
+		out := make([][]int, len(ms))
+		for i, m := range ms {
+			out[i] = slices.Clone(m)
+		}
+		return out
+	}
+	p := make([][]ir.Partial, len(s.Partial))
+	for i, x := range s.Partial {
+		p[i] = slices.Clone(x)
+	}
+	if s.Partial == nil {
+		p = nil
+	}
+	return opdef.Sharding{Inputs: c(s.Inputs), Outputs: c(s.Outputs), Partial: p}
 }
 
 // key spells op n's key into m.buf; false when an attr is of a kind the

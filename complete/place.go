@@ -220,11 +220,11 @@ func (e *engine) writeVar(v int32) {
 		// rewrite it in place.
 		d.Mesh = e.s.mesh[v].Name
 		copy(d.DimsMapping, e.s.dims[v])
-		d.Partial = e.s.partial[v]
+		d.Partial = slices.Clone(e.s.partial[v]) // the rule's answer is shared
 		return
 	}
 	d := e.slab.dist()
-	*d = ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: e.slab.clone(e.s.dims[v]), Partial: e.s.partial[v]}
+	*d = ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: e.slab.clone(e.s.dims[v]), Partial: slices.Clone(e.s.partial[v])}
 	x.Dist = d
 }
 
