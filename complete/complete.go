@@ -191,15 +191,16 @@ func (e *engine) meshes() error {
 		}
 		return nil
 	}
-	// In settling order, an op takes its inputs' mesh (the first input's
-	// that has one: annotated, or given by its producer), else its
-	// outputs', else the nearest op's before it, else after it; its args
+	// In settling order, an op takes the mesh of its first annotated arg
+	// (inputs, then outputs), else of its first arg given one by its
+	// producer, else the nearest op's before it, else after it; its args
 	// without a mesh take the op's.
 	for i := range g.ops {
 		n := &g.ops[i]
-		if n.mesh == nil {
+		for pass := 0; pass < 2 && n.mesh == nil; pass++ {
+			// An annotated arg's mesh first: the user placed it.
 			for _, v := range n.args {
-				if v >= 0 && s.mesh[v] != nil {
+				if v >= 0 && s.mesh[v] != nil && (pass == 1 || s.closed[v]) {
 					n.mesh = s.mesh[v]
 					break
 				}
@@ -320,10 +321,14 @@ func (e *engine) settleRule(n *opNode) error {
 	ins := make([][]int, n.nIn)
 	var fresh []int // inputs first settled here: they take what the op requires
 	for k, v := range n.ins() {
-		if v >= 0 && e.s.mesh[v] == n.mesh {
+		switch {
+		case v < 0:
+		case e.s.mesh[v] == n.mesh:
 			if !e.s.settled[v] {
 				fresh = append(fresh, k)
 			}
+			ins[k] = e.settledDims(v)
+		case alike(e.s.mesh[v], n.mesh):
 			ins[k] = e.settledDims(v)
 		}
 	}

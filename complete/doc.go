@@ -8,10 +8,10 @@
 // order), and reports what it decided:
 //
 //  1. Meshes. In settling order, an op without a mesh takes its first
-//     input's that has one (annotated, or given by its producer), else
-//     its outputs', else the nearest op's before it, else after it; its
-//     args without a mesh take the op's. With one mesh, everything is on
-//     it.
+//     annotated arg's (inputs, then outputs: the user placed it), else
+//     its first arg's that its producer gave one, else the nearest op's
+//     before it, else after it; its args without a mesh take the op's.
+//     With one mesh, everything is on it.
 //  2. Fixpoint. Every forward op's rule runs both ways (Forward on its
 //     inputs' mappings, Backward on its outputs') over a lattice where a
 //     var's dim only goes from replicated-and-open to split along a mesh

@@ -178,16 +178,23 @@ func joinReq(f, b []int) []int {
 }
 
 // mappings returns op n's args' current mappings, nil for an arg that is
-// not a dense tensor or is on another mesh (rules do not cross meshes).
+// not a dense tensor or is on a mesh of another shape. An input on
+// another mesh of the same shape (the previous pipeline stage's) is
+// read with its placement: the mesh change is a transfer between
+// matching coordinates, and the placement flows on. Nothing flows back
+// to another mesh (propose refuses it).
 func (e *engine) mappings(n *opNode) (ins, outs [][]int) {
 	all := make([][]int, len(n.args))
 	for k, v := range n.args {
-		if v >= 0 && e.s.mesh[v] == n.mesh {
+		if v >= 0 && (e.s.mesh[v] == n.mesh || k < n.nIn && alike(e.s.mesh[v], n.mesh)) {
 			all[k] = e.s.dims[v]
 		}
 	}
 	return all[:n.nIn], all[n.nIn:]
 }
+
+// alike reports whether two meshes have one shape.
+func alike(a, b *ir.ProcessMesh) bool { return a != nil && b != nil && slices.Equal(a.Shape, b.Shape) }
 
 // propose offers mapping m to var v through op i: each of v's open dims
 // that m splits takes m's mesh dim, unless v uses that mesh dim already,

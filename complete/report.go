@@ -95,7 +95,10 @@ type Reshard struct {
 	Mesh    string       `json:"mesh"`
 	Have    []int        `json:"have"`
 	Partial []ir.Partial `json:"have_partial,omitempty"`
-	Want    []int        `json:"want"`
+	// WantMesh is the op's mesh: another than Mesh when the data must
+	// move between meshes (pipeline stages).
+	WantMesh string `json:"want_mesh"`
+	Want     []int  `json:"want"`
 }
 
 type conflictKey struct {
@@ -163,7 +166,7 @@ func (r *Report) implName(s string) {
 
 func (r *Report) reshard(n *opNode, name string, out bool, have *ir.TensorDist, want []int) {
 	r.Reshards = append(r.Reshards, Reshard{Op: n.op.ID, OpType: n.op.Type, Var: name, Output: out, Mesh: have.Mesh,
-		Have: slices.Clone(have.DimsMapping), Partial: slices.Clone(have.Partial), Want: slices.Clone(want)})
+		Have: slices.Clone(have.DimsMapping), Partial: slices.Clone(have.Partial), WantMesh: n.mesh.Name, Want: slices.Clone(want)})
 }
 
 func (r *Report) finish() {
@@ -279,15 +282,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&sb, "rule error: op %d %s: %s: it reads its inputs replicated\n", b.Op, b.OpType, b.Why)
 	}
 	for _, x := range r.Reshards {
-		have := ir.FormatInts(x.Have)
+		have, want := ir.FormatInts(x.Have), ir.FormatInts(x.Want)
+		if x.Mesh != x.WantMesh {
+			have, want = "@"+x.Mesh+have, "@"+x.WantMesh+want
+		}
 		if len(x.Partial) > 0 {
 			have += " partial " + formatPartial(x.Partial)
 		}
+		verb := "reads"
 		if x.Output {
-			fmt.Fprintf(&sb, "reshard: op %d %s gives %s as %s, which is %s\n", x.Op, x.OpType, x.Var, ir.FormatInts(x.Want), have)
-		} else {
-			fmt.Fprintf(&sb, "reshard: op %d %s reads %s as %s, which is %s\n", x.Op, x.OpType, x.Var, ir.FormatInts(x.Want), have)
+			verb = "gives"
 		}
+		fmt.Fprintf(&sb, "reshard: op %d %s %s %s as %s, which is %s\n", x.Op, x.OpType, verb, x.Var, want, have)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

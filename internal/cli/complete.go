@@ -35,7 +35,7 @@ module is written too.
    "uneven": [{"op", "op_type", "var", "dim", "size", "mesh_dim", "ways"}...],
    "barriers": [{"op", "op_type", "why"}...], "rule_errors": [...],
    "reshards": [{"op", "op_type", "var", "output", "mesh", "have",
-                 "have_partial", "want"}...],
+                 "have_partial", "want_mesh", "want"}...],
    "origins": [{"var": V, "dims": [{"dim", "mesh_dim", "annotation",
                 "hops": [{"op", "op_type", "from", "from_dim", "to",
                           "to_dim"}...]}...]}...]}
