@@ -14,6 +14,10 @@ import (
 // mapping the op's dist gives: where the two differ, the data would have
 // to be moved first, and nothing moves it.
 
+// spmdImpl is registry.SPMDType, the rule-based impl (registry imports
+// analysis, not the other way).
+const spmdImpl = "spmd"
+
 // resharded ends every message about data in the wrong place: it stays
 // true once a reshard can move it.
 const resharded = "the data would have to be resharded"

@@ -62,6 +62,11 @@ var Annotations = &Analyzer{
 //     kind; a trained loss (the block has a loss-grad op) is partial
 //     only as an average, which the data-parallel grad sync assumes;
 //   - an optimizer op's Grad is split as its Param;
+//   - an op lowered by the rule-based impl (impl type spmd) is held to its
+//     sharding rule by the impl, partial states included: the two rules
+//     above on partial values do not apply to it, nor the grad sync rule
+//     below to its grad ops (they emit no sync: a param grad partial
+//     [d:avg] says that it is the ranks' average);
 //   - after the loss grad, a grad op writing a param grad is one the
 //     data-parallel grad sync handles right (registry.SyncGrads, the
 //     batch-dim rule): the mesh dim of its first activation input's dim
@@ -256,8 +261,12 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	c.opMesh = c.meshIndex(pm)
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
+	// The rule-based impl (registry.SPMD) holds an op and its grad ops to
+	// the op's sharding rule, partial states included, exactly; and its
+	// grads need no sync: the partial grads carry their average.
+	ruled := d.ImplType == spmdImpl
 	if pm != nil {
-		if c.sawPartial {
+		if c.sawPartial && !ruled {
 			c.checkPartials(bi, op, ins, outs, pm)
 		}
 		if _, ok := reduction(op.Type); ok {
@@ -274,7 +283,7 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 			}
 		case op.Role.IsLossGrad():
 			c.lossGradSeen = true
-		case op.Role.IsBackward() && !op.Role.IsOptimize() && op.Fwd != 0 && c.lossGradSeen && c.loss != nil:
+		case op.Role.IsBackward() && !op.Role.IsOptimize() && op.Fwd != 0 && c.lossGradSeen && c.loss != nil && !ruled:
 			// Grad ops of forward ops: a sum of grad parts reads grads only,
 			// and a partitioned program's collectives are the sync itself.
 			c.checkGradSync(bi, op, ins, pm)

@@ -44,6 +44,7 @@ type Lowering struct {
 type state struct {
 	synced       map[string]bool // params whose startup broadcast is emitted
 	lossGradSeen bool            // data-parallel gradient sync starts there
+	lossGrad     string          // the loss-grad op's output (loss@GRAD), once lowered
 
 	groups  map[groupKey]groupEntry // Group's answers, by mesh and axis
 	emitted int                     // ops emitted so far

@@ -129,6 +129,13 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		ctx.Keep(op)
 		return nil
 	}
+	if phase == BackwardPhase && op.Role.IsLossGrad() && ctx.st.lossGrad == "" {
+		// The rule-based impl's grads are averaged where this loss is.
+		for g := range op.OutputNames {
+			ctx.st.lossGrad = g
+			break
+		}
+	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == BackwardPhase && !backwardOnlyOps[op.Type] && op.Fwd != 0 {

@@ -191,6 +191,15 @@ func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 			// and Y's slices must be the same one.
 			return fail("X's last dim and Y's second-to-last split along one mesh dim", func() string { return xd() + ", " + yd() })
 		}
+		if v := ctx.Var(out); v != nil && v.Dist.IsPartial() {
+			// A partial Out is the local product itself: whoever needs
+			// it whole pays for the sum.
+			if len(v.Dist.Partial) != 1 || v.Dist.Partial[0] != (ir.Partial{Dim: y2, Reduce: ir.ReduceSum}) {
+				return fmt.Errorf("%s: %s leaves Out partial only along mesh dim %d of the contracted dim, as a sum (partial [%d]); Out %s is %s",
+					op, name, y2, y2, out, fmtDist(v.Dist))
+			}
+			return matmulAligned(ctx, op, name, a, out, om, true)
+		}
 	case 2:
 		if x2, ok := at(a.xt, -2); x1 != -1 || ok && x2 != -1 {
 			return fail("X's last two dims replicated", xd)
@@ -202,7 +211,7 @@ func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 			return fail("Out's last two dims replicated", od)
 		}
 	}
-	return matmulAligned(ctx, op, name, a, out, om)
+	return matmulAligned(ctx, op, name, a, out, om, false)
 }
 
 // matmulAligned checks what every impl's local matmul needs to compute
@@ -210,8 +219,9 @@ func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 // (Y's last dim; the row-parallel sum leaves them as they are), its
 // batch dims as the operands' (right-aligned, as matmul broadcasts them;
 // an operand's dim of size 1 broadcasts and is not compared), and no
-// arg partial: the kernels compute on whole values.
-func matmulAligned(ctx *Lowering, op *ir.Op, name string, a matmulArgs, out string, om []int) error {
+// arg partial: the kernels compute on whole values (but a row-parallel
+// Out, partialOut, which matmulCompatible checked).
+func matmulAligned(ctx *Lowering, op *ir.Op, name string, a matmulArgs, out string, om []int, partialOut bool) error {
 	// Spelled only on failure, as in matmulCompatible (closures passed in
 	// would escape, one allocation each for every op).
 	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
@@ -225,6 +235,9 @@ func matmulAligned(ctx *Lowering, op *ir.Op, name string, a matmulArgs, out stri
 			op, a.x, len(a.xm), a.y, len(a.ym))
 	}
 	for _, n := range []string{a.x, a.y, out} {
+		if n == out && partialOut {
+			continue
+		}
 		if err := notPartial(ctx, op, name, n); err != nil {
 			return err
 		}
@@ -313,10 +326,16 @@ func matmulColumnForward(ctx *Lowering, op *ir.Op) error {
 }
 
 // matmulRowForward: the matmul writes a partial Out into tmp, then
-// c_allreduce_sum(tmp) -> Out over the mp group of Y's reduction dim.
+// c_allreduce_sum(tmp) -> Out over the mp group of Y's reduction dim;
+// an Out whose dist is partial (along that dim: Compatible checked) is
+// the matmul's own, and nothing is summed.
 func matmulRowForward(ctx *Lowering, op *ir.Op) error {
 	a, _ := readMatmulArgs(ctx, op)
 	out, _ := slotArg(op, "Out", false)
+	if v := ctx.Var(out); v != nil && v.Dist.IsPartial() {
+		ctx.Keep(op)
+		return SyncParams(ctx, op)
+	}
 	axis := a.yt[len(a.yt)-2]
 	id, _, err := group(ctx, op, axis)
 	if err != nil {

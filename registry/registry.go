@@ -72,10 +72,12 @@ func (r *Registry) Lookup(implType string, index int) (*Impl, error) {
 
 // Generic impl types: their containers lower ops of any type. Every other
 // container is named after the one op type it lowers, as Paddle names its
-// dist-op containers ("matmul_v2", "softmax", …).
+// dist-op containers ("matmul_v2", "softmax", …). SPMDType's impl lowers
+// any op type that has a sharding rule (SPMD).
 const (
 	DefaultType     = "default"
 	ElementwiseType = "elementwise"
+	SPMDType        = "spmd"
 )
 
 // Lowers reports whether impls of implType may lower an op of opType: a
@@ -85,7 +87,7 @@ const (
 // and Out), so the partitioner asks this of every op it lowers with the
 // op's own impl.
 func Lowers(implType, opType string) bool {
-	return implType == DefaultType || implType == ElementwiseType || implType == opType
+	return implType == DefaultType || implType == ElementwiseType || implType == SPMDType || implType == opType
 }
 
 // Containers returns the containers sorted by type.
@@ -125,5 +127,6 @@ func DefaultRegistry() *Registry {
 	r.Register("grouped_matmul", GroupedMatmulExpert())
 	r.Register("limit_by_capacity", ExpertCapacity())
 	r.Register("prune_gate_by_capacity", ExpertCapacity())
+	r.Register(SPMDType, SPMD())
 	return r
 }
