@@ -40,12 +40,9 @@ func SPMD() *Impl {
 			return SyncParams(ctx, op)
 		},
 		Backward: func(ctx *Lowering, op *ir.Op) error {
-			var loss *ir.TensorDist
+			var loss *spmdLoss
 			if op.Role.IsBackward() {
 				loss = ctx.lossDist()
-				if loss == nil {
-					loss = &ir.TensorDist{} // differentiated from no loss: every partial a sum
-				}
 			}
 			if err := spmdCheck(ctx, op, loss); err != nil {
 				return err
@@ -91,20 +88,28 @@ func lossAverages(loss *ir.TensorDist, d int) bool {
 	return false
 }
 
-// lossDist returns the dist of the loss the backward being lowered
-// differentiates (the forward var of the loss-grad op's output), or nil
-// when no loss-grad op has been lowered yet.
-func (c *Lowering) lossDist() *ir.TensorDist {
+// spmdLoss is the loss a grad op's partials are averaged by: its name
+// and dist ("" and an empty dist before any loss-grad op: every partial
+// then stays a sum).
+type spmdLoss struct {
+	name string
+	dist *ir.TensorDist
+}
+
+// lossDist returns the loss the backward being lowered differentiates:
+// the forward var of the loss-grad op's output.
+func (c *Lowering) lossDist() *spmdLoss {
+	l := &spmdLoss{dist: &ir.TensorDist{}}
 	if c.st.lossGrad == "" {
-		return nil
+		return l
 	}
 	if v := c.Var(ForwardVar(c.st.lossGrad)); v != nil {
-		if v.Dist == nil {
-			return &ir.TensorDist{}
+		l.name = v.Name()
+		if v.Dist != nil {
+			l.dist = v.Dist
 		}
-		return v.Dist
 	}
-	return nil
+	return l
 }
 
 // serialVar returns var name with its serial shape (a partitioned
@@ -134,7 +139,7 @@ func (c *Lowering) serialVar(name string) *ir.Var {
 // each output var partial exactly as the rule says (for a grad op, loss
 // non-nil, as SPMDGradPartial says), no input partial, and nothing the
 // local kernels would get wrong.
-func spmdCheck(ctx *Lowering, op *ir.Op, loss *ir.TensorDist) error {
+func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	typ, idx := ctx.Impl()
 	impl := fmt.Sprintf("%s:%d (rule_based)", typ, idx)
 	if op.Dist == nil {
@@ -223,21 +228,39 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *ir.TensorDist) error {
 			continue
 		}
 		want := ruleMapping(sh.Outputs, j, a.m)
+		if a.slot == "XShape" {
+			// XShape holds X's shape, on a rank its local one: [0] and
+			// X's dims split as X (the view rules say so; transpose's
+			// replicates it, which no rank's XShape is).
+			if xs := op.Input("X"); len(xs) > 0 {
+				if xm, ok := op.Dist.InputMapping(xs[0]); ok && len(xm)+1 == len(a.m) {
+					want = append([]int{-1}, xm...)
+				}
+			}
+		}
 		var wp []ir.Partial
 		if j < len(sh.Partial) {
 			wp = sh.Partial[j]
 		}
+		gives := "as its rule " + rs + " gives"
 		if loss != nil {
-			wp = SPMDGradPartial(wp, loss)
+			if avg := SPMDGradPartial(wp, loss.dist); !slices.Equal(avg, wp) {
+				gives += ", its sums averaged along the mesh dims the loss " + loss.name + " (" + fmtDist(loss.dist) + ") averages over"
+				wp = avg
+			}
 		}
 		var have []ir.Partial
-		if a.v.Dist != nil {
+		if slices.Contains(a.v.Type.Shape, 0) {
+			// No elements (an XShape): nothing is pending, whatever a
+			// rule that counts its '1' dims as folded says.
+			wp = nil
+		} else if a.v.Dist != nil {
 			have = slices.Clone(a.v.Dist.Partial)
 			slices.SortFunc(have, func(p, q ir.Partial) int { return p.Dim - q.Dim })
 		}
 		if !slices.Equal(want, a.m) || !slices.Equal(wp, have) {
-			return fmt.Errorf("%s: %s needs %s %s %s as its rule %s gives; its dist says %s",
-				op, impl, a.slot, a.name, fmtPartial(want, wp), rs, fmtPartial(a.m, have))
+			return fmt.Errorf("%s: %s needs %s %s %s %s; its dist says %s",
+				op, impl, a.slot, a.name, fmtPartial(want, wp), gives, fmtPartial(a.m, have))
 		}
 	}
 	if loss != nil {
@@ -280,19 +303,19 @@ func fmtPartial(m []int, ps []ir.Partial) string {
 // spmdParamGrads refuses a parameter grad split along a mesh dim of size
 // > 1 that the loss averages over: each rank's grad of its shard is its
 // own loss's, that many times the serial one, and nothing scales it.
-func spmdParamGrads(ctx *Lowering, op *ir.Op, impl string, loss *ir.TensorDist) error {
+func spmdParamGrads(ctx *Lowering, op *ir.Op, impl string, loss *spmdLoss) error {
 	for g := range op.OutputNames {
 		f := ForwardVar(g)
 		if f == "" || !ctx.IsParam(f) {
 			continue
 		}
 		m, _ := op.Dist.OutputMapping(g)
-		for _, p := range loss.Partial {
+		for _, p := range loss.dist.Partial {
 			if p.Reduce != ir.ReduceAvg || p.Dim < 0 || p.Dim >= len(ctx.Mesh().Shape) || ctx.Mesh().Shape[p.Dim] <= 1 || !slices.Contains(m, p.Dim) {
 				continue
 			}
-			return fmt.Errorf("%s: %s leaves %s, split along mesh dim %d (%s), at %d times its serial value: the loss averages over that mesh dim and each rank's grad is its own loss's",
-				op, impl, g, p.Dim, ctx.Mesh().DimNames[p.Dim], ctx.Mesh().Shape[p.Dim])
+			return fmt.Errorf("%s: %s leaves %s, split along mesh dim %d (%s) as its param, at %d times its serial value: the loss %s averages over that mesh dim, and each rank's grad is its own loss's",
+				op, impl, g, p.Dim, ctx.Mesh().DimNames[p.Dim], ctx.Mesh().Shape[p.Dim], loss.name)
 		}
 	}
 	return nil

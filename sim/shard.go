@@ -44,7 +44,10 @@ func Shard(global *Tensor, dist *ir.TensorDist, mesh *ir.ProcessMesh, rank int) 
 // ReducePartial combines the local values of a partial var over the ranks
 // that share rank's coordinates except on the partial mesh dims, with each
 // dim's pending reduction: the value the serial program would hold in
-// rank's shard. local maps ranks to their tensors.
+// rank's shard. local maps ranks to their tensors. With several partial
+// dims, each rank of the first dim's group contributes its value reduced
+// over the others (a grad partial over both dp and sp is the mean of
+// means).
 func ReducePartial(local map[int]*Tensor, dist *ir.TensorDist, mesh *ir.ProcessMesh, rank int) (*Tensor, error) {
 	t := local[rank]
 	if t == nil {
@@ -53,41 +56,52 @@ func ReducePartial(local map[int]*Tensor, dist *ir.TensorDist, mesh *ir.ProcessM
 	if dist == nil || len(dist.Partial) == 0 {
 		return t, nil
 	}
-	for _, pd := range dist.Partial {
-		group, err := mesh.Group(pd.Dim, rank)
+	return reducePartial(local, dist.Partial, mesh, rank)
+}
+
+// reducePartial reduces rank's value over the partial dims ps, the first
+// outermost.
+func reducePartial(local map[int]*Tensor, ps []ir.Partial, mesh *ir.ProcessMesh, rank int) (*Tensor, error) {
+	if len(ps) == 0 {
+		t := local[rank]
+		if t == nil {
+			return nil, fmt.Errorf("rank %d has no value", rank)
+		}
+		return t, nil
+	}
+	pd := ps[0]
+	group, err := mesh.Group(pd.Dim, rank)
+	if err != nil {
+		return nil, err
+	}
+	var out *Tensor
+	for _, r := range group {
+		o, err := reducePartial(local, ps[1:], mesh, r)
 		if err != nil {
 			return nil, err
 		}
-		out := local[group[0]]
 		if out == nil {
-			return nil, fmt.Errorf("rank %d has no value", group[0])
+			out = o.Clone()
+			continue
 		}
-		out = out.Clone()
-		for _, r := range group[1:] {
-			o := local[r]
-			if o == nil || len(o.Data) != len(out.Data) {
-				return nil, fmt.Errorf("rank %d has no value of shape %v", r, out.Shape)
-			}
-			for i, v := range o.Data {
-				switch pd.Reduce {
-				case ir.ReduceSum, ir.ReduceAvg:
-					out.Data[i] += v
-				case ir.ReduceMax:
-					out.Data[i] = max(out.Data[i], v)
-				case ir.ReduceMin:
-					out.Data[i] = min(out.Data[i], v)
-				}
+		if len(o.Data) != len(out.Data) {
+			return nil, fmt.Errorf("rank %d has no value of shape %v", r, out.Shape)
+		}
+		for i, v := range o.Data {
+			switch pd.Reduce {
+			case ir.ReduceSum, ir.ReduceAvg:
+				out.Data[i] += v
+			case ir.ReduceMax:
+				out.Data[i] = max(out.Data[i], v)
+			case ir.ReduceMin:
+				out.Data[i] = min(out.Data[i], v)
 			}
 		}
-		if pd.Reduce == ir.ReduceAvg {
-			for i := range out.Data {
-				out.Data[i] /= float64(len(group))
-			}
-		}
-		t = out
-		// Several partial dims reduce one after the other; later ranks'
-		// values are taken as they are, which is exact when only one dim
-		// is partial (every case the partitioner emits).
 	}
-	return t, nil
+	if pd.Reduce == ir.ReduceAvg {
+		for i := range out.Data {
+			out.Data[i] /= float64(len(group))
+		}
+	}
+	return out, nil
 }
