@@ -73,6 +73,7 @@ func TestLowers(t *testing.T) {
 		{"default", "relu", true}, {"elementwise", "elementwise_add", true}, {"elementwise", "matmul_v2", true},
 		{"matmul_v2", "matmul_v2", true}, {"matmul_v2", "matmul", false}, {"softmax", "relu", false},
 		{"reshape2", "reshape", false}, {"global_scatter", "global_gather", false},
+		{"spmd", "matmul_v2", true}, {"spmd", "layer_norm", true},
 	} {
 		if got := Lowers(tc.impl, tc.op); got != tc.want {
 			t.Errorf("Lowers(%q, %q) = %v, want %v", tc.impl, tc.op, got, tc.want)

@@ -323,8 +323,8 @@ func spmdParamGrads(ctx *Lowering, op *ir.Op, impl string, loss *spmdLoss) error
 
 // spmdLocal refuses what a rule allows but a kernel on local shards does
 // not compute: a lookup in a split vocabulary (the ids are global rows),
-// batch statistics of a split batch, a reshape whose shape is a tensor
-// (it holds the serial shape).
+// a layer norm's flattened statistics of split rows, batch statistics of
+// a split batch.
 func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 	switch strings.TrimSuffix(op.Type, "_grad") {
 	case "lookup_table", "lookup_table_v2":
@@ -332,6 +332,28 @@ func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 			if m, _ := op.Dist.InputMapping(w); len(m) > 0 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
 				return fmt.Errorf("%s: %s cannot look up a split vocabulary: each rank would index its rows of W %s (dims_mapping %s) with global ids; %s:0 (vocab parallel) lowers it",
 					op, impl, w, ir.FormatInts(m), strings.TrimSuffix(op.Type, "_grad"))
+			}
+		}
+	case "layer_norm":
+		// Paddle before 3 wrote Mean and Variance flattened over the
+		// leading dims: a rank's rows are no block of that, and the
+		// rule's partial for them is no sum.
+		b, _ := op.Attrs.Int("begin_norm_axis")
+		xs := op.Input("X")
+		if len(xs) == 0 {
+			return nil
+		}
+		xm, _ := op.Dist.InputMapping(xs[0])
+		split := false
+		for i := 0; i < int(b) && i < len(xm); i++ {
+			split = split || xm[i] >= 0 && ctx.Mesh().Shape[xm[i]] > 1
+		}
+		for _, slot := range []string{"Mean", "Variance"} {
+			for _, a := range op.Output(slot) {
+				if v := ctx.Var(a); split && v != nil && int64(v.Type.Rank()) != b {
+					return fmt.Errorf("%s: %s cannot split X %s's leading dims (dims_mapping %s) into %s %s, which holds them flattened",
+						op, impl, xs[0], ir.FormatInts(xm), slot, a)
+				}
 			}
 		}
 	case "batch_norm":
@@ -345,12 +367,6 @@ func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 			if m, _ := op.Dist.InputMapping(x); len(m) > 0 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
 				return fmt.Errorf("%s: %s cannot normalise a split batch: X %s has dims_mapping %s, and each rank's statistics would be its shard's, not the batch's",
 					op, impl, x, ir.FormatInts(m))
-			}
-		}
-	case "reshape2":
-		for _, s := range []string{"Shape", "ShapeTensor"} {
-			if len(op.Input(s)) > 0 {
-				return fmt.Errorf("%s: %s reads the shape from attr shape only; input %s %s holds the serial shape", op, impl, s, op.Input(s)[0])
 			}
 		}
 	}
