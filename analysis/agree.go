@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -138,8 +139,16 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 			if v == nil {
 				continue
 			}
+			var rule []ir.Partial
+			ruled := false
 			for _, p := range v.Dist.Partial {
 				if c.someArgPartial(op.Inputs, ins, pm, p.Dim) || c.folds(op, ins, pm, p.Dim, v) {
+					continue
+				}
+				if !ruled {
+					rule, ruled = c.rulePartial(bi, op, pm, j-1), true
+				}
+				if slices.ContainsFunc(rule, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
 					continue
 				}
 				c.opErr(bi, op, name, fmt.Sprintf("writes %s as a whole value but %s is %s: no input is partial or sharded along mesh dim %d: %s",
@@ -148,6 +157,40 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 			}
 		}
 	}
+}
+
+// rulePartial returns the partial state op's sharding rule gives its
+// output arg k (in slot order) from the op's input mappings, or nil: a
+// contraction or reduction over a split dim, whatever the shapes (a
+// square matmul's Out has its operands' shape). The rule reads the
+// serial shapes: none in a partitioned program.
+func (c *annChecker) rulePartial(bi int, op *ir.Op, pm *ir.ProcessMesh, k int) []ir.Partial {
+	if c.partitioned {
+		return nil
+	}
+	lookup := func(name string) *ir.Var {
+		if g := c.pi.resolve(bi, name); g >= 0 {
+			return c.pi.v(g)
+		}
+		return nil
+	}
+	rule, err := opdef.ShardingRuleOf(op, lookup)
+	if err != nil || rule == nil {
+		return nil
+	}
+	var in [][]int
+	for a := range op.InputNames {
+		m, ok := op.Dist.InputMapping(a)
+		if v := lookup(a); !ok || v == nil || v.Type.Kind != ir.DenseTensor {
+			m = nil
+		}
+		in = append(in, m)
+	}
+	s, err := rule.Forward(pm.Shape, in)
+	if err != nil || k >= len(s.Partial) {
+		return nil
+	}
+	return s.Partial[k]
 }
 
 // argVar returns the dense-tensor var of gid g when its dist is on the

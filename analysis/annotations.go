@@ -56,17 +56,17 @@ var Annotations = &Analyzer{
 //     into the MoE ops that read each rank's own part);
 //   - an op reading a partial value carries it into a partial output
 //     (or is such an MoE op), and a partial output comes from a partial
-//     input or from folding a dim split along that mesh dim;
+//     input or from folding a dim split along that mesh dim (its sharding
+//     rule says so, or it has another shape than the split input);
 //   - a reduction (mean, reduce_*) over a dim split along a mesh dim of
 //     size > 1 has an output partial along it, with the reduction's
 //     kind; a trained loss (the block has a loss-grad op) is partial
 //     only as an average, which the data-parallel grad sync assumes;
 //   - an optimizer op's Grad is split as its Param;
-//   - an op lowered by the rule-based impl (impl type spmd) is held to its
-//     sharding rule by the impl, partial states included: the two rules
-//     above on partial values do not apply to it, nor the grad sync rule
-//     below to its grad ops (they emit no sync: a param grad partial
-//     [d:avg] says that it is the ranks' average);
+//   - the grad sync rule below does not apply to the grad ops of an op
+//     lowered by the rule-based impl (impl type spmd): they emit no sync,
+//     and their param grads are partial [d:avg] where the loss averages
+//     (the impl holds them to that);
 //   - after the loss grad, a grad op writing a param grad is one the
 //     data-parallel grad sync handles right (registry.SyncGrads, the
 //     batch-dim rule): the mesh dim of its first activation input's dim
@@ -261,12 +261,11 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	c.opMesh = c.meshIndex(pm)
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
-	// The rule-based impl (registry.SPMD) holds an op and its grad ops to
-	// the op's sharding rule, partial states included, exactly; and its
-	// grads need no sync: the partial grads carry their average.
+	// The rule-based impl (registry.SPMD) emits no grad sync: its param
+	// grads are partial, and say so.
 	ruled := d.ImplType == spmdImpl
 	if pm != nil {
-		if c.sawPartial && !ruled {
+		if c.sawPartial {
 			c.checkPartials(bi, op, ins, outs, pm)
 		}
 		if _, ok := reduction(op.Type); ok {

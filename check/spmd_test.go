@@ -27,6 +27,9 @@ func TestSPMDCases(t *testing.T) {
 		{"spmd_train_dpmp", 2, []string{"w1@GRAD"}},
 		{"spmd_train_dpsp", 1, []string{"w@GRAD"}},
 		{"spmd_train_ln", 3, []string{"p@GRAD", "g@GRAD", "be@GRAD"}},
+		{"spmd_square_2d", 0, nil},
+		{"spmd_row_partial_square", 0, nil},
+		{"spmd_train_seq", 1, []string{"v@GRAD"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := goldenInput(t, tc.name)

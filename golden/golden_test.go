@@ -29,14 +29,18 @@ func TestCollectiveCounts(t *testing.T) {
 			"alltoall/ep": 1, "global_scatter/ep": 2, "global_gather/ep": 2},
 		// The rule-based impl emits nothing but startup broadcasts; the
 		// partial Out of a row-parallel matmul is not summed.
-		"spmd_matmul_2d":   {},
-		"spmd_row_partial": {},
-		"spmd_train_dpmp":  {"c_broadcast/dp": 2, "c_allreduce_sum/mp": 1, "c_allreduce_sum/dp": 1, "scale/dp": 1},
-		"spmd_train_dpsp":  {"c_broadcast/dp": 1, "c_broadcast/sp": 1},
-		"spmd_train_ln":    {"c_broadcast/dp": 3},
+		"spmd_matmul_2d":          {},
+		"spmd_row_partial":        {},
+		"spmd_train_dpmp":         {"c_broadcast/dp": 2, "c_allreduce_sum/mp": 1, "c_allreduce_sum/dp": 1, "scale/dp": 1},
+		"spmd_train_dpsp":         {"c_broadcast/dp": 1, "c_broadcast/sp": 1},
+		"spmd_train_ln":           {"c_broadcast/dp": 3},
+		"spmd_square_2d":          {},
+		"spmd_train_seq":          {"c_broadcast/dp": 1},
+		"spmd_row_partial_square": {},
 	}
 	ranks := map[string]int{"gpt1_dp": 4, "gpt1_mp": 4, "gpt1_dpmp": 4, "moe_ep2": 2,
-		"spmd_matmul_2d": 4, "spmd_row_partial": 2, "spmd_train_dpmp": 4, "spmd_train_dpsp": 4, "spmd_train_ln": 2}
+		"spmd_matmul_2d": 4, "spmd_row_partial": 2, "spmd_train_dpmp": 4, "spmd_train_dpsp": 4, "spmd_train_ln": 2,
+		"spmd_square_2d": 4, "spmd_train_seq": 2, "spmd_row_partial_square": 2}
 	for name, counts := range want {
 		ar, err := txtar.ParseFile(filepath.Join("testdata", name+".txtar"))
 		if err != nil {
