@@ -113,9 +113,10 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			v := c.argVar(g, pm)
-			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] || op.Role.IsBackward() {
+			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] || op.Role.IsBackward() && !strings.Contains(name, "@GRAD") {
 				// A grad op reads the forward op's values as the forward op
-				// did: the forward op's check covers them.
+				// did: the forward op's check covers them. A partial grad
+				// (a rule-based op's) is checked as any value.
 				continue
 			}
 			for _, p := range v.Dist.Partial {

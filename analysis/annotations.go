@@ -55,7 +55,8 @@ var Annotations = &Analyzer{
 //     into another mesh, one whose ranks all hold it (a partial one only
 //     into the MoE ops that read each rank's own part);
 //   - an op reading a partial value carries it into a partial output
-//     (or is such an MoE op), and a partial output comes from a partial
+//     (or is such an MoE op; a grad op's forward values are the forward
+//     op's to check, its partial grads its own), and a partial output comes from a partial
 //     input or from folding a dim split along that mesh dim (its sharding
 //     rule says so, or it has another shape than the split input);
 //   - a reduction (mean, reduce_*) over a dim split along a mesh dim of
