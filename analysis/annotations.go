@@ -56,9 +56,10 @@ var Annotations = &Analyzer{
 //     into the MoE ops that read each rank's own part);
 //   - an op reading a partial value carries it into a partial output
 //     (or is such an MoE op; a grad op's forward values are the forward
-//     op's to check, its partial grads its own), and a partial output comes from a partial
-//     input or from folding a dim split along that mesh dim (its sharding
-//     rule says so, or it has another shape than the split input);
+//     op's to check, its partial grads its own), and a partial output
+//     comes from a partial input or from folding a dim split along that
+//     mesh dim (its sharding rule says so, or it has another shape than
+//     the split input);
 //   - a reduction (mean, reduce_*) over a dim split along a mesh dim of
 //     size > 1 has an output partial along it, with the reduction's
 //     kind; a trained loss (the block has a loss-grad op) is partial

@@ -23,10 +23,19 @@ import (
 
 // SPMD is impl 0 "rule_based" of the spmd container: the op kept on each
 // rank's shards, as its sharding rule maps them; outputs partial where
-// the rule says; shape attrs made local; no collective. Its Compatible
-// holds the op's dist to a fixpoint of the rule; Backward holds each
-// grad op to its own grad rule (SPMDGradPartial says the partials it
-// requires).
+// the rule says; shape attrs made local; no collective.
+//
+// What an op's dists must say for it (Compatible, on a forward op; Fits
+// asks it before lowering): the op's input mappings are a fixpoint of
+// the rule's Forward, its output mappings the rule's outputs, and each
+// output var's own dist partial exactly along the rule's mesh dims with
+// the rule's reductions (sum for a contraction, avg for a mean, max,
+// min); an XShape output is [-1] and X's mapping, never partial; no
+// input var is partial. Backward holds each grad op of an op it lowered
+// (and an optimizer op given this impl) to its own rule the same way,
+// but for the partials of a grad op's outputs, which SPMDGradPartial
+// gives from the rule's and the loss's dist; and a param grad may not be
+// split along a mesh dim the loss averages over.
 func SPMD() *Impl {
 	return &Impl{
 		Name:       "rule_based",
@@ -315,10 +324,18 @@ func spmdParamGrads(ctx *Lowering, op *ir.Op, impl string, loss *spmdLoss) error
 				continue
 			}
 			return fmt.Errorf("%s: %s leaves %s, split along mesh dim %d (%s) as its param, at %d times its serial value: the loss %s averages over that mesh dim, and each rank's grad is its own loss's",
-				op, impl, g, p.Dim, ctx.Mesh().DimNames[p.Dim], ctx.Mesh().Shape[p.Dim], loss.name)
+				op, impl, g, p.Dim, meshDim(ctx.Mesh(), p.Dim), ctx.Mesh().Shape[p.Dim], loss.name)
 		}
 	}
 	return nil
+}
+
+// meshDim names mesh dim d of pm: its name, or its index.
+func meshDim(pm *ir.ProcessMesh, d int) string {
+	if d >= 0 && d < len(pm.DimNames) {
+		return pm.DimNames[d]
+	}
+	return fmt.Sprint(d)
 }
 
 // spmdLocal refuses what a rule allows but a kernel on local shards does
