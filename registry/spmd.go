@@ -51,7 +51,11 @@ func SPMD() *Impl {
 		Backward: func(ctx *Lowering, op *ir.Op) error {
 			var loss *spmdLoss
 			if op.Role.IsBackward() {
-				loss = ctx.lossDist()
+				var err error
+				if loss, err = ctx.lossDist(); err != nil {
+					typ, idx := ctx.Impl()
+					return fmt.Errorf("%s: %s:%d (rule_based): %v", op, typ, idx, err)
+				}
 			}
 			if err := spmdCheck(ctx, op, loss); err != nil {
 				return err
@@ -106,19 +110,22 @@ type spmdLoss struct {
 }
 
 // lossDist returns the loss the backward being lowered differentiates:
-// the forward var of the loss-grad op's output.
-func (c *Lowering) lossDist() *spmdLoss {
+// the forward var of the loss-grad op's output (none before a loss-grad
+// op), or why it cannot tell.
+func (c *Lowering) lossDist() (*spmdLoss, error) {
 	l := &spmdLoss{dist: &ir.TensorDist{}}
 	if c.st.lossGrad == "" {
-		return l
+		return l, nil
 	}
-	if v := c.Var(ForwardVar(c.st.lossGrad)); v != nil {
-		l.name = v.Name()
-		if v.Dist != nil {
-			l.dist = v.Dist
-		}
+	v := c.Var(ForwardVar(c.st.lossGrad))
+	if v == nil {
+		return nil, fmt.Errorf("the loss-grad op's output %s names no loss (LOSS@GRAD of a declared LOSS): its partial state decides the grads'", c.st.lossGrad)
 	}
-	return l
+	l.name = v.Name()
+	if v.Dist != nil {
+		l.dist = v.Dist
+	}
+	return l, nil
 }
 
 // serialVar returns var name with its serial shape (a partitioned
