@@ -53,8 +53,7 @@ func SPMD() *Impl {
 			if op.Role.IsBackward() {
 				var err error
 				if loss, err = ctx.lossDist(); err != nil {
-					typ, idx := ctx.Impl()
-					return fmt.Errorf("%s: %s:%d (rule_based): %v", op, typ, idx, err)
+					return fmt.Errorf("%s: rule_based: %v", op, err)
 				}
 			}
 			if err := spmdCheck(ctx, op, loss); err != nil {
@@ -156,8 +155,9 @@ func (c *Lowering) serialVar(name string) *ir.Var {
 // non-nil, as SPMDGradPartial says), no input partial, and nothing the
 // local kernels would get wrong.
 func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
-	typ, idx := ctx.Impl()
-	impl := fmt.Sprintf("%s:%d (rule_based)", typ, idx)
+	// Messages name the impl as the others do theirs: the lowering and
+	// completion say which impl type and index it is.
+	const impl = "rule_based"
 	if op.Dist == nil {
 		return fmt.Errorf("%s has no dist", op)
 	}
@@ -208,7 +208,7 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	}
 	rule, err := opdef.ShardingRuleOf(op, ctx.serialVar)
 	if err != nil {
-		return fmt.Errorf("%s: %s: %v", op, impl, err)
+		return fmt.Errorf("%s: %s: %s", op, impl, strings.TrimPrefix(err.Error(), op.String()+": "))
 	}
 	if rule == nil {
 		return fmt.Errorf("%s: %s lowers ops by their sharding rule, and %s has none", op, impl, op.Type)
@@ -347,8 +347,7 @@ func meshDim(pm *ir.ProcessMesh, d int) string {
 
 // spmdLocal refuses what a rule allows but a kernel on local shards does
 // not compute: a lookup in a split vocabulary (the ids are global rows),
-// a layer norm's flattened statistics of split rows, batch statistics of
-// a split batch.
+// batch statistics of a split batch.
 func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 	switch strings.TrimSuffix(op.Type, "_grad") {
 	case "lookup_table", "lookup_table_v2":
@@ -356,28 +355,6 @@ func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 			if m, _ := op.Dist.InputMapping(w); len(m) > 0 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
 				return fmt.Errorf("%s: %s cannot look up a split vocabulary: each rank would index its rows of W %s (dims_mapping %s) with global ids; %s:0 (vocab parallel) lowers it",
 					op, impl, w, ir.FormatInts(m), strings.TrimSuffix(op.Type, "_grad"))
-			}
-		}
-	case "layer_norm":
-		// Paddle before 3 wrote Mean and Variance flattened over the
-		// leading dims: a rank's rows are no block of that, and the
-		// rule's partial for them is no sum.
-		b, _ := op.Attrs.Int("begin_norm_axis")
-		xs := op.Input("X")
-		if len(xs) == 0 {
-			return nil
-		}
-		xm, _ := op.Dist.InputMapping(xs[0])
-		split := false
-		for i := 0; i < int(b) && i < len(xm); i++ {
-			split = split || xm[i] >= 0 && ctx.Mesh().Shape[xm[i]] > 1
-		}
-		for _, slot := range []string{"Mean", "Variance"} {
-			for _, a := range op.Output(slot) {
-				if v := ctx.Var(a); split && v != nil && int64(v.Type.Rank()) != b {
-					return fmt.Errorf("%s: %s cannot split X %s's leading dims (dims_mapping %s) into %s %s, which holds them flattened",
-						op, impl, xs[0], ir.FormatInts(xm), slot, a)
-				}
 			}
 		}
 	case "batch_norm":

@@ -52,8 +52,8 @@ program main {
 `
 	for _, tc := range []struct{ partial, want string }{
 		{"partial [0]", ""},
-		{"", "op 1 matmul_v2: spmd:0 (rule_based) needs Out c [-1, 1] partial [0] as its rule mk,kn->mn gives; its dist says [-1, 1] and not partial"},
-		{"partial [0:avg]", "op 1 matmul_v2: spmd:0 (rule_based) needs Out c [-1, 1] partial [0] as its rule mk,kn->mn gives; its dist says [-1, 1] partial [0:avg]"},
+		{"", "op 1 matmul_v2: rule_based needs Out c [-1, 1] partial [0] as its rule mk,kn->mn gives; its dist says [-1, 1] and not partial"},
+		{"partial [0:avg]", "op 1 matmul_v2: rule_based needs Out c [-1, 1] partial [0] as its rule mk,kn->mn gives; its dist says [-1, 1] partial [0:avg]"},
 	} {
 		text := []byte(strings.ReplaceAll(src, "PARTIAL", tc.partial))
 		m, err := ir.Parse("t", text)
