@@ -27,11 +27,13 @@ func MatmulColumn() *Impl {
 }
 
 // MatmulRow is impl 1: Y split on its first (reduction) dim, X on its
-// last. Forward computes a partial Out and sums it over the mp group.
+// last. Forward computes a partial Out and sums it over the mp group;
+// an Out whose dist is partial (a sum along that mesh dim) is left so,
+// for whoever needs it whole or split to pay.
 func MatmulRow() *Impl {
 	return &Impl{
 		Name:       "row_parallel",
-		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group",
+		Doc:        "the matmul into a partial Out, then c_allreduce_sum over the mp group (none for an Out declared partial)",
 		Compatible: func(ctx *Lowering, op *ir.Op) error { return matmulCompatible(ctx, op, 1) },
 		Reduces:    true,
 		Forward:    matmulRowForward,
