@@ -21,6 +21,13 @@
 // rank's copy of a collective shares, so that the SPMD runner can tell
 // two same-shaped collectives apart.
 //
+// Besides the Paddle-flavoured impls, the generic rule-based impl (SPMD,
+// impl spmd:0) lowers any op with a sharding rule (analysis/opdef): each
+// rank computes the op on its shards as the rule maps them, outputs
+// partial where the rule says, and emits no collective; its grads are
+// partial too, averaged where the loss is (SPMDGradPartial), and
+// whatever must move is left to reshards.
+//
 // Expert parallelism (expert_parallel impls of global_scatter,
 // global_gather, alltoall, grouped_matmul, limit_by_capacity and
 // prune_gate_by_capacity): the serial program's exchanges are a world of
