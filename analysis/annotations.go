@@ -131,6 +131,10 @@ type annChecker struct {
 	// whether a loss-grad op came after it: the grad sync check.
 	loss         *ir.Var
 	lossGradSeen bool
+	// spmdFwd holds the ids of the forward ops the rule-based impl
+	// lowers: their grad ops are lowered by it too, whatever their own
+	// dist says (the lowering takes a grad op's impl from its fwd op).
+	spmdFwd map[int64]bool
 }
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
@@ -265,7 +269,16 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
 	// The rule-based impl (registry.SPMD) emits no grad sync: its param
 	// grads are partial, and say so.
-	ruled := d.ImplType == spmdImpl
+	var ruled bool
+	if op.Role.IsBackward() && op.Fwd != 0 {
+		ruled = c.spmdFwd[op.Fwd]
+	} else if d.ImplType == spmdImpl {
+		ruled = true
+		if c.spmdFwd == nil {
+			c.spmdFwd = map[int64]bool{}
+		}
+		c.spmdFwd[op.ID] = true
+	}
 	if pm != nil {
 		if c.sawPartial {
 			c.checkPartials(bi, op, ins, outs, pm)

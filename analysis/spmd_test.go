@@ -56,6 +56,18 @@ func TestAnnotationsSPMDOnly(t *testing.T) {
 	if got := problems(t, m); len(got) != 1 || got[0] != want {
 		t.Errorf("matmul_v2:2: %q, want %q", got, want)
 	}
+	// The grad op's own dist says spmd:0, but the lowering takes its impl
+	// from its forward op: matmul_v2:2's sync rule holds.
+	m = goldenInput(t, "spmd_train_seq")
+	for _, op := range m.Main.Global().Ops {
+		if op.Type == "matmul_v2" {
+			op.Dist.ImplType, op.Dist.ImplIndex = "matmul_v2", 2
+		}
+	}
+	want = "main block 0: op 7 matmul_v2_grad: the loss loss is @w[] partial [0:avg], an average over mesh dim 0 (dp), but the data-parallel sync leaves v@GRAD alone: no activation input has its dim 0 (the batch) split along it"
+	if got := problems(t, m); len(got) != 1 || got[0] != want {
+		t.Errorf("matmul_v2:2 forward, spmd:0 grad op: %q, want %q", got, want)
+	}
 	m = parse(t, `mesh w shape [2] dims [x] ranks [0, 1]
 program main {
   block 0 {
