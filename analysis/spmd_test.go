@@ -34,7 +34,7 @@ func goldenInput(t *testing.T, name string) *ir.Module {
 // without a sync. Each was refused before.
 func TestAnnotationsSPMD(t *testing.T) {
 	for _, name := range []string{"spmd_square_2d", "spmd_row_partial_square", "spmd_train_seq",
-		"spmd_matmul_2d", "spmd_ops", "spmd_row_partial", "spmd_train_dpmp", "spmd_train_dpsp", "spmd_train_ln"} {
+		"spmd_matmul_2d", "spmd_ops", "spmd_row_partial", "spmd_train_dpmp", "spmd_train_dpsp", "spmd_train_ln", "spmd_fill"} {
 		if got := problems(t, goldenInput(t, name)); len(got) != 0 {
 			t.Errorf("%s: %d problems:\n%s", name, len(got), strings.Join(got, "\n"))
 		}

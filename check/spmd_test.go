@@ -30,6 +30,7 @@ func TestSPMDCases(t *testing.T) {
 		{"spmd_square_2d", 0, nil},
 		{"spmd_row_partial_square", 0, nil},
 		{"spmd_train_seq", 1, []string{"v@GRAD"}},
+		{"spmd_fill", 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := goldenInput(t, tc.name)

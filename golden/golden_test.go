@@ -37,10 +37,11 @@ func TestCollectiveCounts(t *testing.T) {
 		"spmd_square_2d":          {},
 		"spmd_train_seq":          {"c_broadcast/dp": 1},
 		"spmd_row_partial_square": {},
+		"spmd_fill":               {},
 	}
 	ranks := map[string]int{"gpt1_dp": 4, "gpt1_mp": 4, "gpt1_dpmp": 4, "moe_ep2": 2,
 		"spmd_matmul_2d": 4, "spmd_row_partial": 2, "spmd_train_dpmp": 4, "spmd_train_dpsp": 4, "spmd_train_ln": 2,
-		"spmd_square_2d": 4, "spmd_train_seq": 2, "spmd_row_partial_square": 2}
+		"spmd_square_2d": 4, "spmd_train_seq": 2, "spmd_row_partial_square": 2, "spmd_fill": 4}
 	for name, counts := range want {
 		ar, err := txtar.ParseFile(filepath.Join("testdata", name+".txtar"))
 		if err != nil {

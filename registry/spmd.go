@@ -25,8 +25,8 @@ import (
 // rank's shards, as its sharding rule maps them; outputs partial where
 // the rule says; shape attrs made local; no collective.
 //
-// What an op's dists must say for it (Compatible, on a forward op; Fits
-// asks it before lowering): the op's input mappings are a fixpoint of
+// What an op's dists must say for it (Compatible, on a forward op; a
+// Fitter asks it before lowering): the op's input mappings are a fixpoint of
 // the rule's Forward, its output mappings the rule's outputs, and each
 // output var's own dist partial exactly along the rule's mesh dims with
 // the rule's reductions (sum for a contraction, avg for a mean, max,
@@ -235,6 +235,10 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 			continue
 		}
 		if want := ruleMapping(sh.Inputs, i, a.m); !slices.Equal(want, a.m) {
+			if i >= len(sh.Inputs) || sh.Inputs[i] == nil {
+				return fmt.Errorf("%s: %s reads %s %s whole (%s), which its rule %s leaves free; its dist says %s",
+					op, impl, a.slot, a.name, ir.FormatInts(want), rs, ir.FormatInts(a.m))
+			}
 			return fmt.Errorf("%s: %s needs %s %s split %s as its rule %s gives; its dist says %s",
 				op, impl, a.slot, a.name, ir.FormatInts(want), rs, ir.FormatInts(a.m))
 		}
@@ -243,6 +247,15 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 		if a.m == nil {
 			continue
 		}
+		if (j >= len(sh.Outputs) || sh.Outputs[j] == nil) && localFill(op, a.slot) {
+			// A fill's Out is free: each rank fills its local part of
+			// shape (localShapeAttr), whole, however it is split.
+			if a.v.Dist.IsPartial() {
+				return fmt.Errorf("%s: %s fills %s %s whole; its dist says %s", op, impl, a.slot, a.name, fmtPartial(a.m, a.v.Dist.Partial))
+			}
+			continue
+		}
+		// Any other arg the rule leaves free is computed whole.
 		want := ruleMapping(sh.Outputs, j, a.m)
 		if a.slot == "XShape" {
 			// XShape holds X's shape, on a rank its local one: [0] and
@@ -275,6 +288,10 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 			slices.SortFunc(have, func(p, q ir.Partial) int { return p.Dim - q.Dim })
 		}
 		if !slices.Equal(want, a.m) || !slices.Equal(wp, have) {
+			if j >= len(sh.Outputs) || sh.Outputs[j] == nil {
+				return fmt.Errorf("%s: %s computes %s %s whole (%s), which its rule %s leaves free; its dist says %s",
+					op, impl, a.slot, a.name, fmtPartial(want, nil), rs, fmtPartial(a.m, have))
+			}
 			return fmt.Errorf("%s: %s needs %s %s %s %s; its dist says %s",
 				op, impl, a.slot, a.name, fmtPartial(want, wp), gives, fmtPartial(a.m, have))
 		}
@@ -287,8 +304,21 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	return spmdLocal(ctx, op, impl)
 }
 
+// localFill reports whether output slot of op is a fill of the op's
+// shape attr that each rank makes for its part alone: Out of an op that
+// is not random (a random fill's local draws are no shard of the serial
+// ones).
+func localFill(op *ir.Op, slot string) bool {
+	if slot != "Out" || !op.Attrs.Has("shape") {
+		return false
+	}
+	d := opdef.Lookup(op.Type)
+	return d != nil && d.Traits&opdef.Random == 0
+}
+
 // ruleMapping is the rule's mapping of arg i, replicated when the rule
-// leaves it open (it is not split then).
+// leaves it open (free: a shape op's Input, a fetch's; computed on a
+// rank's part, such an arg would give the part's dims or values).
 func ruleMapping(ms [][]int, i int, like []int) []int {
 	if i < len(ms) && ms[i] != nil {
 		return ms[i]

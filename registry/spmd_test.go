@@ -35,7 +35,7 @@ func TestSPMDGradPartial(t *testing.T) {
 	}
 }
 
-// TestSPMDFits: completion asks Fits of spmd:0 on a forward op before
+// TestSPMDFits: completion asks a Fitter of spmd:0 on a forward op before
 // any rank is lowered; it holds the op to its rule then as the lowering
 // does.
 func TestSPMDFits(t *testing.T) {
@@ -62,7 +62,7 @@ program main {
 		}
 		b := m.Main.Global()
 		got := ""
-		if err := DefaultRegistry().Fits(m, b, b.Ops[0], SPMDType, 0); err != nil {
+		if err := DefaultRegistry().Fitter(m).Fits(b, b.Ops[0], SPMDType, 0); err != nil {
 			got = err.Error()
 		}
 		if got != tc.want {
