@@ -213,7 +213,10 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	if rule == nil {
 		return fmt.Errorf("%s: %s lowers ops by their sharding rule, and %s has none", op, impl, op.Type)
 	}
-	rs := fmt.Sprint(rule)
+	rs := op.Type + "'s rule"
+	if str, ok := rule.(fmt.Stringer); ok {
+		rs = str.String()
+	}
 	in := make([][]int, len(ins))
 	for i, a := range ins {
 		in[i] = a.m
@@ -257,16 +260,6 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 		}
 		// Any other arg the rule leaves free is computed whole.
 		want := ruleMapping(sh.Outputs, j, a.m)
-		if a.slot == "XShape" {
-			// XShape holds X's shape, on a rank its local one: [0] and
-			// X's dims split as X (the view rules say so; transpose's
-			// replicates it, which no rank's XShape is).
-			if xs := op.Input("X"); len(xs) > 0 {
-				if xm, ok := op.Dist.InputMapping(xs[0]); ok && len(xm)+1 == len(a.m) {
-					want = append([]int{-1}, xm...)
-				}
-			}
-		}
 		var wp []ir.Partial
 		if j < len(sh.Partial) {
 			wp = sh.Partial[j]
@@ -279,11 +272,7 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 			}
 		}
 		var have []ir.Partial
-		if slices.Contains(a.v.Type.Shape, 0) {
-			// No elements (an XShape): nothing is pending, whatever a
-			// rule that counts its '1' dims as folded says.
-			wp = nil
-		} else if a.v.Dist != nil {
+		if a.v.Dist != nil {
 			have = slices.Clone(a.v.Dist.Partial)
 			slices.SortFunc(have, func(p, q ir.Partial) int { return p.Dim - q.Dim })
 		}
