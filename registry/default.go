@@ -153,6 +153,12 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 		if f == "" || !ctx.IsParam(f) {
 			continue
 		}
+		if gv := ctx.Var(g); gv != nil && gv.Dist.IsPartial() {
+			// The sync makes the grad whole: a dist that says it is still
+			// partial would have its parts reduced again.
+			return fmt.Errorf("%s: the data-parallel sync averages %s over %s into a whole value, but its dist says %s",
+				op, g, ctx.Mesh().DimNames[axis], fmtDist(gv.Dist))
+		}
 		id, size, err := ctx.Group(axis)
 		if err != nil {
 			return err
