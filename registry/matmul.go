@@ -393,6 +393,12 @@ func matmulBackward(ctx *Lowering, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
+	if xgv.Dist.IsPartial() {
+		// The sum makes it whole: parts declared pending would be
+		// reduced again.
+		return fmt.Errorf("%s: column_parallel sums X@GRAD %s over %s into a whole value, but its dist says %s",
+			op, xg, ctx.Mesh().DimNames[axis], fmtDist(xgv.Dist))
+	}
 	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
 	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name())
 	ctx.Keep(op)
