@@ -19,7 +19,11 @@ func (e *engine) settleGrad(n *opNode) error {
 	}
 	f := &e.g.ops[fi]
 	fd := f.op.Dist
-	if fd == nil || fd.ImplType == spmdType {
+	if fd == nil {
+		return e.settleRule(n)
+	}
+	if fd.ImplType == registry.SPMDType {
+		n.gradOf = fd
 		return e.settleRule(n)
 	}
 	d := e.slab.opDist()

@@ -40,6 +40,9 @@ type opNode struct {
 	// number in the memo, -1 for a rule of its own.
 	ruleBuilt bool
 	ruleID    int32
+	// gradOf is, for a grad op of an op the rule-based impl lowers, its
+	// forward op's dist: it settles by its own rule with that impl.
+	gradOf *ir.OpDist
 }
 
 func (n *opNode) ins() []int32  { return n.args[:n.nIn] }

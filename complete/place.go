@@ -10,9 +10,6 @@ import (
 	"github.com/distpass/distpass/registry"
 )
 
-// spmdType is the generic rule-based impl's type.
-const spmdType = "spmd"
-
 // implRef is one candidate impl of an op.
 type implRef struct {
 	typ  string
@@ -51,7 +48,7 @@ func candidates(reg *registry.Registry, opType string) []implRef {
 		}
 	}
 	switch opType {
-	case registry.DefaultType, registry.ElementwiseType, spmdType:
+	case registry.DefaultType, registry.ElementwiseType, registry.SPMDType:
 	default:
 		add(opType)
 	}
@@ -59,7 +56,7 @@ func candidates(reg *registry.Registry, opType string) []implRef {
 	if d := opdef.Lookup(opType); d != nil && d.Traits&opdef.Elementwise != 0 {
 		add(registry.ElementwiseType)
 	}
-	add(spmdType)
+	add(registry.SPMDType)
 	return out
 }
 
@@ -130,6 +127,19 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 			e.writeVar(o.v)
 		}
 	}
+	if n.gradOf != nil {
+		// The grad op of an op the rule-based impl lowers: that impl,
+		// with the grads' partials as the rule gives them, averaged
+		// where the loss is (registry.SPMDGradPartial).
+		for j := range outs {
+			outs[j].partial = registry.SPMDGradPartial(outs[j].partial, e.lossDist())
+		}
+		give(false)
+		d.ImplType, d.ImplIndex = n.gradOf.ImplType, n.gradOf.ImplIndex
+		e.rep.Ops.Completed++
+		e.noteReshards(n)
+		return nil
+	}
 	if !n.op.Role.IsForward() {
 		// Backward and optimize ops without a forward op are lowered by
 		// the default impl's backward, which no compatibility check
@@ -145,6 +155,10 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		err error
 	}
 	var why []failure // spelled only when no impl fits
+	// The impls are asked as the op will be lowered once its reshards
+	// are in: each input var dist'd as the op requires it.
+	restore := e.asRequired(n, d)
+	defer restore()
 	for _, c := range e.candidates(n.op.Type) {
 		variants := []bool{false}
 		if c.impl.Reduces && !e.opts.Lazy && hasPartial(res.Partial) {
@@ -155,6 +169,7 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 			d.ImplType, d.ImplIndex = c.typ, c.idx
 			err := e.fit.Fits(n.block, n.op, c.typ, c.idx)
 			if err == nil {
+				restore()
 				e.rep.impl(n, c)
 				e.noteReshards(n)
 				return nil
@@ -163,6 +178,7 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		}
 	}
 	give(false)
+	restore()
 	e.noteReshards(n)
 	var reasons []string
 	for _, f := range why {
@@ -173,6 +189,56 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 	}
 	return fmt.Errorf("complete: %s: no impl lowers the dists completion inferred, %s: %s",
 		n.op, spellDist(d, e, n), strings.Join(reasons, "; "))
+}
+
+// asRequired gives each input var of op n whose dist is not what the op
+// requires (d) that dist for a while, and returns what puts them back.
+func (e *engine) asRequired(n *opNode, d *ir.OpDist) func() {
+	type saved struct {
+		v *ir.Var
+		d *ir.TensorDist
+	}
+	var kept []saved
+	for k, v := range n.ins() {
+		if v < 0 {
+			continue
+		}
+		x := e.g.vars[v]
+		m, ok := d.InputMapping(e.argName(n, k))
+		if !ok || x.Dist == nil || x.Dist.Mesh == d.Mesh && !x.Dist.IsPartial() && slices.Equal(x.Dist.DimsMapping, m) {
+			continue
+		}
+		if slices.ContainsFunc(kept, func(s saved) bool { return s.v == x }) {
+			continue
+		}
+		kept = append(kept, saved{x, x.Dist})
+		x.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: m}
+	}
+	return func() {
+		for _, s := range kept {
+			s.v.Dist = s.d
+		}
+		kept = nil
+	}
+}
+
+// lossDist is the dist of the loss the module's loss-grad op seeds
+// (LOSS@GRAD's forward var), or nil.
+func (e *engine) lossDist() *ir.TensorDist {
+	for i := range e.g.ops {
+		n := &e.g.ops[i]
+		if !n.op.Role.IsLossGrad() {
+			continue
+		}
+		for a := range n.op.OutputNames {
+			if f := registry.ForwardVar(a); f != "" {
+				if v := e.g.p.LookupVar(n.block, f); v != nil {
+					return v.Dist
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // trimOp drops the op's own name from the front of an impl's message.
