@@ -360,6 +360,16 @@ func (e *engine) settleRule(n *opNode) error {
 			// The rule reads its inputs as it requires them.
 			fin, err = e.forward(n, req)
 		}
+		for range n.mesh.Shape {
+			// A mesh dim that would split an output dim it does not divide
+			// (a -1 batch met a known one) splits none of the op's args.
+			drop := e.unevenOutputs(n, fin)
+			if err != nil || len(drop) == 0 {
+				break
+			}
+			req = withoutMeshDims(fin.Inputs, drop)
+			fin, err = e.forward(n, req)
+		}
 		if err != nil {
 			// What the inputs are cannot be met together (a Strict rule's
 			// mesh dim on two dims): the op reads them replicated.
@@ -375,6 +385,44 @@ func (e *engine) settleRule(n *opNode) error {
 		}
 	}
 	return e.place(n, res)
+}
+
+// unevenOutputs returns the mesh dims that res would split an output
+// dim of op n along without dividing it, listing each in the report.
+func (e *engine) unevenOutputs(n *opNode, res opdef.Sharding) []int {
+	var drop []int
+	for k, v := range n.outs() {
+		if v < 0 || k >= len(res.Outputs) {
+			continue
+		}
+		sh := e.g.vars[v].Type.Shape
+		for d, x := range res.Outputs[k] {
+			if x >= 0 && d < len(sh) && !divides(sh[d], n.mesh.Shape[x]) {
+				e.uneven(n.idx, v, d, x)
+				if !slices.Contains(drop, x) {
+					drop = append(drop, x)
+				}
+			}
+		}
+	}
+	return drop
+}
+
+// withoutMeshDims returns ms with the mesh dims drop replicated.
+func withoutMeshDims(ms [][]int, drop []int) [][]int {
+	out := make([][]int, len(ms))
+	for i, m := range ms {
+		if m == nil {
+			continue
+		}
+		out[i] = slices.Clone(m)
+		for d, x := range out[i] {
+			if slices.Contains(drop, x) {
+				out[i][d] = -1
+			}
+		}
+	}
+	return out
 }
 
 // adopt gives var v, unproduced and read first by op n, what n
