@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -88,12 +89,7 @@ func elementwisePartial(ctx *Lowering, op *ir.Op, a, out string) error {
 	if v == nil || !v.Dist.IsPartial() {
 		return nil
 	}
-	linear := op.Type == "assign" || op.Type == "cast"
-	if op.Type == "scale" {
-		b, ok := op.Attrs.Get("bias").(ir.Float)
-		linear = !ok || b == 0
-	}
-	if linear {
+	if opdef.PassesPartial(op, v.Dist.Partial) {
 		xs, os := op.Input("X"), op.Output("Out")
 		if len(xs) == 1 && len(os) == 1 {
 			xv, ov := ctx.Var(xs[0]), ctx.Var(os[0])

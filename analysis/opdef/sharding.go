@@ -391,3 +391,33 @@ func (r *splitRule) Backward(mesh []int, out [][]int) (Sharding, error) {
 	}
 	return s, nil
 }
+
+// PassesPartial reports whether op's Out is X's partial value carried
+// through: the op is linear in its X alone (assign, scale without bias,
+// cumsum, and the views reshape2, transpose2, squeeze2, unsqueeze2,
+// flatten), so that the op of the parts is the parts of the op (Paddle's
+// "with partial" rules), and each of X's partial
+// mesh dims is a sum or an average, or any reduction for the identities
+// (assign and the views: a max stays a max; scale by -1 would make it a
+// min). cast is not: a cast to an integer of a sum is not the sum of the
+// casts.
+func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
+	identity := false
+	switch op.Type {
+	case "assign", "reshape2", "transpose2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
+		identity = true
+	case "cumsum":
+	case "scale":
+		if b, ok := op.Attrs.Get("bias").(ir.Float); ok && b != 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, p := range partial {
+		if !identity && p.Reduce != ir.ReduceSum && p.Reduce != ir.ReduceAvg {
+			return false
+		}
+	}
+	return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
+}

@@ -1,0 +1,35 @@
+package opdef_test
+
+import (
+	"testing"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
+
+func TestPassesPartial(t *testing.T) {
+	sum := []ir.Partial{{Dim: 0}}
+	max := []ir.Partial{{Dim: 0, Reduce: ir.ReduceMax}}
+	op := func(typ string, attrs ...ir.Attr) *ir.Op {
+		return &ir.Op{Type: typ, Inputs: []ir.Slot{ir.S("X", "x")}, Outputs: []ir.Slot{ir.S("Out", "y")}, Attrs: attrs}
+	}
+	for _, c := range []struct {
+		op      *ir.Op
+		partial []ir.Partial
+		want    bool
+	}{
+		{op("assign"), max, true},
+		{op("reshape2"), max, true},
+		{op("cumsum"), sum, true},
+		{op("cumsum"), max, false}, // a running sum of maxima is not the max of running sums
+		{op("scale", ir.A("bias", ir.Float(0)), ir.A("scale", ir.Float(-1))), sum, true},
+		{op("scale", ir.A("bias", ir.Float(0)), ir.A("scale", ir.Float(-1))), max, false}, // -max is a min
+		{op("scale", ir.A("bias", ir.Float(1)), ir.A("scale", ir.Float(2))), sum, false}, // the bias would count once per part
+		{op("cast"), sum, false}, // an integer cast of a sum is not the sum of the casts
+		{op("relu"), sum, false},
+	} {
+		if got := opdef.PassesPartial(c.op, c.partial); got != c.want {
+			t.Errorf("%s %v: %v, want %v", c.op.Type, c.partial, got, c.want)
+		}
+	}
+}
