@@ -46,7 +46,7 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	}
 	if !sameMesh(vm, pm) {
 		if allUnmapped(dm) && allUnmapped(d.DimsMapping) && within(pm, vm) &&
-			(!d.IsPartial() || input && partialReaders[strings.TrimSuffix(op.Type, "_grad")]) {
+			(!d.IsPartial() || input && opdef.ReadsOwnPart(strings.TrimSuffix(op.Type, "_grad"))) {
 			return
 		}
 		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
@@ -85,16 +85,6 @@ func allUnmapped(dm []int) bool {
 	return true
 }
 
-// partialReaders are the op types that read a rank's own part of a
-// partial value as what it is, rather than as the whole value: the MoE
-// exchanges and the position and capacity ops read each rank's count of
-// its own tokens (a partial sum over the token axis), which is the
-// rank's local data by design.
-var partialReaders = map[string]bool{
-	"alltoall": true, "all_to_all": true, "global_scatter": true, "global_gather": true,
-	"assign_pos": true, "limit_by_capacity": true, "prune_gate_by_capacity": true,
-}
-
 // checkPartials holds the partial state of op's args to what the
 // lowering does with it. The lowering computes on each rank's part: an
 // op that reads a partial value computes on a part as if it were the
@@ -113,7 +103,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			v := c.argVar(g, pm)
-			if v == nil || partialReaders[strings.TrimSuffix(typ, "_grad")] || op.Role.IsBackward() && !strings.Contains(name, "@GRAD") {
+			if v == nil || opdef.ReadsOwnPart(strings.TrimSuffix(typ, "_grad")) || op.Role.IsBackward() && !strings.Contains(name, "@GRAD") {
 				// A grad op reads the forward op's values as the forward op
 				// did: the forward op's check covers them. A partial grad
 				// (a rule-based op's) is checked as any value.

@@ -384,7 +384,27 @@ func (e *engine) settleRule(n *opNode) error {
 			e.adopt(n, v, res.Inputs[k])
 		}
 	}
+	res = e.passPartial(n, res)
 	return e.place(n, res)
+}
+
+// passPartial carries a partial X through an op that is linear in it
+// (opdef.PassesPartial) when the op reads X as it is: Out is partial
+// alike, and X needs no reshard.
+func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
+	n.passes = false
+	if n.nIn != 1 || len(n.args) != 2 || n.args[0] < 0 || n.args[1] < 0 {
+		return res
+	}
+	x := n.args[0]
+	p := e.s.partial[x]
+	if len(p) == 0 || e.g.vars[x].Dist == nil || len(res.Inputs) != 1 || len(res.Outputs) != 1 ||
+		!slices.Equal(res.Inputs[0], e.s.dims[x]) || !opdef.PassesPartial(n.op, p) {
+		return res
+	}
+	n.passes = true
+	res.Partial = [][]ir.Partial{p} // a new slice: res may be the memo's
+	return res
 }
 
 // unevenOutputs returns the mesh dims that res would split an output

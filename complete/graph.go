@@ -43,6 +43,8 @@ type opNode struct {
 	// gradOf is, for a grad op of an op the rule-based impl lowers, its
 	// forward op's dist: it settles by its own rule with that impl.
 	gradOf *ir.OpDist
+	// passes says the op carries its partial X into Out (passPartial).
+	passes bool
 }
 
 func (n *opNode) ins() []int32  { return n.args[:n.nIn] }

@@ -199,8 +199,9 @@ func (e *engine) asRequired(n *opNode, d *ir.OpDist) func() {
 		d *ir.TensorDist
 	}
 	var kept []saved
+	own := opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad"))
 	for k, v := range n.ins() {
-		if v < 0 {
+		if v < 0 || n.passes || own {
 			continue
 		}
 		x := e.g.vars[v]
@@ -263,14 +264,9 @@ func (e *engine) pick(ms [][]int, k int, def []int) []int {
 	return e.slab.clone(def)
 }
 
-// addArg appends name's mapping unless the side has it (an op reading
-// one var twice has one mapping for it).
+// addArg appends name's mapping: one per arg, as the annotators write
+// them (an op reading one var twice has it twice).
 func addArg(as []ir.ArgDist, name string, m []int) []ir.ArgDist {
-	for _, a := range as {
-		if a.Name == name {
-			return as
-		}
-	}
 	return append(as, ir.ArgDist{Name: name, DimsMapping: m})
 }
 
@@ -313,7 +309,7 @@ func (e *engine) noteReshards(n *opNode) {
 			continue
 		}
 		same := vd.Mesh == d.Mesh && slices.Equal(vd.DimsMapping, m)
-		if !out && vd.IsPartial() {
+		if !out && vd.IsPartial() && !n.passes && !opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad")) {
 			same = false // the op reads it whole
 		}
 		if !same {
