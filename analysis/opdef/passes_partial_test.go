@@ -24,7 +24,7 @@ func TestPassesPartial(t *testing.T) {
 		{op("cumsum"), max, false}, // a running sum of maxima is not the max of running sums
 		{op("scale", ir.A("bias", ir.Float(0)), ir.A("scale", ir.Float(-1))), sum, true},
 		{op("scale", ir.A("bias", ir.Float(0)), ir.A("scale", ir.Float(-1))), max, false}, // -max is a min
-		{op("scale", ir.A("bias", ir.Float(1)), ir.A("scale", ir.Float(2))), sum, false}, // the bias would count once per part
+		{op("scale", ir.A("bias", ir.Float(1)), ir.A("scale", ir.Float(2))), sum, false},  // the bias would count once per part
 		{op("cast"), sum, false}, // an integer cast of a sum is not the sum of the casts
 		{op("relu"), sum, false},
 	} {
