@@ -18,26 +18,43 @@
 //     dim, and an annotated var is closed. A dim takes the first mesh dim
 //     proposed to it; a later, different one loses and is listed with
 //     both origins (a Conflict), as is a mesh dim that does not divide
-//     the dim (it stays replicated). Ops are visited in sweeps, forward
-//     then backward in program order, only those whose args changed;
-//     rules never cross meshes.
+//     the dim (Uneven: it stays replicated). Ops are visited in sweeps,
+//     forward then backward in program order, only those whose args
+//     changed, under a cap on the visits. Nothing flows back into
+//     another mesh; an input on another mesh of the same shape (the
+//     previous pipeline stage) is read with its placement.
 //  3. Settling. In program order (a sub-block's ops before the op that
 //     owns it), each forward op takes what its rule requires of its
 //     inputs given their settled dists and its outputs' fixpoint
-//     mappings, and gives its outputs the rule's mappings and partials.
-//     What the op requires is its op dist; a var's dist is its
-//     producer's (an unproduced var's is what its consumers proposed).
+//     mappings (a mesh dim that would split an output dim it does not
+//     divide splits none of its args), and gives its outputs the rule's
+//     mappings and partials. What the op requires is its op dist; a
+//     var's dist is its producer's (an unproduced var's is what its
+//     consumers proposed, completed by its first reader's requirement).
 //     Where the two differ the module needs a reshard there, listed in
-//     the report (Reshard). The impl is the first that fits
-//     (registry.Registry.Fits), in the order Candidates gives.
+//     the report (Reshard), except where the op reads a partial value as
+//     it is: a linear op carries it into Out (opdef.PassesPartial), an
+//     MoE op reads its own part (opdef.ReadsOwnPart). The impl is the
+//     first that fits (registry.Fitter), asked as the op will read its
+//     inputs once resharded, in the order Candidates gives; an impl that
+//     reduces its rule's partial output itself (registry.Impl.Reduces)
+//     makes it whole unless Options.Lazy.
 //  4. Backward and optimizer ops follow their forward ops: a grad op
 //     takes its forward op's mesh and impl, each forward var its forward
-//     op's mapping, X@GRAD its forward var's; grad ops without a forward
-//     op (sum, the loss grad) and optimizer ops run their rules on their
-//     settled inputs (an optimizer's state follows its Param).
+//     op's mapping, X@GRAD its forward var's, and its grads are whole
+//     (the impls' backward reduces them); the grad op of an op the
+//     rule-based impl lowers runs its own rule instead, its grads
+//     partial as the rule says, averaged along the mesh dims the loss
+//     averages over (registry.SPMDGradPartial). Grad ops without a
+//     forward op (sum, the loss grad) and optimizer ops run their rules
+//     on their settled inputs (an optimizer's state follows its Param).
 //
 // A var or op that already has a dist keeps it: completion is
 // incremental, so completing, appending the backward and completing
-// again gives the grads their dists. An op type without a rule is a
-// barrier: its args replicated, listed in the report.
+// again gives the grads their dists, and an op a user annotated (an MoE
+// dispatch that indexes each rank's own rows, which no rule can know)
+// is kept as written while the rest completes around it. An op type
+// without a rule is a barrier: its args replicated, listed in the
+// report. Ops that would build equal rules share one, and a rule's
+// answers are kept by its mappings: a model repeats its layers.
 package complete
