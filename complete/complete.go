@@ -346,6 +346,16 @@ func (e *engine) settleRule(n *opNode) error {
 		e.barrier(n)
 	default:
 		f, ferr := e.forward(n, ins)
+		if ferr != nil {
+			// The inputs' dists cannot be met together (a dim split along
+			// two mesh dims): the earlier inputs keep theirs, as Paddle's
+			// merge keeps its first, and the later ones are resharded to
+			// what the rule then requires.
+			if ins2, f2, ok := e.firstWins(n, ins); ok {
+				e.rep.ruleConflict(n, ferr, ins, f2.Inputs)
+				ins, f, ferr = ins2, f2, nil
+			}
+		}
 		req := ins
 		if ferr == nil {
 			req = f.Inputs
@@ -405,6 +415,27 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 	n.passes = true
 	res.Partial = [][]ir.Partial{p} // a new slice: res may be the memo's
 	return res
+}
+
+// firstWins finds the longest run of leading inputs whose dists the
+// rule accepts together, the others given as replicated for the rule
+// to split as it requires.
+func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, opdef.Sharding, bool) {
+	for j := len(ins) - 1; j >= 1; j-- {
+		trial := slices.Clone(ins)
+		for k := j; k < len(trial); k++ {
+			if trial[k] != nil {
+				trial[k] = make([]int, len(trial[k]))
+				for d := range trial[k] {
+					trial[k][d] = -1 // replicated, for the rule to split
+				}
+			}
+		}
+		if f, err := e.forward(n, trial); err == nil {
+			return trial, f, true
+		}
+	}
+	return nil, opdef.Sharding{}, false
 }
 
 // unevenOutputs returns the mesh dims that res would split an output

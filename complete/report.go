@@ -34,8 +34,12 @@ type Report struct {
 	// Barriers lists the ops without a sharding rule: their args are
 	// replicated.
 	Barriers []Barrier `json:"barriers"`
-	// RuleErrors lists the ops whose rule refused its inputs' dists
-	// together; they read them replicated.
+	// RuleConflicts lists the ops whose rule refused their inputs' dists
+	// together: the first inputs keep theirs, the later ones are
+	// resharded to what the rule then requires (a Reshard each).
+	RuleConflicts []Barrier `json:"rule_conflicts"`
+	// RuleErrors lists the ops whose rule refused even that; they read
+	// their inputs replicated.
 	RuleErrors []Barrier `json:"rule_errors"`
 	// Reshards lists the op args whose var's dist is not what the op
 	// requires: where the module needs a reshard.
@@ -150,6 +154,43 @@ func (e *engine) barrier(n *opNode) {
 	e.rep.Barriers = append(e.rep.Barriers, Barrier{Op: n.op.ID, OpType: n.op.Type, Why: why})
 }
 
+// ruleConflict lists the inputs of op n that lost to earlier ones: what
+// they are and what the rule then requires.
+func (r *Report) ruleConflict(n *opNode, err error, had, want [][]int) {
+	e := r.e
+	var parts []string
+	for k, v := range n.ins() {
+		if v < 0 || k >= len(want) || k >= len(had) || had[k] == nil || slices.Equal(had[k], want[k]) {
+			continue
+		}
+		part := fmt.Sprintf("%s %s wanted as %s", e.argName(n, k), ir.FormatInts(had[k]), ir.FormatInts(want[k]))
+		// Where each side's mesh dim came from, on the first dim they differ.
+		for d, x := range had[k] {
+			if d >= len(want[k]) || x == want[k][d] {
+				continue
+			}
+			if x >= 0 {
+				part += fmt.Sprintf(" (its mesh dim %d on dim %d from %s", x, d, e.annotation(v, d))
+			} else {
+				part += fmt.Sprintf(" (dim %d replicated", d)
+			}
+			if y := want[k][d]; y >= 0 {
+				for _, a := range n.ins()[:k] {
+					if i := slices.Index(e.s.dims[max(a, 0)], y); a >= 0 && i >= 0 {
+						part += fmt.Sprintf("; mesh dim %d kept from %s", y, e.annotation(a, i))
+						break
+					}
+				}
+			}
+			part += ")"
+			break
+		}
+		parts = append(parts, part)
+	}
+	r.RuleConflicts = append(r.RuleConflicts, Barrier{Op: n.op.ID, OpType: n.op.Type,
+		Why: err.Error() + ": the first inputs keep their dists; " + strings.Join(parts, ", ")})
+}
+
 func (r *Report) ruleError(n *opNode, err error) {
 	r.RuleErrors = append(r.RuleErrors, Barrier{Op: n.op.ID, OpType: n.op.Type, Why: err.Error()})
 }
@@ -172,7 +213,7 @@ func (r *Report) reshard(n *opNode, name string, out bool, have *ir.TensorDist, 
 func (r *Report) finish() {
 	e := r.e
 	// Empty lists, not nil: the JSON has [] for none.
-	for _, l := range []*[]Barrier{&r.Barriers, &r.RuleErrors} {
+	for _, l := range []*[]Barrier{&r.Barriers, &r.RuleConflicts, &r.RuleErrors} {
 		if *l == nil {
 			*l = []Barrier{}
 		}
@@ -219,7 +260,7 @@ func (r *Report) Summary() string {
 		}
 		fmt.Fprintf(&sb, " (%s)", strings.Join(types, ", "))
 	}
-	fmt.Fprintf(&sb, ", %d rule errors, %d reshards needed", len(r.RuleErrors), len(r.Reshards))
+	fmt.Fprintf(&sb, ", %d rule conflicts, %d rule errors, %d reshards needed", len(r.RuleConflicts), len(r.RuleErrors), len(r.Reshards))
 	return sb.String()
 }
 
@@ -277,6 +318,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, b := range r.Barriers {
 		fmt.Fprintf(&sb, "barrier: op %d %s: %s: its args replicated\n", b.Op, b.OpType, b.Why)
+	}
+	for _, b := range r.RuleConflicts {
+		fmt.Fprintf(&sb, "rule conflict: op %d %s: %s\n", b.Op, b.OpType, b.Why)
 	}
 	for _, b := range r.RuleErrors {
 		fmt.Fprintf(&sb, "rule error: op %d %s: %s: it reads its inputs replicated\n", b.Op, b.OpType, b.Why)

@@ -49,9 +49,10 @@ type completeDoc struct {
 		MeshDim int    `json:"mesh_dim"`
 		Ways    int    `json:"ways"`
 	} `json:"uneven"`
-	Barriers   []completeBarrier `json:"barriers"`
-	RuleErrors []completeBarrier `json:"rule_errors"`
-	Reshards   []struct {
+	Barriers      []completeBarrier `json:"barriers"`
+	RuleConflicts []completeBarrier `json:"rule_conflicts"`
+	RuleErrors    []completeBarrier `json:"rule_errors"`
+	Reshards      []struct {
 		Op      int64  `json:"op"`
 		OpType  string `json:"op_type"`
 		Var     string `json:"var"`
@@ -157,7 +158,7 @@ func TestCompleteJSON(t *testing.T) {
 	}
 	// Empty lists are [], not null.
 	for name, l := range map[string]bool{"conflicts": doc.Conflicts == nil, "uneven": doc.Uneven == nil,
-		"barriers": doc.Barriers == nil, "rule_errors": doc.RuleErrors == nil, "reshards": doc.Reshards == nil} {
+		"barriers": doc.Barriers == nil, "rule_conflicts": doc.RuleConflicts == nil, "rule_errors": doc.RuleErrors == nil, "reshards": doc.Reshards == nil} {
 		if l {
 			t.Errorf("%s is null", name)
 		}

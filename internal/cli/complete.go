@@ -21,7 +21,9 @@ the completed module (to -o FILE, or stdout).
 splits, barriers, rule errors and reshards needed), the impls picked,
 then every conflict (the var, dim, both mesh dims and the annotation each
 came from), uneven split, barrier (an op type without a sharding rule:
-its args replicated), rule error and needed reshard (an op that requires
+its args replicated), rule conflict (an op whose inputs' dists its rule
+refuses together: the first inputs keep theirs, the later ones are
+wanted as the rule then requires), rule error and needed reshard (an op that requires
 another dist of an arg than its var has: the next pass would insert a
 reshard there; check-annotations refuses it until then). With -o the
 module is written too.
@@ -33,7 +35,8 @@ module is written too.
    "conflicts": [{"op", "op_type", "var", "dim", "kept", "kept_from",
                   "lost", "lost_from"}...],
    "uneven": [{"op", "op_type", "var", "dim", "size", "mesh_dim", "ways"}...],
-   "barriers": [{"op", "op_type", "why"}...], "rule_errors": [...],
+   "barriers": [{"op", "op_type", "why"}...], "rule_conflicts": [...],
+   "rule_errors": [...],
    "reshards": [{"op", "op_type", "var", "output", "mesh", "have",
                  "have_partial", "want_mesh", "want"}...],
    "origins": [{"var": V, "dims": [{"dim", "mesh_dim", "annotation",
