@@ -104,7 +104,6 @@ func (e *engine) rules() {
 	for i := range g.ops {
 		n := &g.ops[i]
 		e.byID[n.op.ID] = int32(i)
-		n.fixed = n.op.Dist != nil && n.op.Dist.ImplType != ""
 		if n.op.Role.IsForward() {
 			g.fwd = append(g.fwd, int32(i))
 			e.buildRule(n)
@@ -195,6 +194,17 @@ func (e *engine) meshes() error {
 	// (inputs, then outputs), else of its first arg given one by its
 	// producer, else the nearest op's before it, else after it; its args
 	// without a mesh take the op's.
+	firstRead := make([]int32, len(g.vars)) // the first op reading each var
+	for i := range firstRead {
+		firstRead[i] = -1
+	}
+	for j := len(g.ops) - 1; j >= 0; j-- {
+		for _, v := range g.ops[j].ins() {
+			if v >= 0 {
+				firstRead[v] = int32(j)
+			}
+		}
+	}
 	for i := range g.ops {
 		n := &g.ops[i]
 		for pass := 0; pass < 2 && n.mesh == nil; pass++ {
@@ -205,6 +215,10 @@ func (e *engine) meshes() error {
 					break
 				}
 			}
+		}
+		if n.mesh == nil && !anyDense(n.ins()) {
+			// A source (a fill): where its value is read first.
+			n.mesh = e.firstReader(i, firstRead)
 		}
 		if n.mesh == nil && i > 0 {
 			n.mesh = g.ops[i-1].mesh
@@ -234,6 +248,41 @@ func (e *engine) meshes() error {
 	for i := range s.mesh {
 		if s.mesh[i] == nil {
 			s.mesh[i] = e.m.Meshes[0] // used by no op
+		}
+	}
+	return nil
+}
+
+func anyDense(args []int32) bool {
+	for _, v := range args {
+		if v >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// firstReader returns the mesh of the first op to read an output of op
+// i (firstRead: per var, its first reader), when that op has a mesh of
+// its own (annotated, or from its own annotated args), or nil.
+func (e *engine) firstReader(i int, firstRead []int32) *ir.ProcessMesh {
+	g := e.g
+	j := int32(-1)
+	for _, v := range g.ops[i].outs() {
+		if v >= 0 && firstRead[v] > int32(i) && (j < 0 || firstRead[v] < j) {
+			j = firstRead[v]
+		}
+	}
+	if j < 0 {
+		return nil
+	}
+	r := &g.ops[j]
+	if r.mesh != nil {
+		return r.mesh
+	}
+	for _, a := range r.args {
+		if a >= 0 && e.s.closed[a] && e.s.mesh[a] != nil {
+			return e.s.mesh[a]
 		}
 	}
 	return nil

@@ -96,7 +96,7 @@ func buildGraph(m *ir.Module) *graph {
 			for sb := range op.SubBlocks {
 				walk(sb)
 			}
-			n := opNode{op: op, block: b, idx: int32(len(g.ops))}
+			n := opNode{op: op, block: b, idx: int32(len(g.ops)), fixed: op.Dist != nil && op.Dist.ImplType != ""}
 			start := len(args)
 			for a := range op.InputNames {
 				args, argVars = g.resolve(args, argVars, b, a)

@@ -65,6 +65,7 @@ program main {
 		e := &engine{m: m, g: buildGraph(m)}
 		for i := range e.g.ops {
 			n := &e.g.ops[i]
+			n.fixed = false // annotated ops need no rule; here every op gets one
 			e.buildRule(n)
 			fresh, err := opdef.ShardingRuleOf(n.op, e.g.lookup(n))
 			if err != nil {

@@ -25,8 +25,9 @@ type zooCase struct {
 	name  string
 	build func() (*ir.Module, error)
 	// keepOps lists op types whose hand-written dists stay, as a user
-	// annotates an op.
-	keepOps []string
+	// annotates an op; with keepOuts, their output vars' too.
+	keepOps  []string
+	keepOuts bool
 }
 
 func zoo() []zooCase {
@@ -50,18 +51,22 @@ func zoo() []zooCase {
 		}
 	}
 	return []zooCase{
-		{"mlp dp", mlp("dp", mesh1("dp")), nil},
-		{"mlp mp", mlp("mp", mesh1("mp")), nil},
-		{"mlp dp,mp", mlp("dp,mp", mesh2("dp", "mp")), nil},
-		{"gpt dp", gpt("dp", mesh1("dp")), nil},
-		{"gpt mp (vocab-parallel embedding)", gpt("mp", mesh1("mp")), nil},
-		{"gpt dp,mp", gpt("dp,mp", mesh2("dp", "mp")), nil},
-		{"moe ep", moe("ep", mesh1("ep")), nil},
-		{"moe dp,ep", moe("dp,ep", mesh2("dp", "ep")), nil},
+		{"mlp dp", mlp("dp", mesh1("dp")), nil, false},
+		{"mlp mp", mlp("mp", mesh1("mp")), nil, false},
+		{"mlp dp,mp", mlp("dp,mp", mesh2("dp", "mp")), nil, false},
+		{"gpt dp", gpt("dp", mesh1("dp")), nil, false},
+		{"gpt mp (vocab-parallel embedding)", gpt("mp", mesh1("mp")), nil, false},
+		{"gpt dp,mp", gpt("dp,mp", mesh2("dp", "mp")), nil, false},
+		{"moe ep", moe("ep", mesh1("ep")), nil, false},
+		{"moe dp,ep", moe("dp,ep", mesh2("dp", "ep")), nil, false},
 		// The dispatch's gather and scatter index each rank's own rows
 		// (their indices come from its own counts), which no rule can
 		// know: annotated, they are kept, and the rest completes.
-		{"moe ep, dispatch ops annotated", moe("ep", mesh1("ep")), []string{"gather", "scatter", "gather_grad", "scatter_grad"}},
+		{"moe ep, dispatch ops annotated", moe("ep", mesh1("ep")), []string{"gather", "scatter", "gather_grad", "scatter_grad"}, false},
+		// With two meshes, the exchanges also move the rows between them:
+		// what mesh their outputs live on is annotated too.
+		{"moe dp,ep, dispatch and exchange ops annotated", moe("dp,ep", mesh2("dp", "ep")),
+			[]string{"gather", "scatter", "gather_grad", "scatter_grad", "alltoall", "global_scatter", "global_gather"}, true},
 	}
 }
 
@@ -86,6 +91,11 @@ func TestZoo(t *testing.T) {
 			for i, op := range b.Ops {
 				if slices.Contains(c.keepOps, op.Type) {
 					m.Main.Blocks[bi].Ops[i].Dist = op.Dist.Clone()
+					for a := range op.OutputNames {
+						if v := m.Main.LookupVar(m.Main.Blocks[bi], a); v != nil && c.keepOuts {
+							v.Dist = want.Main.LookupVar(b, a).Dist.Clone()
+						}
+					}
 				}
 			}
 		}
