@@ -9,9 +9,10 @@
 //
 //  1. Meshes. In settling order, an op without a mesh takes its first
 //     annotated arg's (inputs, then outputs: the user placed it), else
-//     its first arg's that its producer gave one, else the nearest op's
-//     before it, else after it; its args without a mesh take the op's.
-//     With one mesh, everything is on it.
+//     its first arg's that its producer gave one, else, for a source (a
+//     fill), its first reader's, else the nearest op's before it, else
+//     after it; its args without a mesh take the op's. With one mesh,
+//     everything is on it.
 //  2. Fixpoint. Every forward op's rule runs both ways (Forward on its
 //     inputs' mappings, Backward on its outputs') over a lattice where a
 //     var's dim only goes from replicated-and-open to split along a mesh
