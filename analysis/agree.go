@@ -477,10 +477,25 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 		c.checkGradUnsynced(bi, op, pm)
 		return
 	}
+	synced := false
 	for _, p := range c.loss.Dist.Partial {
 		if p.Dim == axis {
-			return // an average; another reduction is checkLossSync's to name
+			synced = true // an average; another reduction is checkLossSync's to name
 		}
+	}
+	if synced {
+		// The sync averages over axis alone: a loss averaged over another
+		// mesh dim too leaves the param grads that many times too large.
+		for _, p := range c.loss.Dist.Partial {
+			if p.Dim != axis && p.Reduce == ir.ReduceAvg && p.Dim >= 0 && p.Dim < len(pm.Shape) && pm.Shape[p.Dim] > 1 {
+				if name := c.paramGradOut(bi, op); name != "" {
+					c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s) too, but the data-parallel sync averages %s over mesh dim %d (%s) alone: the loss may average only over the batch",
+						quoteName(c.loss.Name()), fmtDist(c.loss.Dist), p.Dim, meshDimName(pm, p.Dim), quoteName(name), axis, meshDimName(pm, axis)))
+				}
+				return
+			}
+		}
+		return
 	}
 	if name := c.paramGradOut(bi, op); name != "" {
 		c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",

@@ -1,0 +1,5 @@
+//go:build !race
+
+package complete_test
+
+const raceEnabled = false
