@@ -51,7 +51,7 @@ program main {
 	// var y : f32[8, 32] @world[0, 1]
 	// op 1 matmul_v2: matmul_v2:0
 	// op 2 elementwise_add: elementwise:0
-	// 3 vars completed (2 annotated), 2 ops (0 kept), 2 sweeps (4 op visits); 0 conflicts, 0 uneven, 0 barriers, 0 rule conflicts, 0 rule errors, 0 reshards needed
+	// 3 vars completed (2 annotated), 2 ops (0 kept), 2 sweeps (4 op visits); 0 conflicts, 0 uneven, 0 barriers, 0 rule conflicts, 0 rule errors, 0 fallbacks, 0 reshards needed
 	// b dim 0: split along mesh dim 1 (mp), from var w
 	//   op 1 matmul_v2: w dim 1 -> h dim 1
 	//   op 2 elementwise_add: h dim 1 -> b dim 0

@@ -1,6 +1,7 @@
 package complete
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,6 +76,53 @@ func (e *engine) candidates(opType string) []implRef {
 // place gives op n the dist res describes and its outputs their dists,
 // and picks its impl.
 func (e *engine) place(n *opNode, res opdef.Sharding) error {
+	// The outputs this op gives their dist: not annotated, not settled
+	// before (an in-place or loop-carried var keeps its first).
+	var mine []bool
+	for _, v := range n.outs() {
+		if v >= 0 {
+			mine = append(mine, !e.s.settled[v])
+			e.s.settled[v] = true
+		}
+	}
+	err := e.placeWith(n, res, mine)
+	var nf *noFit
+	if !errors.As(err, &nf) {
+		return err
+	}
+	// No impl lowers what the rule gives (a lookup in a vocabulary split
+	// along another dim than an impl splits it): the op reads and writes
+	// every arg replicated, its inputs resharded, and the report says so.
+	rep := opdef.Sharding{Inputs: make([][]int, n.nIn), Outputs: make([][]int, len(n.args)-n.nIn)}
+	for k, v := range n.args {
+		if v < 0 {
+			continue
+		}
+		m := make([]int, len(e.s.dims[v]))
+		for d := range m {
+			m[d] = -1
+		}
+		if k < n.nIn {
+			rep.Inputs[k] = m
+		} else {
+			rep.Outputs[k-n.nIn] = m
+		}
+	}
+	if e.placeWith(n, rep, mine) != nil {
+		return err
+	}
+	e.rep.Fallbacks = append(e.rep.Fallbacks, Barrier{Op: n.op.ID, OpType: n.op.Type, Why: nf.why})
+	return nil
+}
+
+// noFit is place's error when no impl lowers an op's dists.
+type noFit struct{ msg, why string }
+
+func (e *noFit) Error() string { return e.msg }
+
+// placeWith gives op n the dist res describes and the outputs it owns
+// (mine) their dists, and picks its impl.
+func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 	d := e.slab.opDist()
 	d.Mesh = n.mesh.Name
 	d.Inputs = e.slab.argDists(n.nIn)
@@ -105,15 +153,6 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 		outs = append(outs, out{v, m, p})
 	}
 	n.op.Dist = d
-	// The outputs this op gives their dist: not annotated, not settled
-	// before (an in-place or loop-carried var keeps its first).
-	mine := make([]bool, len(outs))
-	for j, o := range outs {
-		if !e.s.settled[o.v] {
-			mine[j] = true
-			e.s.settled[o.v] = true
-		}
-	}
 	give := func(whole bool) {
 		for j, o := range outs {
 			if !mine[j] {
@@ -187,8 +226,12 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 			reasons = append(reasons, r)
 		}
 	}
-	return fmt.Errorf("complete: %s: no impl lowers the dists completion inferred, %s: %s",
-		n.op, spellDist(d, e, n), strings.Join(reasons, "; "))
+	why = nil
+	return &noFit{
+		msg: fmt.Sprintf("complete: %s: no impl lowers the dists completion inferred, %s: %s",
+			n.op, spellDist(d, e, n), strings.Join(reasons, "; ")),
+		why: fmt.Sprintf("no impl lowers %s (%s)", spellDist(d, e, n), strings.Join(reasons, "; ")),
+	}
 }
 
 // asRequired gives each input var of op n whose dist is not what the op

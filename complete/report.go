@@ -41,6 +41,9 @@ type Report struct {
 	// RuleErrors lists the ops whose rule refused even that; they read
 	// their inputs replicated.
 	RuleErrors []Barrier `json:"rule_errors"`
+	// Fallbacks lists the ops no impl lowers as their rule gives them:
+	// they read and write every arg replicated.
+	Fallbacks []Barrier `json:"fallbacks"`
 	// Reshards lists the op args whose var's dist is not what the op
 	// requires: where the module needs a reshard.
 	Reshards []Reshard `json:"reshards"`
@@ -213,7 +216,7 @@ func (r *Report) reshard(n *opNode, name string, out bool, have *ir.TensorDist, 
 func (r *Report) finish() {
 	e := r.e
 	// Empty lists, not nil: the JSON has [] for none.
-	for _, l := range []*[]Barrier{&r.Barriers, &r.RuleConflicts, &r.RuleErrors} {
+	for _, l := range []*[]Barrier{&r.Barriers, &r.RuleConflicts, &r.RuleErrors, &r.Fallbacks} {
 		if *l == nil {
 			*l = []Barrier{}
 		}
@@ -260,7 +263,7 @@ func (r *Report) Summary() string {
 		}
 		fmt.Fprintf(&sb, " (%s)", strings.Join(types, ", "))
 	}
-	fmt.Fprintf(&sb, ", %d rule conflicts, %d rule errors, %d reshards needed", len(r.RuleConflicts), len(r.RuleErrors), len(r.Reshards))
+	fmt.Fprintf(&sb, ", %d rule conflicts, %d rule errors, %d fallbacks, %d reshards needed", len(r.RuleConflicts), len(r.RuleErrors), len(r.Fallbacks), len(r.Reshards))
 	return sb.String()
 }
 
@@ -324,6 +327,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, b := range r.RuleErrors {
 		fmt.Fprintf(&sb, "rule error: op %d %s: %s: it reads its inputs replicated\n", b.Op, b.OpType, b.Why)
+	}
+	for _, b := range r.Fallbacks {
+		fmt.Fprintf(&sb, "fallback: op %d %s: %s: it reads and writes every arg replicated\n", b.Op, b.OpType, b.Why)
 	}
 	for _, x := range r.Reshards {
 		have, want := ir.FormatInts(x.Have), ir.FormatInts(x.Want)

@@ -52,6 +52,7 @@ type completeDoc struct {
 	Barriers      []completeBarrier `json:"barriers"`
 	RuleConflicts []completeBarrier `json:"rule_conflicts"`
 	RuleErrors    []completeBarrier `json:"rule_errors"`
+	Fallbacks     []completeBarrier `json:"fallbacks"`
 	Reshards      []struct {
 		Op      int64  `json:"op"`
 		OpType  string `json:"op_type"`
@@ -158,7 +159,7 @@ func TestCompleteJSON(t *testing.T) {
 	}
 	// Empty lists are [], not null.
 	for name, l := range map[string]bool{"conflicts": doc.Conflicts == nil, "uneven": doc.Uneven == nil,
-		"barriers": doc.Barriers == nil, "rule_conflicts": doc.RuleConflicts == nil, "rule_errors": doc.RuleErrors == nil, "reshards": doc.Reshards == nil} {
+		"barriers": doc.Barriers == nil, "rule_conflicts": doc.RuleConflicts == nil, "rule_errors": doc.RuleErrors == nil, "fallbacks": doc.Fallbacks == nil, "reshards": doc.Reshards == nil} {
 		if l {
 			t.Errorf("%s is null", name)
 		}

@@ -23,7 +23,9 @@ then every conflict (the var, dim, both mesh dims and the annotation each
 came from), uneven split, barrier (an op type without a sharding rule:
 its args replicated), rule conflict (an op whose inputs' dists its rule
 refuses together: the first inputs keep theirs, the later ones are
-wanted as the rule then requires), rule error and needed reshard (an op that requires
+wanted as the rule then requires), rule error, fallback (an op no impl
+lowers as its rule gives it: it reads and writes every arg replicated)
+and needed reshard (an op that requires
 another dist of an arg than its var has: the next pass would insert a
 reshard there; check-annotations refuses it until then). With -o the
 module is written too.
@@ -36,7 +38,7 @@ module is written too.
                   "lost", "lost_from"}...],
    "uneven": [{"op", "op_type", "var", "dim", "size", "mesh_dim", "ways"}...],
    "barriers": [{"op", "op_type", "why"}...], "rule_conflicts": [...],
-   "rule_errors": [...],
+   "rule_errors": [...], "fallbacks": [...],
    "reshards": [{"op", "op_type", "var", "output", "mesh", "have",
                  "have_partial", "want_mesh", "want"}...],
    "origins": [{"var": V, "dims": [{"dim", "mesh_dim", "annotation",
