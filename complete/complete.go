@@ -461,6 +461,9 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 		!slices.Equal(res.Inputs[0], e.s.dims[x]) || !opdef.PassesPartial(n.op, p) {
 		return res
 	}
+	if o := n.args[1]; e.s.closed[o] && !slices.Equal(e.g.vars[o].Dist.Partial, p) {
+		return res // Out is annotated otherwise: X is read whole
+	}
 	n.passes = true
 	res.Partial = [][]ir.Partial{p} // a new slice: res may be the memo's
 	return res
