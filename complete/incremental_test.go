@@ -143,6 +143,9 @@ func TestIncremental(t *testing.T) {
 			if drop && (rep.Vars.Completed == 0 || rep.Ops.Completed == 0) {
 				t.Errorf("%s: the second completion completed nothing: %s", name, rep.Summary())
 			}
+			if len(rep.Reshards) != 0 {
+				t.Errorf("%s: the training step needs reshards:\n%s", name, reportText(t, rep))
+			}
 			everythingHasADist(t, name+" training step", m)
 			after := dists(m)
 			for k, was := range fwd {
