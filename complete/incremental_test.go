@@ -233,3 +233,65 @@ func momentsFollow(t *testing.T, what string, m *ir.Module) {
 		t.Errorf("%s: no moments", what)
 	}
 }
+
+// TestIncrementalSPMDPartialGrad: a forward module completed to the
+// rule-based impl (batch and sequence split: matmul_v2 and mean on
+// spmd:0), then append-backward and sgd appended with their dists
+// dropped and completed: w@GRAD comes out of matmul_v2_grad partial,
+// averaged over both mesh dims as the loss is, and sgd's read of it is a
+// reshard the report lists and check-annotations names.
+func TestIncrementalSPMDPartialGrad(t *testing.T) {
+	m := parseModule(t, "sp.dpir", `mesh w shape [2, 2] dims [dp, sp] ranks [0, 1, 2, 3]
+program main {
+  block 0 {
+    var x : f64[4, 4, 8] @w[0, 1, -1] {is_data, stop_gradient}
+    param w : f64[8, 2] @w[-1, -1] {trainable}
+    var o : f64[4, 4, 2]
+    var loss : f64[]
+    op 1 matmul_v2(X: x, Y: w) -> (Out: o) {trans_x = false, trans_y = false} role forward
+    op 2 mean(X: o) -> (Out: loss) role forward
+  }
+}
+`)
+	if _, err := complete.Complete(m, complete.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Main.Global().Ops[0].Dist; d.ImplType != "spmd" {
+		t.Fatalf("matmul_v2 on %s:%d, want spmd:0", d.ImplType, d.ImplIndex)
+	}
+	fwd := dists(m)
+	if _, err := passes.AppendBackward(m, "loss"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := passes.AppendOptimizer(m, "sgd", 0.01); err != nil {
+		t.Fatal(err)
+	}
+	dropAppended(m, fwd)
+	rep, err := complete.Complete(m, complete.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	everythingHasADist(t, "sp", m)
+	for k, was := range fwd {
+		if now := dists(m)[k]; now != was {
+			t.Errorf("%s was %s, now %s", k, was, now)
+		}
+	}
+	g := m.Main.Global()
+	if got := spellTensor(g.Var("w@GRAD").Dist); got != "@w[-1, -1] partial [0:avg, 1:avg]" {
+		t.Errorf("w@GRAD: %s, want @w[-1, -1] partial [0:avg, 1:avg]", got)
+	}
+	for _, op := range g.Ops {
+		if op.Type == "matmul_v2_grad" && op.Dist.ImplType != "spmd" {
+			t.Errorf("%s on %s:%d, want its forward op's spmd:0", op, op.Dist.ImplType, op.Dist.ImplIndex)
+		}
+	}
+	txt := reportText(t, rep)
+	if !containsLine(txt, "reshard: op 7 sgd reads w@GRAD as [-1, -1], which is [-1, -1] partial [0:avg, 1:avg]\n") || len(rep.Reshards) != 1 {
+		t.Errorf("report, want sgd's reshard of w@GRAD alone:\n%s", txt)
+	}
+	err = annotationsErr(m)
+	if want := "op 7 sgd: reads w@GRAD as a whole value but w@GRAD is @w[-1, -1] partial [0:avg, 1:avg]"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("check-annotations: %v, want it to say %q", err, want)
+	}
+}
