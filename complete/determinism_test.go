@@ -3,6 +3,7 @@ package complete_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/distpass/distpass/complete"
@@ -89,6 +90,93 @@ func TestDeterministic(t *testing.T) {
 		}
 		if bytes.Equal(first.module, text) {
 			t.Errorf("%s: completion changed nothing", in.name)
+		}
+	}
+}
+
+// reverseVarLines reverses, in each block of a printed module, the order
+// of its var declarations (lines "    var", "    param", "    persist").
+func reverseVarLines(text []byte) []byte {
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	isVar := func(l []byte) bool {
+		for _, p := range []string{"    var ", "    param ", "    persist "} {
+			if bytes.HasPrefix(l, []byte(p)) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(lines); {
+		if !isVar(lines[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && isVar(lines[j]) {
+			j++
+		}
+		slices.Reverse(lines[i:j])
+		i = j
+	}
+	return bytes.Join(lines, nil)
+}
+
+// TestVarOrderIndependent: the order vars are declared in decides
+// nothing (the engine goes in program order): with every block's var
+// declarations reversed, each var and op gets the same dist, and the
+// report the same counts and lists.
+func TestVarOrderIndependent(t *testing.T) {
+	ins := []zooCase{{"synthetic gpt", func() (*ir.Module, error) { return models.SyntheticGPTMesh(3000, 7, 2, 2) }}}
+	ins = append(ins, zoo()...)
+	for _, in := range ins {
+		src, err := in.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		strip(src, nil)
+		text := ir.Print(src)
+		rev := reverseVarLines(text)
+		if bytes.Equal(rev, text) {
+			t.Fatalf("%s: reversing the var declarations changed nothing", in.name)
+		}
+		a, err := ir.Parse(in.name, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ir.Parse(in.name+" reversed", rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ra, err := complete.Complete(a, complete.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := complete.Complete(b, complete.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		da, db := dists(a), dists(b)
+		n := 0
+		for k, x := range da {
+			if db[k] != x {
+				if n++; n <= 5 {
+					t.Errorf("%s: %s: %s, with the vars reversed %s", in.name, k, x, db[k])
+				}
+			}
+		}
+		if len(da) != len(db) {
+			t.Errorf("%s: %d dists, %d with the vars reversed", in.name, len(da), len(db))
+		}
+		if sa, sb := ra.Summary(), rb.Summary(); sa != sb {
+			t.Errorf("%s: summary %q, with the vars reversed %q", in.name, sa, sb)
+		}
+		if !slices.Equal(ra.Conflicts, rb.Conflicts) || !slices.Equal(ra.Uneven, rb.Uneven) {
+			t.Errorf("%s: conflicts or uneven differ with the vars reversed", in.name)
+		}
+		if !slices.EqualFunc(ra.Reshards, rb.Reshards, func(x, y complete.Reshard) bool {
+			return x.Op == y.Op && x.Var == y.Var && slices.Equal(x.Have, y.Have) && slices.Equal(x.Want, y.Want)
+		}) {
+			t.Errorf("%s: reshards differ with the vars reversed", in.name)
 		}
 	}
 }
