@@ -113,3 +113,45 @@ func TestMaxVisits(t *testing.T) {
 		t.Errorf("a cap of the visits the fixpoint needs (%d): %v", rep.Visits, err)
 	}
 }
+
+// TestBarrier: an op type without a sharding rule (c_identity) is a
+// barrier: it reads and gives its args replicated, the split of x does
+// not cross it, and the report lists it and the reshard of x it needs.
+func TestBarrier(t *testing.T) {
+	m := parseModule(t, "barrier.dpir", `module barrier
+mesh world shape [2] dims [dp] ranks [0, 1]
+program main {
+  block 0 {
+    var x : f64[4, 8] @world[0, -1] {is_data, stop_gradient}
+    var y : f64[4, 8]
+    var z : f64[4, 8]
+    op 1 c_identity(X: x) -> (Out: y) {ring_id = 0, use_calc_stream = true, use_model_parallel = true} role forward
+    op 2 relu(X: y) -> (Out: z) role forward
+  }
+}
+`)
+	rep, err := complete.Complete(m, complete.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"y", "z"} {
+		if got := mappingOf(t, m, v); got != "@world[-1, -1]" {
+			t.Errorf("%s completed as %s, want @world[-1, -1] (past the barrier)", v, got)
+		}
+	}
+	if want := []complete.Barrier{{Op: 1, OpType: "c_identity", Why: "no sharding rule"}}; !slices.Equal(rep.Barriers, want) {
+		t.Errorf("barriers %+v, want %+v", rep.Barriers, want)
+	}
+	txt := reportText(t, rep)
+	for _, line := range []string{
+		"barrier: op 1 c_identity: no sharding rule: its args replicated\n",
+		"reshard: op 1 c_identity reads x as [-1, -1], which is [0, -1]\n",
+	} {
+		if !containsLine(txt, line) {
+			t.Errorf("report lacks %q:\n%s", line, txt)
+		}
+	}
+	if !strings.Contains(rep.Summary(), "1 barriers (c_identity)") {
+		t.Errorf("summary %q does not name the barrier", rep.Summary())
+	}
+}
