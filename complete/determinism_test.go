@@ -45,19 +45,10 @@ func completeOnce(t *testing.T, m *ir.Module) completion {
 // few thousand ops (dp,mp on 2×2, only data and params annotated) and
 // on every zoo case.
 func TestDeterministic(t *testing.T) {
-	type input struct {
-		name  string
-		build func() (*ir.Module, error)
-	}
-	ins := []input{{"synthetic gpt", func() (*ir.Module, error) { return models.SyntheticGPTMesh(3000, 7, 2, 2) }}}
-	for _, c := range zoo() {
-		ins = append(ins, input{c.name, c.build})
-	}
+	ins := []zooCase{{name: "synthetic gpt", build: func() (*ir.Module, error) { return models.SyntheticGPTMesh(3000, 7, 2, 2) }}}
+	ins = append(ins, zoo()...)
 	for _, in := range ins {
-		src, err := in.build()
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := zooInput(t, in)
 		n := 0
 		for _, p := range src.Programs() {
 			n += p.NumOps()
@@ -65,7 +56,6 @@ func TestDeterministic(t *testing.T) {
 		if in.name == "synthetic gpt" && n < 3000 {
 			t.Fatalf("the synthetic GPT has %d ops, want a few thousand", n)
 		}
-		strip(src, nil)
 		text := ir.Print(src)
 		first := completeOnce(t, src.Clone())
 		again := completeOnce(t, src.Clone())
@@ -126,14 +116,10 @@ func reverseVarLines(text []byte) []byte {
 // declarations reversed, each var and op gets the same dist, and the
 // report the same counts and lists.
 func TestVarOrderIndependent(t *testing.T) {
-	ins := []zooCase{{"synthetic gpt", func() (*ir.Module, error) { return models.SyntheticGPTMesh(3000, 7, 2, 2) }}}
+	ins := []zooCase{{name: "synthetic gpt", build: func() (*ir.Module, error) { return models.SyntheticGPTMesh(3000, 7, 2, 2) }}}
 	ins = append(ins, zoo()...)
 	for _, in := range ins {
-		src, err := in.build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		strip(src, nil)
+		src := zooInput(t, in)
 		text := ir.Print(src)
 		rev := reverseVarLines(text)
 		if bytes.Equal(rev, text) {
@@ -179,4 +165,24 @@ func TestVarOrderIndependent(t *testing.T) {
 			t.Errorf("%s: reshards differ with the vars reversed", in.name)
 		}
 	}
+}
+
+// zooInput is c's module as TestZoo completes it: stripped to its data
+// and params, with the dists of the ops of c.keepOps.
+func zooInput(t *testing.T, c zooCase) *ir.Module {
+	t.Helper()
+	want, err := c.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := want.Clone()
+	strip(m, nil)
+	for bi, b := range want.Main.Blocks {
+		for i, op := range b.Ops {
+			if slices.Contains(c.keepOps, op.Type) {
+				m.Main.Blocks[bi].Ops[i].Dist = op.Dist.Clone()
+			}
+		}
+	}
+	return m
 }
