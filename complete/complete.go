@@ -335,6 +335,12 @@ func (e *engine) settleFixed(n *opNode) {
 		e.s.settled[v] = true
 	}
 	e.rep.Ops.Kept++
+	for _, v := range n.args {
+		if v >= 0 {
+			e.writeVar(v) // its reshards are compared with the vars' dists
+		}
+	}
+	e.noteReshards(n)
 }
 
 // settledDims returns var v's settled mapping, or for an unsettled var
@@ -419,6 +425,15 @@ func (e *engine) settleRule(n *opNode) error {
 			// The rule reads its inputs as it requires them.
 			fin, err = e.forward(n, req)
 		}
+		if n.op.Role.IsLoss() && err == nil {
+			// The trained loss may be partial only along the mesh dims that
+			// split the batch: the data-parallel sync averages the param
+			// grads over those alone. Any other is gathered first.
+			if drop := e.nonBatchPartials(n, fin); len(drop) > 0 {
+				req = withoutMeshDims(fin.Inputs, drop)
+				fin, err = e.forward(n, req)
+			}
+		}
 		for range n.mesh.Shape {
 			// A mesh dim that would split an output dim it does not divide
 			// (a -1 batch met a known one) splits none of the op's args.
@@ -488,6 +503,30 @@ func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, opdef.Sharding, boo
 		}
 	}
 	return nil, opdef.Sharding{}, false
+}
+
+// nonBatchPartials returns the mesh dims that res makes loss op n's
+// outputs partial along, other than the one splitting dim 0 (the batch)
+// of its first dense input.
+func (e *engine) nonBatchPartials(n *opNode, res opdef.Sharding) []int {
+	batch := -1
+	for k := range n.ins() {
+		if k < len(res.Inputs) && res.Inputs[k] != nil {
+			if len(res.Inputs[k]) > 0 {
+				batch = res.Inputs[k][0]
+			}
+			break
+		}
+	}
+	var drop []int
+	for _, ps := range res.Partial {
+		for _, p := range ps {
+			if p.Dim != batch && !slices.Contains(drop, p.Dim) {
+				drop = append(drop, p.Dim)
+			}
+		}
+	}
+	return drop
 }
 
 // unevenOutputs returns the mesh dims that res would split an output

@@ -343,6 +343,9 @@ func (e *engine) noteReshards(n *opNode) {
 		}
 		name := e.argName(n, k)
 		out := k >= n.nIn
+		if seenArg(n, k) {
+			continue // one reshard serves every read of a var (concat(x, x))
+		}
 		m, _ := d.InputMapping(name)
 		if out {
 			m, _ = d.OutputMapping(name)
@@ -351,14 +354,58 @@ func (e *engine) noteReshards(n *opNode) {
 		if vd == nil {
 			continue
 		}
+		own := opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad"))
 		same := vd.Mesh == d.Mesh && slices.Equal(vd.DimsMapping, m)
-		if !out && vd.IsPartial() && !n.passes && !opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad")) {
+		if !same && vd.Mesh != d.Mesh && !out && allMinus(vd.DimsMapping) && allMinus(m) && holds(e.m.Mesh(vd.Mesh), n.mesh) {
+			// A replicated value every rank of the op's mesh holds is
+			// read where it is (a partial one only by an op that reads
+			// its own part).
+			same = !vd.IsPartial() || own
+		}
+		if !out && vd.IsPartial() && !n.passes && !own {
 			same = false // the op reads it whole
 		}
 		if !same {
 			e.rep.reshard(n, name, out, vd, m)
 		}
 	}
+}
+
+func allMinus(m []int) bool {
+	for _, x := range m {
+		if x != -1 {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether every rank of mesh b is in mesh a.
+func holds(a, b *ir.ProcessMesh) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	for _, r := range b.ProcessIDs {
+		if !a.Contains(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// seenArg reports whether op n's arg k names the var of an earlier arg
+// on its side.
+func seenArg(n *opNode, k int) bool {
+	lo, hi := 0, n.nIn
+	if k >= n.nIn {
+		lo, hi = n.nIn, len(n.args)
+	}
+	for j := lo; j < k && j < hi; j++ {
+		if n.args[j] == n.args[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func spellDist(d *ir.OpDist, e *engine, n *opNode) string {
