@@ -177,6 +177,11 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 		d.ImplType, d.ImplIndex = n.gradOf.ImplType, n.gradOf.ImplIndex
 		e.rep.Ops.Completed++
 		e.noteReshards(n)
+		ps := make([][]ir.Partial, len(outs))
+		for j, o := range outs {
+			ps[j] = o.partial
+		}
+		e.notePartialOutputs(n, d, ps, mine)
 		return nil
 	}
 	if !n.op.Role.IsForward() {
@@ -196,7 +201,7 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 	var why []failure // spelled only when no impl fits
 	// The impls are asked as the op will be lowered once its reshards
 	// are in: each input var dist'd as the op requires it.
-	restore := e.asRequired(n, d)
+	restore := e.asRequired(n, d, func(j int) []ir.Partial { return outs[j].partial }, mine)
 	defer restore()
 	for _, c := range e.candidates(n.op.Type) {
 		variants := []bool{false}
@@ -211,6 +216,13 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 				restore()
 				e.rep.impl(n, c)
 				e.noteReshards(n)
+				ps := make([][]ir.Partial, len(outs))
+				for j, o := range outs {
+					if !whole {
+						ps[j] = o.partial
+					}
+				}
+				e.notePartialOutputs(n, d, ps, mine)
 				return nil
 			}
 			why = append(why, failure{c, err})
@@ -236,12 +248,37 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 
 // asRequired gives each input var of op n whose dist is not what the op
 // requires (d) that dist for a while, and returns what puts them back.
-func (e *engine) asRequired(n *opNode, d *ir.OpDist) func() {
+func (e *engine) asRequired(n *opNode, d *ir.OpDist, partial func(j int) []ir.Partial, mine []bool) func() {
 	type saved struct {
 		v *ir.Var
 		d *ir.TensorDist
 	}
 	var kept []saved
+	// An output the op does not give its dist (annotated, or settled
+	// before) is presented as the op gives it: a reshard after the op
+	// will make it what it is.
+	j := 0
+	for k, v := range n.outs() {
+		if v < 0 {
+			continue
+		}
+		jj := j
+		j++
+		if jj < len(mine) && mine[jj] {
+			continue
+		}
+		x := e.g.vars[v]
+		m, ok := d.OutputMapping(e.argName(n, n.nIn+k))
+		p := partial(jj)
+		if !ok || x.Dist == nil || x.Dist.Mesh == d.Mesh && slices.Equal(x.Dist.Partial, p) && slices.Equal(x.Dist.DimsMapping, m) {
+			continue
+		}
+		if slices.ContainsFunc(kept, func(s saved) bool { return s.v == x }) {
+			continue
+		}
+		kept = append(kept, saved{x, x.Dist})
+		x.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: m, Partial: p}
+	}
 	own := opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad"))
 	for k, v := range n.ins() {
 		if v < 0 || n.passes || own {
@@ -391,6 +428,28 @@ func holds(a, b *ir.ProcessMesh) bool {
 		}
 	}
 	return true
+}
+
+// notePartialOutputs lists the outputs of op n (dist d) that it gives
+// partial as ps says (per dense output) otherwise than their vars' own
+// dists say, on the same mapping: vars it does not own (annotated, or
+// settled before).
+func (e *engine) notePartialOutputs(n *opNode, d *ir.OpDist, ps [][]ir.Partial, mine []bool) {
+	j := 0
+	for k, v := range n.outs() {
+		if v < 0 {
+			continue
+		}
+		p, own := ps[j], mine[j]
+		j++
+		vd := e.g.vars[v].Dist
+		name := e.argName(n, n.nIn+k)
+		m, _ := d.OutputMapping(name)
+		if own || vd == nil || vd.Mesh != d.Mesh || !slices.Equal(vd.DimsMapping, m) || slices.Equal(vd.Partial, p) {
+			continue
+		}
+		e.rep.reshardPartial(n, name, vd, m, p)
+	}
 }
 
 // seenArg reports whether op n's arg k names the var of an earlier arg

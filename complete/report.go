@@ -106,6 +106,8 @@ type Reshard struct {
 	// move between meshes (pipeline stages).
 	WantMesh string `json:"want_mesh"`
 	Want     []int  `json:"want"`
+	// WantPartial is, for an output, the partial state the op gives it.
+	WantPartial []ir.Partial `json:"want_partial,omitempty"`
 }
 
 type conflictKey struct {
@@ -211,6 +213,14 @@ func (r *Report) implName(s string) {
 func (r *Report) reshard(n *opNode, name string, out bool, have *ir.TensorDist, want []int) {
 	r.Reshards = append(r.Reshards, Reshard{Op: n.op.ID, OpType: n.op.Type, Var: name, Output: out, Mesh: have.Mesh,
 		Have: slices.Clone(have.DimsMapping), Partial: slices.Clone(have.Partial), WantMesh: n.mesh.Name, Want: slices.Clone(want)})
+}
+
+// reshardPartial lists output name of op n, which the op gives as want
+// partial p, where its var's dist says another partial state.
+func (r *Report) reshardPartial(n *opNode, name string, have *ir.TensorDist, want []int, p []ir.Partial) {
+	r.Reshards = append(r.Reshards, Reshard{Op: n.op.ID, OpType: n.op.Type, Var: name, Output: true, Mesh: have.Mesh,
+		Have: slices.Clone(have.DimsMapping), Partial: slices.Clone(have.Partial), WantMesh: n.mesh.Name,
+		Want: slices.Clone(want), WantPartial: slices.Clone(p)})
 }
 
 func (r *Report) finish() {
@@ -338,6 +348,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if len(x.Partial) > 0 {
 			have += " partial " + formatPartial(x.Partial)
+		}
+		if len(x.WantPartial) > 0 {
+			want += " partial " + formatPartial(x.WantPartial)
 		}
 		verb := "reads"
 		if x.Output {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
 )
 
 // AppendBackwardPass differentiates a serial forward program: it appends
@@ -423,7 +424,9 @@ func (bw *backward) emit(loss string) error {
 		if err != nil {
 			return err
 		}
-		if fwd.Dist != nil {
+		if fwd.Dist != nil && fwd.Dist.ImplType != registry.SPMDType {
+			// A rule-based op's grad op runs its own rule, its grads
+			// partial as the rule says: complete gives it its dist.
 			bw.annotate(op, fwd.Dist.Mesh, fwd.Dist.ImplType, fwd.Dist.ImplIndex)
 		}
 		bw.push(op, ir.RoleBackward)
