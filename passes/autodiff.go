@@ -27,7 +27,8 @@ copied). Gradients are named x@GRAD; a var read by several ops gets parts
 x@GRAD@RENAME@0, @1, ... summed into x@GRAD by a sum op placed before the
 first grad op that reads it (or at the end). Grad vars copy the forward
 var's type and its mesh and dims_mapping (not its partial dims); a grad op
-of an annotated forward op gets the same mesh and impl. Every trainable
+of an annotated forward op gets the same mesh and impl (but that of a
+rule-based spmd:0 op, which complete gives its rule's dist). Every trainable
 param that received a gradient is added to the params-grads list, in
 declaration order. An op on the loss path without a grad maker, or owning
 a sub-block, is an error. Counts grad-ops and sum-ops.`,
