@@ -134,6 +134,14 @@ func (e *engine) visit(i int32, mark func(int32)) {
 	}
 	ins, outs := e.mappings(n)
 	f, ferr := e.forward(n, ins)
+	if ferr != nil {
+		// The inputs' dists cannot be met together: the first keep
+		// theirs, and the later ones are proposed what the rule then
+		// requires (their losers listed as conflicts), as settling does.
+		if _, f2, ok := e.firstWins(n, ins); ok {
+			f, ferr = f2, nil
+		}
+	}
 	var b opdef.Sharding
 	var berr error
 	if anySplit(outs) {
@@ -146,15 +154,16 @@ func (e *engine) visit(i int32, mark func(int32)) {
 			}
 		}
 	}
+	// What the forward rule requires of an input first, then what the
+	// backward does: a mesh dim of the second that the first put
+	// elsewhere loses, listed.
 	for k, v := range n.ins() {
-		var req []int
 		if ferr == nil && k < len(f.Inputs) {
-			req = f.Inputs[k]
+			e.propose(i, v, f.Inputs[k], mark)
 		}
 		if berr == nil && k < len(b.Inputs) {
-			req = joinReq(req, b.Inputs[k])
+			e.propose(i, v, b.Inputs[k], mark)
 		}
-		e.propose(i, v, req, mark)
 	}
 }
 
