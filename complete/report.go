@@ -114,15 +114,23 @@ type conflictKey struct {
 	v, d, k int32
 }
 
-func (r *Report) conflict(e *engine, i, v int32, d, kept, lost int) {
-	key := conflictKey{v, int32(d), int32(lost)}
+// first reports whether key is met for the first time: a fixpoint
+// proposes the same loser on every visit, listed once.
+func (r *Report) first(key conflictKey) bool {
 	if r.conflictAt[key] {
-		return
+		return false
 	}
 	if r.conflictAt == nil {
 		r.conflictAt = map[conflictKey]bool{}
 	}
 	r.conflictAt[key] = true
+	return true
+}
+
+func (r *Report) conflict(e *engine, i, v int32, d, kept, lost int) {
+	if !r.first(conflictKey{v, int32(d), int32(lost)}) {
+		return
+	}
 	n := &e.g.ops[i]
 	c := Conflict{Op: n.op.ID, OpType: n.op.Type, Var: e.g.vars[v].Name(), Dim: d, Kept: kept, Lost: lost}
 	if kept >= 0 {
@@ -137,15 +145,10 @@ func (r *Report) conflict(e *engine, i, v int32, d, kept, lost int) {
 func (e *engine) conflict(i, v int32, d, kept, lost int) { e.rep.conflict(e, i, v, d, kept, lost) }
 
 func (e *engine) uneven(i, v int32, d, k int) {
-	key := conflictKey{v, int32(d), int32(k) | 1<<16}
 	r := e.rep
-	if r.conflictAt[key] {
+	if !r.first(conflictKey{v, int32(d), int32(k) | 1<<16}) {
 		return
 	}
-	if r.conflictAt == nil {
-		r.conflictAt = map[conflictKey]bool{}
-	}
-	r.conflictAt[key] = true
 	n := &e.g.ops[i]
 	r.Uneven = append(r.Uneven, Uneven{Op: n.op.ID, OpType: n.op.Type, Var: e.g.vars[v].Name(), Dim: d,
 		Size: e.g.vars[v].Type.Shape[d], MeshDim: k, Ways: e.s.mesh[v].Shape[k]})

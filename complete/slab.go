@@ -13,22 +13,18 @@ type slab struct {
 
 const slabChunk = 4096
 
-func (s *slab) dist() *ir.TensorDist {
-	if len(s.dists) == 0 {
-		s.dists = make([]ir.TensorDist, slabChunk)
-	}
-	d := &s.dists[0]
-	s.dists = s.dists[1:]
-	return d
-}
+func (s *slab) dist() *ir.TensorDist { return one(&s.dists) }
 
-func (s *slab) opDist() *ir.OpDist {
-	if len(s.opDists) == 0 {
-		s.opDists = make([]ir.OpDist, slabChunk)
+func (s *slab) opDist() *ir.OpDist { return one(&s.opDists) }
+
+// one returns a zero T cut from *xs, refilled when empty.
+func one[T any](xs *[]T) *T {
+	if len(*xs) == 0 {
+		*xs = make([]T, slabChunk)
 	}
-	d := &s.opDists[0]
-	s.opDists = s.opDists[1:]
-	return d
+	x := &(*xs)[0]
+	*xs = (*xs)[1:]
+	return x
 }
 
 // argDists returns an empty slice of capacity n.
