@@ -37,7 +37,8 @@
 //     it is: a linear op carries it into Out (opdef.PassesPartial), an
 //     MoE op reads its own part (opdef.ReadsOwnPart). The impl is the
 //     first that fits (registry.Fitter), asked as the op will read its
-//     inputs once resharded, in the order Candidates gives; an impl that
+//     inputs once resharded, in a fixed order: the op type's own impls,
+//     default, elementwise (for elementwise ops), spmd:0; an impl that
 //     reduces its rule's partial output itself (registry.Impl.Reduces)
 //     makes it whole unless Options.Lazy.
 //  4. Backward and optimizer ops follow their forward ops: a grad op

@@ -20,7 +20,7 @@ type implRef struct {
 
 func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx, r.impl.Name) }
 
-// Candidates returns, in the order completion tries them, the impls
+// candidates returns, in the order completion tries them, the impls
 // that may lower an op of type opType: the impls of its own container
 // (registry.Registry.Register order, Paddle's impl index), then default,
 // then the elementwise container's for an op the op table marks
@@ -29,14 +29,6 @@ func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx
 // before default; default and elementwise lower alike, and default
 // first gives annotate-data-parallel's impls to a data-parallel module
 // (default fits only batch-split args), elementwise the rest.
-func Candidates(reg *registry.Registry, opType string) []string {
-	var out []string
-	for _, r := range candidates(reg, opType) {
-		out = append(out, fmt.Sprintf("%s:%d", r.typ, r.idx))
-	}
-	return out
-}
-
 func candidates(reg *registry.Registry, opType string) []implRef {
 	var out []implRef
 	add := func(typ string) {
