@@ -62,6 +62,9 @@ func Complete(m *ir.Module, o Options) (*Report, error) {
 	if err := e.meshes(); err != nil {
 		return nil, err
 	}
+	if err := e.checkGiven(); err != nil {
+		return nil, err
+	}
 	e.rules()
 	e.g.indexUsers()
 	if err := e.fixpoint(); err != nil {
@@ -94,6 +97,48 @@ func (e *engine) startup() {
 			}
 		}
 	}
+}
+
+// checkGiven refuses the dists a user gave that the engine cannot read
+// (verify refuses them too; the Go API may skip it): a mapping of
+// another rank than its var's, or naming a mesh dim its mesh lacks.
+func (e *engine) checkGiven() error {
+	fits := func(m []int, rank int, pm *ir.ProcessMesh) bool {
+		if rank >= 0 && len(m) != rank {
+			return false
+		}
+		for _, k := range m {
+			if k < -1 || k >= len(pm.Shape) {
+				return false
+			}
+		}
+		return true
+	}
+	for v, x := range e.g.vars {
+		if e.g.dense[v] && x.Dist != nil && !fits(x.Dist.DimsMapping, len(x.Type.Shape), e.s.mesh[v]) {
+			return fmt.Errorf("complete: var %s: dims_mapping %s does not fit its rank %d and mesh %s", x.Name(), ir.FormatInts(x.Dist.DimsMapping), len(x.Type.Shape), e.s.mesh[v].Name)
+		}
+	}
+	for i := range e.g.ops {
+		n := &e.g.ops[i]
+		if !n.fixed {
+			continue
+		}
+		for k, v := range n.args {
+			if v < 0 {
+				continue
+			}
+			name := e.argName(n, k)
+			m, ok := n.op.Dist.OutputMapping(name)
+			if k < n.nIn {
+				m, ok = n.op.Dist.InputMapping(name)
+			}
+			if ok && !fits(m, len(e.g.vars[v].Type.Shape), n.mesh) {
+				return fmt.Errorf("complete: %s: %s's dims_mapping %s does not fit its rank %d and mesh %s", n.op, name, ir.FormatInts(m), len(e.g.vars[v].Type.Shape), n.mesh.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // rules finds each op's rule and the fixpoint's ops.
