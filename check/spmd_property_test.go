@@ -103,9 +103,31 @@ func (c propCase) buildForward(mesh propMesh, ms [][]int, partialOut int) string
 // spmdGradPartials gives each output var of a grad op lowered by spmd:0
 // the partial state the impl requires: its grad rule's, averaged along
 // the mesh dims the loss averages over (registry.SPMDGradPartial).
+// append-backward leaves the grad ops of spmd:0 ops without a dist (for
+// completion): they get the impl and their vars' mappings first.
 func spmdGradPartials(m *ir.Module, loss string) error {
 	g := m.Main.Global()
 	lv := g.Var(loss)
+	fwd := map[int64]*ir.Op{}
+	for _, op := range g.Ops {
+		fwd[op.ID] = op
+	}
+	for _, op := range g.Ops {
+		if f := fwd[op.Fwd]; op.Role.IsBackward() && op.Dist == nil && f != nil && f.Dist != nil && f.Dist.ImplType == registry.SPMDType {
+			d := &ir.OpDist{Mesh: f.Dist.Mesh, ImplType: registry.SPMDType}
+			for a := range op.InputNames {
+				if v := g.Var(a); v != nil && v.Dist != nil {
+					d.Inputs = append(d.Inputs, ir.ArgDist{Name: a, DimsMapping: slices.Clone(v.Dist.DimsMapping)})
+				}
+			}
+			for a := range op.OutputNames {
+				if v := g.Var(a); v != nil && v.Dist != nil {
+					d.Outputs = append(d.Outputs, ir.ArgDist{Name: a, DimsMapping: slices.Clone(v.Dist.DimsMapping)})
+				}
+			}
+			op.Dist = d
+		}
+	}
 	for _, op := range g.Ops {
 		if !op.Role.IsBackward() || op.Fwd == 0 || op.Dist == nil || op.Dist.ImplType != registry.SPMDType {
 			continue

@@ -8,7 +8,8 @@ import (
 
 // Synthetic returns a valid, annotated training program of about nOps ops
 // in all, main and startup together, never fewer: a stack of dense layers
-// (matmul_v2, elementwise_add, relu) on a 2x2 dp×mp mesh, a mean loss, the
+// (matmul_v2, elementwise_add, relu) on a 2x2 dp×mp mesh, column-parallel
+// but the last, row-parallel, a mean loss over dp, the
 // grad op of every forward op, and an sgd update of every parameter, with
 // a startup program that initialises them. Each layer is 8 ops in main and
 // 2 in startup; 4 more ops make the loss and the learning rate.
@@ -34,19 +35,26 @@ func Synthetic(nOps int) *ir.Module {
 		p := "l" + strconv.Itoa(i) + "."
 		l := layer{in: in, w: p + "w", bias: p + "b", mm: p + "mm", add: p + "add", out: p + "out"}
 		ls[i] = l
-		b.Param(l.w, ir.Tensor(ir.F32, hidden, hidden)).WithDist("world", -1, 1).WithFlags(ir.FlagTrainable)
-		b.Param(l.bias, ir.Tensor(ir.F32, hidden)).WithDist("world", 1).WithFlags(ir.FlagTrainable)
-		s.Param(l.w, ir.Tensor(ir.F32, hidden, hidden)).WithDist("world", -1, 1)
-		s.Param(l.bias, ir.Tensor(ir.F32, hidden)).WithDist("world", 1)
+		wm, bm, am, impl := []int{-1, 1}, []int{1}, []int{0, 1}, 0
+		if i == layers-1 {
+			// The last layer is row-parallel: the loss's input is whole
+			// along mp, so the loss averages over the batch alone, as the
+			// data-parallel grad sync assumes.
+			wm, bm, am, impl = []int{1, -1}, []int{-1}, []int{0, -1}, 1
+		}
+		b.Param(l.w, ir.Tensor(ir.F32, hidden, hidden)).WithDist("world", wm...).WithFlags(ir.FlagTrainable)
+		b.Param(l.bias, ir.Tensor(ir.F32, hidden)).WithDist("world", bm...).WithFlags(ir.FlagTrainable)
+		s.Param(l.w, ir.Tensor(ir.F32, hidden, hidden)).WithDist("world", wm...)
+		s.Param(l.bias, ir.Tensor(ir.F32, hidden)).WithDist("world", bm...)
 		s.Op("uniform_random", nil, ir.Slots("Out", l.w), ir.A("shape", ir.Ints{hidden, hidden}),
 			ir.A("min", ir.Float(-0.1)), ir.A("max", ir.Float(0.1)), ir.A("seed", ir.Int(int64(i))))
 		s.Op("fill_constant", nil, ir.Slots("Out", l.bias), ir.A("shape", ir.Ints{hidden}), ir.A("value", ir.Float(0)))
 		for _, n := range []string{l.mm, l.add, l.out} {
-			b.Var(n, act).WithDist("world", 0, 1)
+			b.Var(n, act).WithDist("world", am...)
 		}
 		mm := b.Op("matmul_v2", ir.Slots("X", l.in, "Y", l.w), ir.Slots("Out", l.mm),
 			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false)))
-		b.Annotate(mm, "matmul_v2", 0)
+		b.Annotate(mm, "matmul_v2", impl)
 		add := b.Op("elementwise_add", ir.Slots("X", l.mm, "Y", l.bias), ir.Slots("Out", l.add), ir.A("axis", ir.Int(-1)))
 		b.Annotate(add, "elementwise", 0)
 		relu := b.Op("relu", ir.Slots("X", l.add), ir.Slots("Out", l.out))
@@ -54,29 +62,33 @@ func Synthetic(nOps int) *ir.Module {
 		fwdIDs[i] = [3]int64{mm.ID, add.ID, relu.ID}
 		in = l.out
 	}
-	// The last activation is split along both mesh dims: its mean on a
-	// rank is the mean of one block of four.
-	b.Var("loss", ir.Tensor(ir.F32)).WithDist("world").WithPartial(0, ir.ReduceAvg).WithPartial(1, ir.ReduceAvg)
+	// The last activation is split along dp: its mean on a rank is the
+	// mean of its batch shard.
+	b.Var("loss", ir.Tensor(ir.F32)).WithDist("world").WithPartial(0, ir.ReduceAvg)
 	b.Var("loss@GRAD", ir.Tensor(ir.F32)).WithDist("world")
 	mean := b.Op("mean", ir.Slots("X", in), ir.Slots("Out", "loss")).WithRole(ir.RoleLoss)
 	b.Annotate(mean, "default", 0)
 	fill := b.Op("fill_constant", nil, ir.Slots("Out", "loss@GRAD"), ir.A("shape", ir.Ints{}), ir.A("value", ir.Float(1))).
 		WithRole(ir.RoleBackward | ir.RoleLoss)
 	b.Annotate(fill, "default", 0)
-	b.Var(in+"@GRAD", act).WithDist("world", 0, 1)
+	b.Var(in+"@GRAD", act).WithDist("world", 0, -1)
 	mg := b.Op("mean_grad", ir.Slots("X", in, "Out@GRAD", "loss@GRAD"), ir.Slots("X@GRAD", in+"@GRAD")).
 		WithRole(ir.RoleBackward).WithFwd(mean.ID)
 	b.Annotate(mg, "default", 0)
 	for i := layers - 1; i >= 0; i-- {
 		l := ls[i]
+		wm, bm, am, impl := []int{-1, 1}, []int{1}, []int{0, 1}, 0
+		if i == layers-1 {
+			wm, bm, am, impl = []int{1, -1}, []int{-1}, []int{0, -1}, 1
+		}
 		for _, n := range []string{l.add + "@GRAD", l.mm + "@GRAD", l.w + "@GRAD", l.bias + "@GRAD"} {
-			v := b.Var(n, act).WithDist("world", 0, 1)
+			v := b.Var(n, act).WithDist("world", am...)
 			if n == l.w+"@GRAD" {
 				v.Type = ir.Tensor(ir.F32, hidden, hidden)
-				v.Dist.DimsMapping = []int{-1, 1}
+				v.Dist.DimsMapping = wm
 			} else if n == l.bias+"@GRAD" {
 				v.Type = ir.Tensor(ir.F32, hidden)
-				v.Dist.DimsMapping = []int{1}
+				v.Dist.DimsMapping = bm
 			}
 		}
 		bwd := ir.RoleBackward
@@ -93,7 +105,7 @@ func Synthetic(nOps int) *ir.Module {
 		}
 		mg := b.Op("matmul_v2_grad", ir.Slots("X", l.in, "Y", l.w, "Out@GRAD", l.mm+"@GRAD"), outs,
 			ir.A("trans_x", ir.Bool(false)), ir.A("trans_y", ir.Bool(false))).WithRole(bwd).WithFwd(fwdIDs[i][0])
-		b.Annotate(mg, "matmul_v2", 0)
+		b.Annotate(mg, "matmul_v2", impl)
 	}
 	for _, l := range ls {
 		for _, p := range []string{l.w, l.bias} {
