@@ -499,7 +499,15 @@ func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial
 			continue
 		}
 		held = true
-		exp, err := shardOf(mods[i], v, want, r)
+		// The serial value's block, whole: a partial var's parts are
+		// reduced below before they are compared with it.
+		whole := v
+		if v.Dist != nil && len(v.Dist.Partial) > 0 {
+			w := *v
+			w.Dist = &ir.TensorDist{Mesh: v.Dist.Mesh, DimsMapping: v.Dist.DimsMapping}
+			whole = &w
+		}
+		exp, err := shardOf(mods[i], whole, want, r)
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
 		}

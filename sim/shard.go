@@ -2,14 +2,82 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/distpass/distpass/ir"
 )
 
 // Shard returns rank's part of a global tensor distributed by dist over
 // mesh: each tensor dim mapped to a mesh dim is cut into equal parts and
-// the rank keeps the part at its coordinate. Partial dims do not cut.
+// the rank keeps the part at its coordinate. A partial value is then
+// split along each partial mesh dim into parts that its reduction gives
+// back (ReducePartial; splitPart says how). The parts differ from rank
+// to rank, so that a consumer that reads one as the whole value is
+// caught: check feeds a data var declared partial so.
 func Shard(global *Tensor, dist *ir.TensorDist, mesh *ir.ProcessMesh, rank int) (*Tensor, error) {
+	t, err := shard(global, dist, mesh, rank)
+	if err != nil || dist == nil || len(dist.Partial) == 0 {
+		return t, err
+	}
+	coord, err := mesh.Coord(rank)
+	if err != nil {
+		return nil, err
+	}
+	// Outermost first, as ReducePartial reduces the last innermost.
+	for _, p := range dist.Partial {
+		if p.Dim < 0 || p.Dim >= len(coord) {
+			return nil, fmt.Errorf("partial mesh dim %d outside mesh %s", p.Dim, mesh.Name)
+		}
+		splitPart(t, p.Reduce, coord[p.Dim], mesh.Shape[p.Dim])
+	}
+	return t, nil
+}
+
+// splitPart turns t, in place, into part c of n whose reduction r over
+// the n parts is t. A sum's parts are unequal shares plus offsets that
+// cancel out (so that no kernel that is only positively homogeneous,
+// such as relu, passes for linear); an average's are n times those; a
+// max's (min's) are the value on the last rank and less (more) on the
+// others. Integer parts stay whole.
+func splitPart(t *Tensor, r ir.Reduce, c, n int) {
+	if n <= 1 {
+		return
+	}
+	share := func(x float64, j, i int) float64 { // part j of x at element i, j < n-1
+		p := x * 2 * float64(j+1) / float64(n*(n+1))
+		if !t.DType.IsFloat() {
+			p = math.Trunc(p)
+		}
+		return p + float64((j+1)*(1+i%3))
+	}
+	for i, x := range t.Data {
+		switch r {
+		case ir.ReduceSum, ir.ReduceAvg:
+			if r == ir.ReduceAvg {
+				x *= float64(n) // the parts' mean is x: their sum n·x
+			}
+			if c != n-1 {
+				t.Data[i] = share(x, c, i)
+				continue
+			}
+			rest := x
+			for j := range n - 1 {
+				rest -= share(x, j, i)
+			}
+			t.Data[i] = rest
+		case ir.ReduceMax:
+			if c != n-1 {
+				t.Data[i] = x - float64(c+1)
+			}
+		case ir.ReduceMin:
+			if c != n-1 {
+				t.Data[i] = x + float64(c+1)
+			}
+		}
+	}
+}
+
+func shard(global *Tensor, dist *ir.TensorDist, mesh *ir.ProcessMesh, rank int) (*Tensor, error) {
 	if dist == nil || len(dist.DimsMapping) == 0 {
 		return global.Clone(), nil
 	}
