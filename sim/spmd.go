@@ -258,8 +258,17 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		return nil, err
 	}
 	typ := op.Type
-	if rt, ok := op.Attrs.Int("reduce_type"); ok && typ == "all_reduce" {
-		typ = [...]string{"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min"}[min(max(rt, 0), 2)]
+	if rt, ok := op.Attrs.Int("reduce_type"); ok && (typ == "all_reduce" || typ == "reduce_scatter") {
+		// Paddle's ReduceOp: SUM, MAX, MIN, PROD, AVG.
+		names := [...]string{"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_avg"}
+		if rt < 0 || int(rt) >= len(names) {
+			return nil, fmt.Errorf("%s: reduce_type %d is none of sum (0), max (1), min (2), prod (3), avg (4)", op, rt)
+		}
+		if typ == "all_reduce" {
+			typ = names[rt]
+		} else if rt != 0 {
+			return nil, fmt.Errorf("%s: the simulator reduce-scatters sums only, not reduce_type %d", op, rt)
+		}
 	}
 	switch typ {
 	case "c_identity":
@@ -289,13 +298,35 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 	ringID, _ := op.Attrs.Int("ring_id")
 	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x, Origin: origin(op)}
 	switch typ {
-	case "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod":
+	case "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_avg":
 		call.Signature = sig(x)
 		got, err := r.comm.Meet(call)
 		if err != nil {
 			return nil, err
 		}
 		return Args{outSlot: {reduceMembers(typ, got)}}, nil
+	case "c_reducescatter", "reduce_scatter":
+		// The members' sum, each keeping its block of dim 0 (its place
+		// in the group).
+		if err := checkNranks(op, g); err != nil {
+			return nil, err
+		}
+		n := int64(len(g))
+		if x.Rank() == 0 || x.Shape[0]%n != 0 {
+			return nil, fmt.Errorf("%s: dim 0 of %v does not split over %d ranks", op, x.Shape, n)
+		}
+		call.Signature = sig(x)
+		got, err := r.comm.Meet(call)
+		if err != nil {
+			return nil, err
+		}
+		sum := reduceMembers("c_allreduce_sum", got)
+		rows := x.Shape[0] / n
+		t, err := sum.Slice(0, int64(me)*rows, int64(me+1)*rows)
+		if err != nil {
+			return nil, err
+		}
+		return Args{outSlot: {t}}, nil
 	case "broadcast", "c_broadcast":
 		root, _ := op.Attrs.Int("root")
 		call.Kind = fmt.Sprintf("broadcast/%d/root%d", ringID, root)
@@ -379,7 +410,7 @@ func reduceMembers(typ string, got []any) *Tensor {
 		t := p.(*Tensor)
 		for i, v := range t.Data {
 			switch typ {
-			case "c_allreduce_sum":
+			case "c_allreduce_sum", "c_allreduce_avg":
 				out.Data[i] += v
 			case "c_allreduce_prod":
 				out.Data[i] *= v
@@ -388,6 +419,11 @@ func reduceMembers(typ string, got []any) *Tensor {
 			case "c_allreduce_min":
 				out.Data[i] = math.Min(out.Data[i], v)
 			}
+		}
+	}
+	if typ == "c_allreduce_avg" {
+		for i := range out.Data {
+			out.Data[i] /= float64(len(got))
 		}
 	}
 	out.round()
