@@ -102,7 +102,7 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 	ck.defd++
 	ok := checkSlots(d, op, report)
 	ck.vals = checkAttrs(d, op, ck.vals[:0], report)
-	if !ok || d.Infer == nil {
+	if !ok || d.Infer == nil && d.Check == nil {
 		return
 	}
 	for _, v := range ins {
@@ -112,6 +112,12 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 	}
 	c := &ck.inf
 	*c = Infer{def: d, op: op, ins: ins, outs: outs, vals: ck.vals, res: c.res[:0], buf: c.buf[:0]}
+	if d.Check != nil {
+		d.Check(c, report)
+	}
+	if d.Infer == nil {
+		return
+	}
 	if err := d.Infer(c); err != nil {
 		report("", "inconsistent inputs: "+err.Error())
 		return

@@ -42,6 +42,10 @@ type Def struct {
 	// ShardingDoc states the rule in one line, with the Paddle rule it
 	// follows.
 	ShardingDoc string
+	// Check, when set, checks what an op of the type needs beyond its
+	// slots, attrs and types (a reshard's dists), reporting each problem
+	// with the var it is about. Verify calls it once the inputs resolve.
+	Check func(c *Infer, report func(varName, msg string))
 
 	// of is the forward def of a grad def derived from Grad, nil otherwise.
 	of *Def

@@ -27,6 +27,7 @@ func families() []family {
 		{"moe", moeDefs()},
 		{"optimizer", optimizerDefs()},
 		{"collective", collectiveDefs()},
+		{"reshard", reshardDefs()},
 		{"control", controlDefs()},
 		{"quant", quantDefs()},
 	}
