@@ -55,6 +55,18 @@ func assign(op *ir.Op, in Args) (Args, error) {
 	return out1("Out", x.Clone()), nil
 }
 
+// reshard is the serial reshard: the logical value does not change, only
+// how ranks hold it, and a serial program has one rank holding it all.
+// The SPMD runner replaces it (an unlowered reshard is not the identity
+// on a rank's part).
+func reshard(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	return out1("Out", x.Clone()), nil
+}
+
 // increment adds step (default 1) to a one-element X.
 func increment(op *ir.Op, in Args) (Args, error) {
 	x, err := one(op, in, "X")

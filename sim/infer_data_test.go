@@ -40,6 +40,12 @@ func init() {
  var o : i64[-1, -1]
  op 1 assign(X: x) -> (Out: o)
 }}`},
+		inferCase{Name: "reshard", Src: `mesh m shape [2] dims [x] ranks [0, 1]
+program main { block 0 {
+ var x : f32[2, 4] @m[-1, -1] partial [0]
+ var o : f32[-1, -1] @m[0, -1]
+ op 1 reshard(X: x) -> (Out: o) {origin = "op 2 relu X"}
+}}`},
 		inferCase{Name: "increment", Src: `program main { block 0 {
  var x : i64[1]
  var o : i64[-1]

@@ -83,6 +83,7 @@ func TestKernelValues(t *testing.T) {
 		{"increment", mkOp("increment", Sl("X", "x"), Sl("Out", "x"), A("step", ir.Float(2))),
 			Args{"X": {MustFromData(ir.I64, sh(1), []float64{3})}}, "Out", MustFromData(ir.I64, sh(1), []float64{5})},
 		{"assign", mkOp("assign", Sl("X", "x"), Sl("Out", "o")), Args{"X": {x23}}, "Out", x23},
+		{"reshard", mkOp("reshard", Sl("X", "x"), Sl("Out", "o"), A("origin", ir.String("op 2 relu X"))), Args{"X": {x23}}, "Out", x23},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

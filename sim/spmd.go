@@ -130,7 +130,15 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 		out[k] = v
 	}
 	out["dropout"] = Dropout(r.globalIndex)
+	out["reshard"] = unloweredReshard
 	return out
+}
+
+// unloweredReshard refuses a reshard left in a per-rank program: on a
+// rank's part it is not the identity, and running it as one would give a
+// wrong result silently.
+func unloweredReshard(op *ir.Op, _ Args) (Args, error) {
+	return nil, fmt.Errorf("%s: no lowering for reshard yet: a per-rank program cannot run one (lower-reshards is issue 26 item 3)", op)
 }
 
 // globalIndex maps the local elements of op's X to the global tensor by

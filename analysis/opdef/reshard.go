@@ -21,7 +21,7 @@ func reshardDefs() []*Def {
 		// Completion runs before reshards are inserted; one written by
 		// hand keeps each side's own dist, which is what it converts.
 		Sharding: freeRule, ShardingDoc: "constrains no arg: X's and Out's dists are the two ends it converts between",
-		Check:    checkReshard,
+		Check: checkReshard,
 	}}
 }
 
