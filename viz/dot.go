@@ -228,6 +228,9 @@ func (d *drawing) label(buf []byte, nd node) []byte {
 				buf = append(buf, "recompute"...)
 			}
 		}
+		if op.Type == "reshard" {
+			buf = d.reshardLabel(append(buf, '\n'), nd)
+		}
 	case nodeVar, nodeOuter:
 		v := nd.v
 		buf = appendName(buf, v.Name())
@@ -253,10 +256,30 @@ func (d *drawing) label(buf []byte, nd node) []byte {
 	return buf
 }
 
+// reshardLabel appends what a reshard converts, its X's dist to its
+// Out's: "@world[0, -1] -> @world[-1, -1]", with "?" for an end whose
+// var or dist is missing (verify refuses that; the drawing still shows
+// it).
+func (d *drawing) reshardLabel(buf []byte, nd node) []byte {
+	end := func(buf []byte, args []string) []byte {
+		if len(args) == 1 {
+			if v, _ := d.resolve(nd.block, args[0]); v != nil && v.Dist != nil {
+				return appendTensorDist(buf, v.Dist)
+			}
+		}
+		return append(buf, '?')
+	}
+	buf = end(buf, nd.op.Input("X"))
+	buf = append(buf, " -> "...)
+	return end(buf, nd.op.Output("Out"))
+}
+
 // styleNode sets shape and colours:
 //
 //   - ops are boxes filled by role (roleFill); collectives are square
-//     boxes with a thick red border, other ops rounded;
+//     boxes with a thick red border, reshards square boxes with a thick
+//     dashed purple one (data moves there once they are lowered), other
+//     ops rounded;
 //   - vars are ellipses, other persistables grey cylinders, params yellow
 //     cylinders;
 //   - vars declared in an undrawn block are dotted, undeclared names and
@@ -266,11 +289,16 @@ func styleNode(n dot.Node, nd node) {
 	case nodeOp:
 		n.Attr("shape", "box")
 		n.Attr("fillcolor", roleFill[roleClassOf(nd.op.Role)])
-		if ir.IsCollective(nd.op.Type) {
+		switch {
+		case ir.IsCollective(nd.op.Type):
 			n.Attr("style", "filled,bold")
 			n.Attr("color", collectiveColor)
 			n.Attr("penwidth", "3")
-		} else {
+		case nd.op.Type == "reshard":
+			n.Attr("style", "filled,bold,dashed")
+			n.Attr("color", reshardColor)
+			n.Attr("penwidth", "3")
+		default:
 			n.Attr("style", "rounded,filled")
 		}
 	case nodeVar, nodeOuter:

@@ -47,6 +47,7 @@ func roleClassOf(r ir.Role) roleClass {
 // The other colours of a drawing.
 const (
 	collectiveColor = "#d62728" // border of a collective op
+	reshardColor    = "#9467bd" // border of a reshard op
 	paramFill       = "#fff2a8" // param vars
 	persistFill     = "#e8e8e8" // other persistable vars
 	faintColor      = "#8c8c8c" // undeclared and outer vars, sub-block edges, cluster borders

@@ -58,6 +58,7 @@ var (
 	subblocks   = parseFile("testdata/subblocks.dpir")
 	broken      = parseFile("testdata/broken.dpir")
 	partitioned = parseFile("testdata/partitioned.dpir")
+	reshard     = parseFile("testdata/reshard.dpir")
 )
 
 // cases are the golden cases: testdata/<name>.<program>.dot for each
@@ -74,6 +75,8 @@ var cases = []testCase{
 	{"broken", broken, viz.Options{}},
 	{"broken.hidevars", broken, viz.Options{HideVars: true}},
 	{"partitioned", partitioned, viz.Options{}},
+	{"reshard", reshard, viz.Options{}},
+	{"reshard.hidevars", reshard, viz.Options{HideVars: true}},
 	{"synthetic.max40", synthetic(40), viz.Options{MaxNodes: 40}},
 	{"synthetic.hidevars.max12", synthetic(40), viz.Options{HideVars: true, MaxNodes: 12}},
 	{"random3", random(3), viz.Options{}},
