@@ -20,6 +20,9 @@
 // a letter only inputs have is contracted, and makes the outputs
 // partial. ShardingRuleOf builds an op's rule from its types and attrs.
 //
+// A def may also check what an op needs beyond its types (Check: the
+// reshard's two dists).
+//
 // Everything that needs to know an op type reads this table: Verify
 // (slots, attr kinds and declared shapes against inference), autodiff's
 // grad makers, the simulator's kernel set (checked against it in a

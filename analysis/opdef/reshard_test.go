@@ -75,3 +75,32 @@ func TestReshardDef(t *testing.T) {
 		t.Error("reshard is a collective for ir: it names no group until lowered")
 	}
 }
+
+// TestReshardRoundTrip: a reshard prints and parses like any op, its
+// origin and op dist included, in text and in JSON.
+func TestReshardRoundTrip(t *testing.T) {
+	m := parseBlock(t, reshardMeshes, "var x : f32[4, 6] @m[0, -1] partial [1:avg]\nvar o : f32[4, 6] @n[0, -1]\n"+
+		"op 1 reshard(X: x) -> (Out: o) {origin = \"op 2 relu X\"}\n     dist @n impl reshard:0 [x: [0, -1] -> o: [0, -1]]")
+	if _, err := opdef.Verify(m, opdef.Options{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	text := ir.Print(m)
+	back, err := ir.Parse("back", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if !ir.Equal(m, back) {
+		t.Errorf("text round trip changed the module:\n%s\n%s", text, ir.Print(back))
+	}
+	js, err := ir.EncodeJSON(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err = ir.ParseJSON("back", js)
+	if err != nil || !ir.Equal(m, back) {
+		t.Errorf("JSON round trip: %v", err)
+	}
+	if got := ir.PrintOp(m.Main.Global().Ops[0]); !strings.Contains(got, `reshard(X: x) -> (Out: o) {origin = "op 2 relu X"}`) {
+		t.Errorf("PrintOp = %s", got)
+	}
+}
