@@ -55,7 +55,10 @@
 // incremental, so completing, appending the backward and completing
 // again gives the grads their dists, and an op a user annotated (an MoE
 // dispatch that indexes each rank's own rows, which no rule can know)
-// is kept as written while the rest completes around it. An op type
+// is kept as written while the rest completes around it. A reshard op
+// without an impl is given the op dist its vars say (Out's mesh, each
+// var's mapping, impl reshard:0) and kept, and is never itself listed as
+// a reshard needed. An op type
 // without a rule is a barrier: its args replicated, listed in the
 // report. Ops that would build equal rules share one, and a rule's
 // answers are kept by its mappings: a model repeats its layers.
