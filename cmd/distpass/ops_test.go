@@ -109,6 +109,13 @@ func TestOpsOne(t *testing.T) {
 			t.Errorf("ops matmul_v2_grad lacks %q:\n%s", want, out)
 		}
 	}
+	_, out, _ = distpass("", "ops", "reshard")
+	for _, want := range []string{"reshard: X, moved from X's dist", "kernel:   yes\n",
+		"impls:    - (nothing lowers a reshard yet: partition refuses it)\n", "sharding: constrains no arg"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ops reshard lacks %q:\n%s", want, out)
+		}
+	}
 	_, out, _ = distpass("", "ops", "reshape2")
 	if !strings.Contains(out, "  ShapeTensor  optional, variadic\n") {
 		t.Errorf("ops reshape2 does not spell ShapeTensor's flags:\n%s", out)
