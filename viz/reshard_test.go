@@ -1,10 +1,12 @@
 package viz_test
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/viz"
 )
 
@@ -26,5 +28,25 @@ program main { block 0 {
 		if !strings.Contains(got, want) {
 			t.Errorf("the drawing lacks %s:\n%s", want, got)
 		}
+	}
+}
+
+// TestReshardInExplorer: the explorer shows a reshard like any op, in the
+// text and, with Graphviz, in the drawing with what it converts.
+func TestReshardInExplorer(t *testing.T) {
+	tr, err := record(t, passes.DefaultRegistry(), "reshard", "verify,complete", reshard(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := renderPage(t, viz.ExplorerOptions{LookPath: noDot}, tr)
+	if !strings.Contains(page, `</span> reshard(X: <span class="var" data-var="h">h</span>)`) {
+		t.Errorf("the page's text lacks the reshard")
+	}
+	if _, err := exec.LookPath("dot"); err != nil {
+		return
+	}
+	page = renderPage(t, viz.ExplorerOptions{}, tr)
+	if !strings.Contains(page, ">@a[&#45;1, &#45;1] &#45;&gt; @b[0, &#45;1]</text>") {
+		t.Errorf("the page's drawing lacks the reshard's label")
 	}
 }
