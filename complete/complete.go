@@ -52,7 +52,7 @@ func Complete(m *ir.Module, o Options) (*Report, error) {
 	if m.Main.Rank >= 0 {
 		return nil, fmt.Errorf("complete: the main program is partitioned (rank %d)", m.Main.Rank)
 	}
-	reshardDists(m.Main)
+	reshardDists(m)
 	e := &engine{m: m, g: buildGraph(m), reg: o.Registry, opts: o, rep: &Report{}}
 	if e.reg == nil {
 		e.reg = registry.DefaultRegistry()

@@ -9,11 +9,12 @@ import (
 // reshardDists gives each reshard op of p that has no impl yet its op
 // dist, which follows from its vars: a reshard is not an op to complete,
 // its two ends are what it converts (verify wants both vars' dists), so
-// its op dist is on Out's mesh with each var's own mapping, impl
-// reshard:0. Completed by its free rule instead, it would map both ends
+// its op dist is on Out's mesh with each var's own mapping (X's where
+// Out's mesh has the mesh dims it names), impl reshard:0. Completed by its free rule instead, it would map both ends
 // alike on X's mesh and contradict them. An end without a dist (the Go
 // API may skip verify) leaves the op to the engine.
-func reshardDists(p *ir.Program) {
+func reshardDists(m *ir.Module) {
+	p := m.Main
 	for _, b := range p.Blocks {
 		if b == nil {
 			continue
@@ -31,8 +32,26 @@ func reshardDists(p *ir.Program) {
 				continue
 			}
 			op.Dist = &ir.OpDist{Mesh: out.Dist.Mesh, ImplType: "reshard",
-				Inputs:  []ir.ArgDist{{Name: x.Name(), DimsMapping: slices.Clone(x.Dist.DimsMapping)}},
 				Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}}}
+			if fitsMesh(x.Dist.DimsMapping, m.Mesh(out.Dist.Mesh)) {
+				// X's mapping is on its own mesh: across to a mesh of fewer
+				// dims the op dist (Out's mesh) cannot hold it, and its var's
+				// dist says it.
+				op.Dist.Inputs = []ir.ArgDist{{Name: x.Name(), DimsMapping: slices.Clone(x.Dist.DimsMapping)}}
+			}
 		}
 	}
+}
+
+// fitsMesh reports whether every mesh dim m names is one of pm's.
+func fitsMesh(m []int, pm *ir.ProcessMesh) bool {
+	if pm == nil {
+		return false
+	}
+	for _, k := range m {
+		if k >= len(pm.Shape) {
+			return false
+		}
+	}
+	return true
 }

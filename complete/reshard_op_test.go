@@ -48,3 +48,29 @@ program main {
 		t.Errorf("z completed as %+v, want y.b's @b[-1, 0]", d)
 	}
 }
+
+// TestReshardOpFewerMeshDims: a reshard onto a mesh of fewer dims than
+// X's: X's mapping cannot be written under Out's mesh, so the op dist
+// lists Out alone (X's var dist says its end), and the module verifies.
+func TestReshardOpFewerMeshDims(t *testing.T) {
+	m := parseModule(t, "xm.dpir", `module xm
+mesh a shape [2, 2] dims [p, q] ranks [0, 1, 2, 3]
+mesh b shape [4] dims [r] ranks [0, 1, 2, 3]
+program main {
+  block 0 {
+    var y : f32[4, 8] @a[0, 1] {is_data}
+    var z : f32[4, 8] @b[0, -1]
+    op 2 reshard(X: y) -> (Out: z) role forward
+  }
+}
+`)
+	if _, err := complete.Complete(m, complete.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ir.PrintOp(m.Main.Global().Ops[0]), "op 2 reshard(X: y) -> (Out: z) role forward dist @b impl reshard:0 [-> z: [0, -1]]"; got != want {
+		t.Errorf("completed reshard:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := opdef.Verify(m, opdef.Options{}); err != nil {
+		t.Errorf("the completed module does not verify: %v", err)
+	}
+}
