@@ -27,7 +27,8 @@ const resharded = "the data would have to be resharded"
 // with v's own dist: the same mesh (or an equal one) and the same
 // dims_mapping. A replicated value may cross into a mesh whose ranks all
 // hold it (a partial one only into an op that reads each rank's own
-// part, partialReaders).
+// part, partialReaders). The test is opdef.NeedsReshard's, which
+// completion and insert-reshards ask too.
 func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []int, pm *ir.ProcessMesh) {
 	d := v.Dist
 	if d == nil || pm == nil {
@@ -40,49 +41,20 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	if vm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, vm) {
 		return // said already, at the var
 	}
+	if !opdef.NeedsReshard(op.Type, input, dm, pm, d, vm, true) {
+		return // partial states are checkPartials' to check
+	}
 	verb := "writes"
 	if input {
 		verb = "reads"
 	}
-	if !sameMesh(vm, pm) {
-		if allUnmapped(dm) && allUnmapped(d.DimsMapping) && within(pm, vm) &&
-			(!d.IsPartial() || input && opdef.ReadsOwnPart(strings.TrimSuffix(op.Type, "_grad"))) {
-			return
-		}
+	if !opdef.SameMesh(vm, pm) {
 		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
 			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
 		return
 	}
-	if !slices.Equal(dm, d.DimsMapping) {
-		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as %s but %s is %s: %s",
-			verb, quoteName(v.Name()), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
-	}
-}
-
-// sameMesh reports whether a and b are one mesh: the same one, or two of
-// one shape over the same ranks in the same order.
-func sameMesh(a, b *ir.ProcessMesh) bool {
-	return a == b || a.Name == b.Name ||
-		slices.Equal(a.Shape, b.Shape) && slices.Equal(a.ProcessIDs, b.ProcessIDs)
-}
-
-// within reports whether every rank of a is one of b's.
-func within(a, b *ir.ProcessMesh) bool {
-	for _, r := range a.ProcessIDs {
-		if !b.Contains(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func allUnmapped(dm []int) bool {
-	for _, x := range dm {
-		if x != -1 {
-			return false
-		}
-	}
-	return true
+	c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as %s but %s is %s: %s",
+		verb, quoteName(v.Name()), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
 }
 
 // checkPartials holds the partial state of op's args to what the
@@ -194,7 +166,7 @@ func (c *annChecker) argVar(g int32, pm *ir.ProcessMesh) *ir.Var {
 	if v == nil || v.Type.Kind != ir.DenseTensor || v.Dist == nil {
 		return nil
 	}
-	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !sameMesh(vm, pm) {
+	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !opdef.SameMesh(vm, pm) {
 		return nil
 	}
 	return v

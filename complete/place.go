@@ -386,43 +386,11 @@ func (e *engine) noteReshards(n *opNode) {
 		if vd == nil {
 			continue
 		}
-		own := opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad"))
-		same := vd.Mesh == d.Mesh && slices.Equal(vd.DimsMapping, m)
-		if !same && vd.Mesh != d.Mesh && !out && allMinus(vd.DimsMapping) && allMinus(m) && holds(e.m.Mesh(vd.Mesh), n.mesh) {
-			// A replicated value every rank of the op's mesh holds is
-			// read where it is (a partial one only by an op that reads
-			// its own part).
-			same = !vd.IsPartial() || own
-		}
-		if !out && vd.IsPartial() && !n.passes && !own {
-			same = false // the op reads it whole
-		}
+		same := !opdef.NeedsReshard(n.op.Type, !out, m, n.mesh, vd, e.m.Mesh(vd.Mesh), n.passes)
 		if !same {
 			e.rep.reshard(n, name, out, vd, m)
 		}
 	}
-}
-
-func allMinus(m []int) bool {
-	for _, x := range m {
-		if x != -1 {
-			return false
-		}
-	}
-	return true
-}
-
-// holds reports whether every rank of mesh b is in mesh a.
-func holds(a, b *ir.ProcessMesh) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	for _, r := range b.ProcessIDs {
-		if !a.Contains(r) {
-			return false
-		}
-	}
-	return true
 }
 
 // notePartialOutputs lists the outputs of op n (dist d) that it gives
