@@ -15,7 +15,8 @@ import (
 //
 // Two meshes of one shape over the same ranks in the same order are one.
 // A replicated input may be read from another mesh that holds every rank
-// of om (a partial one only by an op that reads its own part). A partial
+// of om, and written into one (a partial one only read, by an op that
+// reads its own part). A partial
 // input is read whole unless the op carries it through to a partial
 // output (carries: PassesPartial, the caller knowing the output's state)
 // or reads its own part (ReadsOwnPart, for a grad op its forward type).
@@ -26,7 +27,7 @@ func NeedsReshard(opType string, input bool, m []int, om *ir.ProcessMesh, vd *ir
 	}
 	own := input && ReadsOwnPart(strings.TrimSuffix(opType, "_grad"))
 	if !SameMesh(om, vm) {
-		if !input || !allUnmapped(m) || !allUnmapped(vd.DimsMapping) || !holdsRanks(vm, om) {
+		if !allUnmapped(m) || !allUnmapped(vd.DimsMapping) || !holdsRanks(vm, om) {
 			return true
 		}
 		return vd.IsPartial() && !own
