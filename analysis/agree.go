@@ -23,6 +23,10 @@ const spmdImpl = "spmd"
 // true once a reshard can move it.
 const resharded = "the data would have to be resharded"
 
+// reshardable ends the messages about a mapping, a mesh or a partial
+// read that the pass insert-reshards turns into a reshard op.
+const reshardable = resharded + " (insert-reshards makes it explicit)"
+
 // checkAgree compares op's mapping dm of arg v (an input, or an output)
 // with v's own dist: the same mesh (or an equal one) and the same
 // dims_mapping. A replicated value may cross into a mesh whose ranks all
@@ -50,11 +54,11 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	}
 	if !opdef.SameMesh(vm, pm) {
 		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
-			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
+			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), reshardable))
 		return
 	}
 	c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as %s but %s is %s: %s",
-		verb, quoteName(v.Name()), fmtInts(dm), quoteName(v.Name()), fmtDist(d), resharded))
+		verb, quoteName(v.Name()), fmtInts(dm), quoteName(v.Name()), fmtDist(d), reshardable))
 }
 
 // checkPartials holds the partial state of op's args to what the
@@ -84,7 +88,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 			for _, p := range v.Dist.Partial {
 				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) {
 					c.opErr(bi, op, name, fmt.Sprintf("reads %s as a whole value but %s is %s: %s",
-						quoteName(name), quoteName(name), fmtDist(v.Dist), resharded))
+						quoteName(name), quoteName(name), fmtDist(v.Dist), reshardable))
 					break
 				}
 			}

@@ -20,6 +20,7 @@ func DefaultRegistry() *Registry {
 		AppendOptimizerPass(),
 		AnnotateDataParallelPass(),
 		CompletePass(reg),
+		InsertReshardsPass(),
 	}
 	ps = append(ps, PartitionPasses(reg)...)
 	order := []OrderRule{
@@ -36,6 +37,10 @@ func DefaultRegistry() *Registry {
 		{"complete", "check-annotations", "there is nothing complete to check before completion"},
 		{"complete", "partition-vars", "partitioning needs every dist, which completion infers"},
 		{"complete", "partition", "partitioning needs every dist, which completion infers"},
+		{"complete", "insert-reshards", "the reshards come from the dists completion infers"},
+		{"insert-reshards", "partition", "partitioning lowers the reshards; it refuses the data movements they would make explicit"},
+		{"insert-reshards", "partition-vars", "partitioning lowers the reshards; it refuses the data movements they would make explicit"},
+		{"insert-reshards", "check-annotations", "check-annotations refuses the data movements the reshards make explicit"},
 	}
 	r, err := NewRegistry(ps, append(order, partitionOrder()...))
 	if err != nil {
