@@ -20,12 +20,12 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     var x : f32[4, 8] @world[0, 1]
     var y : f32[4, 8] @world[0, -1]
     op 1 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]`,
-			[]string{"main block 0: op 1 relu: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 relu: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"output mapping differs", `
     var x : f32[4, 8] @world[0, -1]
     var y : f32[4, 8] @world[0, 1]
     op 1 relu(X: x) -> (Out: y) dist @world impl elementwise:0 [x: [0, -1] -> y: [0, -1]]`,
-			[]string{"main block 0: op 1 relu: writes y as [0, -1] but y is @world[0, 1]: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 relu: writes y as [0, -1] but y is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"in place: one var, both sides agree", `
     param w : f32[8] @world[1] {trainable}
     var g : f32[8] @world[1]
@@ -38,7 +38,7 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     persist lr : f32[1] @world[-1]
     op 1 sgd(Param: w, Grad: g, LearningRate: lr) -> (ParamOut: w) role optimize
          dist @world impl default:0 [w: [1], g: [1], lr: [-1] -> w: [-1]]`,
-			[]string{"main block 0: op 1 sgd: writes w as [-1] but w is @world[1]: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 sgd: writes w as [-1] but w is @world[1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"a grad split otherwise than its parameter", `
     param w : f32[8] @world[1] {trainable}
     var w@GRAD : f32[8] @world[-1]
@@ -55,7 +55,7 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
   }
   block 1 parent 0 {
     op 2 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, 1]]`,
-			[]string{"main block 1: op 2 relu: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded"}},
+			[]string{"main block 1: op 2 relu: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"grad op", `
     var x : f32[4, 8] @world[0, -1]
     var y : f32[4, 8] @world[0, -1]
@@ -64,12 +64,12 @@ func TestAnnotationsArgsAgreeWithVars(t *testing.T) {
     op 1 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]
     op 2 relu_grad(Out: y, Out@GRAD: y@GRAD) -> (X@GRAD: x@GRAD) role backward fwd 1
          dist @world impl default:0 [y: [0, -1], y@GRAD: [-1, -1] -> x@GRAD: [0, -1]]`,
-			[]string{"main block 0: op 2 relu_grad: reads y@GRAD as [-1, -1] but y@GRAD is @world[0, -1]: the data would have to be resharded"}},
+			[]string{"main block 0: op 2 relu_grad: reads y@GRAD as [-1, -1] but y@GRAD is @world[0, -1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"a partial value read as a whole", `
     var s : f32[4, 8] @world[0, -1] partial [1]
     var y : f32[4, 8] @world[0, -1]
     op 1 relu(X: s) -> (Out: y) dist @world impl default:0 [s: [0, -1] -> y: [0, -1]]`,
-			[]string{"main block 0: op 1 relu: reads s as a whole value but s is @world[0, -1] partial [1]: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 relu: reads s as a whole value but s is @world[0, -1] partial [1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"a partial value carried into a partial output", `
     var s : i64[4] @world[-1] partial [0]
     var c : i64[4] @world[-1] partial [0]
@@ -158,12 +158,12 @@ mesh half shape [2] dims [dp] ranks [0, 1]
     persist lr : f32[1] @half[-1]
     var y : f32[1] @world[-1]
     op 1 scale(X: lr) -> (Out: y) dist @world impl default:0 [lr: [-1] -> y: [-1]]`,
-			[]string{"main block 0: op 1 scale: reads lr as @world[-1] but lr is @half[-1], on another mesh: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 scale: reads lr as @world[-1] but lr is @half[-1], on another mesh: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"sharded", `
     var x : f32[4, 8] @tokens[0, -1]
     var y : f32[4, 8] @world[0, -1]
     op 1 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]`,
-			[]string{"main block 0: op 1 relu: reads x as @world[0, -1] but x is @tokens[0, -1], on another mesh: the data would have to be resharded"}},
+			[]string{"main block 0: op 1 relu: reads x as @world[0, -1] but x is @tokens[0, -1], on another mesh: the data would have to be resharded (insert-reshards makes it explicit)"}},
 		{"partial counts into an exchange", `
     var lc : i64[4] @tokens[-1] partial [0]
     var gc : i64[4] @world[-1]
@@ -173,7 +173,7 @@ mesh half shape [2] dims [dp] ranks [0, 1]
     var c : i64[4] @world[-1] partial [0]
     op 1 cumsum(X: lc) -> (Out: c) {axis = 0} dist @world impl default:0 [lc: [-1] -> c: [-1]]`,
 			[]string{
-				"main block 0: op 1 cumsum: reads lc as @world[-1] but lc is @tokens[-1] partial [0], on another mesh: the data would have to be resharded",
+				"main block 0: op 1 cumsum: reads lc as @world[-1] but lc is @tokens[-1] partial [0], on another mesh: the data would have to be resharded (insert-reshards makes it explicit)",
 				"main block 0: op 1 cumsum: writes c as a whole value but c is @world[-1] partial [0]: no input is partial or sharded along mesh dim 0: the data would have to be resharded",
 			}},
 	} {

@@ -123,7 +123,7 @@ program startup {
 		"main block 0: op 5 relu: dist output c: dims_mapping [0, 0] has length 2, tensor rank is 1",
 		"main block 0: op 5 relu: dist output c: dims_mapping [0, 0] uses mesh dim 0 twice",
 		"main block 1: var t: dims_mapping [-1, 1]: dim 1 of size 3 does not split evenly over mesh dim 1 (mp) of size 2",
-		"main block 1: op 7 relu: reads ok as [1, 0] but ok is @world[0, 1]: the data would have to be resharded",
+		"main block 1: op 7 relu: reads ok as [1, 0] but ok is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)",
 		"main block 1: op 7 relu: dist output t: dims_mapping [-1, 1]: dim 1 of size 3 does not split evenly over mesh dim 1 (mp) of size 2",
 	}
 	if diff := cmp.Diff(want, problems(t, m)); diff != "" {
@@ -139,7 +139,7 @@ program startup {
 // sharded arg on another mesh is.
 func TestAnnotationsPipelineStages(t *testing.T) {
 	m := example(t, "pp_mlp.dpir")
-	const cross = "main block 0: op 3 matmul_v2: reads a1 as @stage1[0, -1] but a1 is @stage0[0, -1], on another mesh: the data would have to be resharded"
+	const cross = "main block 0: op 3 matmul_v2: reads a1 as @stage1[0, -1] but a1 is @stage0[0, -1], on another mesh: the data would have to be resharded (insert-reshards makes it explicit)"
 	if err := get[*analysis.AnnotationReport](t, analysis.NewCache(m), analysis.Annotations).Err(); err == nil || err.Error() != cross {
 		t.Fatalf("pp_mlp: got %v\nwant %s", err, cross)
 	}

@@ -80,8 +80,8 @@ func TestRequirementOnOp(t *testing.T) {
 		t.Fatal("check-annotations accepts a module that needs two reshards")
 	}
 	for _, s := range []string{
-		"op 2 softmax: reads h as [0, -1] but h is @world[0, 1]: the data would have to be resharded",
-		"op 3 layer_norm: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded",
+		"op 2 softmax: reads h as [0, -1] but h is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)",
+		"op 3 layer_norm: reads x as [0, -1] but x is @world[0, 1]: the data would have to be resharded (insert-reshards makes it explicit)",
 	} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("check-annotations: %v\nwant it to say %q", err, s)
