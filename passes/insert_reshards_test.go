@@ -1,0 +1,276 @@
+package passes_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/complete"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/registry"
+	"github.com/google/go-cmp/cmp"
+)
+
+// runPipeline runs text over m with the built-in passes.
+func runPipeline(t *testing.T, text string, m *ir.Module) error {
+	t.Helper()
+	pl, err := passes.DefaultRegistry().Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&passes.Manager{}).Run(context.Background(), pl, m)
+}
+
+// opLines spells each op of every block of main as block: type(ins) ->
+// (outs), and each reshard op's X and Out var dists after it.
+func opLines(m *ir.Module) []string {
+	var out []string
+	args := func(ss []ir.Slot) string {
+		var parts []string
+		for _, s := range ss {
+			parts = append(parts, s.Name+": "+strings.Join(s.Args, ", "))
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, b := range m.Main.Blocks {
+		for _, op := range b.Ops {
+			line := fmt.Sprintf("%d: %s(%s) -> (%s)", b.Index, op.Type, args(op.Inputs), args(op.Outputs))
+			if op.Type == passes.ReshardOp {
+				x := m.Main.LookupVar(b, op.Input("X")[0])
+				o := m.Main.LookupVar(b, op.Output("Out")[0])
+				origin, _ := op.Attrs.Get("origin").(ir.String)
+				line += fmt.Sprintf(" on @%s: %s => %s; %q", op.Dist.Mesh, ir.PrintVar(x), ir.PrintVar(o), string(origin))
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// insert-reshards on small modules: where each reshard goes, what it
+// converts, what reads it; and check-annotations accepts the result.
+func TestInsertReshards(t *testing.T) {
+	const meshes = "mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]\n" +
+		"mesh a shape [2] dims [x] ranks [0, 1]\nmesh b shape [2] dims [x] ranks [2, 3]\n"
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"softmax over a split axis", `
+    var x : f32[4, 8] @world[0, 1]
+    var y : f32[4, 8] @world[0, -1]
+    op 1 softmax(X: x) -> (Out: y) {axis = -1} dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 1 softmax reads x as [0, -1], which is @world[0, 1]"`,
+				"0: softmax(X: x.reshard_0) -> (Out: y)",
+			}},
+		{"a partial matmul Out read by relu", `
+    var a : f32[4, 8] @world[0, 1]
+    param w : f32[8, 8] @world[1, -1]
+    var s : f32[4, 8] @world[0, -1] partial [1]
+    var r : f32[4, 8] @world[0, -1]
+    op 1 matmul_v2(X: a, Y: w) -> (Out: s) dist @world impl matmul_v2:1 [a: [0, 1], w: [1, -1] -> s: [0, -1]]
+    op 2 relu(X: s) -> (Out: r) dist @world impl default:0 [s: [0, -1] -> r: [0, -1]]`,
+			[]string{
+				"0: matmul_v2(X: a, Y: w) -> (Out: s)",
+				`0: reshard(X: s) -> (Out: s.reshard_0) on @world: var s : f32[4, 8] @world[0, -1] partial [1] => var s.reshard_0 : f32[4, 8] @world[0, -1]; "op 2 relu reads s as [0, -1], which is @world[0, -1] partial [1]"`,
+				"0: relu(X: s.reshard_0) -> (Out: r)",
+			}},
+		{"a partial value carried through", `
+    var s : f32[4, 8] @world[0, -1] partial [1]
+    var t : f32[4, 8] @world[0, -1] partial [1]
+    op 1 scale(X: s) -> (Out: t) {scale = 2.0} dist @world impl default:0 [s: [0, -1] -> t: [0, -1]]`,
+			[]string{"0: scale(X: s) -> (Out: t)"}},
+		{"a read from another mesh", `
+    var h : f32[4, 8] @a[0, -1]
+    var y : f32[4, 8] @b[0, -1]
+    op 1 relu(X: h) -> (Out: y) dist @b impl default:0 [h: [0, -1] -> y: [0, -1]]`,
+			[]string{
+				`0: reshard(X: h) -> (Out: h.reshard_0) on @b: var h : f32[4, 8] @a[0, -1] => var h.reshard_0 : f32[4, 8] @b[0, -1]; "op 1 relu reads h as @b[0, -1], which is @a[0, -1]"`,
+				"0: relu(X: h.reshard_0) -> (Out: y)",
+			}},
+		{"a replicated value read on a mesh inside its own", `
+    var lr : f32[1] @world[-1]
+    var y : f32[1] @a[-1]
+    op 1 scale(X: lr) -> (Out: y) {scale = 2.0} dist @a impl default:0 [lr: [-1] -> y: [-1]]`,
+			[]string{"0: scale(X: lr) -> (Out: y)"}},
+		{"two readers of one var, and a third in another dist", `
+    var x : f32[4, 8] @world[0, 1]
+    var y1 : f32[4, 8] @world[0, -1]
+    var y2 : f32[4, 8] @world[0, -1]
+    var y3 : f32[4, 8] @world[-1, -1]
+    op 1 relu(X: x) -> (Out: y1) dist @world impl default:0 [x: [0, -1] -> y1: [0, -1]]
+    op 2 tanh(X: x) -> (Out: y2) dist @world impl default:0 [x: [0, -1] -> y2: [0, -1]]
+    op 3 relu(X: x) -> (Out: y3) dist @world impl default:0 [x: [-1, -1] -> y3: [-1, -1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 1 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_0) -> (Out: y1)",
+				"0: tanh(X: x.reshard_0) -> (Out: y2)",
+				`0: reshard(X: x) -> (Out: x.reshard_1) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_1 : f32[4, 8] @world[-1, -1]; "op 3 relu reads x as [-1, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_1) -> (Out: y3)",
+			}},
+		{"a var written between two readers is resharded again", `
+    var x : f32[4, 8] @world[0, 1]
+    var y1 : f32[4, 8] @world[0, -1]
+    var y2 : f32[4, 8] @world[0, -1]
+    op 1 relu(X: x) -> (Out: y1) dist @world impl default:0 [x: [0, -1] -> y1: [0, -1]]
+    op 2 scale(X: x) -> (Out: x) {scale = 2.0} dist @world impl default:0 [x: [0, 1] -> x: [0, 1]]
+    op 3 relu(X: x) -> (Out: y2) dist @world impl default:0 [x: [0, -1] -> y2: [0, -1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 1 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_0) -> (Out: y1)",
+				"0: scale(X: x) -> (Out: x)",
+				`0: reshard(X: x) -> (Out: x.reshard_1) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_1 : f32[4, 8] @world[0, -1]; "op 3 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_1) -> (Out: y2)",
+			}},
+		{"a reshard of a reshard starts from the original", `
+    var x : f32[4, 8] @world[0, 1]
+    var x2 : f32[4, 8] @world[0, -1]
+    var y : f32[4, 8] @world[-1, 1]
+    var z : f32[4, 8] @world[0, 1]
+    op 1 reshard(X: x) -> (Out: x2) dist @world impl default:0 [x: [0, 1] -> x2: [0, -1]]
+    op 2 relu(X: x2) -> (Out: y) dist @world impl default:0 [x2: [-1, 1] -> y: [-1, 1]]
+    op 3 relu(X: x2) -> (Out: z) dist @world impl default:0 [x2: [0, 1] -> z: [0, 1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x2) on @world: var x : f32[4, 8] @world[0, 1] => var x2 : f32[4, 8] @world[0, -1]; ""`,
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[-1, 1]; "op 2 relu reads x2 as [-1, 1], which is @world[0, -1]"`,
+				"0: relu(X: x.reshard_0) -> (Out: y)",
+				"0: relu(X: x) -> (Out: z)",
+			}},
+		{"an output annotated otherwise than the op writes it", `
+    var x : f32[4, 8] @world[0, -1]
+    var y : f32[4, 8] @world[0, 1]
+    var z : f32[4, 8] @world[0, 1]
+    op 1 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]
+    op 2 relu(X: y) -> (Out: z) dist @world impl default:0 [y: [0, 1] -> z: [0, 1]]`,
+			[]string{
+				"0: relu(X: x) -> (Out: y.reshard_0)",
+				`0: reshard(X: y.reshard_0) -> (Out: y) on @world: var y.reshard_0 : f32[4, 8] @world[0, -1] => var y : f32[4, 8] @world[0, 1]; "op 1 relu writes y as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: y) -> (Out: z)",
+			}},
+		{"a sub-block op gets its reshard in its block", `
+    var x : f32[4, 8] @world[0, 1]
+    var y : f32[4, 8] @world[0, -1]
+    var c : bool[] @world[]
+    var sc : step_scopes
+    op 1 conditional_block(Cond: c, Input: x) -> (Out: y, Scope: sc) {is_scalar_condition = true, sub_block = ^1}
+         dist @world impl default:0 [c: [], x: [0, 1] -> y: [0, -1]]
+  }
+  block 1 parent 0 {
+    op 2 relu(X: x) -> (Out: y) dist @world impl default:0 [x: [0, -1] -> y: [0, -1]]`,
+			[]string{
+				"0: conditional_block(Cond: c, Input: x) -> (Out: y, Scope: sc)",
+				`1: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 2 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"1: relu(X: x.reshard_0) -> (Out: y)",
+			}},
+		{"an optimizer op", `
+    param w : f32[8] @world[1] {trainable}
+    var g : f32[8] @world[-1]
+    persist lr : f32[1] @world[-1]
+    op 1 sgd(Param: w, Grad: g, LearningRate: lr) -> (ParamOut: w) role optimize
+         dist @world impl default:0 [w: [1], g: [1], lr: [-1] -> w: [1]]`,
+			[]string{
+				`0: reshard(X: g) -> (Out: g.reshard_0) on @world: var g : f32[8] @world[-1] => var g.reshard_0 : f32[8] @world[1]; "op 1 sgd reads g as [1], which is @world[-1]"`,
+				"0: sgd(Param: w, Grad: g.reshard_0, LearningRate: lr) -> (ParamOut: w)",
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := parseModule(t, meshes+"program main {\n  block 0 {"+c.body+"\n  }\n}\n")
+			if err := runPipeline(t, "insert-reshards,verify,check-annotations", m); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, opLines(m)); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			// The module prints and parses back as it is.
+			if _, err := ir.Parse("out.dpir", ir.Print(m)); err != nil {
+				t.Errorf("the result does not parse: %v", err)
+			}
+		})
+	}
+}
+
+// The completed GPT with lazy partials: the reshards completion lists
+// become reshard ops, one per var (the forward op's and its grad op's
+// reads of it fold), and check-annotations accepts the module; partition
+// refuses it, naming the reshard, until reshards are lowered.
+func TestInsertReshardsLazyGPT(t *testing.T) {
+	listed := loadExample(t, "gpt_bare.dpir")
+	rep, err := complete.Complete(listed, complete.Options{Registry: registry.DefaultRegistry(), Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Reshards) != 8 {
+		t.Fatalf("completion lists %d reshards, want the 8 this test is about", len(rep.Reshards))
+	}
+	m := loadExample(t, "gpt_bare.dpir")
+	if err := runPipeline(t, "complete{lazy=true},insert-reshards,check-annotations", m); err != nil {
+		t.Fatal(err)
+	}
+	b := m.Main.Global()
+	made := map[string]string{} // reshard output -> its X
+	var reshards []string
+	for _, op := range b.Ops {
+		if op.Type == passes.ReshardOp {
+			made[op.Output("Out")[0]] = op.Input("X")[0]
+			reshards = append(reshards, op.Input("X")[0]+" -> "+op.Output("Out")[0])
+		}
+	}
+	want := []string{
+		"l0_proj_mm -> l0_proj_mm.reshard_0", "l0_fc2_mm -> l0_fc2_mm.reshard_0",
+		"l1_proj_mm -> l1_proj_mm.reshard_0", "l1_fc2_mm -> l1_fc2_mm.reshard_0",
+	}
+	if diff := cmp.Diff(want, reshards); diff != "" {
+		t.Errorf("reshard ops (-want +got):\n%s", diff)
+	}
+	for _, r := range rep.Reshards {
+		var op *ir.Op
+		for _, o := range b.Ops {
+			if o.ID == r.Op {
+				op = o
+			}
+		}
+		if op == nil {
+			t.Errorf("op %d %s is gone", r.Op, r.OpType)
+			continue
+		}
+		found := false
+		for name := range op.InputNames {
+			if made[name] == r.Var {
+				found = true
+			}
+			if name == r.Var {
+				t.Errorf("%s still reads %s", op, r.Var)
+			}
+		}
+		if !found {
+			t.Errorf("%s reads no reshard of %s", op, r.Var)
+		}
+	}
+	err = runPipeline(t, "partition{rank=0}", m)
+	const msg = "main block 0: op 217 reshard: moves l0_proj_mm @world[0, -1, -1] partial [1] to l0_proj_mm.reshard_0 @world[0, -1, -1], and lowering a reshard is not implemented yet"
+	if err == nil || !strings.Contains(err.Error(), msg) {
+		t.Errorf("partition after insert-reshards: %v, want it to say %q", err, msg)
+	}
+}
+
+// The same module gives the same bytes twice.
+func TestInsertReshardsDeterministic(t *testing.T) {
+	var outs [][]byte
+	for range 2 {
+		m := loadExample(t, "gpt_bare.dpir")
+		if err := runPipeline(t, "complete{lazy=true},insert-reshards", m); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, ir.Print(m))
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("two runs print different modules")
+	}
+	if !bytes.Contains(outs[0], []byte("reshard(")) {
+		t.Error("no reshard inserted: the test compares nothing")
+	}
+}
