@@ -455,10 +455,10 @@ func editModule(m *ir.Module, edits []byte) {
 
 // The seeds of FuzzPartition are worth fuzzing from: each parses, and
 // all but the golden error cases verify within the bounds and partition,
-// except three examples that are not for partition-all (pp_mlp's stages
+// except the examples that are not for partition-all (pp_mlp's stages
 // put some ops on meshes without rank 0; while_loop has no mesh;
-// gpt_bare, the input of complete, has most vars without a dist), which
-// still verify.
+// gpt_bare and the golden insert_reshards, inputs of complete, have most
+// vars without a dist), which still verify.
 func TestFuzzPartitionSeeds(t *testing.T) {
 	seeds := partitionSeeds(t)
 	if len(seeds) < 30 {
@@ -481,7 +481,7 @@ func TestFuzzPartitionSeeds(t *testing.T) {
 			t.Errorf("%s has %d ranks", s.name, n)
 		}
 		_, err = passes.PartitionAll(context.Background(), m, nil)
-		if notPartitioned := s.name == "pp_mlp.dpir" || s.name == "while_loop.dpir" || s.name == "gpt_bare.dpir"; (err == nil) == notPartitioned {
+		if notPartitioned := s.name == "pp_mlp.dpir" || s.name == "while_loop.dpir" || s.name == "gpt_bare.dpir" || s.name == "insert_reshards.txtar"; (err == nil) == notPartitioned {
 			t.Errorf("%s: partition error %v", s.name, err)
 		}
 	}

@@ -65,6 +65,11 @@ type reshardKey struct {
 type made struct {
 	name, src      string
 	srcVer, outVer int
+	// op is the reshard insert-reshards made (nil: one it found), and by
+	// the id of the reader its origin names: the least of its readers',
+	// so that the origin does not depend on the order of independent ops.
+	op *ir.Op
+	by int64
 }
 
 // fresh reports whether neither var was written since the reshard.
@@ -80,15 +85,15 @@ type blockReshards struct {
 	b      *ir.Block
 	ops    []*ir.Op
 	n      int
-	ver    map[string]int      // how many times an op wrote each var so far
-	cache  map[reshardKey]made // the reshard serving a var in a dist
-	source map[string]made     // a reshard's output: where it came from
-	spelt  map[string]*ir.Var  // lookups (p.LookupVar walks the ancestors)
+	ver    map[string]int       // how many times an op wrote each var so far
+	cache  map[reshardKey]*made // the reshard serving a var in a dist
+	source map[string]made      // a reshard's output: where it came from
+	spelt  map[string]*ir.Var   // lookups (p.LookupVar walks the ancestors)
 	meshes map[string]*ir.ProcessMesh
 }
 
 func insertReshards(m *ir.Module, p *ir.Program, b *ir.Block) int {
-	s := &blockReshards{m: m, p: p, b: b, ver: map[string]int{}, cache: map[reshardKey]made{},
+	s := &blockReshards{m: m, p: p, b: b, ver: map[string]int{}, cache: map[reshardKey]*made{},
 		source: map[string]made{}, spelt: map[string]*ir.Var{}}
 	s.ops = make([]*ir.Op, 0, len(b.Ops))
 	for _, op := range b.Ops {
@@ -199,13 +204,19 @@ func (s *blockReshards) reshardIn(op *ir.Op, name string, v *ir.Var, vm *ir.Proc
 		return from // the original already is as the op reads it
 	}
 	key := reshardKey{from, om.Name, ir.FormatInts(dm)}
-	if c, ok := s.cache[key]; ok && s.fresh(c) {
+	origin := op.String() + " reads " + name + " as " + spellMapping(om, vm, dm) + ", which is " + spellDist(v)
+	if c, ok := s.cache[key]; ok && s.fresh(*c) {
+		if op.ID < c.by {
+			c.by = op.ID
+			c.op.Attrs.Set("origin", ir.String(origin))
+		}
 		return c.name
 	}
 	w := s.newVar(from, fv, &ir.TensorDist{Mesh: om.Name, DimsMapping: slices.Clone(dm)})
-	s.ops = append(s.ops, s.reshard(op, fv, w, om.Name, op.String()+" reads "+name+" as "+spellMapping(om, vm, dm)+", which is "+spellDist(v)))
-	c := made{name: w.Name(), src: from, srcVer: s.ver[from], outVer: s.ver[w.Name()]}
-	s.cache[key] = c
+	r := s.reshard(op, fv, w, om.Name, origin)
+	s.ops = append(s.ops, r)
+	c := made{name: w.Name(), src: from, srcVer: s.ver[from], outVer: s.ver[w.Name()], op: r, by: op.ID}
+	s.cache[key] = &c
 	s.source[w.Name()] = c
 	return w.Name()
 }

@@ -112,6 +112,17 @@ func TestInsertReshards(t *testing.T) {
 				`0: reshard(X: x) -> (Out: x.reshard_1) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_1 : f32[4, 8] @world[-1, -1]; "op 3 relu reads x as [-1, -1], which is @world[0, 1]"`,
 				"0: relu(X: x.reshard_1) -> (Out: y3)",
 			}},
+		{"a folded reshard's origin is its reader of least id, whatever their order", `
+    var x : f32[4, 8] @world[0, 1]
+    var y1 : f32[4, 8] @world[0, -1]
+    var y2 : f32[4, 8] @world[0, -1]
+    op 5 relu(X: x) -> (Out: y1) dist @world impl default:0 [x: [0, -1] -> y1: [0, -1]]
+    op 3 tanh(X: x) -> (Out: y2) dist @world impl default:0 [x: [0, -1] -> y2: [0, -1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 3 tanh reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_0) -> (Out: y1)",
+				"0: tanh(X: x.reshard_0) -> (Out: y2)",
+			}},
 		{"a var written between two readers is resharded again", `
     var x : f32[4, 8] @world[0, 1]
     var y1 : f32[4, 8] @world[0, -1]
