@@ -124,7 +124,9 @@ func (s *blockReshards) op(op *ir.Op) {
 	}
 	d := op.Dist
 	om := s.mesh(d)
-	if om == nil {
+	if om == nil || hasSubBlock(op) {
+		// A control-flow op's args are its sub-blocks' reads and writes,
+		// by name: its sub-blocks' ops get the reshards they need.
 		s.ops = append(s.ops, op)
 		s.wrote(op)
 		return
@@ -415,4 +417,11 @@ func spellDist(v *ir.Var) string {
 		s += " partial [" + strings.Join(ps, ", ") + "]"
 	}
 	return s
+}
+
+func hasSubBlock(op *ir.Op) bool {
+	for range op.SubBlocks {
+		return true
+	}
+	return false
 }
