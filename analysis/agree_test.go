@@ -226,3 +226,42 @@ program main {
 		t.Errorf("replicated experts: problems (-want +got):\n%s", diff)
 	}
 }
+
+// A reshard op's X and Out differ by design: check-annotations leaves
+// its args to it (mapping, mesh and partial state), and checks its dist's
+// other rules as any op's.
+func TestAnnotationsReshardOps(t *testing.T) {
+	const meshes = `mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
+mesh other shape [2] dims [dp] ranks [4, 5]
+`
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"partial to whole, another mapping", `
+    var s : f32[4, 8] @world[0, -1] partial [1]
+    var r : f32[4, 8] @world[-1, 1]
+    op 1 reshard(X: s) -> (Out: r) dist @world impl default:0 [s: [0, -1] -> r: [-1, 1]]`, nil},
+		{"across meshes", `
+    var h : f32[4, 8] @other[0, -1]
+    var r : f32[4, 8] @world[0, 1]
+    op 1 reshard(X: h) -> (Out: r) dist @world impl default:0 [h: [0, -1] -> r: [0, 1]]`, nil},
+		{"its own mapping still fits the tensor", `
+    var s : f32[4, 8] @world[0, -1]
+    var r : f32[4, 8] @world[-1, 1]
+    op 1 reshard(X: s) -> (Out: r) dist @world impl default:0 [s: [0, 0] -> r: [-1, 1]]`,
+			[]string{"main block 0: op 1 reshard: dist input s: dims_mapping [0, 0] uses mesh dim 0 twice"}},
+		{"another op still may not read it so", `
+    var s : f32[4, 8] @world[0, -1] partial [1]
+    var r : f32[4, 8] @world[0, -1]
+    op 1 relu(X: s) -> (Out: r) dist @world impl default:0 [s: [0, -1] -> r: [0, -1]]`,
+			[]string{"main block 0: op 1 relu: reads s as a whole value but s is @world[0, -1] partial [1]: the data would have to be resharded (insert-reshards makes it explicit)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := parse(t, meshes+"program main {\n  block 0 {"+c.body+"\n  }\n}\n")
+			if diff := cmp.Diff(c.want, problems(t, m)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
