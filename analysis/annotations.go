@@ -138,13 +138,7 @@ type annChecker struct {
 	// lowers: their grad ops are lowered by it too, whatever their own
 	// dist says (the lowering takes a grad op's impl from its fwd op).
 	spmdFwd map[int64]bool
-	// reshard: the op being checked is a reshard (insert-reshards').
-	reshard bool
 }
-
-// reshardOp is the type of the op that moves a value between two dists
-// (insert-reshards inserts it).
-const reshardOp = "reshard"
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 	r := &AnnotationReport{}
@@ -280,14 +274,8 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	ins, outs := c.pi.opArgs(OpRef{int32(bi), int32(pos)})
 	c.sawPartial = false
 	c.opMesh = c.meshIndex(pm)
-	c.reshard = op.Type == reshardOp
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
-	if c.reshard {
-		// A reshard's X and Out differ by design: moving the data
-		// between their dists is what it does.
-		c.sawPartial = false
-	}
 	// The rule-based impl (registry.SPMD) emits no grad sync: its param
 	// grads are partial, and say so.
 	var ruled bool
@@ -375,8 +363,7 @@ func (c *annChecker) checkArgs(bi int, op *ir.Op, slots []ir.Slot, gids []int32,
 					c.sawPartial = true
 				}
 			} else if d := v.Dist; d != nil {
-				// A reshard's args are on their own dists, not the op's.
-				if !c.reshard && (pm == nil || d.Mesh != pm.Name || !slices.Equal(dm, d.DimsMapping)) {
+				if pm == nil || d.Mesh != pm.Name || !slices.Equal(dm, d.DimsMapping) {
 					if !seenArg(slots, si, ai, name) {
 						c.checkAgree(bi, op, side == "input", v, dm, pm)
 					}

@@ -1,14 +1,12 @@
 package passes
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
 )
 
 // ReshardOp is the type of the op insert-reshards inserts: serially the
@@ -234,7 +232,7 @@ func (s *blockReshards) reshard(user *ir.Op, x, out *ir.Var, mesh, origin string
 		Outputs: []ir.Slot{{Name: "Out", Args: []string{out.Name()}}},
 		Role:    user.Role &^ ir.RoleLoss,
 		Dist: &ir.OpDist{
-			Mesh: mesh, ImplType: registry.DefaultType, ImplIndex: 0,
+			Mesh: mesh, ImplType: ReshardOp, ImplIndex: 0,
 			Inputs:  []ir.ArgDist{{Name: x.Name(), DimsMapping: slices.Clone(x.Dist.DimsMapping)}},
 			Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}},
 		},
@@ -368,35 +366,6 @@ func spellMapping(om, vm *ir.ProcessMesh, dm []int) string {
 		return ir.FormatInts(dm)
 	}
 	return "@" + om.Name + ir.FormatInts(dm)
-}
-
-// refuseReshards fails at the first reshard op of main: lowering a
-// reshard into collectives does not exist yet, and keeping it as the
-// serial identity would compute on the wrong data.
-func refuseReshards(m *ir.Module) error {
-	if m.Main == nil {
-		return nil
-	}
-	for _, b := range m.Main.Blocks {
-		if b == nil {
-			continue
-		}
-		for _, op := range b.Ops {
-			if op.Type != ReshardOp {
-				continue
-			}
-			x, out := op.Input("X"), op.Output("Out")
-			from, to := "?", "?"
-			if len(x) == 1 {
-				from = x[0] + " " + spellDist(m.Main.LookupVar(b, x[0]))
-			}
-			if len(out) == 1 {
-				to = out[0] + " " + spellDist(m.Main.LookupVar(b, out[0]))
-			}
-			return fmt.Errorf("main block %d: %s: moves %s to %s, and lowering a reshard is not implemented yet", b.Index, op, from, to)
-		}
-	}
-	return nil
 }
 
 // spellDist spells v's dist as the annotation checks do: @mesh[mapping]

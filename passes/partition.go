@@ -306,9 +306,6 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	if err := CheckRank(m, rank); err != nil {
 		return err
 	}
-	if err := refuseReshards(m); err != nil {
-		return err
-	}
 	ls, err := analysis.Get[*analysis.LocalShapeInfo](cache, analysis.LocalShapes(rank))
 	if err != nil {
 		return err
