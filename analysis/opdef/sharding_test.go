@@ -382,6 +382,7 @@ var unconstrained = map[string][]string{
 	"while": {"X", "Condition", "Out", "StepScopes"}, "conditional_block": {"Cond", "Input", "Out", "Scope"},
 	"pd_op.if": {"in0", "out"}, "cf.yield": {"in"},
 	"alltoall":               {"X", "Out"},
+	"reshard":                {"X", "Out"}, // its two ends are what it converts
 	"assign_pos":             {"cum_count", "eff_num_len", "Out"},
 	"limit_by_capacity":      {"expert_count", "Out"},
 	"prune_gate_by_capacity": {"ExpertCount"},
