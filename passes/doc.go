@@ -38,5 +38,7 @@
 //
 // The training passes append-backward and append-optimizer, and
 // annotate-data-parallel (the naive data-parallel completion of an
-// unannotated program), build what the partitioner takes.
+// unannotated program), build what the partitioner takes; complete
+// infers the dists, and insert-reshards makes each data movement they
+// need an explicit reshard op.
 package passes
