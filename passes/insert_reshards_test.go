@@ -154,6 +154,27 @@ func TestInsertReshards(t *testing.T) {
 				`0: reshard(X: x) -> (Out: x.reshard_1) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_1 : f32[4, 8] @world[0, -1]; "op 3 relu reads x as [0, -1], which is @world[0, 1]"`,
 				"0: relu(X: x.reshard_1) -> (Out: y2)",
 			}},
+		{"a var a sub-block writes is resharded again after it", `
+    var x : f32[4, 8] @world[0, 1]
+    var y1 : f32[4, 8] @world[0, -1]
+    var y2 : f32[4, 8] @world[0, -1]
+    var c : bool[] @world[]
+    var sc : step_scopes
+    op 1 relu(X: x) -> (Out: y1) dist @world impl default:0 [x: [0, -1] -> y1: [0, -1]]
+    op 2 conditional_block(Cond: c, Input: x) -> (Scope: sc) {is_scalar_condition = true, sub_block = ^1}
+         dist @world impl default:0 [c: [], x: [0, 1] ->]
+    op 4 relu(X: x) -> (Out: y2) dist @world impl default:0 [x: [0, -1] -> y2: [0, -1]]
+  }
+  block 1 parent 0 {
+    op 3 scale(X: x) -> (Out: x) {scale = 2.0} dist @world impl default:0 [x: [0, 1] -> x: [0, 1]]`,
+			[]string{
+				`0: reshard(X: x) -> (Out: x.reshard_0) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_0 : f32[4, 8] @world[0, -1]; "op 1 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_0) -> (Out: y1)",
+				"0: conditional_block(Cond: c, Input: x) -> (Scope: sc)",
+				`0: reshard(X: x) -> (Out: x.reshard_1) on @world: var x : f32[4, 8] @world[0, 1] => var x.reshard_1 : f32[4, 8] @world[0, -1]; "op 4 relu reads x as [0, -1], which is @world[0, 1]"`,
+				"0: relu(X: x.reshard_1) -> (Out: y2)",
+				"1: scale(X: x) -> (Out: x)",
+			}},
 		{"a reshard of a reshard starts from the original", `
     var x : f32[4, 8] @world[0, 1]
     var x2 : f32[4, 8] @world[0, -1]
