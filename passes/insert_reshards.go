@@ -233,9 +233,14 @@ func (s *blockReshards) reshard(user *ir.Op, x, out *ir.Var, mesh, origin string
 		Role:    user.Role &^ ir.RoleLoss,
 		Dist: &ir.OpDist{
 			Mesh: mesh, ImplType: ReshardOp, ImplIndex: 0,
-			Inputs:  []ir.ArgDist{{Name: x.Name(), DimsMapping: slices.Clone(x.Dist.DimsMapping)}},
 			Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}},
 		},
+	}
+	if pm := s.m.Mesh(mesh); pm != nil && fitsMesh(x.Dist.DimsMapping, pm) {
+		// X's mapping is on X's mesh: an op dist on a mesh of fewer dims
+		// cannot hold it (as completion writes a reshard's), and X's var
+		// says it.
+		r.Dist.Inputs = []ir.ArgDist{{Name: x.Name(), DimsMapping: slices.Clone(x.Dist.DimsMapping)}}
 	}
 	r.Attrs.Set("origin", ir.String(origin))
 	return r
@@ -322,6 +327,16 @@ func fits(dm []int, v *ir.Var, pm *ir.ProcessMesh) bool {
 	}
 	for _, x := range dm {
 		if x < -1 || x >= len(pm.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// fitsMesh reports whether every mesh dim dm names is one of pm's.
+func fitsMesh(dm []int, pm *ir.ProcessMesh) bool {
+	for _, k := range dm {
+		if k >= len(pm.Shape) {
 			return false
 		}
 	}

@@ -60,6 +60,9 @@ func opLines(m *ir.Module) []string {
 				o := m.Main.LookupVar(b, op.Output("Out")[0])
 				origin, _ := op.Attrs.Get("origin").(ir.String)
 				line += fmt.Sprintf(" on @%s: %s => %s; %q", op.Dist.Mesh, ir.PrintVar(x), ir.PrintVar(o), string(origin))
+				if len(op.Dist.Inputs) == 0 {
+					line += fmt.Sprintf("; op dist [-> %s: %s]", op.Dist.Outputs[0].Name, ir.FormatInts(op.Dist.Outputs[0].DimsMapping))
+				}
 			}
 			out = append(out, line)
 		}
@@ -107,6 +110,14 @@ func TestInsertReshards(t *testing.T) {
     op 1 relu(X: h) -> (Out: y) dist @b impl default:0 [h: [0, -1] -> y: [0, -1]]`,
 			[]string{
 				`0: reshard(X: h) -> (Out: h.reshard_0) on @b: var h : f32[4, 8] @a[0, -1] => var h.reshard_0 : f32[4, 8] @b[0, -1]; "op 1 relu reads h as @b[0, -1], which is @a[0, -1]"`,
+				"0: relu(X: h.reshard_0) -> (Out: y)",
+			}},
+		{"a read on a mesh of fewer dims", `
+    var h : f32[4, 8] @world[0, 1]
+    var y : f32[4, 8] @a[0, -1]
+    op 1 relu(X: h) -> (Out: y) dist @a impl default:0 [h: [0, -1] -> y: [0, -1]]`,
+			[]string{
+				`0: reshard(X: h) -> (Out: h.reshard_0) on @a: var h : f32[4, 8] @world[0, 1] => var h.reshard_0 : f32[4, 8] @a[0, -1]; "op 1 relu reads h as @a[0, -1], which is @world[0, 1]"; op dist [-> h.reshard_0: [0, -1]]`,
 				"0: relu(X: h.reshard_0) -> (Out: y)",
 			}},
 		{"a replicated value read on a mesh inside its own", `
