@@ -352,3 +352,19 @@ func TestInsertReshardsDeterministic(t *testing.T) {
 		t.Error("no reshard inserted: the test compares nothing")
 	}
 }
+
+// A second run finds every op reading and writing its vars as they are:
+// it inserts nothing.
+func TestInsertReshardsIdempotent(t *testing.T) {
+	m := loadExample(t, "gpt_bare.dpir")
+	if err := runPipeline(t, "complete{lazy=true},insert-reshards", m); err != nil {
+		t.Fatal(err)
+	}
+	before := ir.Print(m)
+	if n := passes.InsertReshards(m); n != 0 {
+		t.Errorf("the second run inserted %d reshards", n)
+	}
+	if !bytes.Equal(before, ir.Print(m)) {
+		t.Error("the second run changed the module")
+	}
+}
