@@ -70,7 +70,21 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 // a dim sharded on that mesh dim (a mean over the sharded batch).
 func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.ProcessMesh) {
 	typ := op.Type
+	// Which dense inputs are partial: an op carries their parts into its
+	// outputs only if it is linear in them (an add of a partial and a
+	// whole value adds the whole one on every rank).
+	var partial []bool
 	j := 0
+	for _, s := range op.Inputs {
+		for range s.Args {
+			if g := ins[j]; g >= 0 && c.pi.v(g).Type.IsTensor() {
+				partial = append(partial, c.pi.v(g).Dist.IsPartial())
+			}
+			j++
+		}
+	}
+	linear := opdef.LinearInParts(op, partial)
+	j = 0
 	for _, s := range op.Inputs {
 		for _, name := range s.Args {
 			g := ins[j]
@@ -86,7 +100,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			for _, p := range v.Dist.Partial {
-				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) {
+				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) || !linear && p.Reduce != ir.ReduceMax && p.Reduce != ir.ReduceMin {
 					c.opErr(bi, op, name, fmt.Sprintf("reads %s as a whole value but %s is %s: %s",
 						quoteName(name), quoteName(name), fmtDist(v.Dist), reshardable))
 					break

@@ -33,3 +33,32 @@ func TestPassesPartial(t *testing.T) {
 		}
 	}
 }
+
+func TestLinearInParts(t *testing.T) {
+	op := func(typ string, ins ...string) *ir.Op {
+		o := &ir.Op{Type: typ, Outputs: []ir.Slot{ir.S("Out", "o")}}
+		for i, a := range ins {
+			o.Inputs = append(o.Inputs, ir.S([]string{"X", "Y", "Z"}[i], a))
+		}
+		return o
+	}
+	for _, c := range []struct {
+		op      *ir.Op
+		partial []bool
+		want    bool
+	}{
+		{op("elementwise_add", "x", "y"), []bool{true, true}, true},
+		{op("elementwise_add", "x", "y"), []bool{true, false}, false}, // the whole y added on every rank
+		{op("elementwise_mul", "x", "y"), []bool{true, false}, true},
+		{op("elementwise_mul", "x", "y"), []bool{true, true}, false}, // a product of sums
+		{op("matmul_v2", "x", "y"), []bool{false, true}, true},
+		{op("elementwise_div", "x", "y"), []bool{false, true}, false}, // 1/(a+b) is not 1/a + 1/b
+		{op("elementwise_div", "x", "y"), []bool{true, false}, true},
+		{op("assign", "x"), []bool{true}, true},
+		{op("relu", "x"), []bool{true}, false},
+	} {
+		if got := opdef.LinearInParts(c.op, c.partial); got != c.want {
+			t.Errorf("%s %v: %v, want %v", c.op.Type, c.partial, got, c.want)
+		}
+	}
+}

@@ -436,3 +436,32 @@ func ReadsOwnPart(t string) bool {
 	}
 	return false
 }
+
+// LinearInParts reports whether op's outputs are linear in its inputs
+// that are partial (partial[k]: dense input k, in slot order, is partial
+// as a sum or average along the mesh dims in question), so that each
+// rank's op of the parts gives parts of the op's value: a linear unary
+// op (PassesPartial), a sum or difference of partial values alike
+// (elementwise_add, elementwise_sub, sum: every input partial), a
+// product or quotient with one partial factor (elementwise_mul, the
+// matmuls, elementwise_div's X). An add of a partial and a whole value
+// is not: each rank would add the whole one.
+func LinearInParts(op *ir.Op, partial []bool) bool {
+	n, all := 0, true
+	for _, p := range partial {
+		if p {
+			n++
+		} else {
+			all = false
+		}
+	}
+	switch op.Type {
+	case "elementwise_add", "elementwise_sub", "sum":
+		return all
+	case "elementwise_mul", "matmul_v2", "matmul", "mul":
+		return n == 1
+	case "elementwise_div":
+		return n == 1 && len(partial) > 0 && partial[0]
+	}
+	return n == 1 && len(partial) == 1 && PassesPartial(op, []ir.Partial{{}})
+}
