@@ -303,6 +303,18 @@ func (s *blockReshards) carries(op *ir.Op, v *ir.Var, om *ir.ProcessMesh) bool {
 	if !v.Dist.IsPartial() {
 		return false
 	}
+	// Only an op linear in its partial inputs carries their parts (an add
+	// of a partial and a whole value does not), as check-annotations holds.
+	var partial []bool
+	for name := range op.InputNames {
+		if x, _ := s.arg(name); x != nil && x.Type.IsTensor() {
+			partial = append(partial, x.Dist != nil && x.Dist.IsPartial())
+		}
+	}
+	maxmin := !slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return p.Reduce == ir.ReduceSum || p.Reduce == ir.ReduceAvg })
+	if !maxmin && !opdef.LinearInParts(op, partial) {
+		return false
+	}
 	for _, p := range v.Dist.Partial {
 		found := false
 		for name := range op.OutputNames {

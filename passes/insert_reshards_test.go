@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -366,5 +367,27 @@ func TestInsertReshardsIdempotent(t *testing.T) {
 	}
 	if !bytes.Equal(before, ir.Print(m)) {
 		t.Error("the second run changed the module")
+	}
+}
+
+// TestInsertReshardsNotLinear: an add of a partial value and a whole one
+// does not carry the partial (each rank would add the whole one to its
+// part), even with its output annotated partial: the partial input is
+// resharded whole first, as check-annotations wants it.
+func TestInsertReshardsNotLinear(t *testing.T) {
+	data, err := os.ReadFile("../testdata/bad/partial_add_whole.dpir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ir.Parse("partial_add_whole.dpir", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := passes.InsertReshards(m); n != 1 {
+		t.Fatalf("%d reshards, want 1", n)
+	}
+	add := m.Main.Global().Ops[2]
+	if add.Type != "elementwise_add" || add.Input("X")[0] != "y.reshard_0" {
+		t.Errorf("the add reads %v, want y.reshard_0: %s", add.Input("X"), ir.PrintOp(add))
 	}
 }
