@@ -100,7 +100,8 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				continue
 			}
 			for _, p := range v.Dist.Partial {
-				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) || !linear && p.Reduce != ir.ReduceMax && p.Reduce != ir.ReduceMin {
+				extremum := p.Reduce == ir.ReduceMax || p.Reduce == ir.ReduceMin
+				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) || !extremum && !linear || extremum && !opdef.KeepsExtremum(op) {
 					c.opErr(bi, op, name, fmt.Sprintf("reads %s as a whole value but %s is %s: %s",
 						quoteName(name), quoteName(name), fmtDist(v.Dist), reshardable))
 					break

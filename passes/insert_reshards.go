@@ -312,7 +312,7 @@ func (s *blockReshards) carries(op *ir.Op, v *ir.Var, om *ir.ProcessMesh) bool {
 		}
 	}
 	maxmin := !slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return p.Reduce == ir.ReduceSum || p.Reduce == ir.ReduceAvg })
-	if !maxmin && !opdef.LinearInParts(op, partial) {
+	if !maxmin && !opdef.LinearInParts(op, partial) || maxmin && !opdef.KeepsExtremum(op) {
 		return false
 	}
 	for _, p := range v.Dist.Partial {

@@ -62,3 +62,26 @@ func TestLinearInParts(t *testing.T) {
 		}
 	}
 }
+
+func TestKeepsExtremum(t *testing.T) {
+	op := func(typ string, attrs ...ir.Attr) *ir.Op {
+		return &ir.Op{Type: typ, Inputs: []ir.Slot{ir.S("X", "x")}, Outputs: []ir.Slot{ir.S("Out", "y")}, Attrs: attrs}
+	}
+	for _, c := range []struct {
+		op   *ir.Op
+		want bool
+	}{
+		{op("relu"), true},
+		{op("assign"), true},
+		{op("reshape2"), true},
+		{op("gelu"), false}, // dips below zero: not monotone
+		{op("scale", ir.A("bias", ir.Float(0)), ir.A("scale", ir.Float(-1))), false},
+		{op("leaky_relu", ir.A("alpha", ir.Float(-0.5))), false},
+		{op("leaky_relu", ir.A("alpha", ir.Float(0.1))), true},
+		{op("softmax"), false},
+	} {
+		if got := opdef.KeepsExtremum(c.op); got != c.want {
+			t.Errorf("%s: %v, want %v", c.op.Type, got, c.want)
+		}
+	}
+}

@@ -465,3 +465,19 @@ func LinearInParts(op *ir.Op, partial []bool) bool {
 	}
 	return n == 1 && len(partial) == 1 && PassesPartial(op, []ir.Partial{{}})
 }
+
+// KeepsExtremum reports whether op's Out of an X partial as a max (or a
+// min) is partial alike: the identities (PassesPartial's) and the unary
+// ops that never decrease (relu, sigmoid, tanh, exp, ...): the op of
+// the largest part is the largest of the op's parts. A non-monotone op
+// (gelu, silu) or a negation is not.
+func KeepsExtremum(op *ir.Op) bool {
+	switch op.Type {
+	case "relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "softplus", "cast":
+		return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
+	case "leaky_relu":
+		a, ok := op.Attrs.Get("alpha").(ir.Float)
+		return !ok || a >= 0
+	}
+	return PassesPartial(op, []ir.Partial{{Reduce: ir.ReduceMax}})
+}
