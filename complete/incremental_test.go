@@ -241,18 +241,7 @@ func momentsFollow(t *testing.T, what string, m *ir.Module) {
 // averaged over both mesh dims as the loss is, and sgd's read of it is a
 // reshard the report lists and check-annotations names.
 func TestIncrementalSPMDPartialGrad(t *testing.T) {
-	m := parseModule(t, "sp.dpir", `mesh w shape [2, 2] dims [dp, sp] ranks [0, 1, 2, 3]
-program main {
-  block 0 {
-    var x : f64[4, 4, 8] @w[0, 1, -1] {is_data, stop_gradient}
-    param w : f64[8, 2] @w[-1, -1] {trainable}
-    var o : f64[4, 4, 2]
-    var loss : f64[]
-    op 1 matmul_v2(X: x, Y: w) -> (Out: o) {trans_x = false, trans_y = false} role forward
-    op 2 mean(X: o) -> (Out: loss) role forward
-  }
-}
-`)
+	m := parseModule(t, "sp.dpir", spModule)
 	if _, err := complete.Complete(m, complete.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -295,3 +284,18 @@ program main {
 		t.Errorf("check-annotations: %v, want it to say %q", err, want)
 	}
 }
+
+// spModule is a forward module whose matmul_v2 and mean complete to the
+// rule-based impl: the batch split on dp, the sequence on sp.
+const spModule = `mesh w shape [2, 2] dims [dp, sp] ranks [0, 1, 2, 3]
+program main {
+  block 0 {
+    var x : f64[4, 4, 8] @w[0, 1, -1] {is_data, stop_gradient}
+    param w : f64[8, 2] @w[-1, -1] {trainable}
+    var o : f64[4, 4, 2]
+    var loss : f64[]
+    op 1 matmul_v2(X: x, Y: w) -> (Out: o) {trans_x = false, trans_y = false} role forward
+    op 2 mean(X: o) -> (Out: loss) role forward
+  }
+}
+`

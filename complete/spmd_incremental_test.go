@@ -17,18 +17,7 @@ import (
 // was given, and the report lists the reshard between the two (once
 // the partitioner refused the grad op with nothing listed).
 func TestIncrementalSPMDGrads(t *testing.T) {
-	m := parseModule(t, "sp.dpir", `mesh w shape [2, 2] dims [dp, sp] ranks [0, 1, 2, 3]
-program main {
-  block 0 {
-    var x : f64[4, 4, 8] @w[0, 1, -1] {is_data, stop_gradient}
-    param w : f64[8, 2] @w[-1, -1] {trainable}
-    var o : f64[4, 4, 2]
-    var loss : f64[]
-    op 1 matmul_v2(X: x, Y: w) -> (Out: o) {trans_x = false, trans_y = false} role forward
-    op 2 mean(X: o) -> (Out: loss) role forward
-  }
-}
-`)
+	m := parseModule(t, "sp.dpir", spModule)
 	if _, err := complete.Complete(m, complete.Options{}); err != nil {
 		t.Fatal(err)
 	}
