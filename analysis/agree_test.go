@@ -227,14 +227,14 @@ program main {
 	}
 }
 
-// A reshard op's X and Out differ by design: check-annotations says
-// only that nothing lowers it yet, not that its ends differ (its mapping,
-// mesh and partial state are what it converts).
+// A reshard op's X and Out differ by design: check-annotations does not
+// say that its ends differ (its mapping, mesh and partial state are what
+// it converts), while another op still may not read a var otherwise than
+// its dist says.
 func TestAnnotationsReshardOps(t *testing.T) {
 	const meshes = `mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
 mesh other shape [2] dims [dp] ranks [4, 5]
 `
-	const unlowered = "main block 0: op 1 reshard: no lowering for reshard yet (insert-reshards makes them; lower-reshards is issue 26 item 3)"
 	for _, c := range []struct {
 		name, body string
 		want       []string
@@ -242,11 +242,11 @@ mesh other shape [2] dims [dp] ranks [4, 5]
 		{"partial to whole, another mapping", `
     var s : f32[4, 8] @world[0, -1] partial [1]
     var r : f32[4, 8] @world[-1, 1]
-    op 1 reshard(X: s) -> (Out: r) dist @world impl reshard:0 [s: [0, -1] -> r: [-1, 1]]`, []string{unlowered}},
+    op 1 reshard(X: s) -> (Out: r) dist @world impl reshard:0 [s: [0, -1] -> r: [-1, 1]]`, nil},
 		{"across meshes", `
     var h : f32[4, 8] @other[0, -1]
     var r : f32[4, 8] @world[0, 1]
-    op 1 reshard(X: h) -> (Out: r) dist @world impl reshard:0 [h: [0, -1] -> r: [0, 1]]`, []string{unlowered}},
+    op 1 reshard(X: h) -> (Out: r) dist @world impl reshard:0 [h: [0, -1] -> r: [0, 1]]`, nil},
 		{"another op still may not read it so", `
     var s : f32[4, 8] @world[0, -1] partial [1]
     var r : f32[4, 8] @world[0, -1]

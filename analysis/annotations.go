@@ -50,8 +50,8 @@ var Annotations = &Analyzer{
 //   - every arg of an op with a dist names a var declared in its block
 //     or an ancestor (an arg that does not cannot be annotated);
 //   - every op's mapping of an arg is the arg var's own dims_mapping on
-//     the op's mesh (or an equal one): until resharding exists the data
-//     would have to move. Only a replicated, non-partial value crosses
+//     the op's mesh (or an equal one): else the data would have to move,
+//     which only a reshard op does (insert-reshards makes them). Only a replicated, non-partial value crosses
 //     into another mesh, one whose ranks all hold it (a partial one only
 //     into the MoE ops that read each rank's own part);
 //   - an op reading a partial value carries it into a partial output
@@ -74,9 +74,9 @@ var Annotations = &Analyzer{
 //     batch-dim rule): the mesh dim of its first activation input's dim
 //     0 is one the loss averages over, and when no such input is split
 //     the loss averages over none (the grouped matmul averages itself);
-//   - no op is a reshard: nothing lowers one yet, and a per-rank
-//     program cannot hold it (its ends differ by design, so the rules
-//     above are not checked on it);
+//   - a reshard op's ends differ by design: the rules above are not
+//     checked on it (its vars' dists are, as every var's), and its
+//     lowering refuses what it has no collectives for;
 //   - MoE count vectors hold one entry per expert of the layer
 //     (number_count's upper_range, a grouped_matmul's W), and a
 //     grouped_matmul's experts are split along the axis its rows are
@@ -253,8 +253,8 @@ func contains(xs []int, x int) bool {
 func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	if op.Type == "reshard" {
 		// Its two ends differ by design, so the checks below would
-		// misreport it; and nothing lowers it yet.
-		c.opErr(bi, op, "", "no lowering for reshard yet (insert-reshards makes them; lower-reshards is issue 26 item 3)")
+		// misreport it: its vars' dists are checked as every var's, and
+		// its lowering (registry) refuses the conversions it has none for.
 		return
 	}
 	d := op.Dist

@@ -51,8 +51,8 @@ type CommOp struct {
 	Block   int
 	ID      int64
 	Type    string
-	// RingID is the op's ring_id attr, or -1 when it has none (a
-	// point-to-point op that names its peer).
+	// RingID is the op's ring_id attr (a point-to-point op without one
+	// is on ring 0, Paddle's default).
 	RingID int64
 	// Group lists the ranks the op runs over, ascending: the ring's
 	// entry in the module's group table, or this rank and its peer.
@@ -311,13 +311,18 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 		return c, false
 	}
 
-	// The group: the peer pair of a point-to-point op, else the ring.
+	// The group: the peer pair of a point-to-point op (peer is the other
+	// rank's index in the ring's group, as in Paddle), else the ring.
 	if peer, ok := op.Attrs.Int("peer"); ok && cst.full {
-		c.Group = []int{b.rank, int(peer)}
-		slices.Sort(c.Group)
-		if id, ok := op.Attrs.Int("ring_id"); ok {
-			c.RingID = id
+		id, _ := op.Attrs.Int("ring_id")
+		c.RingID = id
+		g := b.m.Group(int(id))
+		if g == nil || peer < 0 || int(peer) >= len(g.Ranks) {
+			b.fail(prog, bi, op, "peer %d is no index of ring %d's group", peer, id)
+			return c, false
 		}
+		c.Group = []int{b.rank, g.Ranks[peer]}
+		slices.Sort(c.Group)
 	} else {
 		id, ok := op.Attrs.Int("ring_id")
 		if !ok {

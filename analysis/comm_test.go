@@ -187,8 +187,8 @@ program main rank 0 {
     op 4 c_allreduce_sum(X: a) -> (Out: a) {ring_id = 3}
          dist @row impl default:0 [a: [] -> a: []]
     op 5 global_scatter(X: rows, local_count: lc, global_count: gc) -> (Out: out) {ring_id = 3}
-    op 6 send_v2(X: a) -> () {peer = 2, ring_id = 1}
-    op 7 recv_v2() -> (Out: e) {peer = 1}
+    op 6 send_v2(X: a) -> () {peer = 1, ring_id = 1}
+    op 7 recv_v2() -> (Out: e) {peer = 1, ring_id = 3}
     op 8 c_identity(X: rows) -> (Out: out) {ring_id = 3}
     op 9 c_allreduce_sum(X: a) -> (Out: a) {ring_id = 9}
     op 10 conditional_block(Cond: cond) -> () {sub_block = ^1}
@@ -220,8 +220,8 @@ func TestCommGroupsAndAxes(t *testing.T) {
 		"0 3 c_broadcast 1 dp [0, 2] e f32 [5] 10",              // 1/2 × 20 B
 		"0 4 c_allreduce_sum 3 r [0, 1] a f32 [3] 12",           // the op's mesh row first: r, not mp
 		"0 5 global_scatter 3 mp [0, 1] rows f32 [-1, 4] data-dependent",
-		"0 6 send_v2 1 dp [0, 2] a f32 [3] 12",
-		"0 7 recv_v2 -1 mp [0, 1] e f32 [5] 20", // peer 1: the pair {0, 1} is the mp group
+		"0 6 send_v2 1 dp [0, 2] a f32 [3] 12", // peer 1: rank 2, the other of ring 1
+		"0 7 recv_v2 3 mp [0, 1] e f32 [5] 20", // peer 1 of ring 3: the pair {0, 1} is the mp group
 		"0 8 c_identity 3 mp [0, 1] rows f32 [-1, 4] 0",
 		"0 9 c_allreduce_sum 9 group 9 [0] a f32 [3] 0", // a group of one
 		"1 12 alltoall 1 dp [0, 2] f f16 [2, 2] 4",      // x in a sub-block; 1/2 × 8 B

@@ -265,7 +265,7 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 }
 
 // shardScopes gives each rank its shard of every initial value its
-// program declares. The values go in name order, so that of several that
+// program declares on a mesh the rank is in. The values go in name order, so that of several that
 // cannot be sharded the error names the same one on every run.
 func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, error) {
 	names := slices.Sorted(maps.Keys(init))
@@ -281,6 +281,11 @@ func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, e
 				}
 				if v == nil {
 					continue
+				}
+			}
+			if v.Dist != nil {
+				if mesh := pm.Mesh(v.Dist.Mesh); mesh != nil && !mesh.Contains(ranks[i]) {
+					continue // another pipeline stage's
 				}
 			}
 			sh, err := shardOf(pm, v, t, ranks[i])

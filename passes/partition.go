@@ -41,8 +41,7 @@ Every op of main has an op dist and every dense-tensor var a tensor dist;
 mappings fit the tensor and the mesh; no mesh dim is used twice; every
 sharded dim divides evenly; each op's mapping of an arg is the arg's own
 dist (mesh, mapping, partial state); a reduction over a split dim has a
-partial output; no op is a reshard (insert-reshards makes them; nothing
-lowers one yet). Fails listing every problem.`,
+partial output. Fails listing every problem.`,
 			PreservesAll: true,
 			Run: func(ctx *Context, m *ir.Module) error {
 				rep, err := analysis.Get[*analysis.AnnotationReport](ctx.Analyses, analysis.Annotations)

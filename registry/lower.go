@@ -108,17 +108,8 @@ func startsAnEmbedding(ops []*ir.Op) bool {
 	return false
 }
 
-// errReshard is the lowering's refusal of a reshard op.
-var errReshard = errors.New("no lowering for reshard yet (insert-reshards makes them; lower-reshards is issue 26 item 3)")
-
 func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpIndex[*ir.Op]) error {
 	ctx.readRank, ctx.readStart = false, false
-	if op.Type == "reshard" {
-		// The default impl would keep it as the identity, which on a
-		// rank's part it is not. check-annotations says so first; this
-		// holds for a pipeline that skips it.
-		return errReshard
-	}
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }
@@ -144,6 +135,10 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			ctx.st.lossGrad = g
 			break
 		}
+	}
+	if op.Type == ReshardType {
+		// Its own lowering in every phase, on the ranks of either end.
+		return r.lowerReshard(ctx, op)
 	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
@@ -175,7 +170,14 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
 	}
 	if !mesh.Contains(ctx.rank) {
-		return fmt.Errorf("rank %d is not in mesh %s", ctx.rank, mesh.Name)
+		// Another pipeline stage's op: check-annotations holds every op
+		// to its own mesh's vars, so what crosses to this rank's stage
+		// goes through a reshard. The stage that holds the loss starts
+		// the gradient sync of every stage.
+		if op.Role.IsLossGrad() {
+			ctx.SeeLossGrad()
+		}
+		return nil
 	}
 	impl, err := r.Lookup(implType, implIndex)
 	if err != nil {

@@ -278,3 +278,139 @@ func transpose2Grad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out1("X@GRAD", dx), nil
 }
+
+// slice keeps Input[starts:ends] along axes, Paddle's way: a negative
+// bound counts from the end, bounds are clamped to the dim, and the
+// decrease_axis dims (of size 1) are dropped. Bounds given as tensors
+// are not supported.
+func slice(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "Input")
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []string{"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"} {
+		if len(in[s]) > 0 {
+			return nil, errf(op, "bounds from %s are not supported", s)
+		}
+	}
+	axes, _ := attrInts(op, "axes")
+	starts, _ := attrInts(op, "starts")
+	ends, _ := attrInts(op, "ends")
+	if len(starts) != len(axes) || len(ends) != len(axes) {
+		return nil, errf(op, "%d axes, %d starts, %d ends", len(axes), len(starts), len(ends))
+	}
+	t := x
+	for i, a := range axes {
+		d, err := normAxis(op, a, x.Rank())
+		if err != nil {
+			return nil, err
+		}
+		n := t.Shape[d]
+		bound := func(b int64) int64 {
+			if b < 0 {
+				b += n
+			}
+			return min(max(b, 0), n)
+		}
+		lo, hi := bound(starts[i]), bound(ends[i])
+		hi = max(hi, lo)
+		if t, err = t.Slice(d, lo, hi); err != nil {
+			return nil, errf(op, "%v", err)
+		}
+	}
+	if t == x {
+		t = x.Clone()
+	}
+	if dec, _ := attrInts(op, "decrease_axis"); len(dec) > 0 {
+		var shape []int64
+		for d, n := range t.Shape {
+			if !slices.Contains(dec, int64(d)) {
+				shape = append(shape, n)
+			} else if n != 1 {
+				return nil, errf(op, "decrease_axis %d has size %d, not 1", d, n)
+			}
+		}
+		t.Shape = shape
+	}
+	return out1("Out", t), nil
+}
+
+// concat joins the X along axis. An AxisTensor is not supported.
+func concat(op *ir.Op, in Args) (Args, error) {
+	if len(in["AxisTensor"]) > 0 {
+		return nil, errf(op, "an axis from AxisTensor is not supported")
+	}
+	xs := in["X"]
+	if len(xs) == 0 {
+		return nil, errf(op, "no X")
+	}
+	for i, x := range xs {
+		if x == nil {
+			return nil, errf(op, "X %d has no value", i)
+		}
+	}
+	d, err := normAxis(op, attrInt(op, "axis", 0), xs[0].Rank())
+	if err != nil {
+		return nil, err
+	}
+	t, err := Concat(d, xs...)
+	if err != nil {
+		return nil, errf(op, "%v", err)
+	}
+	return out1("Out", t), nil
+}
+
+// split cuts X along axis into num equal parts, or parts of the sizes
+// sections (one -1 takes the rest). Tensor-given axis or sections are not
+// supported.
+func split(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	if len(in["AxisTensor"]) > 0 || len(in["SectionsTensorList"]) > 0 {
+		return nil, errf(op, "an axis or sections from tensors are not supported")
+	}
+	d, err := normAxis(op, attrInt(op, "axis", 0), x.Rank())
+	if err != nil {
+		return nil, err
+	}
+	n := x.Shape[d]
+	sections, _ := attrInts(op, "sections")
+	if num := attrInt(op, "num", 0); num > 0 {
+		if n%num != 0 {
+			return nil, errf(op, "dim %d of size %d does not split into %d", d, n, num)
+		}
+		sections = make([]int64, num)
+		for i := range sections {
+			sections[i] = n / num
+		}
+	}
+	rest, free := n, -1
+	for i, s := range sections {
+		switch {
+		case s == -1 && free < 0:
+			free = i
+		case s < 0:
+			return nil, errf(op, "sections %v: a negative size other than one -1", sections)
+		default:
+			rest -= s
+		}
+	}
+	if free >= 0 {
+		sections[free] = rest
+		rest = 0
+	}
+	if rest != 0 || len(sections) == 0 {
+		return nil, errf(op, "sections %v do not add up to dim %d of size %d", sections, d, n)
+	}
+	outs := make([]*Tensor, len(sections))
+	at := int64(0)
+	for i, s := range sections {
+		if outs[i], err = x.Slice(d, at, at+s); err != nil {
+			return nil, errf(op, "%v", err)
+		}
+		at += s
+	}
+	return Args{"Out": outs}, nil
+}

@@ -62,7 +62,8 @@
 // dtype and shape; members that carry an origin_op attr (the serial op
 // whose lowering emitted the collective) must carry the same, so that a
 // rank that swaps or drops one of two like collectives fails where they
-// first meet. A send_v2 must meet its peer's recv_v2 on the same ring. A
+// first meet. A send_v2 must meet its peer's recv_v2 on the same ring (a
+// peer attr is the other rank's index in the ring's group, as in Paddle). A
 // disagreement is an error naming both ranks and their ops. A rank whose
 // program ends fails at once the collectives its peers wait for it in;
 // once every rank still running waits in a collective that misses a

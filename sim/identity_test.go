@@ -66,9 +66,12 @@ func TestCollectivesMatchByOrigin(t *testing.T) {
 
 // TestPointToPointPairs: every send_v2 must meet its peer's recv_v2.
 func TestPointToPointPairs(t *testing.T) {
+	// peer is the other rank's index in the ring's group; both rings hold
+	// both ranks.
+	const rings = "group 0 ranks [0, 1]\ngroup 1 ranks [0, 1]\n"
 	prog := func(rank int, ops ...string) string {
 		return fmt.Sprintf("%sprogram main rank %d { block 0 {\n var a : f64[2]\n var r : f64[2]\n %s\n}}",
-			head, rank, strings.Join(ops, "\n "))
+			rings, rank, strings.Join(ops, "\n "))
 	}
 	send := func(id, peer, ring int) string {
 		return fmt.Sprintf("op %d send_v2(X: a) -> () {peer = %d, ring_id = %d}", id, peer, ring)

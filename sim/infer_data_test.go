@@ -46,6 +46,34 @@ program main { block 0 {
  var o : f32[-1, -1] @m[0, -1]
  op 1 reshard(X: x) -> (Out: o) {origin = "op 2 relu X"}
 }}`},
+		inferCase{Name: "slice", Src: `program main { block 0 {
+ var x : f32[4, 6, 2]
+ var o : f32[-1, -1, -1]
+ op 1 slice(Input: x) -> (Out: o) {axes = [0, 1], starts = [1, -4], ends = [3, 100], infer_flags = [1, 1], decrease_axis = []}
+}}`},
+		inferCase{Name: "slice/decrease_axis", Src: `program main { block 0 {
+ var x : f32[4, 6]
+ var o : f32[-1]
+ op 1 slice(Input: x) -> (Out: o) {axes = [0], starts = [2], ends = [3], infer_flags = [1], decrease_axis = [0]}
+}}`},
+		inferCase{Name: "concat", Src: `program main { block 0 {
+ var a : f64[2, 3]
+ var b : f64[2, 1]
+ var o : f64[-1, -1]
+ op 1 concat(X: [a, b]) -> (Out: o) {axis = -1}
+}}`},
+		inferCase{Name: "split/num", Src: `program main { block 0 {
+ var x : f32[6, 4]
+ var o1 : f32[-1, -1]
+ var o2 : f32[-1, -1]
+ op 1 split(X: x) -> (Out: [o1, o2]) {axis = 1, num = 2}
+}}`},
+		inferCase{Name: "split/sections", Src: `program main { block 0 {
+ var x : f32[6, 4]
+ var o1 : f32[-1, -1]
+ var o2 : f32[-1, -1]
+ op 1 split(X: x) -> (Out: [o1, o2]) {axis = 0, sections = [2, -1]}
+}}`},
 		inferCase{Name: "increment", Src: `program main { block 0 {
  var x : i64[1]
  var o : i64[-1]

@@ -67,7 +67,7 @@ func DefaultKernels() Kernels {
 		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
 		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		"reshard": reshard,
+		"reshard": reshard, "slice": slice, "concat": concat, "split": split,
 		// moe.go
 		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
 		"gather": gather, "gather_grad": gatherGrad,

@@ -47,7 +47,7 @@ func TestReshardSPMDRefused(t *testing.T) {
 	mods := rankModules(t, strings.Replace(reshardSrc, "%s", " rank 0", 1), strings.Replace(reshardSrc, "%s", " rank 1", 1))
 	scopes := []Scope{{"a": Zeros(ir.F64, 1, 2)}, {"a": Zeros(ir.F64, 1, 2)}}
 	err := runWithin(t, 20*time.Second, &SPMD{Deadline: time.Minute}, []int{0, 1}, mods, scopes)
-	want := "op 1 reshard: no lowering for reshard yet: a per-rank program cannot run one (lower-reshards is issue 26 item 3)"
+	want := "op 1 reshard: an unlowered reshard: a per-rank program cannot run one (partition lowers them)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v\nwant it to hold %q", err, want)
 	}

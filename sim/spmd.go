@@ -136,9 +136,9 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 
 // unloweredReshard refuses a reshard left in a per-rank program: on a
 // rank's part it is not the identity, and running it as one would give a
-// wrong result silently.
+// wrong result silently. Partitioning lowers every reshard.
 func unloweredReshard(op *ir.Op, _ Args) (Args, error) {
-	return nil, fmt.Errorf("%s: no lowering for reshard yet: a per-rank program cannot run one (lower-reshards is issue 26 item 3)", op)
+	return nil, fmt.Errorf("%s: an unlowered reshard: a per-rank program cannot run one (partition lowers them)", op)
 }
 
 // globalIndex maps the local elements of op's X to the global tensor by
@@ -164,22 +164,31 @@ func (r *rankRun) globalIndex(op *ir.Op, local []int64) (func(int64) int64, erro
 	return ShardIndex(global, offset, local), nil
 }
 
-// p2p runs send_v2 and recv_v2: the pair meets on the group of the two
+// p2p runs send_v2 and recv_v2: peer is the other rank's index in the
+// group of ring_id, as in Paddle; the pair meets on the group of the two
 // ranks, in order, and the receiver takes the sender's tensor.
 func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
-	peer, ok := op.Attrs.Int("peer")
+	idx, ok := op.Attrs.Int("peer")
 	if !ok {
 		return nil, fmt.Errorf("%s: no peer", op)
 	}
-	if peer == int64(r.rank) {
-		return nil, fmt.Errorf("%s: peer %d is the rank itself", op, peer)
+	ring, _, err := r.group(op)
+	if err != nil {
+		return nil, err
+	}
+	if idx < 0 || int(idx) >= len(ring) {
+		return nil, fmt.Errorf("%s: peer %d is outside ring %v", op, idx, ring)
+	}
+	peer := ring[idx]
+	if peer == r.rank {
+		return nil, fmt.Errorf("%s: peer %d is the rank itself (%d)", op, idx, peer)
 	}
 	ringID, _ := op.Attrs.Int("ring_id")
-	g := []int{r.rank, int(peer)}
+	g := []int{r.rank, peer}
 	if g[1] < g[0] {
 		g[0], g[1] = g[1], g[0]
 	}
-	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("p2p/%d", ringID), Peer: int(peer)}
+	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("p2p/%d", ringID), Peer: peer}
 	if op.Type == "send_v2" {
 		x, err := oneTensor(op, in, "X")
 		if err != nil {
@@ -194,7 +203,7 @@ func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
 		return nil, err
 	}
 	for i, rk := range g {
-		if rk == int(peer) {
+		if rk == peer {
 			t, ok := got[i].(*Tensor)
 			if !ok {
 				return nil, fmt.Errorf("%s: rank %d sent nothing (both sides received)", op, peer)

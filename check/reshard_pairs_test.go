@@ -1,0 +1,340 @@
+package check_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+)
+
+// pairDist is one dist of the exhaustive reshard pairs: a mapping and
+// the reduction of each mesh dim it leaves free ("" whole, "sum", "avg").
+type pairDist struct {
+	mapping []int
+	partial []string // by mesh dim
+}
+
+func (d pairDist) isPartial() bool {
+	return slices.ContainsFunc(d.partial, func(s string) bool { return s != "" })
+}
+
+// text spells the dist as a var's: @m[mapping] partial [...].
+func (d pairDist) text() string {
+	s := "@m" + ir.FormatInts(d.mapping)
+	var ps []string
+	for k, r := range d.partial {
+		if r != "" {
+			ps = append(ps, strconv.Itoa(k)+":"+r)
+		}
+	}
+	if len(ps) > 0 {
+		s += " partial [" + strings.Join(ps, ", ") + "]"
+	}
+	return s
+}
+
+// kind spells what each mesh dim holds: R, S (split) or P.
+func (d pairDist) kind() string {
+	ks := make([]byte, len(d.partial))
+	for k := range ks {
+		switch {
+		case slices.Contains(d.mapping, k):
+			ks[k] = 'S'
+		case d.partial[k] != "":
+			ks[k] = 'P'
+		default:
+			ks[k] = 'R'
+		}
+	}
+	return string(ks)
+}
+
+// pairDists lists every valid dist of a rank-dims tensor on a mesh of
+// ndim dims: every mapping with no mesh dim twice, and on each mesh dim
+// it leaves free no partial, a sum or an average.
+func pairDists(dims, ndim int) []pairDist {
+	var out []pairDist
+	var mappings [][]int
+	var rec func(m []int)
+	rec = func(m []int) {
+		if len(m) == dims {
+			mappings = append(mappings, slices.Clone(m))
+			return
+		}
+		for k := -1; k < ndim; k++ {
+			if k >= 0 && slices.Contains(m, k) {
+				continue
+			}
+			rec(append(m, k))
+		}
+	}
+	rec(nil)
+	for _, m := range mappings {
+		parts := [][]string{{}}
+		for k := range ndim {
+			var next [][]string
+			for _, p := range parts {
+				choices := []string{""}
+				if !slices.Contains(m, k) {
+					choices = append(choices, "sum", "avg")
+				}
+				for _, c := range choices {
+					next = append(next, append(slices.Clone(p), c))
+				}
+			}
+			parts = next
+		}
+		for _, p := range parts {
+			out = append(out, pairDist{mapping: m, partial: p})
+		}
+	}
+	return out
+}
+
+// pairModule is the module of one pair: a data var x in src and one
+// consumer. A whole dst is what an assign reads x as, and insert-reshards
+// makes the reshard; a partial dst, which no op dist can ask for, is an
+// explicit reshard into y, which the assign carries on.
+func pairModule(meshShape []int, shape []int64, src, dst pairDist) string {
+	names := []string{"a", "b"}[:len(meshShape)]
+	n := 1
+	for _, s := range meshShape {
+		n *= s
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = i
+	}
+	typ := "f64" + strings.ReplaceAll(fmt.Sprint(shape), " ", ", ")
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "module pair\nmesh m shape %s dims [%s] ranks %s\nprogram main {\n  block 0 {\n",
+		ir.FormatInts(meshShape), strings.Join(names, ", "), ir.FormatInts(ranks))
+	fmt.Fprintf(&sb, "    var x : %s %s {is_data, stop_gradient}\n", typ, src.text())
+	fmt.Fprintf(&sb, "    var y : %s %s\n", typ, dst.text())
+	if !dst.isPartial() {
+		fmt.Fprintf(&sb, "    op 1 assign(X: x) -> (Out: y) role forward\n         dist @m impl elementwise:0 [x: %s -> y: %s]\n",
+			ir.FormatInts(dst.mapping), ir.FormatInts(dst.mapping))
+	} else {
+		fmt.Fprintf(&sb, "    var z : %s %s\n", typ, dst.text())
+		fmt.Fprintf(&sb, "    op 1 reshard(X: x) -> (Out: y) role forward\n         dist @m impl reshard:0 [x: %s -> y: %s]\n",
+			ir.FormatInts(src.mapping), ir.FormatInts(dst.mapping))
+		fmt.Fprintf(&sb, "    op 2 assign(X: y) -> (Out: z) role forward\n         dist @m impl elementwise:0 [y: %s -> z: %s]\n",
+			ir.FormatInts(dst.mapping), ir.FormatInts(dst.mapping))
+	}
+	sb.WriteString("  }\n}\n")
+	return sb.String()
+}
+
+// viaReplicated is the pair's module moving x through a whole, replicated
+// value: the path the bytes of the direct reshard are held to.
+func viaReplicated(meshShape []int, shape []int64, src, dst pairDist) string {
+	text := pairModule(meshShape, shape, src, pairDist{mapping: slices.Repeat([]int{-1}, len(shape)), partial: make([]string, len(meshShape))})
+	r := pairDist{mapping: slices.Repeat([]int{-1}, len(shape)), partial: make([]string, len(meshShape))}
+	typ := "f64" + strings.ReplaceAll(fmt.Sprint(shape), " ", ", ")
+	tail := fmt.Sprintf("    var w : %s %s\n    op 3 reshard(X: y) -> (Out: w) role forward\n         dist @m impl reshard:0 [y: %s -> w: %s]\n  }\n}\n",
+		typ, dst.text(), ir.FormatInts(r.mapping), ir.FormatInts(dst.mapping))
+	return strings.TrimSuffix(text, "  }\n}\n") + tail
+}
+
+// pairResult is what one pair's per-rank programs hold and move.
+type pairResult struct {
+	types []string // the collective op types, sorted, once each
+	bytes []int64  // by rank
+}
+
+func runPair(t *testing.T, text string) (pairResult, error) {
+	t.Helper()
+	m, err := ir.Parse("pair.dpir", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	passes.InsertReshards(m)
+	ctx := context.Background()
+	mods, err := passes.PartitionAll(ctx, m, nil)
+	if err != nil {
+		return pairResult{}, err
+	}
+	rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
+	if err != nil {
+		return pairResult{}, err
+	}
+	if err := rep.Err(); err != nil {
+		return pairResult{}, err
+	}
+	if rep.Count("activation") == 0 {
+		return pairResult{}, fmt.Errorf("nothing compared")
+	}
+	var res pairResult
+	types := map[string]bool{}
+	for _, rm := range mods {
+		c, err := analysis.Get[*analysis.CommReport](analysis.NewCache(rm), analysis.Comm)
+		if err != nil {
+			return pairResult{}, err
+		}
+		res.bytes = append(res.bytes, c.Main.Bytes)
+		for _, op := range c.Ops {
+			types[op.Type] = true
+		}
+	}
+	res.types = slices.Sorted(maps.Keys(types))
+	return res, nil
+}
+
+// minBytes1D is the least a rank can move for a reshard on a 1-D mesh of
+// n ranks, of a tensor whose local part in src is local bytes: nothing
+// to slice, to make a partial or to rescale one; a gather receives the
+// other n-1 parts; an all-reduce is a reduce-scatter and an all-gather;
+// a reduce-scatter and an all-to-all keep one n-th.
+func minBytes1D(src, dst pairDist, n int, local int64) int64 {
+	s, d := src.kind(), dst.kind()
+	ring := func(k int64) int64 { return (k*int64(n-1)*local + int64(n)/2) / int64(n) }
+	switch {
+	case s == "R", s == "P" && d == "P", s == "S" && d == "P", s == d && slices.Equal(src.mapping, dst.mapping):
+		return 0
+	case s == "S" && d == "R":
+		return int64(n-1) * local
+	case s == "S" && d == "S", s == "P" && d == "S":
+		return ring(1)
+	case s == "P" && d == "R":
+		return ring(2)
+	}
+	panic("unreachable: " + s + d)
+}
+
+// TestReshardPairs: every (source, destination) pair of valid dists of a
+// [8, 12] and a [4, 8, 12] tensor on the meshes [4], [2, 2] and [2, 4]
+// (mappings, and partial sums and averages), as a module of one data var
+// and one consumer: insert-reshards and partition for every rank, then
+// check, pass. Each pair moves no more bytes on any rank than the path
+// through a replicated value, and on the 1-D mesh exactly the least a
+// rank can move. The table (testdata/reshard_pairs.txt; DISTPASS_UPDATE=1
+// rewrites it) sums the pairs by kind: what each mesh dim holds before and
+// after, the collectives used and the bytes per rank. Under -race or
+// -short every seventh pair runs and no table is compared.
+func TestReshardPairs(t *testing.T) {
+	sample := raceEnabled || testing.Short()
+	var table strings.Builder
+	for _, meshShape := range [][]int{{4}, {2, 2}, {2, 4}} {
+		for _, shape := range [][]int64{{8, 12}, {4, 8, 12}} {
+			dists := pairDists(len(shape), len(meshShape))
+			type row struct {
+				pairs, passed   int
+				types           map[string]bool
+				minB, maxB      int64
+				sumRepl, sumOur int64
+			}
+			rows := map[string]*row{}
+			tried, passed := 0, 0
+			for i, src := range dists {
+				for j, dst := range dists {
+					if sample && (i*len(dists)+j)%7 != 0 {
+						continue
+					}
+					tried++
+					name := src.text() + " → " + dst.text()
+					got, err := runPair(t, pairModule(meshShape, shape, src, dst))
+					if err != nil {
+						t.Errorf("mesh %v %v: %s: %v", meshShape, shape, name, err)
+						continue
+					}
+					repl, err := runPair(t, viaReplicated(meshShape, shape, src, dst))
+					if err != nil {
+						t.Errorf("mesh %v %v: %s through replicated: %v", meshShape, shape, name, err)
+						continue
+					}
+					ok := true
+					for r := range got.bytes {
+						if got.bytes[r] > repl.bytes[r] {
+							t.Errorf("mesh %v %v: %s: rank %d moves %d bytes, through replicated %d", meshShape, shape, name, r, got.bytes[r], repl.bytes[r])
+							ok = false
+						}
+					}
+					if len(meshShape) == 1 {
+						local := int64(8)
+						for _, s := range shape {
+							local *= s
+						}
+						if slices.Contains(src.mapping, 0) {
+							local /= int64(meshShape[0])
+						}
+						if want := minBytes1D(src, dst, meshShape[0], local); slices.Max(got.bytes) != want {
+							t.Errorf("mesh %v %v: %s: moves %v bytes per rank, the least is %d", meshShape, shape, name, got.bytes, want)
+							ok = false
+						}
+					}
+					if !ok {
+						continue
+					}
+					passed++
+					k := src.kind() + "→" + dst.kind()
+					rw := rows[k]
+					if rw == nil {
+						rw = &row{types: map[string]bool{}, minB: -1}
+						rows[k] = rw
+					}
+					rw.pairs++
+					for _, typ := range got.types {
+						rw.types[typ] = true
+					}
+					b := slices.Max(got.bytes)
+					if rw.minB < 0 || b < rw.minB {
+						rw.minB = b
+					}
+					rw.maxB = max(rw.maxB, b)
+					rw.sumOur += b
+					rw.sumRepl += slices.Max(repl.bytes)
+				}
+			}
+			fmt.Fprintf(&table, "mesh %s, f64%s: %d pairs tried, %d passed\n", ir.FormatInts(meshShape), fmt.Sprint(shape), tried, passed)
+			fmt.Fprintf(&table, "  %-10s %5s  %-50s %15s %9s %9s\n", "kind", "pairs", "collectives", "bytes/rank", "total", "via R")
+			for _, k := range slices.Sorted(maps.Keys(rows)) {
+				rw := rows[k]
+				types := strings.Join(slices.Sorted(maps.Keys(rw.types)), " ")
+				if types == "" {
+					types = "(none)"
+				}
+				fmt.Fprintf(&table, "  %-10s %5d  %-50s %15s %9d %9d\n", k, rw.pairs, types,
+					fmt.Sprintf("%d-%d", rw.minB, rw.maxB), rw.sumOur, rw.sumRepl)
+			}
+		}
+	}
+	if sample {
+		return
+	}
+	pairsGolden(t, "reshard_pairs.txt", table.String())
+}
+
+// pairsGolden compares got with testdata/name, or rewrites it when
+// DISTPASS_UPDATE is set.
+func pairsGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv("DISTPASS_UPDATE") != "" {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (DISTPASS_UPDATE=1 writes it)", err)
+	}
+	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); d != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, d)
+	}
+}

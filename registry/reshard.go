@@ -1,0 +1,538 @@
+package registry
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// The lowering of reshard ops: a reshard(X) -> (Out) becomes, on each
+// rank, the local ops and collectives that turn the rank's part of X
+// (X's var dist) into its part of Out (Out's). On one mesh the steps are
+// planReshard's; across two meshes of one shape, the rank at each
+// coordinate of X's mesh sends to the rank at the same coordinate of
+// Out's, having first done the steps that shrink what it sends (slices
+// and reduce-scatters toward Out's dist), and the receiver does the rest.
+
+// ReshardType is the impl type, and the op type, of reshards.
+const ReshardType = "reshard"
+
+// lowerReshard lowers reshard op on ctx's rank, in whatever phase its role
+// puts it.
+func (r *Registry) lowerReshard(ctx *Lowering, op *ir.Op) error {
+	xs, outs := op.Input("X"), op.Output("Out")
+	if len(xs) != 1 || len(outs) != 1 {
+		return fmt.Errorf("want one X and one Out, have %d and %d", len(xs), len(outs))
+	}
+	ctx.begin(op, nil, ReshardType, 0)
+	x, out := ctx.Var(xs[0]), ctx.Var(outs[0])
+	for _, v := range [2]*ir.Var{x, out} {
+		switch {
+		case v == nil:
+			return fmt.Errorf("var is not declared")
+		case !v.Type.IsTensor() || v.Dist == nil:
+			return fmt.Errorf("%s has no tensor dist: a reshard converts X's dist into Out's", v.Name())
+		}
+	}
+	xm, om := ctx.module.Mesh(x.Dist.Mesh), ctx.module.Mesh(out.Dist.Mesh)
+	if xm == nil || om == nil {
+		return fmt.Errorf("%s or %s is on an unknown mesh", x.Name(), out.Name())
+	}
+	rw := &reshardLowering{ctx: ctx, op: op, x: x, out: out}
+	inX, inOut := xm.Contains(ctx.rank), om.Contains(ctx.rank)
+	if xm == om || slices.Equal(xm.ProcessIDs, om.ProcessIDs) && slices.Equal(xm.Shape, om.Shape) {
+		if !inOut {
+			return nil // another stage's op
+		}
+		ctx.mesh = om
+		return rw.sameMesh(x, placesOf(x.Dist, om.Shape), placesOf(out.Dist, om.Shape))
+	}
+	if !slices.Equal(xm.Shape, om.Shape) {
+		return fmt.Errorf("%s on mesh %s %s to %s on mesh %s %s: a reshard across meshes needs meshes of one shape",
+			x.Name(), xm.Name, ir.FormatInts(xm.Shape), out.Name(), om.Name, ir.FormatInts(om.Shape))
+	}
+	for i, id := range xm.ProcessIDs {
+		if j := slices.Index(om.ProcessIDs, id); j >= 0 && j != i {
+			return fmt.Errorf("%s on mesh %s to %s on mesh %s: rank %d is in both meshes at different coordinates, which a point-to-point move cannot serve",
+				x.Name(), xm.Name, out.Name(), om.Name, id)
+		}
+	}
+	if !inX && !inOut {
+		return nil
+	}
+	return rw.crossMesh(xm, om, inX, inOut)
+}
+
+// reshardLowering is one reshard op's lowering on one rank.
+type reshardLowering struct {
+	ctx    *Lowering
+	op     *ir.Op
+	x, out *ir.Var
+}
+
+// global is the global shape of v, on its mesh pm's dims as its dist
+// splits them.
+func global(v *ir.Var, pm *ir.ProcessMesh) []int64 {
+	g := slices.Clone(v.Type.Shape)
+	for d, k := range v.Dist.DimsMapping {
+		if k >= 0 && k < len(pm.Shape) {
+			g[d] *= int64(pm.Shape[k])
+		}
+	}
+	return g
+}
+
+// localShape is the local shape, on mesh pm, of a tensor of global shape
+// g whose mesh dims hold ps.
+func localShape(g []int64, ps []place, pm *ir.ProcessMesh) []int64 {
+	l := slices.Clone(g)
+	for k, p := range ps {
+		if p.dim >= 0 && !p.partial {
+			l[p.dim] /= int64(pm.Shape[k])
+		}
+	}
+	return l
+}
+
+// sameMesh emits the steps from src to dst on ctx's mesh, from var from
+// (which holds src) into the reshard's Out.
+func (rw *reshardLowering) sameMesh(from *ir.Var, src, dst []place) error {
+	steps, err := planReshard(src, dst)
+	if err != nil {
+		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
+	}
+	if len(steps) == 0 {
+		rw.ctx.Emit("assign", rw.ctx.Slot("X", from.Name()), rw.ctx.Slot("Out", rw.out.Name()),
+			rw.why("the same parts"))
+		return nil
+	}
+	_, err = rw.run(from, src, steps, rw.out)
+	return err
+}
+
+// run emits steps from var cur, whose mesh dims hold ps, on ctx's mesh,
+// the last into last (nil: a fresh var), and returns the var written.
+func (rw *reshardLowering) run(cur *ir.Var, ps []place, steps []step, last *ir.Var) (*ir.Var, error) {
+	pm := rw.ctx.mesh
+	g := global(rw.x, rw.ctx.module.Mesh(rw.x.Dist.Mesh))
+	ps = slices.Clone(ps)
+	for i, s := range steps {
+		ps[s.axis] = s.to
+		var to *ir.Var
+		if i == len(steps)-1 && last != nil {
+			to = last
+		} else {
+			like := &ir.Var{Type: ir.Tensor(rw.x.Type.DType, localShape(g, ps, pm)...)}
+			to = rw.ctx.NewVar(rw.out.Name()+"."+shortStep[s.kind], like, distOf(pm.Name, ps, len(g)))
+		}
+		if err := rw.emit(s, cur, to); err != nil {
+			return nil, err
+		}
+		cur = to
+	}
+	return cur, nil
+}
+
+var shortStep = [...]string{"slice", "rs", "a2a", "ar", "ag", "pad", "part", "scale"}
+
+// why is the origin reason of the ops emitted for the reshard.
+func (rw *reshardLowering) why(what string) string {
+	return "reshard " + rw.x.Name() + " " + spellTensorDist(rw.x.Dist) + " to " + rw.out.Name() + " " + spellTensorDist(rw.out.Dist) + ": " + what
+}
+
+// spellTensorDist spells d as the text format does: @mesh[mapping] and
+// its partial dims.
+func spellTensorDist(d *ir.TensorDist) string {
+	s := "@" + d.Mesh + ir.FormatInts(d.DimsMapping)
+	for i, p := range d.Partial {
+		if i == 0 {
+			s += " partial ["
+		} else {
+			s += ", "
+		}
+		s += strconv.Itoa(p.Dim)
+		if p.Reduce != ir.ReduceSum {
+			s += ":" + p.Reduce.String()
+		}
+		if i == len(d.Partial)-1 {
+			s += "]"
+		}
+	}
+	return s
+}
+
+// temp declares a temp var of the reshard's dtype and of shape: a
+// buffer of this rank's (its dist replicated: it is no part of a
+// distributed value).
+func (rw *reshardLowering) temp(suffix string, shape []int64) *ir.Var {
+	like := &ir.Var{Type: ir.Tensor(rw.x.Type.DType, shape...)}
+	d := &ir.TensorDist{Mesh: rw.ctx.mesh.Name, DimsMapping: make([]int, len(shape))}
+	for i := range d.DimsMapping {
+		d.DimsMapping[i] = -1
+	}
+	return rw.ctx.NewVar(rw.out.Name()+"."+suffix, like, d)
+}
+
+// order is, for mesh dim axis, the coordinate of each member of this
+// rank's group in group order (ids ascending): the order a collective
+// takes its members' blocks in. It reads the rank only when the order is
+// not the coordinates' own, as on a mesh whose ids do not ascend.
+func (rw *reshardLowering) order(axis int) ([]int, error) {
+	pm := rw.ctx.mesh
+	g, err := pm.Group(axis, rw.ctx.rank)
+	if err != nil {
+		return nil, err
+	}
+	ord := make([]int, len(g))
+	ident := true
+	for j, id := range g {
+		c, err := pm.Coord(id)
+		if err != nil {
+			return nil, err
+		}
+		ord[j] = c[axis]
+		ident = ident && ord[j] == j
+	}
+	if !ident {
+		rw.ctx.readRank = true
+	}
+	return ord, nil
+}
+
+// emit emits the ops of step s from var from into var to, on ctx's mesh.
+func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
+	ctx := rw.ctx
+	pm := ctx.mesh
+	n := pm.Shape[s.axis]
+	dimName := pm.DimNames[s.axis]
+	ring := func() (ir.Attr, error) {
+		id, _, err := ctx.Group(s.axis)
+		return ir.A("ring_id", ir.Int(int64(id))), err
+	}
+	calc := ir.A("use_calc_stream", ir.Bool(true))
+	nranks := ir.A("nranks", ir.Int(int64(n)))
+	in, out := from.Name(), to.Name()
+	what := fmt.Sprintf("%s over %s", s.kind, dimName)
+	switch s.kind {
+	case stepSlice:
+		c, err := ctx.Coord(s.axis)
+		if err != nil {
+			return err
+		}
+		rows := from.Type.Shape[s.to.dim] / int64(n)
+		ctx.Emit("slice", ctx.Slot("Input", in), ctx.Slot("Out", out), rw.why(what),
+			ir.A("axes", ir.Ints{int64(s.to.dim)}), ir.A("starts", ir.Ints{int64(c) * rows}),
+			ir.A("ends", ir.Ints{int64(c+1) * rows}), ir.A("infer_flags", ir.Ints{1}), ir.A("decrease_axis", ir.Ints{}))
+	case stepAllGather:
+		r, err := ring()
+		if err != nil {
+			return err
+		}
+		ord, err := rw.order(s.axis)
+		if err != nil {
+			return err
+		}
+		d := s.from.dim
+		if d == 0 && isIdentity(ord) {
+			ctx.Emit("c_allgather", ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what), r, nranks, calc)
+			return nil
+		}
+		// The gather stacks the members' blocks along dim 0; they go
+		// along dim d, in coordinate order.
+		gs := slices.Clone(from.Type.Shape)
+		gs[0] *= int64(n)
+		gathered := rw.temp("ag", gs)
+		ctx.Emit("c_allgather", ctx.Slot("X", in), ctx.Slot("Out", gathered.Name()), rw.why(what), r, nranks, calc)
+		parts := rw.split(gathered.Name(), from.Type.Shape, 0, n, what)
+		byCoord := make([]string, n)
+		for j, c := range ord {
+			byCoord[c] = parts[j]
+		}
+		rw.concat(byCoord, d, out, what)
+	case stepReduceScatter:
+		r, err := ring()
+		if err != nil {
+			return err
+		}
+		ord, err := rw.order(s.axis)
+		if err != nil {
+			return err
+		}
+		d := s.to.dim
+		src := in
+		if d != 0 || !isIdentity(ord) {
+			// Member j keeps block j of dim 0: put there the block along
+			// d of member j's coordinate.
+			bs := slices.Clone(from.Type.Shape)
+			bs[d] /= int64(n)
+			parts := rw.split(in, bs, d, n, what)
+			byMember := make([]string, n)
+			for j, c := range ord {
+				byMember[j] = parts[c]
+			}
+			ys := slices.Clone(bs)
+			ys[0] *= int64(n)
+			y := rw.temp("rs", ys)
+			rw.concat(byMember, 0, y.Name(), what)
+			src = y.Name()
+		}
+		dst := out
+		if s.from.reduce == ir.ReduceAvg {
+			dst = rw.temp("rs", to.Type.Shape).Name()
+		}
+		ctx.Emit("c_reducescatter", ctx.Slot("X", src), ctx.Slot("Out", dst), rw.why(what), r, nranks, calc)
+		if s.from.reduce == ir.ReduceAvg {
+			rw.scale(dst, out, 1/float64(n), what+": the mean of the parts")
+		}
+	case stepAllToAll:
+		r, err := ring()
+		if err != nil {
+			return err
+		}
+		ord, err := rw.order(s.axis)
+		if err != nil {
+			return err
+		}
+		d, e := s.from.dim, s.to.dim
+		// Block j of dim 0 goes to member j: the block along e of its
+		// coordinate.
+		bs := slices.Clone(from.Type.Shape)
+		bs[e] /= int64(n)
+		src := in
+		if e != 0 || !isIdentity(ord) {
+			parts := rw.split(in, bs, e, n, what)
+			byMember := make([]string, n)
+			for j, c := range ord {
+				byMember[j] = parts[c]
+			}
+			ys := slices.Clone(bs)
+			ys[0] *= int64(n)
+			y := rw.temp("a2a", ys)
+			rw.concat(byMember, 0, y.Name(), what)
+			src = y.Name()
+		}
+		// Block i of what comes back is member i's block along d.
+		if d == 0 && isIdentity(ord) {
+			ctx.Emit("alltoall", ctx.Slot("X", src), ctx.Slot("Out", out), rw.why(what), r, calc)
+			return nil
+		}
+		zs := slices.Clone(bs)
+		zs[0] *= int64(n)
+		z := rw.temp("a2a", zs)
+		ctx.Emit("alltoall", ctx.Slot("X", src), ctx.Slot("Out", z.Name()), rw.why(what), r, calc)
+		parts := rw.split(z.Name(), bs, 0, n, what)
+		byCoord := make([]string, n)
+		for j, c := range ord {
+			byCoord[c] = parts[j]
+		}
+		rw.concat(byCoord, d, out, what)
+	case stepAllReduce:
+		r, err := ring()
+		if err != nil {
+			return err
+		}
+		ctx.Emit("c_allreduce_"+s.from.reduce.String(), ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what), r, calc)
+	case stepPad:
+		// This rank's block in its place along the dim, and elsewhere the
+		// value that leaves the reduction unchanged.
+		c, err := ctx.Coord(s.axis)
+		if err != nil {
+			return err
+		}
+		fill := 0.0
+		switch s.to.reduce {
+		case ir.ReduceMax:
+			fill = math.Inf(-1)
+		case ir.ReduceMin:
+			fill = math.Inf(1)
+		}
+		block := in
+		if s.to.reduce == ir.ReduceAvg {
+			// The parts' mean is the value: their sum is n times it.
+			block = rw.temp("pad", from.Type.Shape).Name()
+			rw.scale(in, block, float64(n), what+": n times the block, as the parts' mean is the value")
+		}
+		zero := rw.temp("pad", from.Type.Shape)
+		ctx.Emit("fill_any_like", ctx.Slot("X", in), ctx.Slot("Out", zero.Name()), rw.why(what),
+			ir.A("value", ir.Float(fill)), ir.A("dtype", ir.Int(-1)))
+		parts := make([]string, n)
+		for j := range parts {
+			parts[j] = zero.Name()
+		}
+		parts[c] = block
+		rw.concat(parts, s.from.dim, out, what)
+	case stepPartial:
+		keep := true
+		if s.to.reduce == ir.ReduceSum {
+			c, err := ctx.Coord(s.axis)
+			if err != nil {
+				return err
+			}
+			keep = c == 0
+		}
+		if keep {
+			ctx.Emit("assign", ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what+": the value"))
+		} else {
+			ctx.Emit("fill_any_like", ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what+": zero off coordinate 0"),
+				ir.A("value", ir.Float(0)), ir.A("dtype", ir.Int(-1)))
+		}
+	case stepRescale:
+		f := float64(n) // sum parts to avg parts
+		if s.from.reduce == ir.ReduceAvg {
+			f = 1 / float64(n)
+		}
+		rw.scale(in, out, f, what)
+	default:
+		return fmt.Errorf("unknown reshard step %v", s.kind)
+	}
+	return nil
+}
+
+func isIdentity(ord []int) bool {
+	for j, c := range ord {
+		if c != j {
+			return false
+		}
+	}
+	return true
+}
+
+// split emits split(X: in) along axis into n fresh vars of shape part
+// and returns their names.
+func (rw *reshardLowering) split(in string, part []int64, axis, n int, what string) []string {
+	names := make([]string, n)
+	for j := range names {
+		names[j] = rw.temp("part", part).Name()
+	}
+	rw.ctx.Emit("split", rw.ctx.Slot("X", in), []ir.Slot{{Name: "Out", Args: names}}, rw.why(what),
+		ir.A("axis", ir.Int(int64(axis))), ir.A("num", ir.Int(int64(n))), ir.A("sections", ir.Ints{}))
+	return names
+}
+
+// concat emits concat(X: ins) along axis into out.
+func (rw *reshardLowering) concat(ins []string, axis int, out, what string) {
+	rw.ctx.Emit("concat", []ir.Slot{{Name: "X", Args: ins}}, rw.ctx.Slot("Out", out), rw.why(what),
+		ir.A("axis", ir.Int(int64(axis))))
+}
+
+func (rw *reshardLowering) scale(in, out string, f float64, what string) {
+	rw.ctx.Emit("scale", rw.ctx.Slot("X", in), rw.ctx.Slot("Out", out), rw.why(what),
+		ir.A("scale", ir.Float(f)), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+}
+
+// crossMesh lowers a reshard between two meshes of one shape: the sender
+// (X's mesh) does the steps that shrink its part toward Out's dist, sends
+// the result to the rank at its coordinate on Out's mesh, and the
+// receiver does the remaining steps there.
+func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) error {
+	ctx := rw.ctx
+	src, dst := placesOf(rw.x.Dist, xm.Shape), placesOf(rw.out.Dist, om.Shape)
+	sent, err := shrinkToward(src, dst)
+	if err != nil {
+		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
+	}
+	g := global(rw.x, xm)
+	shape := localShape(g, sent, xm)
+	what := fmt.Sprintf("send from mesh %s to mesh %s", xm.Name, om.Name)
+	if inX {
+		ctx.mesh = xm
+		steps, err := planReshard(src, sent)
+		if err != nil {
+			return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
+		}
+		cur, err := rw.run(rw.x, src, steps, nil)
+		if err != nil {
+			return err
+		}
+		peer, err := rw.peerOf(xm, om)
+		if err != nil {
+			return err
+		}
+		ring, idx, err := rw.pair(ctx.rank, peer)
+		if err != nil {
+			return err
+		}
+		ctx.Emit("send_v2", ctx.Slot("X", cur.Name()), nil, rw.why(what+": to rank "+strconv.Itoa(peer)),
+			ir.A("ring_id", ir.Int(int64(ring))), ir.A("peer", ir.Int(int64(idx))), ir.A("use_calc_stream", ir.Bool(true)))
+	}
+	if !inOut {
+		return nil
+	}
+	ctx.mesh = om
+	steps, err := planReshard(sent, dst)
+	if err != nil {
+		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
+	}
+	recvd := rw.out
+	if len(steps) > 0 {
+		recvd = rw.ctx.NewVar(rw.out.Name()+".recv", &ir.Var{Type: ir.Tensor(rw.x.Type.DType, shape...)}, distOf(om.Name, sent, len(g)))
+	}
+	peer, err := rw.peerOf(om, xm)
+	if err != nil {
+		return err
+	}
+	ring, idx, err := rw.pair(ctx.rank, peer)
+	if err != nil {
+		return err
+	}
+	code, ok := rw.x.Type.DType.PaddleCode()
+	if !ok {
+		return fmt.Errorf("%s: dtype %s has no Paddle code for recv_v2", rw.x.Name(), rw.x.Type.DType)
+	}
+	ctx.Emit("recv_v2", nil, ctx.Slot("Out", recvd.Name()), rw.why(what+": from rank "+strconv.Itoa(peer)),
+		ir.A("ring_id", ir.Int(int64(ring))), ir.A("peer", ir.Int(int64(idx))), ir.A("use_calc_stream", ir.Bool(true)),
+		ir.A("dtype", ir.Int(code)), ir.A("out_shape", ir.Ints(slices.Clone(shape))))
+	if len(steps) > 0 {
+		_, err = rw.run(recvd, sent, steps, rw.out)
+	}
+	return err
+}
+
+// shrinkToward returns the places a cross-mesh reshard sends: src with
+// every slice and reduce-scatter toward dst done, the steps that shrink
+// what goes over the wire.
+func shrinkToward(src, dst []place) ([]place, error) {
+	if err := mixedPartials(src); err != nil {
+		return nil, err
+	}
+	cur := slices.Clone(src)
+	for changed := true; changed; {
+		changed = false
+		for k, want := range dst {
+			if want.dim < 0 || cur[k] == want || (cur[k] != replicated && !cur[k].linear()) {
+				continue
+			}
+			if !slices.ContainsFunc(cur, func(p place) bool { return !p.partial && p.dim == want.dim }) {
+				cur[k] = want
+				changed = true
+			}
+		}
+	}
+	return cur, nil
+}
+
+// peerOf returns the rank of mesh to at the coordinate this rank has on
+// mesh from.
+func (rw *reshardLowering) peerOf(from, to *ir.ProcessMesh) (int, error) {
+	i := slices.Index(from.ProcessIDs, rw.ctx.rank)
+	if i < 0 || i >= len(to.ProcessIDs) {
+		return 0, fmt.Errorf("rank %d is not in mesh %s", rw.ctx.rank, from.Name)
+	}
+	rw.ctx.readRank = true
+	return to.ProcessIDs[i], nil
+}
+
+// pair returns the ring id of the group of ranks a and b and b's index
+// in it (send_v2's and recv_v2's peer).
+func (rw *reshardLowering) pair(a, b int) (ring, idx int, err error) {
+	ranks := []int{min(a, b), max(a, b)}
+	for _, g := range rw.ctx.module.Groups {
+		if slices.Equal(g.Ranks, ranks) {
+			return g.ID, slices.Index(ranks, b), nil
+		}
+	}
+	return 0, 0, fmt.Errorf("no process group %v in the group table for the point-to-point move", ranks)
+}
