@@ -338,3 +338,125 @@ func pairsGolden(t *testing.T, name, got string) {
 		t.Errorf("%s differs (-want +got):\n%s", path, d)
 	}
 }
+
+// TestReshardPairsCrossMesh: every pair of dists of a [8, 12] tensor on
+// two 2-rank meshes, from one to the other: check passes, and for the
+// move the sender ranks hold only send_v2 and what shrinks what they send
+// (slices, reduce-scatters), the receivers recv_v2 and the steps on
+// their own mesh from what was sent, and each rank sends at most its
+// part of the source.
+func TestReshardPairsCrossMesh(t *testing.T) {
+	dists := pairDists(2, 1)
+	for _, src := range dists {
+		for _, dst := range dists {
+			name := src.text() + " → " + dst.text()
+			text := pairModule([]int{2}, []int64{8, 12}, src, dst)
+			text = strings.Replace(text, "mesh m shape [2] dims [a] ranks [0, 1]",
+				"mesh m shape [2] dims [a] ranks [2, 3]\nmesh s shape [2] dims [a] ranks [0, 1]", 1)
+			text = strings.Replace(text, "var x : f64[8, 12] @m", "var x : f64[8, 12] @s", 1)
+			m, err := ir.Parse("pair.dpir", []byte(text))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, text)
+			}
+			passes.InsertReshards(m)
+			ctx := context.Background()
+			mods, err := passes.PartitionAll(ctx, m, nil)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
+			if err != nil || rep.Err() != nil || rep.Count("activation") == 0 {
+				t.Errorf("%s: check: %v %v", name, err, rep.Err())
+				continue
+			}
+			part := int64(8 * 8 * 12)
+			if slices.Contains(src.mapping, 0) {
+				part /= 2
+			}
+			for i, rm := range mods {
+				rank := passes.Ranks(m)[i]
+				c, err := analysis.Get[*analysis.CommReport](analysis.NewCache(rm), analysis.Comm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				allowed := map[string]bool{"send_v2": true, "c_reducescatter": true}
+				if rank >= 2 {
+					allowed = map[string]bool{"recv_v2": true, "c_allgather": true, "c_allreduce_sum": true, "c_allreduce_avg": true, "alltoall": true}
+				}
+				moves := 0
+				for _, op := range c.Ops {
+					if !allowed[op.Type] {
+						t.Errorf("%s: rank %d holds %s", name, rank, op.Type)
+					}
+					if op.Type == "send_v2" || op.Type == "recv_v2" {
+						moves++
+						if op.Bytes > part {
+							t.Errorf("%s: rank %d: %s moves %d bytes, more than its part of x (%d)", name, rank, op.Type, op.Bytes, part)
+						}
+					}
+				}
+				if moves != 1 {
+					t.Errorf("%s: rank %d holds %d point-to-point ops, want 1", name, rank, moves)
+				}
+			}
+		}
+	}
+}
+
+// TestTwoStageMLP: the two-stage MLP of examples/pp_mlp.dpir, trained
+// (backward and sgd) with insert-reshards making the moves between the
+// stages: check passes over two steps, every rank holds only its stage's
+// ops, and the moves are one send_v2 and one recv_v2 a rank (the
+// activation forward, its grad back), but for the learning rate, which
+// the optimizer of stage1 reads from stage0.
+func TestTwoStageMLP(t *testing.T) {
+	src, err := os.ReadFile("../examples/pp_mlp.dpir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ir.Parse("pp_mlp.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := passes.DefaultRegistry().Parse("append-backward{loss=loss},append-optimizer{type=sgd},insert-reshards,verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&passes.Manager{}).Run(context.Background(), pl, m); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil || rep.Count("grad") != 2 {
+		t.Fatalf("check: %v, %d grads compared", err, rep.Count("grad"))
+	}
+	mods, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rank, rm := range mods {
+		stage := "stage0"
+		if rank >= 2 {
+			stage = "stage1"
+		}
+		var moves []string
+		for _, op := range rm.Main.Global().Ops {
+			if op.Dist == nil || op.Dist.Mesh != stage {
+				t.Errorf("rank %d holds %s, on %v", rank, op, op.Dist)
+			}
+			if op.Type == "send_v2" || op.Type == "recv_v2" {
+				moves = append(moves, op.Type)
+			}
+		}
+		want := "send_v2 recv_v2 send_v2"
+		if rank >= 2 {
+			want = "recv_v2 send_v2 recv_v2"
+		}
+		if got := strings.Join(moves, " "); got != want {
+			t.Errorf("rank %d moves %s, want %s", rank, got, want)
+		}
+	}
+}

@@ -140,6 +140,18 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		// Its own lowering in every phase, on the ranks of either end.
 		return r.lowerReshard(ctx, op)
 	}
+	if op.Dist != nil {
+		if pm := ctx.module.Mesh(op.Dist.Mesh); pm != nil && !pm.Contains(ctx.rank) {
+			// Another pipeline stage's op: check-annotations holds every
+			// op to its own mesh's vars, so what crosses to this rank's
+			// stage goes through a reshard. The stage that holds the
+			// loss starts the gradient sync of every stage.
+			if op.Role.IsLossGrad() {
+				ctx.SeeLossGrad()
+			}
+			return nil
+		}
+	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
 	if phase == BackwardPhase && !backwardOnlyOps[op.Type] && op.Fwd != 0 {
@@ -170,14 +182,7 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
 	}
 	if !mesh.Contains(ctx.rank) {
-		// Another pipeline stage's op: check-annotations holds every op
-		// to its own mesh's vars, so what crosses to this rank's stage
-		// goes through a reshard. The stage that holds the loss starts
-		// the gradient sync of every stage.
-		if op.Role.IsLossGrad() {
-			ctx.SeeLossGrad()
-		}
-		return nil
+		return fmt.Errorf("rank %d is not in mesh %s", ctx.rank, mesh.Name)
 	}
 	impl, err := r.Lookup(implType, implIndex)
 	if err != nil {
