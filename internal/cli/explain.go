@@ -22,7 +22,7 @@ import (
 	"github.com/distpass/distpass/registry"
 )
 
-const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]\n       distpass explain -sharding VAR [-json] [FILE|-]"
+const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]\n       distpass explain -reshards [-json] [FILE|-]\n       distpass explain -sharding VAR [-json] [FILE|-]"
 
 // explainDoc is explain's help: what it prints, the cost formulas and the
 // JSON schema.
@@ -83,6 +83,18 @@ of -1 are left out and counted.
 Ranks come in ascending order, ops in program order (main, then startup),
 sums sorted by name.
 
+-reshards lists the reshard ops of a serial module instead (make them
+with 'distpass run -pipeline insert-reshards'), partitioned for every
+rank: for each, its source and destination dists, its origin (which op
+needed what), and rank by rank the ops it became and the bytes the rank
+moves for one run (ranks that lower it alike share a line), then the
+totals. With -json, one document:
+  {"file": NAME, "reshards": [{"op": ID, "block": B, "x": VAR,
+   "out": VAR, "from": DIST, "to": DIST, "origin": S, "bytes": N,
+   "ranks": [{"rank": R, "ops": [T...], "bytes": N}...]}...]}
+where DIST is the var's dist as the text format spells it. -reshards
+takes none of -rank, -all, -measure and -memory.
+
 -sharding VAR explains completion instead: it completes the module (a
 serial one, partly annotated: see 'distpass complete') and prints, for
 each dim of VAR, where its sharding came from: the annotation its mesh
@@ -111,6 +123,7 @@ func runExplain(env *Env, args []string) int {
 	measure := fs.Bool("measure", false, "run one simulated training step and add the bytes each collective moved")
 	memory := fs.Bool("memory", false, "add the memory summary of each rank")
 	sharding := fs.String("sharding", "", "complete the module and explain where each dim of `VAR`'s sharding came from")
+	reshards := fs.Bool("reshards", false, "list every reshard op: its dists, its origin, and what it became on each rank")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
@@ -120,6 +133,21 @@ func runExplain(env *Env, args []string) int {
 		return ExitUsage
 	}
 	rankGiven, rank := rankFlag.set, &rankFlag.v
+	if given := setFlags(fs); slices.Contains(given, "reshards") && *reshards {
+		var others []string
+		for _, f := range []string{"rank", "all", "measure", "memory", "sharding"} {
+			if slices.Contains(given, f) {
+				others = append(others, "-"+f)
+			}
+		}
+		switch {
+		case len(others) > 0:
+			return usageErr("-reshards explains every rank's reshards: it takes no " + strings.Join(others, ", "))
+		case len(files) > 1:
+			return usageErr("one FILE at most")
+		}
+		return explainReshards(env, files, *asJSON)
+	}
 	if given := setFlags(fs); slices.Contains(given, "sharding") {
 		var others []string
 		for _, f := range []string{"rank", "all", "measure", "memory"} {
