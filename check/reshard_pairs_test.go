@@ -344,62 +344,79 @@ func pairsGolden(t *testing.T, name, got string) {
 // move the sender ranks hold only send_v2 and what shrinks what they send
 // (slices, reduce-scatters), the receivers recv_v2 and the steps on
 // their own mesh from what was sent, and each rank sends at most its
-// part of the source.
+// part of the source. When the meshes share a rank at one coordinate,
+// that rank moves nothing over the wire.
 func TestReshardPairsCrossMesh(t *testing.T) {
 	dists := pairDists(2, 1)
-	for _, src := range dists {
-		for _, dst := range dists {
-			name := src.text() + " → " + dst.text()
-			text := pairModule([]int{2}, []int64{8, 12}, src, dst)
-			text = strings.Replace(text, "mesh m shape [2] dims [a] ranks [0, 1]",
-				"mesh m shape [2] dims [a] ranks [2, 3]\nmesh s shape [2] dims [a] ranks [0, 1]", 1)
-			text = strings.Replace(text, "var x : f64[8, 12] @m", "var x : f64[8, 12] @s", 1)
-			m, err := ir.Parse("pair.dpir", []byte(text))
-			if err != nil {
-				t.Fatalf("%v\n%s", err, text)
+	for _, layout := range []struct{ src, dst []int }{{[]int{0, 1}, []int{2, 3}}, {[]int{0, 1}, []int{0, 2}}} {
+		for _, src := range dists {
+			for _, dst := range dists {
+				crossMeshPair(t, layout.src, layout.dst, src, dst)
 			}
-			passes.InsertReshards(m)
-			ctx := context.Background()
-			mods, err := passes.PartitionAll(ctx, m, nil)
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-				continue
+		}
+	}
+}
+
+func crossMeshPair(t *testing.T, srcRanks, dstRanks []int, src, dst pairDist) {
+	t.Helper()
+	name := fmt.Sprintf("%v to %v: %s → %s", srcRanks, dstRanks, src.text(), dst.text())
+	text := pairModule([]int{2}, []int64{8, 12}, src, dst)
+	text = strings.Replace(text, "mesh m shape [2] dims [a] ranks [0, 1]",
+		"mesh m shape [2] dims [a] ranks "+ir.FormatInts(dstRanks)+"\nmesh s shape [2] dims [a] ranks "+ir.FormatInts(srcRanks), 1)
+	text = strings.Replace(text, "var x : f64[8, 12] @m", "var x : f64[8, 12] @s", 1)
+	m, err := ir.Parse("pair.dpir", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	passes.InsertReshards(m)
+	ctx := context.Background()
+	mods, err := passes.PartitionAll(ctx, m, nil)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
+	if err != nil || rep.Err() != nil || rep.Count("activation") == 0 {
+		t.Errorf("%s: check: %v %v", name, err, rep.Err())
+		return
+	}
+	part := int64(8 * 8 * 12)
+	if slices.Contains(src.mapping, 0) {
+		part /= 2
+	}
+	for i, rm := range mods {
+		rank := passes.Ranks(m)[i]
+		c, err := analysis.Get[*analysis.CommReport](analysis.NewCache(rm), analysis.Comm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allowed := map[string]bool{}
+		if slices.Contains(srcRanks, rank) {
+			allowed["send_v2"], allowed["c_reducescatter"] = true, true
+		}
+		if slices.Contains(dstRanks, rank) {
+			for _, typ := range []string{"recv_v2", "c_allgather", "c_allreduce_sum", "c_allreduce_avg", "alltoall"} {
+				allowed[typ] = true
 			}
-			rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
-			if err != nil || rep.Err() != nil || rep.Count("activation") == 0 {
-				t.Errorf("%s: check: %v %v", name, err, rep.Err())
-				continue
+		}
+		moves := 0
+		for _, op := range c.Ops {
+			if !allowed[op.Type] {
+				t.Errorf("%s: rank %d holds %s", name, rank, op.Type)
 			}
-			part := int64(8 * 8 * 12)
-			if slices.Contains(src.mapping, 0) {
-				part /= 2
-			}
-			for i, rm := range mods {
-				rank := passes.Ranks(m)[i]
-				c, err := analysis.Get[*analysis.CommReport](analysis.NewCache(rm), analysis.Comm)
-				if err != nil {
-					t.Fatal(err)
+			if op.Type == "send_v2" || op.Type == "recv_v2" {
+				moves++
+				if op.Bytes > part {
+					t.Errorf("%s: rank %d: %s moves %d bytes, more than its part of x (%d)", name, rank, op.Type, op.Bytes, part)
 				}
-				allowed := map[string]bool{"send_v2": true, "c_reducescatter": true}
-				if rank >= 2 {
-					allowed = map[string]bool{"recv_v2": true, "c_allgather": true, "c_allreduce_sum": true, "c_allreduce_avg": true, "alltoall": true}
-				}
-				moves := 0
-				for _, op := range c.Ops {
-					if !allowed[op.Type] {
-						t.Errorf("%s: rank %d holds %s", name, rank, op.Type)
-					}
-					if op.Type == "send_v2" || op.Type == "recv_v2" {
-						moves++
-						if op.Bytes > part {
-							t.Errorf("%s: rank %d: %s moves %d bytes, more than its part of x (%d)", name, rank, op.Type, op.Bytes, part)
-						}
-					}
-				}
-				if moves != 1 {
-					t.Errorf("%s: rank %d holds %d point-to-point ops, want 1", name, rank, moves)
-				}
 			}
+		}
+		want := 1
+		if slices.Contains(srcRanks, rank) && slices.Contains(dstRanks, rank) {
+			want = 0
+		}
+		if moves != want {
+			t.Errorf("%s: rank %d holds %d point-to-point ops, want %d", name, rank, moves, want)
 		}
 	}
 }

@@ -137,8 +137,21 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		}
 	}
 	if op.Type == ReshardType {
-		// Its own lowering in every phase, on the ranks of either end.
-		return r.lowerReshard(ctx, op)
+		// Its own impl's Forward in every phase, on the ranks of either
+		// end: the mesh of each of its steps is the impl's to choose.
+		impl, err := r.Lookup(ReshardType, 0)
+		if err != nil {
+			return err
+		}
+		lower := impl.Forward
+		if phase != ForwardPhase {
+			lower = impl.Backward
+		}
+		if lower == nil {
+			return fmt.Errorf("impl %s:0 (%s) has no %s lowering", ReshardType, impl.Name, phase)
+		}
+		ctx.begin(op, nil, ReshardType, 0)
+		return lower(ctx, op)
 	}
 	if op.Dist != nil {
 		if pm := ctx.module.Mesh(op.Dist.Mesh); pm != nil && !pm.Contains(ctx.rank) {

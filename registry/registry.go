@@ -128,5 +128,6 @@ func DefaultRegistry() *Registry {
 	r.Register("limit_by_capacity", ExpertCapacity())
 	r.Register("prune_gate_by_capacity", ExpertCapacity())
 	r.Register(SPMDType, SPMD())
+	r.Register(ReshardType, Reshard())
 	return r
 }

@@ -20,14 +20,25 @@ import (
 // ReshardType is the impl type, and the op type, of reshards.
 const ReshardType = "reshard"
 
-// lowerReshard lowers reshard op on ctx's rank, in whatever phase its role
-// puts it.
-func (r *Registry) lowerReshard(ctx *Lowering, op *ir.Op) error {
+// Reshard is the lowering of reshard ops (impl reshard:0), the same in
+// every phase: the registry's driver calls it on the ranks of either
+// end's mesh, without a mesh; each step's ops go on X's mesh for what a
+// sender does and on Out's for the rest.
+func Reshard() *Impl {
+	return &Impl{
+		Name:     "reshard",
+		Doc:      "this rank's part of X made its part of Out: per mesh dim slices, all-gathers, all-reduces, reduce-scatters, all-to-alls and local pads; send_v2/recv_v2 across meshes",
+		Forward:  lowerReshard,
+		Backward: lowerReshard,
+	}
+}
+
+// lowerReshard lowers reshard op on ctx's rank.
+func lowerReshard(ctx *Lowering, op *ir.Op) error {
 	xs, outs := op.Input("X"), op.Output("Out")
 	if len(xs) != 1 || len(outs) != 1 {
 		return fmt.Errorf("want one X and one Out, have %d and %d", len(xs), len(outs))
 	}
-	ctx.begin(op, nil, ReshardType, 0)
 	x, out := ctx.Var(xs[0]), ctx.Var(outs[0])
 	for _, v := range [2]*ir.Var{x, out} {
 		switch {
@@ -426,7 +437,8 @@ func (rw *reshardLowering) scale(in, out string, f float64, what string) {
 // crossMesh lowers a reshard between two meshes of one shape: the sender
 // (X's mesh) does the steps that shrink its part toward Out's dist, sends
 // the result to the rank at its coordinate on Out's mesh, and the
-// receiver does the remaining steps there.
+// receiver does the remaining steps there. A rank at the same
+// coordinate of both keeps what it would send.
 func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) error {
 	ctx := rw.ctx
 	src, dst := placesOf(rw.x.Dist, xm.Shape), placesOf(rw.out.Dist, om.Shape)
@@ -434,8 +446,7 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 	if err != nil {
 		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
 	}
-	g := global(rw.x, xm)
-	shape := localShape(g, sent, xm)
+	shape := localShape(global(rw.x, xm), sent, xm)
 	what := fmt.Sprintf("send from mesh %s to mesh %s", xm.Name, om.Name)
 	if inX {
 		ctx.mesh = xm
@@ -451,6 +462,13 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 		if err != nil {
 			return err
 		}
+		if peer == ctx.rank {
+			ctx.mesh = om
+			return rw.receive(sent, dst, shape, func(to *ir.Var) {
+				ctx.Emit("assign", ctx.Slot("X", cur.Name()), ctx.Slot("Out", to.Name()),
+					rw.why(what+": this rank is at the same coordinate of both"))
+			})
+		}
 		ring, idx, err := rw.pair(ctx.rank, peer)
 		if err != nil {
 			return err
@@ -462,14 +480,6 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 		return nil
 	}
 	ctx.mesh = om
-	steps, err := planReshard(sent, dst)
-	if err != nil {
-		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
-	}
-	recvd := rw.out
-	if len(steps) > 0 {
-		recvd = rw.ctx.NewVar(rw.out.Name()+".recv", &ir.Var{Type: ir.Tensor(rw.x.Type.DType, shape...)}, distOf(om.Name, sent, len(g)))
-	}
 	peer, err := rw.peerOf(om, xm)
 	if err != nil {
 		return err
@@ -482,12 +492,28 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 	if !ok {
 		return fmt.Errorf("%s: dtype %s has no Paddle code for recv_v2", rw.x.Name(), rw.x.Type.DType)
 	}
-	ctx.Emit("recv_v2", nil, ctx.Slot("Out", recvd.Name()), rw.why(what+": from rank "+strconv.Itoa(peer)),
-		ir.A("ring_id", ir.Int(int64(ring))), ir.A("peer", ir.Int(int64(idx))), ir.A("use_calc_stream", ir.Bool(true)),
-		ir.A("dtype", ir.Int(code)), ir.A("out_shape", ir.Ints(slices.Clone(shape))))
-	if len(steps) > 0 {
-		_, err = rw.run(recvd, sent, steps, rw.out)
+	return rw.receive(sent, dst, shape, func(to *ir.Var) {
+		ctx.Emit("recv_v2", nil, ctx.Slot("Out", to.Name()), rw.why(what+": from rank "+strconv.Itoa(peer)),
+			ir.A("ring_id", ir.Int(int64(ring))), ir.A("peer", ir.Int(int64(idx))), ir.A("use_calc_stream", ir.Bool(true)),
+			ir.A("dtype", ir.Int(code)), ir.A("out_shape", ir.Ints(slices.Clone(shape))))
+	})
+}
+
+// receive emits, on Out's mesh, the arrival of the sent part (by arrive,
+// into the var it is given) and the steps from sent to dst.
+func (rw *reshardLowering) receive(sent, dst []place, shape []int64, arrive func(to *ir.Var)) error {
+	steps, err := planReshard(sent, dst)
+	if err != nil {
+		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
 	}
+	if len(steps) == 0 {
+		arrive(rw.out)
+		return nil
+	}
+	recvd := rw.ctx.NewVar(rw.out.Name()+".recv", &ir.Var{Type: ir.Tensor(rw.x.Type.DType, shape...)},
+		distOf(rw.ctx.mesh.Name, sent, len(shape)))
+	arrive(recvd)
+	_, err = rw.run(recvd, sent, steps, rw.out)
 	return err
 }
 

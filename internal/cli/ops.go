@@ -271,8 +271,6 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 			rs = append(rs, []string{c.Type + ":" + strconv.Itoa(i), im.Name, im.Doc})
 		}
 		rows(rs)
-	} else if d.Type == "reshard" {
-		line("impls", "- (nothing lowers a reshard yet: partition refuses it)")
 	} else {
 		line("impls", "- (default:0 and elementwise:0 lower any op)")
 	}
