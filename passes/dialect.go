@@ -8,9 +8,11 @@ import (
 
 // Paddle's ReduceType codes, for all_reduce's reduce_type attr.
 const (
-	reduceSum = 0
-	reduceMax = 1
-	reduceMin = 2
+	reduceSum  = 0
+	reduceMax  = 1
+	reduceMin  = 2
+	reduceProd = 3
+	reduceAvg  = 4
 )
 
 // pirCollective says how one c_* collective is spelled in the newer
@@ -21,13 +23,15 @@ type pirCollective struct {
 }
 
 var pirCollectives = map[string]pirCollective{
-	"c_allreduce_sum": {"all_reduce", reduceSum},
-	"c_allreduce_max": {"all_reduce", reduceMax},
-	"c_allreduce_min": {"all_reduce", reduceMin},
-	"c_broadcast":     {"broadcast", -1},
-	"c_allgather":     {"all_gather", -1},
-	"c_reducescatter": {"reduce_scatter", -1},
-	"alltoall":        {"all_to_all", -1},
+	"c_allreduce_sum":  {"all_reduce", reduceSum},
+	"c_allreduce_max":  {"all_reduce", reduceMax},
+	"c_allreduce_min":  {"all_reduce", reduceMin},
+	"c_allreduce_prod": {"all_reduce", reduceProd},
+	"c_allreduce_avg":  {"all_reduce", reduceAvg},
+	"c_broadcast":      {"broadcast", -1},
+	"c_allgather":      {"all_gather", -1},
+	"c_reducescatter":  {"reduce_scatter", -1},
+	"alltoall":         {"all_to_all", -1},
 }
 
 // CollectiveDialectPass renames emitted collectives for runtimes that
@@ -36,8 +40,9 @@ func CollectiveDialectPass() *Pass {
 	return &Pass{
 		Name: "collective-dialect",
 		Doc: `rename collectives to another runtime's dialect
-style=pir turns c_allreduce_{sum,max,min} into all_reduce with a
-reduce_type attr (0 sum, 1 max, 2 min), c_broadcast into broadcast,
+style=pir turns c_allreduce_{sum,max,min,prod,avg} into all_reduce with
+a reduce_type attr (0 sum, 1 max, 2 min, 3 prod, 4 avg), c_broadcast
+into broadcast,
 c_allgather into all_gather, c_reducescatter into reduce_scatter and
 alltoall into all_to_all, with the slots X and Out spelled x and out.
 style=g1 (the default) keeps the names the lowering emits. Counts
