@@ -153,17 +153,22 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		ctx.begin(op, nil, ReshardType, 0)
 		return lower(ctx, op)
 	}
-	if op.Dist != nil {
-		if pm := ctx.module.Mesh(op.Dist.Mesh); pm != nil && !pm.Contains(ctx.rank) {
-			// Another pipeline stage's op: check-annotations holds every
-			// op to its own mesh's vars, so what crosses to this rank's
-			// stage goes through a reshard. The stage that holds the
-			// loss starts the gradient sync of every stage.
-			if op.Role.IsLossGrad() {
-				ctx.SeeLossGrad()
-			}
-			return nil
+	if op.Dist == nil {
+		return fmt.Errorf("no dist annotation")
+	}
+	mesh := ctx.module.Mesh(op.Dist.Mesh)
+	if mesh == nil {
+		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
+	}
+	if !mesh.Contains(ctx.rank) {
+		// Another pipeline stage's op: check-annotations holds every op
+		// to its own mesh's vars, so what crosses to this rank's stage
+		// goes through a reshard. The stage that holds the loss starts
+		// the gradient sync of every stage.
+		if op.Role.IsLossGrad() {
+			ctx.SeeLossGrad()
 		}
+		return nil
 	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
@@ -186,16 +191,6 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	}
 	if phase == BackwardPhase && implOf == op && !backwardOnlyOps[op.Type] {
 		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
-	}
-	if op.Dist == nil {
-		return fmt.Errorf("no dist annotation")
-	}
-	mesh := ctx.module.Mesh(op.Dist.Mesh)
-	if mesh == nil {
-		return fmt.Errorf("unknown mesh %s", op.Dist.Mesh)
-	}
-	if !mesh.Contains(ctx.rank) {
-		return fmt.Errorf("rank %d is not in mesh %s", ctx.rank, mesh.Name)
 	}
 	impl, err := r.Lookup(implType, implIndex)
 	if err != nil {
