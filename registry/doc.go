@@ -28,6 +28,17 @@
 // partial too, averaged where the loss is (SPMDGradPartial), and
 // whatever must move is left to reshards.
 //
+// Reshard ops (impl reshard:0, Reshard) are lowered in every phase on
+// the ranks of either end's mesh: on one mesh, a plan of per-mesh-dim
+// steps (slices first, then reduce-scatters, all-to-alls, all-reduces,
+// gathers and pads, and last the local steps into partial states) moves
+// few bytes and never goes through a replicated value where a direct
+// step exists; across two meshes of one shape, the sender shrinks its
+// part toward the destination, sends it to the rank at its coordinate
+// (send_v2, peer being the index in the pair's ring), and the receiver
+// does the rest. Ops of a mesh a rank is not in are dropped from its
+// program: each pipeline stage keeps its own.
+//
 // Expert parallelism (expert_parallel impls of global_scatter,
 // global_gather, alltoall, grouped_matmul, limit_by_capacity and
 // prune_gate_by_capacity): the serial program's exchanges are a world of
