@@ -26,6 +26,11 @@ type pairDist struct {
 	partial []string // by mesh dim
 }
 
+// extremum reports whether d is partial by a max or a min.
+func (d pairDist) extremum() bool {
+	return slices.ContainsFunc(d.partial, func(s string) bool { return s == "max" || s == "min" })
+}
+
 func (d pairDist) isPartial() bool {
 	return slices.ContainsFunc(d.partial, func(s string) bool { return s != "" })
 }
@@ -63,7 +68,8 @@ func (d pairDist) kind() string {
 
 // pairDists lists every valid dist of a rank-dims tensor on a mesh of
 // ndim dims: every mapping with no mesh dim twice, and on each mesh dim
-// it leaves free no partial, a sum or an average.
+// it leaves free no partial, a sum or an average (on a 1-D mesh, a max
+// and a min too).
 func pairDists(dims, ndim int) []pairDist {
 	var out []pairDist
 	var mappings [][]int
@@ -89,6 +95,9 @@ func pairDists(dims, ndim int) []pairDist {
 				choices := []string{""}
 				if !slices.Contains(m, k) {
 					choices = append(choices, "sum", "avg")
+					if ndim == 1 {
+						choices = append(choices, "max", "min")
+					}
 				}
 				for _, c := range choices {
 					next = append(next, append(slices.Clone(p), c))
@@ -214,9 +223,23 @@ func runPair(t *testing.T, text string) (pairResult, error) {
 // n ranks, of a tensor whose local part in src is local bytes: nothing
 // to slice, to make a partial or to rescale one; a gather receives the
 // other n-1 parts; an all-reduce is a reduce-scatter and an all-gather;
-// a reduce-scatter and an all-to-all keep one n-th.
+// a reduce-scatter and an all-to-all keep one n-th. A max or a min is
+// all-reduced (G1 reduce-scatters sums only), which is the least for
+// its whole destinations and not for a split one.
 func minBytes1D(src, dst pairDist, n int, local int64) int64 {
 	s, d := src.kind(), dst.kind()
+	if src.extremum() {
+		// G1 has no max or min reduce-scatter: the value is all-reduced
+		// first, unless it stays the same partial.
+		if d == "P" && src.partial[0] == dst.partial[0] {
+			return 0
+		}
+		return (2*int64(n-1)*local + int64(n)/2) / int64(n)
+	}
+	if d == "P" && dst.extremum() && s == "P" {
+		// A sum or mean is made whole before it is made a max or min.
+		return (2*int64(n-1)*local + int64(n)/2) / int64(n)
+	}
 	ring := func(k int64) int64 { return (k*int64(n-1)*local + int64(n)/2) / int64(n) }
 	switch {
 	case s == "R", s == "P" && d == "P", s == "S" && d == "P", s == d && slices.Equal(src.mapping, dst.mapping):
