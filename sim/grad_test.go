@@ -96,8 +96,16 @@ func gradCases() []gradCase {
 	dA := []ir.Attr{A("dropout_prob", ir.Float(0.4)), A("seed", ir.Int(9)), A("dropout_implementation", ir.String("upscale_in_train"))}
 	cs = append(cs, gradCase{"dropout", mkOp("dropout", Sl("X", "x"), Sl("Out", "o", "Mask", "m"), dA...),
 		mkOp("dropout_grad", Sl("Mask", "m", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), dA...), Args{"X": {u(4, 5)}}, "Out"})
-	return append(cs, moeGradCases()...) // moe_test.go
+	cs = append(cs, moeGradCases()...) // moe_test.go
+	for _, more := range moreGradCases {
+		cs = append(cs, more()...)
+	}
+	return cs
 }
+
+// moreGradCases are the finite-difference cases other files add (an
+// init appends a function to it), in the order of their files' names.
+var moreGradCases []func() []gradCase
 
 func TestGradFiniteDifferences(t *testing.T) {
 	worst := 0.0
