@@ -437,7 +437,7 @@ func crossMeshPair(t *testing.T, srcRanks, dstRanks []int, src, dst pairDist) {
 			allowed["send_v2"], allowed["c_reducescatter"] = true, true
 		}
 		if slices.Contains(dstRanks, rank) {
-			for _, typ := range []string{"recv_v2", "c_allgather", "c_allreduce_sum", "c_allreduce_avg", "alltoall"} {
+			for _, typ := range []string{"recv_v2", "c_allgather", "c_allreduce_sum", "c_allreduce_avg", "c_allreduce_max", "c_allreduce_min", "alltoall"} {
 				allowed[typ] = true
 			}
 		}
