@@ -38,6 +38,18 @@ type Env struct {
 	// much memory for huge pages (gctune.PrepareHeap, when
 	// DISTPASS_HUGEPAGES=1 asks for it) and reports whether it did.
 	PrepareHeap func(bytes uint64) bool
+	// Passes is what the pipelines of run, html and check -pipeline
+	// are made of, and what passes lists (nil: passes.DefaultRegistry()):
+	// a test can add a pass of its own.
+	Passes *passes.Registry
+}
+
+// passRegistry returns env.Passes, or the default.
+func (env *Env) passRegistry() *passes.Registry {
+	if env.Passes != nil {
+		return env.Passes
+	}
+	return passes.DefaultRegistry()
 }
 
 // heapPerInputByte is about the heap a command builds per byte of .dpir

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/viz"
@@ -44,49 +42,28 @@ still writes the page, its column marked, and exits 1.`)
 		return code
 	}
 
-	// One run per rank when the pipeline names $RANK, else one run,
-	// named for the input.
-	type run struct {
-		name string
-		pl   *passes.Pipeline
+	// One run per rank when the pipeline names $RANK, else one, named
+	// for the input.
+	runs, ok := parseRuns(env, "html", in.name, m, *pipeline)
+	if !ok {
+		return ExitFail
 	}
-	names, texts := []string{in.name}, []string{*pipeline}
-	if strings.Contains(*pipeline, "$RANK") {
-		ranks := passes.Ranks(m)
-		if len(ranks) == 0 {
-			fmt.Fprintf(env.Stderr, "%s: the pipeline names $RANK but the module has no mesh\n", in.name)
-			return ExitFail
-		}
-		names, texts = nil, nil
-		for _, r := range ranks {
-			names = append(names, "rank "+strconv.Itoa(r))
-			texts = append(texts, strings.ReplaceAll(*pipeline, "$RANK", strconv.Itoa(r)))
+	recs := make([]*viz.Recorder, len(runs))
+	for i, r := range runs {
+		recs[i] = &viz.Recorder{Name: in.name}
+		if r.rank >= 0 {
+			recs[i].Name = r.name()
 		}
 	}
-	reg := passes.DefaultRegistry()
-	var runs []run
-	for i, text := range texts {
-		pl, err := reg.Parse(text)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "distpass html: %v\n", err)
-			return ExitFail
-		}
-		runs = append(runs, run{names[i], pl})
-	}
-
+	runAll(context.Background(), m, runs, func(i int) []passes.Instrument { return []passes.Instrument{recs[i]} }, nil)
 	code = ExitOK
 	var traces []*viz.Trace
-	for _, r := range runs {
-		rec := &viz.Recorder{Name: r.name}
-		if err := (&passes.Manager{Instruments: []passes.Instrument{rec}}).Run(context.Background(), r.pl, m.Clone()); err != nil {
-			where := in.name
-			if len(runs) > 1 {
-				where += ": " + r.name
-			}
-			printErr(env, where, err)
+	for i, r := range runs {
+		if r.err != nil {
+			printErr(env, r.where(in.name), r.err)
 			code = ExitFail
 		}
-		traces = append(traces, rec.Trace())
+		traces = append(traces, recs[i].Trace())
 	}
 	title := "distpass html " + in.name
 	if err := writeExplorer(env, *out, title, traces, *maxNodes); err != nil {
