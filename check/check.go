@@ -38,8 +38,9 @@ type Options struct {
 	// rank (default sim.DefaultMaxLoopOps; see sim.Interp.MaxLoopOps).
 	MaxLoopOps int
 	// Progress, when not nil, is called as the check advances: stage
-	// "partition" per rank partitioned, "serial" and "spmd" per step run,
-	// with the count done and the total. The calls do not overlap.
+	// "partition" per rank partitioned (Run only), "serial" and "spmd"
+	// per step run, with the count done and the total. The calls do not
+	// overlap.
 	Progress func(stage string, done, total int)
 }
 
@@ -144,16 +145,20 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	if err := checkRanks(m); err != nil {
 		return nil, err
 	}
-	progress := func(stage string, done, total int) {
-		if opts.Progress != nil {
-			opts.Progress(stage, done, total)
-		}
-	}
+	progress := opts.progress()
 	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) { progress("partition", done, total) })
 	if err != nil {
 		return nil, err
 	}
 	return run(m, passes.Ranks(m), mods, opts, progress)
+}
+
+// progress is opts.Progress, or a func that does nothing.
+func (opts Options) progress() func(stage string, done, total int) {
+	if opts.Progress != nil {
+		return opts.Progress
+	}
+	return func(string, int, int) {}
 }
 
 // RunParts checks per-rank programs made elsewhere (by hand, or by another
@@ -194,7 +199,7 @@ func RunParts(ctx context.Context, m *ir.Module, ranks []int, mods []*ir.Module,
 			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
 		}
 	}
-	return run(m, ranks, mods, opts, func(string, int, int) {})
+	return run(m, ranks, mods, opts, opts.progress())
 }
 
 func defaults(opts Options) Options {

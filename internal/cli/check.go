@@ -5,10 +5,12 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
 )
 
 func runCheck(env *Env, args []string) int {
-	fs := newFlagSet(env, "check", "[-steps N] [-tol T] [-parts DIR] [FILE|-]",
+	fs := newFlagSet(env, "check", "[-steps N] [-tol T] [-parts DIR | -pipeline P] [FILE|-]",
 		`Check partitions every rank of the module, runs the serial training step and
 the SPMD step (all ranks at once, collectives included) from the same
 values, and compares the loss, every parameter after the update, its grad,
@@ -20,13 +22,30 @@ mismatch, naming the first var and rank that diverged.
 With -parts DIR it checks the per-rank programs in DIR (rank0.dpir,
 rank1.dpir, ..., as partition -all -o DIR writes them, or made by hand or
 by another partitioner) against FILE, the serial module, instead of
-partitioning FILE itself: one program for every rank of FILE's meshes.`)
+partitioning FILE itself: one program for every rank of FILE's meshes.
+
+With -pipeline P, a pass pipeline that names $RANK, such as
+'complete,partition{rank=$RANK}', it makes the per-rank programs by
+running P once per rank of FILE's meshes, $RANK replaced by the rank,
+each on a copy of FILE, and checks them against FILE as given: the
+serial program (completion only adds annotations, and a reshard is
+serially the identity). A pass that fails on a rank is reported as
+"rank R: <the pass's error>".`)
 	steps := rangeInt(fs, "steps", 1, 1, MaxCheckSteps, "training steps to run")
 	tol := rangeFloat(fs, "tol", 0, 0, "relative tolerance, |got-want|/max(|want|,1) (0: 1e-5 for f64, 1e-4 for f32)")
 	parts := fs.String("parts", "", "check the per-rank programs in `DIR` against FILE instead of FILE's own partition")
+	pipeline := fs.String("pipeline", "", "make the per-rank programs with the pass pipeline `P`, which names $RANK, e.g. 'complete,partition{rank=$RANK}'")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
+	}
+	if *parts != "" && *pipeline != "" {
+		fmt.Fprintln(env.Stderr, "distpass check: give at most one of -parts and -pipeline")
+		return ExitUsage
+	}
+	if *pipeline != "" && !namesRank(*pipeline) {
+		fmt.Fprintf(env.Stderr, "distpass check: -pipeline %q names no %s: it runs once per rank, e.g. 'complete,partition{rank=%s}'\n", *pipeline, rankVar, rankVar)
+		return ExitUsage
 	}
 	in, m, code, ok := loadOne(env, "check", files)
 	if !ok {
@@ -43,14 +62,22 @@ partitioning FILE itself: one program for every rank of FILE's meshes.`)
 		rep *check.Report
 		err error
 	)
-	if *parts != "" {
+	switch {
+	case *parts != "":
 		ranks, mods, code := readParts(env, *parts, m)
 		if code != ExitOK {
 			st.clear()
 			return code
 		}
 		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
-	} else {
+	case *pipeline != "":
+		ranks, mods, code := pipelineParts(env, in.name, m, *pipeline, st)
+		if code != ExitOK {
+			st.clear()
+			return code
+		}
+		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
+	default:
 		rep, err = check.Run(context.Background(), m, opts)
 	}
 	st.clear()
@@ -67,4 +94,47 @@ partitioning FILE itself: one program for every rank of FILE's meshes.`)
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// pipelineParts runs the pipeline text once per rank of m's meshes, each
+// on a copy of m, and returns the ranks and their programs. A pass that
+// fails, or a result that is not the rank's program, is printed, naming
+// the rank: exit 1.
+func pipelineParts(env *Env, file string, m *ir.Module, text string, st *status) ([]int, []*ir.Module, int) {
+	if n := len(passes.Ranks(m)); n > check.MaxRanks {
+		// Refused before the runs, as check.RunParts would after them.
+		fmt.Fprintf(env.Stderr, "%s: the module's meshes have %d ranks: check simulates at most check.MaxRanks (%d)\n", file, n, check.MaxRanks)
+		return nil, nil, ExitFail
+	}
+	runs, ok := parseRuns(env, "check", file, m, text)
+	if !ok {
+		return nil, nil, ExitFail
+	}
+	runAll(context.Background(), m, runs, nil, func(done, total int) {
+		st.show("check: pipeline %d/%d", done, total)
+	})
+	if r := firstFailed(runs); r != nil {
+		st.clear()
+		printErr(env, r.where(file), r.err)
+		return nil, nil, ExitFail
+	}
+	ranks := make([]int, len(runs))
+	mods := make([]*ir.Module, len(runs))
+	for i, r := range runs {
+		// Checked against m, a module not partitioned for the rank would
+		// be compared as if it were.
+		if r.out.Main == nil || r.out.Main.Rank != r.rank {
+			st.clear()
+			got := "leaves no main program"
+			if r.out.Main != nil && r.out.Main.Rank < 0 {
+				got = "leaves main unpartitioned"
+			} else if r.out.Main != nil {
+				got = fmt.Sprintf("makes rank %d's main program", r.out.Main.Rank)
+			}
+			fmt.Fprintf(env.Stderr, "%s: %s: the pipeline %s: end it with partition{rank=%s}\n", file, r.name(), got, rankVar)
+			return nil, nil, ExitFail
+		}
+		ranks[i], mods[i] = r.rank, r.out
+	}
+	return ranks, mods, ExitOK
 }
