@@ -6,8 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/viz"
@@ -35,7 +39,7 @@ func runPasses(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "distpass passes: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
-	r := passes.DefaultRegistry()
+	r := env.passRegistry()
 	w := env.Stdout
 	for _, p := range r.Passes() {
 		fmt.Fprintf(w, "%s\n", p.Name)
@@ -133,9 +137,15 @@ func runRun(env *Env, args []string) int {
 	fs := newFlagSet(env, "run", "-pipeline P [flags] [FILE|-]\n       distpass run -reproducer FILE",
 		`Run parses the module, runs the pipeline over it and prints the result.
 The instrument flags report on stderr. With -reproducer and no -pipeline,
-run replays a reproducer file: its module through its pipeline.`)
+run replays a reproducer file: its module through its pipeline.
+
+When the pipeline names $RANK, as 'complete,partition{rank=$RANK}', it
+runs once per rank of the module's meshes, $RANK replaced by the rank,
+each on a copy of the module, and writes rank<R>.dpir files into the
+directory -o DIR, as partition -all does; -html draws a tab per rank.
+The other instrument flags but -verify-each do not apply then.`)
 	pipeline := fs.String("pipeline", "", "the pass pipeline, e.g. 'verify,dce,canonicalize-names' (see distpass passes)")
-	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout)")
+	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout); with $RANK: the directory for rank<R>.dpir")
 	htmlOut := fs.String("html", "", "also write the pass explorer, an HTML page of the IR after every pass, to `FILE`")
 	flags := addInstrumentFlags(fs)
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
@@ -156,7 +166,7 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
-		pl, m, err = passes.ParseReproducer(passes.DefaultRegistry(), *flags.repro, data)
+		pl, m, err = passes.ParseReproducer(env.passRegistry(), *flags.repro, data)
 		if err == nil {
 			err = passes.Verify(m)
 		}
@@ -171,6 +181,9 @@ run replays a reproducer file: its module through its pipeline.`)
 			fmt.Fprintln(env.Stderr, "distpass run: -pipeline is required (see distpass passes)")
 			return ExitUsage
 		}
+		if namesRank(text) {
+			return runPerRank(env, fs, files, text, *out, *htmlOut, flags)
+		}
 		in, mod, code, ok := loadOne(env, "run", files)
 		if !ok {
 			return code
@@ -179,7 +192,7 @@ run replays a reproducer file: its module through its pipeline.`)
 		// A pipeline that does not parse is bad input, as a module that
 		// does not parse is: exit 1, with its position.
 		var err error
-		if pl, err = passes.DefaultRegistry().Parse(text); err != nil {
+		if pl, err = env.passRegistry().Parse(text); err != nil {
 			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
 			return ExitFail
 		}
@@ -214,4 +227,81 @@ func runPipeline(env *Env, pl *passes.Pipeline, m *ir.Module, flags *instrumentF
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// perRankFlags are the flags of run that apply to a pipeline with $RANK;
+// the other instruments' reports, dumps and reproducer would mix the
+// ranks'.
+var perRankFlags = []string{"pipeline", "o", "html", "verify-each"}
+
+// runPerRank is run of a pipeline that names $RANK: once per rank, each
+// rank's module written to dir/rank<R>.dpir, and with htmlOut the
+// explorer with a tab per rank, written whether the runs fail or not.
+func runPerRank(env *Env, fs *flag.FlagSet, files []string, text, dir, htmlOut string, flags *instrumentFlags) int {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(perRankFlags, f.Name) {
+			set = append(set, "-"+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		fmt.Fprintf(env.Stderr, "distpass run: %s: not with a pipeline that names %s (it runs once per rank); give the rank instead\n", strings.Join(set, ", "), rankVar)
+		return ExitUsage
+	}
+	if isStdout(dir) {
+		fmt.Fprintf(env.Stderr, "distpass run: a pipeline that names %s writes one file per rank: give -o DIR\n", rankVar)
+		return ExitUsage
+	}
+	in, m, code, ok := loadOne(env, "run", files)
+	if !ok {
+		return code
+	}
+	runs, ok := parseRuns(env, "run", in.name, m, text)
+	if !ok {
+		return ExitFail
+	}
+	recs := make([]*viz.Recorder, len(runs))
+	runAll(context.Background(), m, runs, func(i int) []passes.Instrument {
+		var is []passes.Instrument
+		if *flags.verifyEach {
+			is = append(is, passes.VerifyEach{})
+		}
+		if htmlOut != "" {
+			recs[i] = &viz.Recorder{Name: runs[i].name()}
+			is = append(is, recs[i])
+		}
+		return is
+	}, nil)
+	code = ExitOK
+	if r := firstFailed(runs); r != nil {
+		printErr(env, r.where(in.name), r.err)
+		code = ExitFail
+	} else if err := writeRanks(env, dir, runs); err != nil {
+		fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+		code = ExitFail
+	}
+	if htmlOut != "" {
+		traces := make([]*viz.Trace, len(recs))
+		for i, rec := range recs {
+			traces[i] = rec.Trace()
+		}
+		if err := writeExplorer(env, htmlOut, "distpass run "+in.name, traces, htmlMaxNodes); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass run: %v\n", err)
+			return ExitFail
+		}
+	}
+	return code
+}
+
+// writeRanks writes each run's module to dir/rank<R>.dpir, as partition
+// -all names them, on every core.
+func writeRanks(env *Env, dir string, runs []*rankRun) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	errs := make([]error, len(runs))
+	par.Do(len(runs), 0, func(i int) {
+		errs[i] = writeModule(env, filepath.Join(dir, "rank"+strconv.Itoa(runs[i].rank)+".dpir"), runs[i].out)
+	})
+	return errors.Join(errs...)
 }
