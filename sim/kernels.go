@@ -57,6 +57,8 @@ func DefaultKernels() Kernels {
 		"softmax_with_cross_entropy": softmaxXent, "softmax_with_cross_entropy_grad": softmaxXentGrad,
 		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
 		"dropout": Dropout(nil), "dropout_grad": dropoutGrad,
+		// conv.go
+		"conv2d": conv2d, "depthwise_conv2d": conv2d,
 		// optim.go
 		"sgd": sgd, "momentum": momentum, "adam": adam,
 		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,

@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// convOp builds a conv op of type typ reading Input x, Filter w and,
+// when bias, Bias b.
+func convOp(typ string, bias bool, attrs ...ir.Attr) *ir.Op {
+	ins := Sl("Input", "x", "Filter", "w")
+	if bias {
+		ins = append(ins, S("Bias", "b"))
+	}
+	return mkOp(typ, ins, Sl("Output", "o"), attrs...)
+}
+
+// x33 is a 1x1x3x3 image of 1..9, x44 a 1x1x4x4 one of 1..16.
+var (
+	x33 = td(sh(1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	x44 = td(sh(1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+)
+
+// TestConvValues checks the forward kernels on inputs small enough to
+// convolve by hand.
+func TestConvValues(t *testing.T) {
+	diag := td(sh(1, 1, 2, 2), 1, 0, 0, 1) // x[i][j] + x[i+1][j+1]
+	ones22 := td(sh(1, 1, 2, 2), 1, 1, 1, 1)
+	ones33 := td(sh(1, 1, 3, 3), 1, 1, 1, 1, 1, 1, 1, 1, 1)
+	pads := func(p ...int64) ir.Attr { return A("paddings", ir.Ints(p)) }
+	cases := []struct {
+		name string
+		op   *ir.Op
+		in   Args
+		want *Tensor
+	}{
+		{"plain", convOp("conv2d", false), Args{"Input": {x33}, "Filter": {diag}},
+			td(sh(1, 1, 2, 2), 6, 8, 12, 14)},
+		// Windows at rows {-1,0},{1,2} and columns {-1,0},{1,2}: the
+		// padding contributes nothing.
+		{"stride2-pad1", convOp("conv2d", false, A("strides", ir.Ints{2, 2}), pads(1, 1)),
+			Args{"Input": {x33}, "Filter": {ones22}}, td(sh(1, 1, 2, 2), 1, 5, 11, 28)},
+		// Padded by one row on top and one column on the right.
+		{"pads4", convOp("conv2d", false, pads(1, 0, 0, 1)), Args{"Input": {x33}, "Filter": {ones22}},
+			td(sh(1, 1, 3, 3), 3, 5, 3, 12, 16, 9, 24, 28, 15)},
+		// A 2x2 filter dilated by 2 reads the corners of the 3x3 image.
+		{"dilation", convOp("conv2d", false, A("dilations", ir.Ints{2, 2})), Args{"Input": {x33}, "Filter": {ones22}},
+			td(sh(1, 1, 1, 1), 1+3+7+9)},
+		// SAME, stride 2 on 4x4 by 3x3: out 2x2, padding 0 before and 1
+		// after; Paddle's SAME ignores the dilations.
+		{"same", convOp("conv2d", false, A("padding_algorithm", ir.String("SAME")), A("strides", ir.Ints{2, 2}),
+			A("dilations", ir.Ints{2, 2}), pads(5, 5)), Args{"Input": {x44}, "Filter": {ones33}},
+			td(sh(1, 1, 2, 2), 54, 45, 72, 54)},
+		// VALID ignores the paddings.
+		{"valid", convOp("conv2d", false, A("padding_algorithm", ir.String("VALID")), pads(1, 1)),
+			Args{"Input": {x33}, "Filter": {diag}}, td(sh(1, 1, 2, 2), 6, 8, 12, 14)},
+		{"channels", convOp("conv2d", false), Args{"Input": {td(sh(1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8)},
+			"Filter": {td(sh(1, 2, 1, 1), 1, -1)}}, td(sh(1, 1, 2, 2), -4, -4, -4, -4)},
+		{"batch-outchannels", convOp("conv2d", false), Args{"Input": {td(sh(2, 1, 1, 2), 1, 2, 3, 4)},
+			"Filter": {td(sh(2, 1, 1, 1), 1, 10)}}, td(sh(2, 2, 1, 2), 1, 2, 10, 20, 3, 4, 30, 40)},
+		{"groups-bias", convOp("conv2d", true, A("groups", ir.Int(2))),
+			Args{"Input": {td(sh(1, 2, 1, 1), 2, 3)}, "Filter": {td(sh(2, 1, 1, 1), 10, 100)}, "Bias": {td(sh(2), 1, -1)}},
+			td(sh(1, 2, 1, 1), 21, 299)},
+		// Two filters per input channel, channel 0's first.
+		{"depthwise-multiplier", convOp("depthwise_conv2d", false, A("groups", ir.Int(2))),
+			Args{"Input": {td(sh(1, 2, 1, 2), 1, 2, 3, 4)}, "Filter": {td(sh(4, 1, 1, 1), 1, 2, 3, 4)}},
+			td(sh(1, 4, 1, 2), 1, 2, 2, 4, 9, 12, 12, 16)},
+		{"depthwise-3x3", convOp("depthwise_conv2d", false, A("groups", ir.Int(2)), pads(1, 1)),
+			Args{"Input": {td(sh(1, 2, 1, 3), 1, 2, 3, 4, 5, 6)}, "Filter": {td(sh(2, 1, 3, 3), 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, -1, 0, 0, 0)}},
+			td(sh(1, 2, 1, 3), 3, 6, 5, -5, -2, 5)},
+		{"fused-relu", convOp("conv2d", true, A("fuse_activation", ir.String("relu"))),
+			Args{"Input": {td(sh(1, 1, 1, 2), 1, -3)}, "Filter": {td(sh(1, 1, 1, 1), 2)}, "Bias": {td(sh(1), 1)}},
+			td(sh(1, 1, 1, 2), 3, 0)},
+		{"fuse_relu", convOp("conv2d", false, A("fuse_relu", ir.Bool(true))),
+			Args{"Input": {td(sh(1, 1, 1, 2), 1, -3)}, "Filter": {td(sh(1, 1, 1, 1), 2)}}, td(sh(1, 1, 1, 2), 2, 0)},
+		{"f32", convOp("conv2d", false), Args{"Input": {tf(sh(1, 1, 1, 1), 3)}, "Filter": {tf(sh(1, 1, 1, 1), 1.0/3)}},
+			tf(sh(1, 1, 1, 1), 1)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantT(t, "Output", run(t, c.op, c.in)["Output"][0], c.want)
+		})
+	}
+}
+
+func TestConvErrors(t *testing.T) {
+	in := Args{"Input": {x33}, "Filter": {td(sh(1, 1, 2, 2), 1, 0, 0, 1)}}
+	for _, c := range []struct {
+		name string
+		op   *ir.Op
+		in   Args
+		want string
+	}{
+		{"nhwc", convOp("conv2d", false, A("data_format", ir.String("NHWC"))), in, `attr data_format "NHWC" is not supported`},
+		{"fuse-act", convOp("conv2d", false, A("fuse_activation", ir.String("relu6"))), in, `attr fuse_activation "relu6" is not supported`},
+		{"residual", convOp("conv2d", false, A("fuse_residual_connection", ir.Bool(true))), in, "attr fuse_residual_connection = true is not supported"},
+		{"brelu", convOp("conv2d", false, A("fuse_brelu", ir.Int(1))), in, "attr fuse_brelu = true is not supported"},
+		{"algo", convOp("conv2d", false, A("padding_algorithm", ir.String("FULL"))), in, `attr padding_algorithm "FULL" is not EXPLICIT, SAME or VALID`},
+		{"pads3", convOp("conv2d", false, A("paddings", ir.Ints{1, 1, 1})), in, "attr paddings [1 1 1] has 3 values"},
+		{"pads-neg", convOp("conv2d", false, A("paddings", ir.Ints{-1, 0})), in, "has a negative value"},
+		{"strides1", convOp("conv2d", false, A("strides", ir.Ints{1})), in, "attr strides [1] has 1 values"},
+		{"stride0", convOp("conv2d", false, A("strides", ir.Ints{0, 1})), in, "must be positive"},
+		{"groups", convOp("conv2d", false, A("groups", ir.Int(2))), in, "input channels 1 are not filter channels 1 times groups 2"},
+		{"too-small", convOp("conv2d", false, A("dilations", ir.Ints{3, 1})), in, "is smaller than Filter"},
+		{"rank", convOp("conv2d", false), Args{"Input": {td(sh(3, 3), x33.Data...)}, "Filter": in["Filter"]}, "takes a 4-D input and filter"},
+		{"bias", convOp("conv2d", true), Args{"Input": in["Input"], "Filter": in["Filter"], "Bias": {td(sh(2), 1, 2)}}, "Bias [2]: want [1]"},
+		{"depthwise", convOp("depthwise_conv2d", false), Args{"Input": {td(sh(1, 2, 1, 1), 1, 2)}, "Filter": {td(sh(1, 2, 1, 1), 1, 2)}},
+			"depthwise_conv2d takes one filter channel per group, not 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantErr(t, c.op, c.in, c.want) })
+	}
+}
