@@ -196,6 +196,32 @@ func (p *convPlan) im2col(n, g int64, col []float64) {
 	}
 }
 
+// col2im adds col ([oh*ow, k]) into image n's channels of group g of dx,
+// the transpose of im2col.
+func (p *convPlan) col2im(n, g int64, col, dx []float64) {
+	k, hw := p.k(), p.h*p.wd
+	x := dx[(n*p.c+g*p.cg)*hw : (n*p.c+(g+1)*p.cg)*hw]
+	for c := range p.cg {
+		plane := x[c*hw : (c+1)*hw]
+		for i := range p.kh {
+			for j := range p.kw {
+				kk := (c*p.kh+i)*p.kw + j
+				for oy := range p.oh {
+					iy := oy*p.sh - p.pt + i*p.dh
+					if iy < 0 || iy >= p.h {
+						continue
+					}
+					row := plane[iy*p.wd : (iy+1)*p.wd]
+					lo, hi := p.validOX(j)
+					for ox := lo; ox < hi; ox++ {
+						row[ox*p.sw-p.pl+j*p.dw] += col[(oy*p.ow+ox)*k+kk]
+					}
+				}
+			}
+		}
+	}
+}
+
 // validOX returns the output columns [lo, hi) whose window column j falls
 // inside the input (not in the padding).
 func (p *convPlan) validOX(j int64) (lo, hi int64) {
@@ -224,6 +250,21 @@ func dot(a, b []float64) float64 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds a*x to y.
+func axpy(a float64, x, y []float64) {
+	y = y[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		y[i] += a * x[i]
+	}
 }
 
 // forward computes Output = act(conv(Input, Filter) + Bias).
@@ -261,4 +302,92 @@ func conv2d(op *ir.Op, in Args) (Args, error) {
 		return nil, err
 	}
 	return out1("Output", p.forward()), nil
+}
+
+// conv2dGrad computes Input@GRAD (the transposed convolution of
+// Output@GRAD by Filter), Filter@GRAD (Output@GRAD correlated with the
+// input windows) and Bias@GRAD (Output@GRAD summed per channel), each
+// when the op declares it. A fused relu's mask comes from recomputing
+// the forward: conv2d_grad reads Input, Filter and Bias, not Output.
+func conv2dGrad(op *ir.Op, in Args) (Args, error) {
+	p, err := planConv(op, in)
+	if err != nil {
+		return nil, err
+	}
+	g, err := one(op, in, "Output@GRAD")
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(g.Shape, p.outShape()) {
+		return nil, errf(op, "Output@GRAD shape %v, want %v", g.Shape, p.outShape())
+	}
+	if p.relu {
+		y := p.forward()
+		masked := g.Clone()
+		for i, v := range y.Data {
+			if v <= 0 {
+				masked.Data[i] = 0
+			}
+		}
+		g = masked
+	}
+	out := Args{}
+	k, np := p.k(), p.oh*p.ow
+	col := make([]float64, np*k)
+	if wants(op, "Input@GRAD") {
+		dx := like(p.x)
+		for n := range p.n {
+			for gr := range p.groups {
+				clear(col)
+				for mo := range p.mg {
+					m := gr*p.mg + mo
+					wrow := p.w.Data[m*k : (m+1)*k]
+					gm := g.Data[(n*p.m+m)*np : (n*p.m+m+1)*np]
+					for q := range np {
+						if v := gm[q]; v != 0 {
+							axpy(v, wrow, col[q*k:(q+1)*k])
+						}
+					}
+				}
+				p.col2im(n, gr, col, dx.Data)
+			}
+		}
+		out["Input@GRAD"] = []*Tensor{dx}
+	}
+	if wants(op, "Filter@GRAD") {
+		dw := like(p.w)
+		for n := range p.n {
+			for gr := range p.groups {
+				p.im2col(n, gr, col)
+				for mo := range p.mg {
+					m := gr*p.mg + mo
+					drow := dw.Data[m*k : (m+1)*k]
+					gm := g.Data[(n*p.m+m)*np : (n*p.m+m+1)*np]
+					for q := range np {
+						if v := gm[q]; v != 0 {
+							axpy(v, col[q*k:(q+1)*k], drow)
+						}
+					}
+				}
+			}
+		}
+		out["Filter@GRAD"] = []*Tensor{dw}
+	}
+	if wants(op, "Bias@GRAD") {
+		if p.bias == nil {
+			return nil, errf(op, "Bias@GRAD without a Bias input")
+		}
+		db := like(p.bias)
+		for n := range p.n {
+			for m := range p.m {
+				s := 0.0
+				for _, v := range g.Data[(n*p.m+m)*np : (n*p.m+m+1)*np] {
+					s += v
+				}
+				db.Data[m] += s
+			}
+		}
+		out["Bias@GRAD"] = []*Tensor{db}
+	}
+	return out, nil
 }

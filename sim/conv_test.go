@@ -84,6 +84,26 @@ func TestConvValues(t *testing.T) {
 	}
 }
 
+// TestConvGradValues checks conv2d_grad on the plain case by hand: with
+// Output@GRAD all ones, each input pixel's gradient counts the windows
+// (and taps) that read it, and each tap's the sum of what it read.
+func TestConvGradValues(t *testing.T) {
+	op := mkOp("conv2d_grad", Sl("Input", "x", "Filter", "w", "Output@GRAD", "g"), Sl("Input@GRAD", "dx", "Filter@GRAD", "dw"))
+	out := run(t, op, Args{"Input": {x33}, "Filter": {td(sh(1, 1, 2, 2), 1, 0, 0, 1)}, "Output@GRAD": {td(sh(1, 1, 2, 2), 1, 1, 1, 1)}})
+	wantT(t, "Input@GRAD", out["Input@GRAD"][0], td(sh(1, 1, 3, 3), 1, 1, 0, 1, 2, 1, 0, 1, 1))
+	wantT(t, "Filter@GRAD", out["Filter@GRAD"][0], td(sh(1, 1, 2, 2), 12, 16, 24, 28))
+
+	op = mkOp("conv2d_grad", Sl("Input", "x", "Filter", "w", "Bias", "b", "Output@GRAD", "g"),
+		[]ir.Slot{S("Input@GRAD"), S("Filter@GRAD"), S("Bias@GRAD", "db")}, A("fuse_activation", ir.String("relu")))
+	out = run(t, op, Args{"Input": {td(sh(2, 1, 1, 2), 1, -3, 2, 2)}, "Filter": {td(sh(1, 1, 1, 1), 2)}, "Bias": {td(sh(1), 1)},
+		"Output@GRAD": {td(sh(2, 1, 1, 2), 10, 20, 30, 40)}})
+	if len(out["Input@GRAD"]) != 0 || len(out["Filter@GRAD"]) != 0 {
+		t.Error("computed a gradient the op declares empty")
+	}
+	// The relu cuts the second pixel of image 0 (2*-3+1 < 0).
+	wantT(t, "Bias@GRAD", out["Bias@GRAD"][0], td(sh(1), 10+30+40))
+}
+
 func TestConvErrors(t *testing.T) {
 	in := Args{"Input": {x33}, "Filter": {td(sh(1, 1, 2, 2), 1, 0, 0, 1)}}
 	for _, c := range []struct {
@@ -107,6 +127,9 @@ func TestConvErrors(t *testing.T) {
 		{"bias", convOp("conv2d", true), Args{"Input": in["Input"], "Filter": in["Filter"], "Bias": {td(sh(2), 1, 2)}}, "Bias [2]: want [1]"},
 		{"depthwise", convOp("depthwise_conv2d", false), Args{"Input": {td(sh(1, 2, 1, 1), 1, 2)}, "Filter": {td(sh(1, 2, 1, 1), 1, 2)}},
 			"depthwise_conv2d takes one filter channel per group, not 2"},
+		{"grad-shape", mkOp("conv2d_grad", Sl("Input", "x", "Filter", "w", "Output@GRAD", "g"), Sl("Input@GRAD", "dx")),
+			Args{"Input": in["Input"], "Filter": in["Filter"], "Output@GRAD": {td(sh(1, 1, 3, 3), x33.Data...)}},
+			"Output@GRAD shape [1 1 3 3], want [1 1 2 2]"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, c.op, c.in, c.want) })
 	}

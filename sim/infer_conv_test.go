@@ -30,5 +30,23 @@ func init() {
  var o : f32[-1, -1, -1, -1]
  op 1 depthwise_conv2d(Input: x, Filter: w) -> (Output: o) {groups = 3, strides = [2, 2], paddings = [1, 1]}
 }}`},
+		inferCase{Name: "conv2d_grad", Src: `program main { block 0 {
+ var x : f32[2, 3, 9, 8]
+ var w : f32[4, 3, 3, 2]
+ var b : f32[4]
+ var g : f32[2, 4, 3, 4]
+ var dx : f32[-1, -1, -1, -1]
+ var dw : f32[-1, -1, -1, -1]
+ var db : f32[-1]
+ op 1 conv2d_grad(Input: x, Filter: w, Bias: b, Output@GRAD: g) -> (Input@GRAD: dx, Filter@GRAD: dw, Bias@GRAD: db) {strides = [2, 3], paddings = [1, 0, 2, 1], dilations = [2, 1]}
+}}`},
+		inferCase{Name: "depthwise_conv2d_grad", Src: `program main { block 0 {
+ var x : f64[2, 3, 8, 8]
+ var w : f64[3, 1, 3, 3]
+ var g : f64[2, 3, 4, 4]
+ var dx : f64[-1, -1, -1, -1]
+ var dw : f64[-1, -1, -1, -1]
+ op 1 depthwise_conv2d_grad(Input: x, Filter: w, Output@GRAD: g) -> (Input@GRAD: dx, Filter@GRAD: dw) {groups = 3, padding_algorithm = "SAME", strides = [2, 2]}
+}}`},
 	)
 }

@@ -58,7 +58,8 @@ func DefaultKernels() Kernels {
 		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
 		"dropout": Dropout(nil), "dropout_grad": dropoutGrad,
 		// conv.go
-		"conv2d": conv2d, "depthwise_conv2d": conv2d,
+		"conv2d": conv2d, "conv2d_grad": conv2dGrad,
+		"depthwise_conv2d": conv2d, "depthwise_conv2d_grad": conv2dGrad,
 		// optim.go
 		"sgd": sgd, "momentum": momentum, "adam": adam,
 		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,

@@ -1,15 +1,20 @@
 package opdef
 
-import "github.com/distpass/distpass/ir"
+import (
+	"strconv"
+
+	"github.com/distpass/distpass/ir"
+)
 
 // convDefs: the convolution, pooling and per-channel normalisation ops of
 // Paddle's vision models, with Paddle's InferMeta shape rules
 // (ConvInferMeta, Pool2DInferMeta, BatchNormInferMeta, affine_channel's
 // InferShape).
 //
-// None has a Grad: the simulator has no kernel for their gradients yet
-// (issue 27 adds them), and a grad def here would let append-backward
-// emit ops that nothing runs; append-backward refuses them instead.
+// The convolutions have a Grad (Paddle's conv2d_grad: Input, Filter,
+// Bias and Output@GRAD in, their gradients out); the others have none
+// until the simulator has a kernel for their gradients (issue 27), since
+// a grad def would let append-backward emit ops that nothing runs.
 //
 // is_test may be a bool or an int (Paddle's attr loader casts an int to
 // a bool, and its Python binding wrote ints): a bool attr accepts both.
@@ -36,6 +41,11 @@ func convDefs() []*Def {
 			Infer:       inferConv(depthwise),
 			Sharding:    convRule,
 			ShardingDoc: convDoc,
+			Grad: &Grad{
+				Reads:       []string{"Input", "Filter", "Bias", "Output@GRAD"},
+				Diff:        []string{"Input", "Filter", "Bias"},
+				Unsupported: convGradUnsupported,
+			},
 		}
 	}
 	return []*Def{
@@ -86,6 +96,27 @@ func convDefs() []*Def {
 			ShardingDoc: channelDoc,
 		},
 	}
+}
+
+// convGradUnsupported refuses what the simulator's conv kernels do not
+// compute: channel-last data and the oneDNN fusions other than a relu
+// (which the grad recomputes from Input, Filter and Bias).
+func convGradUnsupported(fwd *ir.Op) string {
+	if f, _ := fwd.Attrs.String("data_format"); f == "NHWC" {
+		return "data_format NHWC is not supported (NCHW only)"
+	}
+	for _, a := range [...]string{"fuse_residual_connection", "fuse_brelu", "fuse_relu_before_depthwise_conv"} {
+		switch v := fwd.Attrs.Get(a).(type) {
+		case ir.Bool, ir.Int: // Paddle's older programs write bools as ints
+			if v != ir.Bool(false) && v != ir.Int(0) {
+				return "attr " + a + " = true is not supported"
+			}
+		}
+	}
+	if act, _ := fwd.Attrs.String("fuse_activation"); act != "" && act != "relu" {
+		return "attr fuse_activation " + strconv.Quote(act) + " is not supported (only \"\" and \"relu\")"
+	}
+	return ""
 }
 
 // operand describes input slot's arg for a message: "Filter w [8, 3, 3, 3]".
