@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -132,5 +133,145 @@ func TestConvErrors(t *testing.T) {
 			"Output@GRAD shape [1 1 3 3], want [1 1 2 2]"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, c.op, c.in, c.want) })
+	}
+}
+
+// TestConvMatchesDirectLoop compares the kernels with the convolution's
+// definition, summed term by term, over random geometries: strides,
+// paddings of 2 and 4 values, SAME and VALID, dilations, groups,
+// depthwise multipliers, a Bias and a fused relu.
+func TestConvMatchesDirectLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 27))
+	pick := func(lo, hi int64) int64 { return lo + r.Int64N(hi-lo+1) }
+	ran := 0
+	for i := range 300 {
+		typ := "conv2d"
+		groups := pick(1, 3)
+		cg, mg := pick(1, 3), pick(1, 3)
+		if i%3 == 0 {
+			typ, cg = "depthwise_conv2d", 1
+		}
+		n, h, w := pick(1, 2), pick(1, 7), pick(1, 7)
+		kh, kw := pick(1, 3), pick(1, 3)
+		st := []int64{pick(1, 3), pick(1, 3)}
+		dil := []int64{pick(1, 2), pick(1, 2)}
+		pads := []int64{pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)}
+		attrs := []ir.Attr{A("groups", ir.Int(groups)), A("strides", ir.Ints(st)), A("dilations", ir.Ints(dil))}
+		if i%2 == 0 {
+			pads[1], pads[3] = pads[0], pads[2]
+			attrs = append(attrs, A("paddings", ir.Ints{pads[0], pads[2]}))
+		} else {
+			attrs = append(attrs, A("paddings", ir.Ints(pads)))
+		}
+		algo := []string{"EXPLICIT", "SAME", "VALID"}[i%5%3]
+		attrs = append(attrs, A("padding_algorithm", ir.String(algo)))
+		// The geometry as Paddle's UpdatePaddingAndDilation sets it.
+		switch algo {
+		case "SAME":
+			dil = []int64{1, 1}
+			for d, in := range []int64{h, w} {
+				k := []int64{kh, kw}[d]
+				out := (in + st[d] - 1) / st[d]
+				total := max(0, (out-1)*st[d]+k-in)
+				pads[2*d], pads[2*d+1] = total/2, total-total/2
+			}
+		case "VALID":
+			pads = []int64{0, 0, 0, 0}
+		}
+		ph, pw := h+pads[0]+pads[1]-dil[0]*(kh-1)-1, w+pads[2]+pads[3]-dil[1]*(kw-1)-1
+		if ph < 0 || pw < 0 {
+			continue // the filter is larger than the padded image
+		}
+		oh, ow := ph/st[0]+1, pw/st[1]+1
+		relu := i%4 == 1
+		if relu {
+			attrs = append(attrs, A("fuse_activation", ir.String("relu")))
+		}
+		x := randT(r, -1, 1, n, cg*groups, h, w)
+		f := randT(r, -1, 1, mg*groups, cg, kh, kw)
+		in := Args{"Input": {x}, "Filter": {f}}
+		var b *Tensor
+		if i%2 == 1 {
+			b = randT(r, -1, 1, mg*groups)
+			in["Bias"] = []*Tensor{b}
+		}
+		op := convOp(typ, b != nil, attrs...)
+		want := Zeros(ir.F64, n, mg*groups, oh, ow)
+		for q := range want.Data {
+			ox := int64(q) % ow
+			oy := int64(q) / ow % oh
+			m := int64(q) / (ow * oh) % (mg * groups)
+			nn := int64(q) / (ow * oh * mg * groups)
+			s := 0.0
+			if b != nil {
+				s = b.Data[m]
+			}
+			for c := range cg {
+				for a := range kh {
+					for e := range kw {
+						iy, ix := oy*st[0]-pads[0]+a*dil[0], ox*st[1]-pads[2]+e*dil[1]
+						if iy >= 0 && iy < h && ix >= 0 && ix < w {
+							s += x.At(nn, m/mg*cg+c, iy, ix) * f.At(m, c, a, e)
+						}
+					}
+				}
+			}
+			if relu {
+				s = max(s, 0)
+			}
+			want.Data[q] = s
+		}
+		got := run(t, op, in)["Output"][0]
+		if d, err := MaxAbsDiff(got, want); err != nil || d > 1e-12 {
+			t.Fatalf("case %d %s: max diff %g, %v\ngot  %v\nwant %v", i, op, d, err, got, want)
+		}
+		ran++
+	}
+	if ran < 200 {
+		t.Errorf("only %d of the random geometries fit their filter", ran)
+	}
+	t.Logf("%d geometries", ran)
+}
+
+// BenchmarkConv2d runs the layers that dominate a ResNet's and a
+// MobileNet's convolutions on small images: a 3x3 conv of 64 channels and
+// a depthwise 3x3, each forward and grad (Input@GRAD and Filter@GRAD).
+func BenchmarkConv2d(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		name   string
+		typ    string
+		x, w   []int64
+		groups int64
+	}{
+		{"resnet-3x3", "conv2d", sh(2, 64, 8, 8), sh(64, 64, 3, 3), 1},
+		{"mobilenet-depthwise", "depthwise_conv2d", sh(2, 96, 16, 16), sh(96, 1, 3, 3), 96},
+	} {
+		attrs := []ir.Attr{A("paddings", ir.Ints{1, 1}), A("groups", ir.Int(c.groups))}
+		in := Args{"Input": {randT(r, -1, 1, c.x...)}, "Filter": {randT(r, -1, 1, c.w...)}}
+		fwd := convOp(c.typ, false, attrs...)
+		grad := mkOp(c.typ+"_grad", Sl("Input", "x", "Filter", "w", "Output@GRAD", "g"), Sl("Input@GRAD", "dx", "Filter@GRAD", "dw"), attrs...)
+		k, kg := DefaultKernels()[c.typ], DefaultKernels()[c.typ+"_grad"]
+		out, err := k(fwd, in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gin := Args{"Input": in["Input"], "Filter": in["Filter"], "Output@GRAD": out["Output"]}
+		b.Run(c.name+"/forward", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := k(fwd, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/grad", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := kg(grad, gin); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
