@@ -36,21 +36,22 @@ func init() {
 // the op and the attr.
 func TestAppendBackwardConvRefuses(t *testing.T) {
 	for _, c := range []struct {
-		attr ir.Attr
-		want string
+		attrs []ir.Attr
+		want  string
 	}{
-		{ir.A("data_format", ir.String("NHWC")), "op 1 conv2d: data_format NHWC is not supported (NCHW only)"},
-		{ir.A("fuse_activation", ir.String("relu6")), `op 1 conv2d: attr fuse_activation "relu6" is not supported`},
-		{ir.A("fuse_residual_connection", ir.Bool(true)), "op 1 conv2d: attr fuse_residual_connection = true is not supported"},
-		{ir.A("fuse_brelu", ir.Int(1)), "op 1 conv2d: attr fuse_brelu = true is not supported"},
+		{[]ir.Attr{ir.A("data_format", ir.String("NHWC"))}, "op 1 conv2d: data_format NHWC is not supported (NCHW only)"},
+		{[]ir.Attr{ir.A("fuse_activation", ir.String("relu6"))}, `op 1 conv2d: attr fuse_activation "relu6" is not supported`},
+		{[]ir.Attr{ir.A("fuse_activation", ir.String("relu")), ir.A("fuse_alpha", ir.Float(0.5))}, `op 1 conv2d: attr fuse_alpha 0.5 with fuse_activation "relu" (a leaky relu) is not supported`},
+		{[]ir.Attr{ir.A("fuse_residual_connection", ir.Bool(true))}, "op 1 conv2d: attr fuse_residual_connection = true is not supported"},
+		{[]ir.Attr{ir.A("fuse_brelu", ir.Int(1))}, "op 1 conv2d: attr fuse_brelu = true is not supported"},
 	} {
-		t.Run(c.attr.Name, func(t *testing.T) {
+		t.Run(c.attrs[len(c.attrs)-1].Name, func(t *testing.T) {
 			m := ir.NewModule("conv")
 			b := ir.NewBuilder(m)
 			b.Var("x", ir.Tensor(ir.F32, 1, 4, 4, 2))
 			b.Param("w", ir.Tensor(ir.F32, 3, 2, 1, 1)).WithFlags(ir.FlagTrainable)
 			b.Var("o", ir.Tensor(ir.F32, 1, 4, 4, 3))
-			b.Op("conv2d", ir.Slots("Input", "x", "Filter", "w"), ir.Slots("Output", "o"), c.attr)
+			b.Op("conv2d", ir.Slots("Input", "x", "Filter", "w"), ir.Slots("Output", "o"), c.attrs...)
 			b.Var("loss", ir.Tensor(ir.F32))
 			b.Op("mean", ir.Slots("X", "o"), ir.Slots("Out", "loss"))
 			if err := b.Err(); err != nil {

@@ -68,6 +68,10 @@ func convFused(op *ir.Op) (bool, error) {
 	case "":
 		return attrBool(op, "fuse_relu", false), nil
 	case "relu":
+		// oneDNN's relu post-op takes fuse_alpha as a negative slope.
+		if a := attrFloat(op, "fuse_alpha", 0); a != 0 {
+			return false, errf(op, "attr fuse_alpha %g with fuse_activation \"relu\" (a leaky relu) is not supported", a)
+		}
 		return true, nil
 	default:
 		return false, errf(op, "attr fuse_activation %q is not supported (only \"\" and \"relu\")", act)

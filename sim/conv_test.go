@@ -115,6 +115,8 @@ func TestConvErrors(t *testing.T) {
 	}{
 		{"nhwc", convOp("conv2d", false, A("data_format", ir.String("NHWC"))), in, `attr data_format "NHWC" is not supported`},
 		{"fuse-act", convOp("conv2d", false, A("fuse_activation", ir.String("relu6"))), in, `attr fuse_activation "relu6" is not supported`},
+		{"leaky", convOp("conv2d", false, A("fuse_activation", ir.String("relu")), A("fuse_alpha", ir.Float(0.1))), in,
+			`attr fuse_alpha 0.1 with fuse_activation "relu" (a leaky relu) is not supported`},
 		{"residual", convOp("conv2d", false, A("fuse_residual_connection", ir.Bool(true))), in, "attr fuse_residual_connection = true is not supported"},
 		{"brelu", convOp("conv2d", false, A("fuse_brelu", ir.Int(1))), in, "attr fuse_brelu = true is not supported"},
 		{"algo", convOp("conv2d", false, A("padding_algorithm", ir.String("FULL"))), in, `attr padding_algorithm "FULL" is not EXPLICIT, SAME or VALID`},

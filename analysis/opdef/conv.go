@@ -113,8 +113,12 @@ func convGradUnsupported(fwd *ir.Op) string {
 			}
 		}
 	}
-	if act, _ := fwd.Attrs.String("fuse_activation"); act != "" && act != "relu" {
+	act, _ := fwd.Attrs.String("fuse_activation")
+	if act != "" && act != "relu" {
 		return "attr fuse_activation " + strconv.Quote(act) + " is not supported (only \"\" and \"relu\")"
+	}
+	if a, _ := fwd.Attrs.Float("fuse_alpha"); act == "relu" && a != 0 {
+		return "attr fuse_alpha " + strconv.FormatFloat(a, 'g', -1, 64) + " with fuse_activation \"relu\" (a leaky relu) is not supported"
 	}
 	return ""
 }
