@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -242,6 +243,9 @@ func (ip *Interp) runOp(p *ir.Program, b *ir.Block, op *ir.Op, scope Scope, dept
 			if ts[i] == nil {
 				return fmt.Errorf("%s: kernel gave no tensor for output %s (%s)", op, a, s.Name)
 			}
+			if op.Type == "layer_norm" && (s.Name == "Mean" || s.Name == "Variance") {
+				ts[i] = unflattenStats(p, b, op, a, in, ts[i])
+			}
 			if err := checkDeclared(p, b, op, s.Name, a, ts[i]); err != nil {
 				return err
 			}
@@ -288,6 +292,22 @@ func callKernel(k Kernel, op *ir.Op, in Args) (out Args, err error) {
 // otherwise run on, and every size derived from the declarations (memory,
 // traffic) would be wrong. A -1 dim matches any size; an undeclared or
 // non-tensor var is not compared.
+// unflattenStats gives a layer_norm's statistics t, which the kernel
+// computes flattened ([prod of X's dims before begin_norm_axis], Paddle
+// 2's shape), the shape of those dims when the program declares var a
+// so (Paddle 3's, which a split of the sequence dim needs): the same
+// values in the same order.
+func unflattenStats(p *ir.Program, b *ir.Block, op *ir.Op, a string, in Args, t *Tensor) *Tensor {
+	v := p.LookupVar(b, a)
+	xs := in["X"]
+	axis := int(attrInt(op, "begin_norm_axis", 1))
+	if v == nil || !v.Type.IsTensor() || len(xs) != 1 || xs[0] == nil || axis < 2 || axis > xs[0].Rank() ||
+		len(t.Shape) != 1 || !slices.Equal(v.Type.Shape, xs[0].Shape[:axis]) {
+		return t
+	}
+	return &Tensor{DType: t.DType, Shape: slices.Clone(v.Type.Shape), Data: t.Data}
+}
+
 func checkDeclared(p *ir.Program, b *ir.Block, op *ir.Op, slot, a string, t *Tensor) error {
 	v := p.LookupVar(b, a)
 	if v == nil || !v.Type.IsTensor() {
