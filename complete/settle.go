@@ -6,6 +6,7 @@ import (
 
 	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
 )
 
 // settle gives every op its dist and every var its own, in settling
@@ -91,6 +92,42 @@ func (e *engine) setDims(i, v int32, m []int) {
 	}
 }
 
+// readAsForward makes the args of n, the grad op of an op the
+// rule-based impl lowers, read each forward var (and the grad of one)
+// as the forward op read or wrote it rather than as its var is: a
+// forward op that reads a resharded input (a column-parallel matmul's
+// all-gathered X) has a grad op that reads the same, not one whose rule
+// starts again from the var's dist.
+func (e *engine) readAsForward(n *opNode, ins, outs [][]int) {
+	fd := n.gradOf
+	as := func(k int, cur []int) []int {
+		name := e.argName(n, k)
+		if fv := registry.ForwardVar(name); fv != "" {
+			name = fv
+		}
+		m, ok := fd.InputMapping(name)
+		if !ok {
+			m, ok = fd.OutputMapping(name)
+		}
+		if ok && len(m) == len(cur) {
+			return m
+		}
+		return cur
+	}
+	for k, v := range n.ins() {
+		if v >= 0 && ins[k] != nil {
+			ins[k] = as(k, ins[k])
+		}
+	}
+	// A grad output is split as its forward var was where the forward
+	// op had it, not as the fixpoint left the grad var.
+	for k, v := range n.outs() {
+		if v >= 0 && outs[k] != nil {
+			outs[k] = as(n.nIn+k, outs[k])
+		}
+	}
+}
+
 // settleRule settles a forward, loss-grad or optimizer op by its rule.
 func (e *engine) settleRule(n *opNode) error {
 	ins := make([][]int, n.nIn)
@@ -112,6 +149,9 @@ func (e *engine) settleRule(n *opNode) error {
 		if v >= 0 && e.s.mesh[v] == n.mesh {
 			outs[k] = e.s.dims[v]
 		}
+	}
+	if n.gradOf != nil {
+		e.readAsForward(n, ins, outs)
 	}
 	var res opdef.Sharding
 	e.buildRule(n)
@@ -187,6 +227,9 @@ func (e *engine) settleRule(n *opNode) error {
 // alike, and X needs no reshard.
 func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 	n.passes = false
+	if n.op.Type == "sum" {
+		return e.passPartials(n, res)
+	}
 	if n.nIn != 1 || len(n.args) != 2 || n.args[0] < 0 || n.args[1] < 0 {
 		return res
 	}
@@ -201,6 +244,39 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 	}
 	n.passes = true
 	res.Partial = [][]ir.Partial{p} // a new slice: res may be the memo's
+	return res
+}
+
+// passPartials carries through a sum (the grad parts of a var read by
+// several ops) inputs all partial alike that it reads as they are: its
+// Out is their sum's part, and each part needs no reshard (the column-
+// parallel q, k and v matmuls' X@GRAD are then reduced once).
+func (e *engine) passPartials(n *opNode, res opdef.Sharding) opdef.Sharding {
+	if len(n.args)-n.nIn != 1 || len(res.Inputs) != n.nIn || len(res.Outputs) != 1 {
+		return res
+	}
+	var p []ir.Partial
+	for k, x := range n.ins() {
+		if x < 0 || e.g.vars[x].Dist == nil || !slices.Equal(res.Inputs[k], e.s.dims[x]) {
+			return res
+		}
+		if k == 0 {
+			p = e.s.partial[x]
+		}
+		if len(p) == 0 || !slices.Equal(e.s.partial[x], p) {
+			return res
+		}
+	}
+	parts := make([]bool, n.nIn)
+	for k := range parts {
+		parts[k] = true
+	}
+	if o := n.args[n.nIn]; o < 0 || !opdef.LinearInParts(n.op, parts) ||
+		e.s.closed[o] && !slices.Equal(e.g.vars[o].Dist.Partial, p) {
+		return res
+	}
+	n.passes = true
+	res.Partial = [][]ir.Partial{p}
 	return res
 }
 
