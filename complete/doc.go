@@ -34,8 +34,9 @@
 //     consumers proposed, completed by its first reader's requirement).
 //     Where the two differ the module needs a reshard there, listed in
 //     the report (Reshard), except where the op reads a partial value as
-//     it is: a linear op carries it into Out (opdef.PassesPartial), an
-//     MoE op reads its own part (opdef.ReadsOwnPart). The impl is the
+//     it is: a linear op carries it into Out (opdef.PassesPartial), as a
+//     sum does parts partial alike (a var's grad parts), an MoE op reads
+//     its own part (opdef.ReadsOwnPart). The impl is the
 //     first that fits (registry.Fitter), asked as the op will read its
 //     inputs once resharded, in a fixed order: the op type's own impls,
 //     default, elementwise (for elementwise ops), spmd:0; an impl that
@@ -45,9 +46,11 @@
 //     takes its forward op's mesh and impl, each forward var its forward
 //     op's mapping, X@GRAD its forward var's, and its grads are whole
 //     (the impls' backward reduces them); the grad op of an op the
-//     rule-based impl lowers runs its own rule instead, its grads
-//     partial as the rule says, averaged along the mesh dims the loss
-//     averages over (registry.SPMDGradPartial). Grad ops without a
+//     rule-based impl lowers runs its own rule instead, on the forward
+//     vars as its forward op read and wrote them (an input it
+//     all-gathers stays gathered, its weight split), its grads partial
+//     as the rule says, averaged along the mesh dims the loss averages
+//     over (registry.SPMDGradPartial). Grad ops without a
 //     forward op (sum, the loss grad) and optimizer ops run their rules
 //     on their settled inputs (an optimizer's state follows its Param).
 //
