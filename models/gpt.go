@@ -24,6 +24,10 @@ type GPTConfig struct {
 	// experts of hidden width 4·Hidden, top-TopK gating, and Capacity
 	// (0: none) token slots per expert.
 	MoEEvery, Experts, TopK, Capacity int
+	// StatDims declares each layer norm's Mean and Variance [B,S], as
+	// Paddle 3 keeps them, rather than flattened to [B*S]: a flattened
+	// dim cannot hold a sequence split (sequence parallelism).
+	StatDims bool
 }
 
 // TinyGPT is the GPT that tests run: 2 layers, hidden 64, 4 heads,
@@ -165,8 +169,12 @@ func GPT(cfg GPTConfig) *ir.Module {
 		if dt == ir.F16 || dt == ir.BF16 {
 			sdt = ir.F32
 		}
-		b.Var(mean, ir.Tensor(sdt, B*S))
-		b.Var(vr, ir.Tensor(sdt, B*S))
+		stats := []int64{B * S}
+		if cfg.StatDims {
+			stats = []int64{B, S}
+		}
+		b.Var(mean, ir.Tensor(sdt, stats...))
+		b.Var(vr, ir.Tensor(sdt, stats...))
 		b.Op("layer_norm", ir.Slots("X", x, "Scale", name+"_scale", "Bias", name+"_bias"),
 			ir.Slots("Y", y, "Mean", mean, "Variance", vr),
 			ir.A("begin_norm_axis", ir.Int(2)), ir.A("epsilon", ir.Float(1e-5)))
