@@ -270,12 +270,19 @@ func GPT(cfg GPTConfig) *ir.Module {
 // GPTTraining returns an annotated GPT training program: GPT(cfg), a
 // backward of append-backward, the strategy of AnnotateGPT on mesh, and
 // append-optimizer of type optimizer ("" is sgd) with learning rate 0.01.
+// The sequence-parallel strategies declare the layer-norm statistics
+// [B,S] (cfg.StatDims) and annotate the forward only: the module is for
+// complete, then insert-reshards.
 func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer string) (*ir.Module, error) {
 	if cfg.DType == ir.DTypeInvalid {
 		cfg.DType = ir.F32
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if strings.HasSuffix(strategy, ",sp") {
+		cfg.StatDims = true
+		return trainForwardAnnotated(GPT(cfg), strategy, mesh, optimizer)
 	}
 	return train(GPT(cfg), AnnotateGPT, strategy, mesh, optimizer)
 }
@@ -302,12 +309,23 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 //   - "ep" and "dp,ep": the dense part data parallel (over ep, or over
 //     every rank of the dp×ep mesh on a 1-D view of it, mesh "tokens"),
 //     the MoE blocks expert parallel along ep (see annotator.moeOp).
+//   - "mp,sp" and "dp,mp,sp": Megatron's sequence parallelism on top of
+//     mp (or dp,mp), on the same mesh (sp names no mesh dim). Between
+//     the tensor-parallel regions, the activations [B,S,H] (embeddings,
+//     residual stream, layer norms and their statistics, which must be
+//     declared [B,S]: GPTConfig.StatDims) are split on S along mp, and
+//     pos_ids is fed so. The column-parallel matmuls (and the head, lm_w
+//     replicated) read their X with S whole, the row-parallel ones leave
+//     their Out partial (matmul_v2:1 emits no all-reduce), and the bias
+//     add after them reads it split on S: insert-reshards turns these
+//     into all-gathers and reduce-scatters. Only the forward ops and vars
+//     are annotated; run complete for the backward and the optimizer.
 func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	return annotateGPT(m, strategy, mesh, GPTStrategies, "")
 }
 
 // GPTStrategies lists the strategies AnnotateGPT knows.
-var GPTStrategies = []string{"dp", "mp", "dp,mp", "ep", "dp,ep"}
+var GPTStrategies = []string{"dp", "mp", "dp,mp", "ep", "dp,ep", "mp,sp", "dp,mp,sp"}
 
 func annotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []string, what string) error {
 	a, err := newAnnotator(m, strategy, mesh, known, what)
@@ -316,9 +334,19 @@ func annotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []st
 	}
 	mp := a.mpAxis
 	a.set("causal_mask", []int{-1, -1})
+	if a.seq {
+		// The positions are fed split on the sequence too.
+		if v := a.g.Var("pos_ids"); v != nil && v.Type.IsTensor() {
+			a.set("pos_ids", a.seqMapping(v.Type.Rank()))
+		}
+		a.forwardOnly = true
+	}
 	a.dataVars()
 	ew := a.elementwiseImpl()
 	for _, op := range a.forwardOps() {
+		if a.seq && a.seqOp(op) {
+			continue
+		}
 		switch op.Type {
 		case "lookup_table_v2":
 			ids, w, out := a.in(op, "Ids"), a.in(op, "W"), a.out(op, "Out")

@@ -141,10 +141,19 @@ type annotator struct {
 	// epAxis is expert's dim the experts are split along, rowAxis the
 	// one the expert-side rows are (dp in "dp,ep"), -1 when none.
 	epAxis, rowAxis int
-	dists           map[string]*ir.TensorDist
-	impls           map[int64]impl
-	opMesh          map[int64]string // ops not on mesh
-	errs            []error
+	// seq: sequence parallel, the activations between the tensor-
+	// parallel regions split on their sequence dim along mpAxis.
+	seq    bool
+	dists  map[string]*ir.TensorDist
+	impls  map[int64]impl
+	opMesh map[int64]string // ops not on mesh
+	// reads holds, by op id, the args an op requires in another mapping
+	// than their var's dist: insert-reshards makes those moves explicit.
+	reads map[int64]map[string][]int
+	// forwardOnly leaves grad vars and every op but the forward ones
+	// without a dist, for completion to derive.
+	forwardOnly bool
+	errs        []error
 }
 
 // tokenMeshName names the 1-D mesh of the tokens under "dp,ep".
@@ -160,8 +169,12 @@ func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []s
 		return nil, errors.New("annotate: a named mesh is required")
 	}
 	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1, epAxis: -1, rowAxis: -1,
-		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}, opMesh: map[int64]string{}}
+		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}, opMesh: map[int64]string{}, reads: map[int64]map[string][]int{}}
 	for _, want := range strings.Split(strategy, ",") {
+		if want == "sp" { // along mp: no mesh dim of its own
+			a.seq = true
+			continue
+		}
 		i := slices.Index(mesh.DimNames, want)
 		if i < 0 {
 			return nil, fmt.Errorf("strategy %s needs a mesh dim named %s; mesh %s has dims [%s]",
@@ -175,6 +188,9 @@ func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []s
 		case "ep":
 			a.epAxis = i
 		}
+	}
+	if a.seq && a.mpAxis < 0 {
+		return nil, fmt.Errorf("strategy %s: sequence parallelism splits along mp, which it lacks", strategy)
 	}
 	if a.epAxis >= 0 {
 		a.expert = mesh
@@ -294,7 +310,7 @@ func (a *annotator) elementwiseImpl() impl {
 func (a *annotator) forwardOps() []*ir.Op {
 	var ops []*ir.Op
 	for _, op := range a.g.Ops {
-		if op.Fwd == 0 && op.Role.IsForward() {
+		if isForward(op) {
 			ops = append(ops, op)
 		}
 	}
@@ -323,7 +339,7 @@ func (a *annotator) finish() error {
 		byName[pm.Name] = pm
 	}
 	for _, op := range g.Ops {
-		if _, ok := impls[op.ID]; ok {
+		if _, ok := impls[op.ID]; ok || a.forwardOnly && !isForward(op) {
 			continue
 		}
 		if op.Fwd != 0 {
@@ -336,8 +352,19 @@ func (a *annotator) finish() error {
 		}
 		impls[op.ID] = impl{"default", 0}
 	}
+	fwdArgs := map[string]bool{}
+	if a.forwardOnly {
+		for _, op := range a.forwardOps() {
+			for name := range op.InputNames {
+				fwdArgs[name] = true
+			}
+			for name := range op.OutputNames {
+				fwdArgs[name] = true
+			}
+		}
+	}
 	for _, v := range g.Vars() {
-		if _, ok := dists[v.Name()]; ok || !v.Type.IsTensor() {
+		if _, ok := dists[v.Name()]; ok || !v.Type.IsTensor() || a.forwardOnly && !fwdArgs[v.Name()] {
 			continue
 		}
 		if i := strings.Index(v.Name(), "@GRAD"); i > 0 {
@@ -405,7 +432,7 @@ func (a *annotator) finish() error {
 	if m.Startup != nil {
 		for _, b := range m.Startup.Blocks {
 			for _, v := range b.Vars() {
-				if _, ok := dists[v.Name()]; !ok && v.Type.IsTensor() {
+				if _, ok := dists[v.Name()]; !ok && v.Type.IsTensor() && !(a.forwardOnly && g.Var(v.Name()) != nil) {
 					a.fail("startup var %s: main's block 0 has no var of that name", v.Name())
 				}
 			}
@@ -432,20 +459,31 @@ func (a *annotator) finish() error {
 		}
 	}
 	for _, op := range g.Ops {
-		im := impls[op.ID]
+		im, ok := impls[op.ID]
+		if !ok {
+			continue // forwardOnly: completion's
+		}
+		reads := a.reads[op.ID]
 		op.Dist = &ir.OpDist{
 			Mesh: a.opMesh[op.ID], ImplType: im.typ, ImplIndex: im.index,
-			Inputs: argDists(op.Inputs, dists), Outputs: argDists(op.Outputs, dists),
+			Inputs: argDists(op.Inputs, dists, reads), Outputs: argDists(op.Outputs, dists, nil),
 		}
 	}
 	return nil
 }
 
-func argDists(slots []ir.Slot, dists map[string]*ir.TensorDist) []ir.ArgDist {
+// isForward reports whether op is a forward op (not a grad op).
+func isForward(op *ir.Op) bool { return op.Fwd == 0 && op.Role.IsForward() }
+
+// argDists lists the mappings of the args of slots: reads' where it
+// has one, else the var's dist's.
+func argDists(slots []ir.Slot, dists map[string]*ir.TensorDist, reads map[string][]int) []ir.ArgDist {
 	var out []ir.ArgDist
 	for _, s := range slots {
 		for _, a := range s.Args {
-			if d := dists[a]; d != nil {
+			if m, ok := reads[a]; ok {
+				out = append(out, ir.ArgDist{Name: a, DimsMapping: slices.Clone(m)})
+			} else if d := dists[a]; d != nil {
 				out = append(out, ir.ArgDist{Name: a, DimsMapping: slices.Clone(d.DimsMapping)})
 			}
 		}
