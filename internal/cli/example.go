@@ -30,7 +30,11 @@ takes -batch tokens of width -hidden (default 4), -experts experts of
 hidden width 2×-hidden, top--topk gating (default 2), and -capacity
 token slots per expert (0: no limit). gpt with -moe-every K makes every
 K-th layer's MLP such an MoE block (-experts, -topk, -capacity), for the
-strategies ep and dp,ep.`)
+strategies ep and dp,ep. gpt also takes mp,sp and dp,mp,sp: Megatron's
+sequence parallelism along mp (no mesh dim of its own: -mesh as for mp
+or dp,mp), the activations between the tensor-parallel blocks split on
+the sequence; only the forward is annotated, for
+'distpass run -pipeline complete,insert-reshards' to complete.`)
 	strategy := fs.String("strategy", "dp,mp", "sharding strategy: "+strings.Join(models.GPTStrategies, ", ")+" (mlp: "+strings.Join(models.Strategies, ", ")+"; moe: "+strings.Join(models.MoEStrategies, ", ")+", default ep)")
 	experts := rangeInt(fs, "experts", 4, 1, MaxExampleSize, "moe: number of experts")
 	topk := rangeInt(fs, "topk", 2, 1, MaxExampleSize, "moe: experts per token (at most -experts)")
@@ -81,7 +85,8 @@ strategies ep and dp,ep.`)
 	if name == "moe" && !given["strategy"] {
 		*strategy = "ep"
 	}
-	dims := strings.Split(*strategy, ",")
+	// sp (sequence parallel) splits along mp: no mesh dim of its own.
+	dims := strings.Split(strings.TrimSuffix(*strategy, ",sp"), ",")
 	if *meshFlag == "" {
 		*meshFlag = strings.TrimSuffix(strings.Repeat("2x", len(dims)), "x")
 	}
