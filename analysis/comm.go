@@ -580,6 +580,15 @@ type MemoryReport struct {
 	Params       MemoryClass // kind param
 	Persistables MemoryClass // kind persist
 	Activations  MemoryClass // kind var
+	// PeakActivations is the most bytes of activations live at once as
+	// main's global block runs, and PeakOp the id of the op where they
+	// are (0 for a block without ops): an activation of the block is
+	// live from its first op (the block's start for one read before any
+	// op writes it) to its last, and a sub-block's activations while the
+	// op that runs it does. Temporaries that live for one op count at
+	// that op only, which the all-at-once sum above does not say.
+	PeakActivations int64
+	PeakOp          int64
 }
 
 // Total returns the bytes of the three classes.
@@ -624,5 +633,78 @@ func buildMemory(m *ir.Module) (*MemoryReport, error) {
 			c.Bytes += size
 		}
 	}
+	rep.PeakActivations, rep.PeakOp = peakActivations(m.Main)
 	return rep, nil
+}
+
+// peakActivations returns the most bytes of activations live at once in
+// p's global block, and the op where they are (see MemoryReport).
+func peakActivations(p *ir.Program) (int64, int64) {
+	if len(p.Blocks) == 0 || p.Blocks[0] == nil || len(p.Blocks[0].Ops) == 0 {
+		return 0, 0
+	}
+	g := p.Global()
+	n := len(g.Ops)
+	first, last := map[string]int{}, map[string]int{}
+	see := func(name string, i int, write bool) {
+		if _, ok := first[name]; !ok {
+			first[name] = i
+			if !write {
+				first[name] = 0 // fed, or from an earlier step
+			}
+		}
+		last[name] = i
+	}
+	// delta[i] changes the live bytes at op i; a sub-block's own
+	// activations are live while its op runs.
+	delta := make([]int64, n+1)
+	for i, op := range g.Ops {
+		if op == nil {
+			continue
+		}
+		for name := range op.InputNames {
+			see(name, i, false)
+		}
+		for name := range op.OutputNames {
+			see(name, i, true)
+		}
+		for bi := range op.SubBlocks {
+			if sb := p.Block(bi); sb != nil {
+				for _, v := range sb.Vars() {
+					if b, ok := activationBytes(v); ok {
+						delta[i] += b
+						delta[i+1] -= b
+					}
+				}
+			}
+		}
+	}
+	for name, f := range first {
+		if b, ok := activationBytes(g.Var(name)); ok {
+			delta[f] += b
+			delta[last[name]+1] -= b
+		}
+	}
+	var live, peak int64
+	at := 0
+	for i := range n {
+		live += delta[i]
+		if live > peak {
+			peak, at = live, i
+		}
+	}
+	if g.Ops[at] == nil {
+		return peak, 0
+	}
+	return peak, g.Ops[at].ID
+}
+
+// activationBytes is the local bytes of v when it is an activation (a
+// non-persistable dense var) of known size.
+func activationBytes(v *ir.Var) (int64, bool) {
+	if v == nil || !v.Type.IsTensor() || v.Kind != ir.KindVar {
+		return 0, false
+	}
+	b, ok, err := tensorBytes(v.Type)
+	return b, ok && err == nil
 }

@@ -112,6 +112,10 @@ func TestMemoryMLPByHand(t *testing.T) {
 		Params:       analysis.MemoryClass{Vars: 2, Bytes: 2048},
 		Persistables: analysis.MemoryClass{Vars: 1, Bytes: 4},
 		Activations:  analysis.MemoryClass{Vars: 13, Bytes: 4360},
+		// At op 9 (w1's grad) x [4, 16], h1@GRAD [4, 16] and both
+		// weight grads [16, 16] are live: 2·256 + 2·1024 bytes. a1 and
+		// a1@GRAD died at op 8 before it; everywhere else is 2048 at most.
+		PeakActivations: 2560, PeakOp: 9,
 	}
 	if *rep != want {
 		t.Errorf("got %+v, want %+v", *rep, want)

@@ -401,20 +401,33 @@ func TestGPTSeqParallelMemory(t *testing.T) {
 			if a >= b {
 				t.Errorf("activations take %d bytes on rank 0, tensor parallelism's %d", a, b)
 			}
-			var upper [2]int64
+			// explain -memory: the activations live at once, each rank's
+			// own program. Every var of the program at once (its upper
+			// bound) counts the reshards' short-lived buffers as if they
+			// lived all step; the peak does not.
+			var upper, peak [2]int64
 			for i, m := range []*ir.Module{sp, tp} {
 				mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
 				if err != nil {
 					t.Fatal(err)
 				}
-				mem, err := analysis.Get[*analysis.MemoryReport](analysis.NewCache(mods[0]), analysis.Memory)
-				if err != nil {
-					t.Fatal(err)
+				for r, pm := range mods {
+					mem, err := analysis.Get[*analysis.MemoryReport](analysis.NewCache(pm), analysis.Memory)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r == 0 {
+						upper[i], peak[i] = mem.Activations.Bytes, mem.PeakActivations
+					} else if mem.PeakActivations != peak[i] {
+						t.Errorf("rank %d's peak %d differs from rank 0's %d", r, mem.PeakActivations, peak[i])
+					}
 				}
-				upper[i] = mem.Activations.Bytes
 			}
-			t.Logf("rank 0 activations: model's %d bytes sequence parallel, %d tensor parallel; explain -memory (every var of the partitioned program) %d and %d",
-				a, b, upper[0], upper[1])
+			if peak[0] >= peak[1] {
+				t.Errorf("activations live at once: %d bytes on rank 0 sequence parallel, %d tensor parallel", peak[0], peak[1])
+			}
+			t.Logf("rank 0 activations: model's %d bytes sequence parallel, %d tensor parallel; live at once %d and %d; every var of the program %d and %d",
+				a, b, peak[0], peak[1], upper[0], upper[1])
 		})
 	}
 }

@@ -52,6 +52,8 @@ type explainDoc struct {
 				Unknown int   `json:"unknown"`
 			}
 			TotalBytes int64 `json:"total_bytes"`
+			PeakBytes  int64 `json:"peak_activation_bytes"`
+			PeakOp     int64 `json:"peak_op"`
 		} `json:"memory"`
 	} `json:"ranks"`
 }
@@ -134,7 +136,8 @@ func TestExplainJSON(t *testing.T) {
 			t.Errorf("rank %d startup totals %+v, measured %+v", r.Rank, r.Totals[1], r.MeasuredTotals)
 		}
 		if m := r.Memory; m == nil || m.Params.Bytes != 2048 || m.Persistables.Bytes != 4 ||
-			m.Activations.Bytes != 4360 || m.Activations.Vars != 13 || m.TotalBytes != 6412 {
+			m.Activations.Bytes != 4360 || m.Activations.Vars != 13 || m.TotalBytes != 6412 ||
+			m.PeakBytes != 2560 || m.PeakOp != 9 {
 			t.Errorf("rank %d memory %+v", r.Rank, m)
 		}
 	}

@@ -62,7 +62,10 @@ free).
 -memory adds the local bytes of main's vars: parameters, other
 persistables, and activations (every non-persistable var at once, grads
 and temporaries included: an upper bound, not a peak); vars with a dim
-of -1 are left out and counted.
+of -1 are left out and counted. Then the most bytes of activations live
+at once as main's global block runs, and the op where they are: each
+from its first op to its last (a fed one from the start), a
+sub-block's while its op runs.
 
 -json prints one JSON document instead:
   {"file": NAME, "measured": BOOL, "ranks": [RANK...]}
@@ -79,7 +82,8 @@ of -1 are left out and counted.
           "data_dependent": N, "by_axis": [SUM...], "by_type": [SUM...]}
   SUM:   {"name": S, "ops": N, "bytes": N, "data_dependent": N}
   MEMORY: {"params": CLASS, "persistables": CLASS, "activations": CLASS,
-          "total_bytes": N}, CLASS: {"vars": N, "bytes": N, "unknown": N}
+          "total_bytes": N, "peak_activation_bytes": N, "peak_op": ID},
+          CLASS: {"vars": N, "bytes": N, "unknown": N}
 Ranks come in ascending order, ops in program order (main, then startup),
 sums sorted by name.
 
@@ -515,6 +519,9 @@ func writeMemoryText(sb *strings.Builder, mem *analysis.MemoryReport) {
 		strconv.FormatInt(mem.Total(), 10),
 		strconv.Itoa(mem.Params.Unknown + mem.Persistables.Unknown + mem.Activations.Unknown)})
 	writeTable(sb, rows)
+	if mem.PeakOp != 0 {
+		fmt.Fprintf(sb, "activations live at once: at most %d bytes (at op %d)\n", mem.PeakActivations, mem.PeakOp)
+	}
 }
 
 func opBytes(op analysis.CommOp) string {
@@ -612,10 +619,12 @@ type jsonSum struct {
 }
 
 type jsonMemory struct {
-	Params       jsonClass `json:"params"`
-	Persistables jsonClass `json:"persistables"`
-	Activations  jsonClass `json:"activations"`
-	TotalBytes   int64     `json:"total_bytes"`
+	Params          jsonClass `json:"params"`
+	Persistables    jsonClass `json:"persistables"`
+	Activations     jsonClass `json:"activations"`
+	TotalBytes      int64     `json:"total_bytes"`
+	PeakActivations int64     `json:"peak_activation_bytes"`
+	PeakOp          int64     `json:"peak_op"`
 }
 
 type jsonClass struct {
@@ -653,7 +662,8 @@ func writeExplainJSON(w io.Writer, file string, results []*explained, tr *check.
 		}
 		if memory {
 			c := func(m analysis.MemoryClass) jsonClass { return jsonClass{m.Vars, m.Bytes, m.Unknown} }
-			jr.Memory = &jsonMemory{c(r.mem.Params), c(r.mem.Persistables), c(r.mem.Activations), r.mem.Total()}
+			jr.Memory = &jsonMemory{c(r.mem.Params), c(r.mem.Persistables), c(r.mem.Activations), r.mem.Total(),
+				r.mem.PeakActivations, r.mem.PeakOp}
 		}
 		doc.Ranks = append(doc.Ranks, jr)
 	}
