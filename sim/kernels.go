@@ -60,6 +60,9 @@ func DefaultKernels() Kernels {
 		// conv.go
 		"conv2d": conv2d, "conv2d_grad": conv2dGrad,
 		"depthwise_conv2d": conv2d, "depthwise_conv2d_grad": conv2dGrad,
+		// pool.go, batchnorm.go
+		"pool2d": pool2d, "pool2d_grad": pool2dGrad,
+		"batch_norm": batchNorm(nil), "batch_norm_grad": batchNormGrad(nil),
 		// optim.go
 		"sgd": sgd, "momentum": momentum, "adam": adam,
 		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,

@@ -11,10 +11,10 @@ import (
 // (ConvInferMeta, Pool2DInferMeta, BatchNormInferMeta, affine_channel's
 // InferShape).
 //
-// The convolutions have a Grad (Paddle's conv2d_grad: Input, Filter,
-// Bias and Output@GRAD in, their gradients out); the others have none
-// until the simulator has a kernel for their gradients (issue 27), since
-// a grad def would let append-backward emit ops that nothing runs.
+// The convolutions, pool2d and batch_norm have a Grad (Paddle's grad
+// ops' slots). An op without one has no grad kernel in the simulator
+// yet, and a grad def would let append-backward emit ops that nothing
+// runs; append-backward refuses it instead.
 //
 // is_test may be a bool or an int (Paddle's attr loader casts an int to
 // a bool, and its Python binding wrote ints): a bool attr accepts both.
@@ -67,6 +67,9 @@ func convDefs() []*Def {
 			Infer:       inferPool,
 			Sharding:    poolRule,
 			ShardingDoc: poolDoc,
+			// Paddle's pool2d_grad: max routes Out@GRAD to the window's
+			// first element equal to Out, avg spreads it by the divisor.
+			Grad: &Grad{Reads: []string{"X", "Out", "Out@GRAD"}, Diff: []string{"X"}},
 		},
 		{
 			Type: "batch_norm", Doc: "X normalised per channel by batch (training) or running (is_test) statistics, then scaled and shifted",
@@ -84,6 +87,14 @@ func convDefs() []*Def {
 			Infer:       inferBatchNorm,
 			Sharding:    batchNormRule,
 			ShardingDoc: batchNormDoc,
+			// Paddle's batch_norm_grad slots: training reads the saved
+			// batch mean and inverse std, is_test and use_global_stats
+			// the running Mean and Variance. The running statistics get
+			// no gradient.
+			Grad: &Grad{
+				Reads: []string{"X", "Scale", "Bias", "Mean", "Variance", "SavedMean", "SavedVariance", "Y@GRAD"},
+				Diff:  []string{"X", "Scale", "Bias"},
+			},
 		},
 		{
 			Type: "affine_channel", Doc: "X * Scale + Bias, per channel",
