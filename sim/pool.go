@@ -144,8 +144,10 @@ func planPool(op *ir.Op, x *Tensor) (*poolPlan, error) {
 	return pl, nil
 }
 
-// window returns output index o's window [lo, hi) in spatial dim i and the
-// divisor that pads it, both as Paddle computes them.
+// window returns output index o's window [lo, hi) of the input in spatial
+// dim i, and its extent before clipping to the input (padding included:
+// the divisor of an average that counts the padding), as Paddle computes
+// them.
 func (pl *poolPlan) window(i int, o int64) (lo, hi, padded int64) {
 	in := pl.h
 	if i == 1 {
