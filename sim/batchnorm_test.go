@@ -160,3 +160,97 @@ func TestBatchNormRefuses(t *testing.T) {
 	in["MomentumTensor"] = []*Tensor{td(sh(2), 0.1, 0.2)}
 	wantErr(t, op, in, "MomentumTensor [2] holds one value")
 }
+
+// TestBatchNormReduceSeam splits a batch in two and gives each half's
+// kernels a reduce that adds the other half's sums, as a synchronized
+// batch norm's all-reduce would: each half's Y, running statistics and
+// X@GRAD are then the whole batch's, and the halves' Scale@GRAD and
+// Bias@GRAD add up to the whole batch's.
+func TestBatchNormReduceSeam(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	x, g := randT(r, -1, 1, 4, 2, 2, 3), randT(r, -1, 1, 4, 2, 2, 3)
+	half := func(t0 *Tensor, i int64) *Tensor {
+		n := int64(len(t0.Data)) / 2
+		return MustFromData(ir.F64, []int64{2, 2, 2, 3}, t0.Data[i*n:(i+1)*n])
+	}
+	stats := func(x *Tensor) Args {
+		return Args{"X": {x}, "Scale": {td(sh(2), 1.5, 0.5)}, "Bias": {td(sh(2), 0.1, -0.2)}, "Mean": {td(sh(2), 0, 1)}, "Variance": {td(sh(2), 1, 2)}}
+	}
+	op := bnOp(A("epsilon", ir.Float(1e-5)), A("momentum", ir.Float(0.9)))
+	gop := mkOp("batch_norm_grad", Sl("X", "x", "Scale", "s", "Bias", "b", "Mean", "m", "Variance", "v", "SavedMean", "sm", "SavedVariance", "sv", "Y@GRAD", "g"),
+		Sl("X@GRAD", "dx", "Scale@GRAD", "ds", "Bias@GRAD", "db"), op.Attrs.Clone()...)
+	// own[k][i] holds half i's own sums of kernel k (0 forward, 1 grad).
+	var own [2][2][][]float64
+	capture := func(k, i int) bnReduce {
+		return func(_ *ir.Op, sums [][]float64, n int64) ([][]float64, int64, error) {
+			own[k][i] = sums
+			return sums, n, nil
+		}
+	}
+	plus := func(k, i int) bnReduce {
+		return func(_ *ir.Op, sums [][]float64, n int64) ([][]float64, int64, error) {
+			out := make([][]float64, len(sums))
+			for j := range sums {
+				out[j] = make([]float64, len(sums[j]))
+				for c := range sums[j] {
+					out[j][c] = sums[j][c] + own[k][1-i][j][c]
+				}
+			}
+			return out, 2 * n, nil
+		}
+	}
+	whole := stats(x)
+	want, err := batchNorm(nil)(op, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range want {
+		whole[k] = v
+	}
+	whole["Mean"], whole["Variance"] = stats(x)["Mean"], stats(x)["Variance"]
+	whole["Y@GRAD"] = []*Tensor{g}
+	wantG, err := batchNormGrad(nil)(gop, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := batchNorm(capture(0, i))(op, stats(half(x, int64(i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dScale, dBias [2]float64
+	var ins [2]Args
+	for i := range 2 {
+		in := stats(half(x, int64(i)))
+		out, err := batchNorm(plus(0, i))(op, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "Y half", out["Y"][0], half(want["Y"][0], int64(i)))
+		near(t, "MeanOut", out["MeanOut"][0], want["MeanOut"][0])
+		near(t, "VarianceOut", out["VarianceOut"][0], want["VarianceOut"][0])
+		for k, v := range out {
+			if k != "MeanOut" && k != "VarianceOut" {
+				in[k] = v
+			}
+		}
+		in["Y@GRAD"] = []*Tensor{half(g, int64(i))}
+		if _, err := batchNormGrad(capture(1, i))(gop, in); err != nil {
+			t.Fatal(err)
+		}
+		ins[i] = in
+	}
+	for i, in := range ins {
+		gout, err := batchNormGrad(plus(1, i))(gop, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "X@GRAD half", gout["X@GRAD"][0], half(wantG["X@GRAD"][0], int64(i)))
+		for c := range 2 {
+			dScale[c] += gout["Scale@GRAD"][0].Data[c]
+			dBias[c] += gout["Bias@GRAD"][0].Data[c]
+		}
+	}
+	near(t, "Scale@GRAD", td(sh(2), dScale[:]...), wantG["Scale@GRAD"][0])
+	near(t, "Bias@GRAD", td(sh(2), dBias[:]...), wantG["Bias@GRAD"][0])
+}
