@@ -16,6 +16,7 @@ func DefaultRegistry() *Registry {
 		CanonicalizeNamesPass(),
 		RepeatPass(),
 		CollectiveDialectPass(),
+		MakeTrainablePass(),
 		AppendBackwardPass(),
 		AppendOptimizerPass(),
 		AnnotateDataParallelPass(),
@@ -24,6 +25,7 @@ func DefaultRegistry() *Registry {
 	}
 	ps = append(ps, PartitionPasses(reg)...)
 	order := []OrderRule{
+		{"make-trainable", "append-backward", "the loss append-backward differentiates is the one make-trainable adds"},
 		{"dce", "canonicalize-names", "canonical names number the vars that survive; renaming first would leave gaps"},
 		{"append-backward", "append-optimizer", "the optimizer updates parameters with the grads append-backward makes"},
 		{"append-backward", "partition-vars", "partitioning lowers backward ops through their forward ops, so the backward ops must exist first"},

@@ -1,0 +1,622 @@
+package passes
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ir"
+)
+
+// TrainableLossVar is the var make-trainable computes the loss into, the
+// one to pass to append-backward{loss=...}.
+const TrainableLossVar = "loss"
+
+// MakeTrainablePass turns an imported inference program into a forward
+// training program: data inputs, trainable params with a startup program,
+// a label and a loss.
+func MakeTrainablePass() *Pass {
+	return &Pass{
+		Name: "make-trainable",
+		Doc: `turn an inference program into a forward training program with a loss
+For a ProgramDesc inference program (as import reads it): drops the feed
+and fetch ops (and the feed and fetch list vars); each fed var becomes a
+data input (is_data, stop_gradient) and the one fetched var the output.
+Every is_test attr becomes false, so batch_norm and dropout train.
+Each persistable dense tensor of main becomes a trainable param, except
+state: one an op writes, one a batch_norm reads as Mean or Variance, or
+one of a non-float dtype, which stays persist. A startup program
+initialises each one main does not already have an initialiser for, as
+Paddle's defaults do: a conv Filter gaussian_random (mean 0, std
+sqrt(2/(kh*kw*C_in))), a bias (an elementwise_add Y, a conv, batch_norm or
+affine_channel Bias, a var named like Paddle's *.b_N) 0, a batch_norm or
+affine_channel Scale 1, a batch_norm Variance 1, other state 0, any other
+param uniform_random Xavier (limit sqrt(6/(fan_in+fan_out))); the random
+ones get seeds seed, seed+1, ... in declaration order. shape=8x3x32x32
+sets the data input's shape (one data input, the same rank) and re-infers,
+in program order through the op table, the shape of every var that
+depends on it; an op without shape inference on that path, an inference
+that fails (a reshape2 whose shape attr bakes in the batch, such as [1,
+1001], no longer fits: it is refused, not rewritten; -1 and 0 follow the
+new shape), a persistable whose shape would change, or a var left with
+an unknown dim is an error naming op and var. Then a label data var
+(option label) and the loss, a mean into var loss with role
+forward|loss: softmax_with_cross_entropy takes an int64 label shaped like
+the output with its last dim 1, mse a label like the output and computes
+mean((out - label)^2) with elementwise_sub, elementwise_mul and mean.
+Refused, each named: a PIR program (pd_op.data, pd_op.fetch),
+quantization ops (they have no gradient here: train the float model),
+feed or fetch ops whose args are not one feed/fetch list var and one
+dense tensor of block 0, feed or fetch in a sub-block, a fed var another
+op writes, no fetch or several, no data input, a label or loss name
+already declared. On error the module is unchanged. Counts params,
+state-vars and dropped-ops.`,
+		Options: []Option{
+			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
+				Values: []string{"softmax_with_cross_entropy", "mse"}},
+			{Name: "label", Kind: OptString, Default: "label", Doc: "the name of the label data var"},
+			{Name: "shape", Kind: OptString, Default: "", Doc: "the data input's new shape, dims joined by x (empty: keep)"},
+			{Name: "seed", Kind: OptInt, Default: "1", Doc: "the seed of the first random initialiser",
+				Range: &Range{Min: 1, Max: 1 << 31}},
+		},
+		Run: func(ctx *Context, m *ir.Module) error {
+			shape, err := ParseShape(ctx.String("shape"))
+			if err != nil {
+				return err
+			}
+			st, err := MakeTrainable(m, TrainableOptions{
+				Loss: ctx.String("loss"), Label: ctx.String("label"), Shape: shape, Seed: ctx.Int("seed"),
+			})
+			if err != nil {
+				return err
+			}
+			ctx.Count("params", st.Params)
+			ctx.Count("state-vars", st.State)
+			ctx.Count("dropped-ops", st.Dropped)
+			return nil
+		},
+	}
+}
+
+// TrainableOptions are make-trainable's options.
+type TrainableOptions struct {
+	Loss  string  // softmax_with_cross_entropy or mse
+	Label string  // the label var's name
+	Shape []int64 // the data input's new shape; nil keeps it
+	Seed  int64   // the seed of the first random initialiser
+}
+
+// TrainableStats counts what MakeTrainable did.
+type TrainableStats struct {
+	Params  int // persistables made trainable params
+	State   int // persistables kept as non-trainable state
+	Dropped int // feed and fetch ops dropped
+}
+
+// ParseShape reads a shape written as dims joined by x ("8x3x32x32");
+// "" is nil. Every dim is above 0.
+func ParseShape(s string) ([]int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int64
+	for _, f := range strings.Split(s, "x") {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("shape %q: dim %q is not an integer above 0 (want dims joined by x, as 8x3x32x32)", s, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// MakeTrainable is make-trainable's work (see its Doc). It works on a
+// clone of m and replaces m's content only when everything succeeded, so
+// that on error m is as it was.
+func MakeTrainable(m *ir.Module, opts TrainableOptions) (TrainableStats, error) {
+	if opts.Loss != "softmax_with_cross_entropy" && opts.Loss != "mse" {
+		return TrainableStats{}, fmt.Errorf("unknown loss %q (want softmax_with_cross_entropy or mse)", opts.Loss)
+	}
+	if opts.Label == "" {
+		return TrainableStats{}, errors.New("option label is empty: the label var needs a name")
+	}
+	if m.Main == nil || len(m.Main.Blocks) == 0 {
+		return TrainableStats{}, errors.New("no main program")
+	}
+	w := m.Clone()
+	t := &trainer{m: w, g: w.Main.Global(), opts: opts}
+	if err := t.run(); err != nil {
+		return TrainableStats{}, err
+	}
+	*m = *w
+	return t.stats, nil
+}
+
+type trainer struct {
+	m     *ir.Module
+	g     *ir.Block // main's block 0
+	opts  TrainableOptions
+	data  []*ir.Var // the data inputs, in feed order
+	out   *ir.Var   // the fetched var
+	stats TrainableStats
+}
+
+func (t *trainer) run() error {
+	if err := t.dropFeedFetch(); err != nil {
+		return err
+	}
+	for _, b := range t.m.Main.Blocks {
+		for _, op := range b.Ops {
+			if v, ok := op.Attrs.Get("is_test").(ir.Bool); ok && bool(v) {
+				op.Attrs.Set("is_test", ir.Bool(false))
+			} else if v, ok := op.Attrs.Get("is_test").(ir.Int); ok && v != 0 {
+				op.Attrs.Set("is_test", ir.Int(0))
+			}
+		}
+	}
+	if t.opts.Shape != nil {
+		if err := t.reshape(); err != nil {
+			return err
+		}
+	}
+	if err := t.initialise(); err != nil {
+		return err
+	}
+	return t.addLoss()
+}
+
+// isQuant reports whether an op type quantizes or dequantizes.
+func isQuant(typ string) bool {
+	return strings.Contains(typ, "quantize") || typ == "moving_average_abs_max_scale"
+}
+
+// dropFeedFetch checks every feed and fetch op, then drops them.
+func (t *trainer) dropFeedFetch() error {
+	var errs []error
+	var quant, pir []string
+	var feeds, fetches []*ir.Op
+	for _, b := range t.m.Main.Blocks {
+		for _, op := range b.Ops {
+			switch {
+			case op.Type == "pd_op.data" || op.Type == "pd_op.feed" || op.Type == "pd_op.fetch":
+				var names []string
+				names = slices.AppendSeq(names, op.OutputNames)
+				pir = append(pir, fmt.Sprintf("%s (var %s)", op, strings.Join(names, ", ")))
+			case isQuant(op.Type):
+				quant = append(quant, op.String())
+			case op.Type == "feed" || op.Type == "fetch":
+				if b.Index != 0 {
+					errs = append(errs, fmt.Errorf("block %d %s: a feed or fetch op outside block 0", b.Index, op))
+					continue
+				}
+				if op.Type == "feed" {
+					feeds = append(feeds, op)
+				} else {
+					fetches = append(fetches, op)
+				}
+			}
+		}
+	}
+	if len(pir) > 0 {
+		errs = append(errs, fmt.Errorf("a PIR program's inputs and outputs: make-trainable reads a ProgramDesc's feed and fetch ops, not %s",
+			strings.Join(pir, ", ")))
+	}
+	if len(quant) > 0 {
+		errs = append(errs, fmt.Errorf("quantization ops have no gradient in the op table, so make-trainable refuses them (train the float model and quantize it after): %s",
+			strings.Join(quant, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// arg returns the one var of slot s of op, which must have type kind k.
+	arg := func(op *ir.Op, slots []ir.Slot, s string, k ir.TypeKind) (*ir.Var, error) {
+		var args []string
+		for _, sl := range slots {
+			if sl.Name == s {
+				args = sl.Args
+			}
+		}
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%s: slot %s has %d args, want 1", op, s, len(args))
+		}
+		v := t.g.Var(args[0])
+		if v == nil {
+			return nil, fmt.Errorf("%s: %s %s is not declared in block 0", op, s, args[0])
+		}
+		if v.Type.Kind != k {
+			return nil, fmt.Errorf("%s: %s %s has type %s, want a %s", op, s, args[0], v.Type, k)
+		}
+		return v, nil
+	}
+	drop := map[*ir.Op]bool{}
+	lists := map[string]bool{}
+	for _, op := range feeds {
+		l, err1 := arg(op, op.Inputs, "X", ir.FeedList)
+		v, err2 := arg(op, op.Outputs, "Out", ir.DenseTensor)
+		if err := errors.Join(err1, err2); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if slices.Contains(t.data, v) {
+			errs = append(errs, fmt.Errorf("%s: var %s is fed twice", op, v.Name()))
+			continue
+		}
+		lists[l.Name()] = true
+		drop[op] = true
+		t.data = append(t.data, v)
+	}
+	for _, op := range fetches {
+		v, err1 := arg(op, op.Inputs, "X", ir.DenseTensor)
+		l, err2 := arg(op, op.Outputs, "Out", ir.FetchList)
+		if err := errors.Join(err1, err2); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		lists[l.Name()] = true
+		drop[op] = true
+		t.out = v
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(fetches) != 1 {
+		var names []string
+		for _, op := range fetches {
+			names = append(names, op.Input("X")[0])
+		}
+		if len(fetches) == 0 {
+			return errors.New("no fetch op: make-trainable puts the loss on the fetched var")
+		}
+		return fmt.Errorf("%d fetch ops (of %s): make-trainable puts the loss on one output", len(fetches), strings.Join(names, ", "))
+	}
+	if len(feeds) == 0 { // a program already written for training declares its data
+		for _, v := range t.g.Vars() {
+			if v.Has(ir.FlagIsData) && v.Type.IsTensor() {
+				t.data = append(t.data, v)
+			}
+		}
+		if len(t.data) == 0 {
+			return errors.New("no feed op and no is_data var: the program has no data input")
+		}
+	}
+	if t.out.Persistable() || t.out.Has(ir.FlagIsData) || slices.Contains(t.data, t.out) {
+		return fmt.Errorf("the fetched var %s is not computed from the data: nothing to train", t.out.Name())
+	}
+	t.g.Ops = slices.DeleteFunc(t.g.Ops, func(op *ir.Op) bool { return drop[op] })
+	t.stats.Dropped = len(drop)
+	for _, b := range t.m.Main.Blocks {
+		for _, op := range b.Ops {
+			for a := range op.OutputNames {
+				for _, v := range t.data {
+					if a == v.Name() {
+						return fmt.Errorf("%s writes the fed var %s: a data input is only read", op, a)
+					}
+				}
+			}
+			for _, ss := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+				for _, s := range ss {
+					for _, a := range s.Args {
+						delete(lists, a) // still used: keep it
+					}
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(lists) {
+		t.g.RemoveVar(name)
+	}
+	for _, v := range t.data {
+		v.Flags |= ir.FlagIsData | ir.FlagStopGradient
+	}
+	for _, name := range []string{t.opts.Label, TrainableLossVar} {
+		if t.g.Var(name) != nil || t.m.Startup != nil && t.m.Startup.Global().Var(name) != nil {
+			return fmt.Errorf("var %s is already declared: make-trainable declares it (choose another label=)", name)
+		}
+	}
+	if t.opts.Label == TrainableLossVar {
+		return fmt.Errorf("label %s: that is the loss var's name", TrainableLossVar)
+	}
+	return nil
+}
+
+func sortedKeys(s map[string]bool) []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reshape sets the data input's shape and re-infers, in program order,
+// the outputs of every op that reads a var whose shape changed.
+func (t *trainer) reshape() error {
+	if len(t.data) != 1 {
+		var names []string
+		for _, v := range t.data {
+			names = append(names, v.Name())
+		}
+		return fmt.Errorf("shape=: the program has %d data inputs (%s), want one", len(t.data), strings.Join(names, ", "))
+	}
+	if len(t.m.Main.Blocks) > 1 {
+		return errors.New("shape=: main has sub-blocks, which make-trainable does not re-infer")
+	}
+	d := t.data[0]
+	if d.Type.Rank() != len(t.opts.Shape) {
+		return fmt.Errorf("shape=%v: data input %s has rank %d (%s)", t.opts.Shape, d.Name(), d.Type.Rank(), d.Type)
+	}
+	changed := map[string]bool{}
+	if !slices.Equal(d.Type.Shape, t.opts.Shape) {
+		d.Type.Shape = slices.Clone(t.opts.Shape)
+		changed[d.Name()] = true
+	}
+	writer := map[string]*ir.Op{}
+	for _, op := range t.g.Ops {
+		for a := range op.OutputNames {
+			writer[a] = op
+		}
+		reads := false
+		for a := range op.InputNames {
+			reads = reads || changed[a]
+		}
+		if !reads {
+			continue
+		}
+		if def := opdef.Lookup(op.Type); def == nil || def.Infer == nil {
+			return fmt.Errorf("shape=: %s reads a var whose shape changed, and the op table has no shape inference for %s", op, op.Type)
+		}
+		outs, err := opdef.InferOp(op, t.g.Var)
+		if err != nil {
+			return fmt.Errorf("shape=: %w%s", err, t.reshapeHint(op))
+		}
+		if outs == nil {
+			return fmt.Errorf("shape=: %s: an input is not declared in block 0", op)
+		}
+		for _, o := range outs {
+			args := op.Output(o.Slot)
+			if o.Index >= len(args) {
+				continue
+			}
+			v := t.g.Var(args[o.Index])
+			if v == nil || !v.Type.IsTensor() {
+				continue
+			}
+			shape := o.Type.Shape
+			switch {
+			case o.Scalar:
+				shape = v.Type.Shape
+				if n, ok := v.Type.Numel(); !ok || n != 1 {
+					shape = nil
+				}
+			case len(shape) == v.Type.Rank():
+				shape = slices.Clone(shape)
+				for i, n := range shape {
+					if n < 0 { // left open: keep the declared dim
+						shape[i] = v.Type.Shape[i]
+					}
+				}
+			}
+			if slices.Equal(shape, v.Type.Shape) {
+				continue
+			}
+			if v.Persistable() {
+				return fmt.Errorf("shape=: %s would change persistable %s from %v to %v", op, v.Name(), v.Type.Shape, shape)
+			}
+			v.Type.Shape = shape
+			changed[v.Name()] = true
+		}
+	}
+	for _, v := range t.g.Vars() {
+		if v.Persistable() || !v.Type.IsTensor() || !changed[v.Name()] && writer[v.Name()] == nil {
+			continue
+		}
+		if slices.ContainsFunc(v.Type.Shape, func(n int64) bool { return n < 0 }) {
+			by := ""
+			if op := writer[v.Name()]; op != nil {
+				by = " (written by " + op.String() + ")"
+			}
+			return fmt.Errorf("shape=: var %s%s is left with an unknown dim: %s", v.Name(), by, v.Type)
+		}
+	}
+	return nil
+}
+
+// reshapeHint says, for a reshape2 whose inference failed, what its shape
+// attr asks of which input.
+func (t *trainer) reshapeHint(op *ir.Op) string {
+	if op.Type != "reshape2" {
+		return ""
+	}
+	s, _ := op.Attrs.Ints("shape")
+	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable does not rewrite it)", opdef.ValueString(ir.Ints(s)))
+}
+
+// use is one read of a var: the op and the input slot.
+type use struct {
+	op   *ir.Op
+	slot string
+}
+
+// paddleBias matches the names Paddle gives bias params (fc_0.b_0).
+var paddleBias = regexp.MustCompile(`\.b_[0-9]+$`)
+
+// initialise makes the persistables params or state and gives each an
+// initialiser in the startup program.
+func (t *trainer) initialise() error {
+	uses := map[string][]use{}
+	written := map[string]bool{}
+	for _, b := range t.m.Main.Blocks {
+		for _, op := range b.Ops {
+			for _, s := range op.Inputs {
+				for _, a := range s.Args {
+					uses[a] = append(uses[a], use{op, s.Name})
+				}
+			}
+			for a := range op.OutputNames {
+				written[a] = true
+			}
+		}
+	}
+	inited := map[string]bool{}
+	if t.m.Startup != nil {
+		for _, b := range t.m.Startup.Blocks {
+			for _, op := range b.Ops {
+				for a := range op.OutputNames {
+					inited[a] = true
+				}
+			}
+		}
+	}
+	b := ir.NewBuilder(t.m)
+	s := b.Startup()
+	sg := t.m.Startup.Global()
+	seed := t.opts.Seed
+	for _, v := range t.g.Vars() {
+		if !v.Persistable() || !v.Type.IsTensor() {
+			continue
+		}
+		for _, n := range v.Type.Shape {
+			if n < 0 {
+				return fmt.Errorf("persistable %s has an unknown dim: %s", v.Name(), v.Type)
+			}
+		}
+		code, ok := v.Type.DType.PaddleCode()
+		if !ok {
+			return fmt.Errorf("persistable %s: dtype %s has no Paddle code", v.Name(), v.Type.DType)
+		}
+		state := written[v.Name()] || !v.Type.DType.IsFloat()
+		for _, u := range uses[v.Name()] {
+			state = state || u.op.Type == "batch_norm" && (u.slot == "Mean" || u.slot == "Variance")
+		}
+		if state {
+			v.Kind = ir.KindPersist
+			v.Flags &^= ir.FlagTrainable
+			t.stats.State++
+		} else {
+			v.Kind = ir.KindParam
+			v.Flags |= ir.FlagTrainable
+			t.stats.Params++
+		}
+		if inited[v.Name()] {
+			continue
+		}
+		if sv := sg.Var(v.Name()); sv != nil {
+			sv.Kind, sv.Flags = v.Kind, v.Flags
+		} else {
+			sv := v.Clone()
+			if err := sg.AddVar(sv); err != nil {
+				return err
+			}
+		}
+		typ, attrs := initialiserOf(v, uses[v.Name()], state)
+		shape := make(ir.Ints, len(v.Type.Shape))
+		copy(shape, v.Type.Shape)
+		attrs = append([]ir.Attr{ir.A("dtype", ir.Int(code)), ir.A("shape", shape)}, attrs...)
+		if typ != "fill_constant" {
+			attrs = append(attrs, ir.A("seed", ir.Int(seed)))
+			seed++
+		}
+		s.Op(typ, nil, ir.Slots("Out", v.Name()), attrs...)
+	}
+	return b.Err()
+}
+
+// initialiserOf picks the startup op (and its attrs but dtype, shape and
+// seed) that initialises v, after Paddle's defaults for the slot that
+// reads it.
+func initialiserOf(v *ir.Var, uses []use, state bool) (string, []ir.Attr) {
+	fill := func(x float64) (string, []ir.Attr) {
+		return "fill_constant", []ir.Attr{ir.A("value", ir.Float(x))}
+	}
+	for _, u := range uses {
+		switch {
+		case u.op.Type == "batch_norm" && u.slot == "Variance":
+			return fill(1)
+		case (u.op.Type == "batch_norm" || u.op.Type == "affine_channel") && u.slot == "Scale":
+			return fill(1)
+		case u.slot == "Bias" || u.op.Type == "elementwise_add" && u.slot == "Y":
+			return fill(0)
+		case strings.HasPrefix(u.op.Type, "conv") || u.op.Type == "depthwise_conv2d":
+			if u.slot != "Filter" || v.Type.Rank() < 3 {
+				continue
+			}
+			// Paddle's conv default: Normal(0, sqrt(2/fan_in)), fan_in the
+			// filter's spatial size times the input's channels (all groups).
+			groups := int64(1)
+			if g, ok := u.op.Attrs.Int("groups"); ok && g > 0 {
+				groups = g
+			}
+			fan := v.Type.Shape[1] * groups
+			for _, n := range v.Type.Shape[2:] {
+				fan *= n
+			}
+			return "gaussian_random", []ir.Attr{ir.A("mean", ir.Float(0)), ir.A("std", ir.Float(math.Sqrt(2/float64(max(fan, 1)))))}
+		}
+	}
+	if state || paddleBias.MatchString(v.Name()) {
+		return fill(0)
+	}
+	// Paddle's default for a param that is not a bias: Xavier uniform.
+	fanIn, fanOut := xavierFans(v.Type.Shape)
+	limit := math.Sqrt(6 / float64(max(fanIn+fanOut, 1)))
+	return "uniform_random", []ir.Attr{ir.A("min", ir.Float(-limit)), ir.A("max", ir.Float(limit))}
+}
+
+// xavierFans computes fan in and fan out as Paddle's Xavier initialiser
+// does: a matrix's rows and columns; beyond rank 2, dims 1 and 0 times
+// the product of the rest.
+func xavierFans(shape []int64) (int64, int64) {
+	switch len(shape) {
+	case 0:
+		return 1, 1
+	case 1:
+		return shape[0], shape[0]
+	case 2:
+		return shape[0], shape[1]
+	}
+	r := int64(1)
+	for _, n := range shape[2:] {
+		r *= n
+	}
+	return shape[1] * r, shape[0] * r
+}
+
+// addLoss declares the label and appends the loss ops on the output.
+func (t *trainer) addLoss() error {
+	out := t.out
+	if !out.Type.IsTensor() || !out.Type.DType.IsFloat() || out.Type.Rank() == 0 {
+		return fmt.Errorf("the output %s is %s: the loss needs a float tensor of rank 1 or more", out.Name(), out.Type)
+	}
+	b := ir.NewBuilder(t.m)
+	dt := out.Type.DType
+	var last string
+	switch t.opts.Loss {
+	case "softmax_with_cross_entropy":
+		lshape := slices.Clone(out.Type.Shape)
+		lshape[len(lshape)-1] = 1
+		b.Var(t.opts.Label, ir.Tensor(ir.I64, lshape...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+		sm, xent := t.m.FreshName(out.Name()+".softmax"), t.m.FreshName(out.Name()+".xent")
+		b.Var(sm, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
+		b.Var(xent, ir.Tensor(dt, slices.Clone(lshape)...))
+		b.Op("softmax_with_cross_entropy", ir.Slots("Logits", out.Name(), "Label", t.opts.Label),
+			ir.Slots("Softmax", sm, "Loss", xent),
+			ir.A("axis", ir.Int(-1)), ir.A("ignore_index", ir.Int(-100)), ir.A("soft_label", ir.Bool(false)))
+		last = xent
+	case "mse":
+		b.Var(t.opts.Label, ir.Tensor(dt, slices.Clone(out.Type.Shape)...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+		diff, sq := t.m.FreshName(out.Name()+".diff"), t.m.FreshName(out.Name()+".sq")
+		b.Var(diff, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
+		b.Var(sq, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
+		b.Op("elementwise_sub", ir.Slots("X", out.Name(), "Y", t.opts.Label), ir.Slots("Out", diff), ir.A("axis", ir.Int(-1)))
+		b.Op("elementwise_mul", ir.Slots("X", diff, "Y", diff), ir.Slots("Out", sq), ir.A("axis", ir.Int(-1)))
+		last = sq
+	}
+	b.Var(TrainableLossVar, ir.Tensor(dt))
+	b.Op("mean", ir.Slots("X", last), ir.Slots("Out", TrainableLossVar)).WithRole(ir.RoleLoss)
+	return b.Err()
+}
