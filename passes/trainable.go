@@ -26,7 +26,8 @@ func MakeTrainablePass() *Pass {
 		Doc: `turn an inference program into a forward training program with a loss
 For a ProgramDesc inference program (as import reads it): drops the feed
 and fetch ops (and the feed and fetch list vars); each fed var becomes a
-data input (is_data, stop_gradient) and the one fetched var the output.
+data input (is_data, stop_gradient) and the one fetched var the output
+(without feed ops, the is_data vars are the data inputs).
 Every is_test attr becomes false, so batch_norm and dropout train.
 Each persistable dense tensor of main becomes a trainable param, except
 state: one an op writes, one a batch_norm reads as Mean or Variance, or
@@ -502,16 +503,13 @@ func (t *trainer) initialise() error {
 			v.Flags |= ir.FlagTrainable
 			t.stats.Params++
 		}
-		if inited[v.Name()] {
-			continue
-		}
 		if sv := sg.Var(v.Name()); sv != nil {
 			sv.Kind, sv.Flags = v.Kind, v.Flags
-		} else {
-			sv := v.Clone()
-			if err := sg.AddVar(sv); err != nil {
-				return err
-			}
+		} else if err := sg.AddVar(v.Clone()); err != nil {
+			return err
+		}
+		if inited[v.Name()] {
+			continue
 		}
 		typ, attrs := initialiserOf(v, uses[v.Name()], state)
 		shape := make(ir.Ints, len(v.Type.Shape))

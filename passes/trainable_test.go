@@ -1,6 +1,7 @@
 package passes_test
 
 import (
+	"context"
 	"maps"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
@@ -515,6 +517,68 @@ func TestMakeTrainablePaddleFixtures(t *testing.T) {
 			}
 			if c.file == "lite_conv_bn_relu.pdmodel" || c.file == "lite_resnet_cifar.pdmodel" {
 				runStartup(t, m)
+			}
+		})
+	}
+}
+
+// A program already written for training keeps what it has: its is_data
+// input (there is no feed op) and its startup's initialisers, beside
+// which make-trainable adds those missing.
+func TestMakeTrainableKeepsStartup(t *testing.T) {
+	src := strings.NewReplacer(
+		"var x : f64[-1, 4] lod 0", "var x : f64[4, 4] {is_data}",
+		"    op 1 feed(X: feed) -> (Out: x) {col = 0}\n", "",
+		"    persist feed : feed_list\n", "",
+	).Replace(smallInference) + `program startup {
+  block 0 {
+    persist w : f64[4, 5]
+    op 20 fill_constant() -> (Out: w) {dtype = 6, shape = [4, 5], value = 0.5}
+  }
+}
+`
+	m := parseModule(t, src)
+	if err := run(t, testRegistry(t), "make-trainable,verify", m); err != nil {
+		t.Fatal(err)
+	}
+	want := `program startup {
+  block 0 {
+    param w : f64[4, 5] {trainable}
+    param fc.b_0 : f64[5] {trainable}
+    op 20 fill_constant() -> (Out: w) {dtype = 6, shape = [4, 5], value = 0.5} role forward
+    op 21 fill_constant() -> (Out: fc.b_0) {dtype = 6, shape = [5], value = 0.0} role forward
+  }
+}
+`
+	if got := string(ir.Print(m)); !strings.HasSuffix(got, want) {
+		t.Fatalf("got\n%s\nwant it to end with\n%s", got, want)
+	}
+	if x := m.Main.Global().Var("x"); !x.Has(ir.FlagIsData | ir.FlagStopGradient) {
+		t.Fatalf("x = %s", ir.PrintVar(x))
+	}
+}
+
+// The whole path of an imported program to a proven data-parallel
+// training step: make-trainable, append-backward, annotate-data-parallel,
+// append-optimizer, then check (serial against 2 ranks, 2 steps), with
+// both losses.
+func TestMakeTrainableChecksDataParallel(t *testing.T) {
+	for _, loss := range []string{"softmax_with_cross_entropy", "mse"} {
+		t.Run(loss, func(t *testing.T) {
+			m := parseModule(t, smallInference)
+			pipeline := "make-trainable{loss=" + loss + ",shape=4x4},append-backward{loss=loss},annotate-data-parallel{shape=2},append-optimizer{type=sgd,lr=0.1},verify"
+			if err := run(t, testRegistry(t), pipeline, m); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Count("loss") != 1 || rep.Count("param") != 2 || rep.Count("grad") != 2 {
+				t.Fatalf("compared %d loss, %d params, %d grads; want 1, 2, 2", rep.Count("loss"), rep.Count("param"), rep.Count("grad"))
 			}
 		})
 	}
