@@ -28,7 +28,10 @@ For a ProgramDesc inference program (as import reads it): drops the feed
 and fetch ops (and the feed and fetch list vars); each fed var becomes a
 data input (is_data, stop_gradient) and the one fetched var the output
 (without feed ops, the is_data vars are the data inputs).
-Every is_test attr becomes false, so batch_norm and dropout train.
+Every is_test attr becomes false, so batch_norm and dropout train;
+batch-norm=global sets batch_norm's use_global_stats instead, so that it
+normalises by its running statistics (Paddle's frozen batch norm: Scale
+and Bias train, the statistics stay), which is batch-parallel.
 Each persistable dense tensor of main becomes a trainable param, except
 state: one an op writes, one a batch_norm reads as Mean or Variance, or
 one of a non-float dtype, which stays persist. A startup program
@@ -62,6 +65,8 @@ state-vars and dropped-ops.`,
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
 			{Name: "label", Kind: OptString, Default: "label", Doc: "the name of the label data var"},
 			{Name: "shape", Kind: OptString, Default: "", Doc: "the data input's new shape, dims joined by x (empty: keep)"},
+			{Name: "batch-norm", Kind: OptString, Default: "batch", Doc: "the statistics batch_norm normalises by",
+				Values: []string{"batch", "global"}},
 			{Name: "seed", Kind: OptInt, Default: "1", Doc: "the seed of the first random initialiser",
 				Range: &Range{Min: 1, Max: 1 << 31}},
 		},
@@ -72,6 +77,7 @@ state-vars and dropped-ops.`,
 			}
 			st, err := MakeTrainable(m, TrainableOptions{
 				Loss: ctx.String("loss"), Label: ctx.String("label"), Shape: shape, Seed: ctx.Int("seed"),
+				GlobalStats: ctx.String("batch-norm") == "global",
 			})
 			if err != nil {
 				return err
@@ -90,6 +96,8 @@ type TrainableOptions struct {
 	Label string  // the label var's name
 	Shape []int64 // the data input's new shape; nil keeps it
 	Seed  int64   // the seed of the first random initialiser
+	// GlobalStats has batch_norm normalise by its running statistics.
+	GlobalStats bool
 }
 
 // TrainableStats counts what MakeTrainable did.
@@ -157,6 +165,9 @@ func (t *trainer) run() error {
 				op.Attrs.Set("is_test", ir.Bool(false))
 			} else if v, ok := op.Attrs.Get("is_test").(ir.Int); ok && v != 0 {
 				op.Attrs.Set("is_test", ir.Int(0))
+			}
+			if op.Type == "batch_norm" && t.opts.GlobalStats {
+				op.Attrs.Set("use_global_stats", ir.Bool(true))
 			}
 		}
 	}

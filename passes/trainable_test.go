@@ -320,6 +320,16 @@ func TestMakeTrainableConvBN(t *testing.T) {
 		if v, ok := op.Attrs.Bool("is_test"); ok && v {
 			t.Errorf("%s keeps is_test", op)
 		}
+		if op.Attrs.Has("use_global_stats") {
+			t.Errorf("%s has use_global_stats without batch-norm=global", op)
+		}
+	}
+	frozen := parseModule(t, convBN)
+	if err := run(t, testRegistry(t), "make-trainable{shape=2x3x16x16,batch-norm=global},verify", frozen); err != nil {
+		t.Fatal(err)
+	}
+	if bn := frozen.Main.Global().Ops[3]; bn.Type != "batch_norm" || bn.Attrs.Get("use_global_stats") != ir.Bool(true) {
+		t.Errorf("with batch-norm=global: %s", ir.PrintOp(bn))
 	}
 	// The startup's initialiser of each: its type and float attrs.
 	type init struct {
