@@ -28,7 +28,9 @@ For a ProgramDesc inference program (as import reads it): drops the feed
 and fetch ops (and the feed and fetch list vars); each fed var becomes a
 data input (is_data, stop_gradient) and the one fetched var the output
 (without feed ops, the is_data vars are the data inputs).
-Every is_test attr becomes false, so batch_norm and dropout train;
+A write of a non-persistable var already written (an op in place, as
+Paddle's fused inference programs have) gets a var of its own, named
+<var>.out_N, and the reads after it follow. Every is_test attr becomes false, so batch_norm and dropout train;
 batch-norm=global sets batch_norm's use_global_stats instead, so that it
 normalises by its running statistics (Paddle's frozen batch norm: Scale
 and Bias train, the statistics stay), which is batch-parallel.
@@ -59,7 +61,7 @@ feed or fetch ops whose args are not one feed/fetch list var and one
 dense tensor of block 0, feed or fetch in a sub-block, a fed var another
 op writes, no fetch or several, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
-state-vars and dropped-ops.`,
+state-vars, dropped-ops and renamed-vars.`,
 		Options: []Option{
 			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
@@ -85,6 +87,7 @@ state-vars and dropped-ops.`,
 			ctx.Count("params", st.Params)
 			ctx.Count("state-vars", st.State)
 			ctx.Count("dropped-ops", st.Dropped)
+			ctx.Count("renamed-vars", st.Renamed)
 			return nil
 		},
 	}
@@ -105,6 +108,7 @@ type TrainableStats struct {
 	Params  int // persistables made trainable params
 	State   int // persistables kept as non-trainable state
 	Dropped int // feed and fetch ops dropped
+	Renamed int // in-place writes given a var of their own
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
@@ -159,6 +163,9 @@ func (t *trainer) run() error {
 	if err := t.dropFeedFetch(); err != nil {
 		return err
 	}
+	if err := t.renameInPlace(); err != nil {
+		return err
+	}
 	for _, b := range t.m.Main.Blocks {
 		for _, op := range b.Ops {
 			if v, ok := op.Attrs.Get("is_test").(ir.Bool); ok && bool(v) {
@@ -180,6 +187,48 @@ func (t *trainer) run() error {
 		return err
 	}
 	return t.addLoss()
+}
+
+// renameInPlace gives each later write of a non-persistable var of block
+// 0 a var of its own (Paddle's inference passes fuse ops in place, as an
+// elementwise_add whose Out is its X), renaming the reads after it, so
+// that append-backward finds every var defined once.
+func (t *trainer) renameInPlace() error {
+	if len(t.m.Main.Blocks) > 1 {
+		return nil // a sub-block may read any version: leave it to append-backward
+	}
+	cur := map[string]string{} // a var's name to its latest version's
+	defined := map[string]bool{}
+	for _, op := range t.g.Ops {
+		for i := range op.Inputs {
+			for j, a := range op.Inputs[i].Args {
+				if n, ok := cur[a]; ok {
+					op.Inputs[i].Args[j] = n
+				}
+			}
+		}
+		for i := range op.Outputs {
+			for j, a := range op.Outputs[i].Args {
+				v := t.g.Var(a)
+				if v == nil || v.Persistable() || !defined[a] {
+					defined[a] = true
+					continue
+				}
+				n := t.m.FreshName(a + ".out")
+				nv := v.Clone().Named(n)
+				if err := t.g.AddVar(&nv); err != nil {
+					return err
+				}
+				cur[a] = n
+				op.Outputs[i].Args[j] = n
+				t.stats.Renamed++
+			}
+		}
+	}
+	if n, ok := cur[t.out.Name()]; ok {
+		t.out = t.g.Var(n)
+	}
+	return nil
 }
 
 // isQuant reports whether an op type quantizes or dequantizes.

@@ -593,3 +593,29 @@ func TestMakeTrainableChecksDataParallel(t *testing.T) {
 		})
 	}
 }
+
+// An op in place (Paddle's fused inference programs have them) gets an
+// output var of its own, and what reads it after follows, so that
+// append-backward, which wants each var defined once, takes the program.
+func TestMakeTrainableRenamesInPlace(t *testing.T) {
+	src := strings.NewReplacer(
+		"op 5 relu(X: r) -> (Out: p)", "op 5 relu(X: r) -> (Out: r)",
+		"op 6 fetch(X: p)", "op 6 fetch(X: r)",
+	).Replace(smallInference)
+	m := parseModule(t, src)
+	if err := run(t, testRegistry(t), "make-trainable{shape=4x4},append-backward{loss=loss},verify", m); err != nil {
+		t.Fatal(err)
+	}
+	g := m.Main.Global()
+	if v := g.Var("r.out_0"); v == nil || v.Type.String() != "f64[4, 5]" {
+		t.Fatalf("r.out_0 = %v", v)
+	}
+	for _, want := range []string{
+		"op 5 relu(X: r) -> (Out: r.out_0) {is_test = false} role forward",
+		"op 8 softmax_with_cross_entropy(Logits: r.out_0, Label: label) -> (Softmax: r.out_0.softmax_0, Loss: r.out_0.xent_0) {axis = -1, ignore_index = -100, soft_label = false} role forward",
+	} {
+		if !slices.ContainsFunc(g.Ops, func(op *ir.Op) bool { return ir.PrintOp(op) == want }) {
+			t.Errorf("no op %s in\n%s", want, ir.Print(m))
+		}
+	}
+}
