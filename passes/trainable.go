@@ -27,13 +27,14 @@ func MakeTrainablePass() *Pass {
 For a ProgramDesc inference program (as import reads it): drops the feed
 and fetch ops (and the feed and fetch list vars); each fed var becomes a
 data input (is_data, stop_gradient) and the one fetched var the output
-(without feed ops, the is_data vars are the data inputs).
-A write of a non-persistable var already written (an op in place, as
-Paddle's fused inference programs have) gets a var of its own, named
-<var>.out_N, and the reads after it follow. Every is_test attr becomes false, so batch_norm and dropout train;
-batch-norm=global sets batch_norm's use_global_stats instead, so that it
-normalises by its running statistics (Paddle's frozen batch norm: Scale
-and Bias train, the statistics stay), which is batch-parallel.
+(without feed ops, the is_data vars are the data inputs). A write of a
+non-persistable var already written (an op in place, as Paddle's fused
+inference programs have) gets a var of its own, named <var>.out_N, and
+the reads after it follow. Every is_test attr becomes false, so
+batch_norm and dropout train; batch-norm=global sets batch_norm's
+use_global_stats instead, so that it normalises by its running
+statistics (Paddle's frozen batch norm: Scale and Bias train, the
+statistics stay), which is batch-parallel.
 Each persistable dense tensor of main becomes a trainable param, except
 state: one an op writes, one a batch_norm reads as Mean or Variance, or
 one of a non-float dtype, which stays persist. A startup program
