@@ -525,6 +525,10 @@ func TestMakeTrainablePaddleFixtures(t *testing.T) {
 			if params == 0 || data0 != 1 || g.Var("loss") == nil {
 				t.Fatalf("%d params, %d data inputs, loss %v", params, data0, g.Var("loss"))
 			}
+			// Its fc's bias add is fused in place (op 32 elementwise_add).
+			if c.file == "slim_mobilenetv1_int8.pdmodel" && g.Var("linear_1.tmp_0.out_0") == nil {
+				t.Error("the in-place elementwise_add's output was not renamed")
+			}
 			if c.file == "lite_conv_bn_relu.pdmodel" || c.file == "lite_resnet_cifar.pdmodel" {
 				runStartup(t, m)
 			}
