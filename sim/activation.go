@@ -200,3 +200,59 @@ func softmaxGrad(op *ir.Op, in Args) (Args, error) {
 	})
 	return out1("X@GRAD", dx), nil
 }
+
+// relu6 clips X to [0, threshold].
+func relu6(op *ir.Op, in Args) (Args, error) {
+	t := attrFloat(op, "threshold", 6)
+	return unary(func(v float64) float64 { return min(max(v, 0), t) })(op, in)
+}
+
+// relu6Grad passes Out@GRAD where Out is strictly inside (0, threshold),
+// as Paddle's does.
+func relu6Grad(op *ir.Op, in Args) (Args, error) {
+	t := attrFloat(op, "threshold", 6)
+	return unaryGrad("Out", func(o float64) float64 {
+		if o > 0 && o < t {
+			return 1
+		}
+		return 0
+	})(op, in)
+}
+
+// hardSwish is X * min(max(X + offset, 0), threshold) / scale.
+func hardSwish(op *ir.Op, in Args) (Args, error) {
+	t, s, o, err := hardSwishAttrs(op)
+	if err != nil {
+		return nil, err
+	}
+	return unary(func(v float64) float64 { return v * min(max(v+o, 0), t) / s })(op, in)
+}
+
+// hardSwishGrad is the derivative in X: 0 below -offset, (2X + offset) /
+// scale in the ramp, threshold / scale above it. Paddle's kernel writes 1
+// above the ramp, which is the same for its threshold = scale defaults.
+func hardSwishGrad(op *ir.Op, in Args) (Args, error) {
+	t, s, o, err := hardSwishAttrs(op)
+	if err != nil {
+		return nil, err
+	}
+	return unaryGrad("X", func(v float64) float64 {
+		switch {
+		case v+o <= 0:
+			return 0
+		case v+o < t:
+			return (2*v + o) / s
+		}
+		return t / s
+	})(op, in)
+}
+
+// hardSwishAttrs reads hard_swish's attrs; a scale of 0 would divide by
+// zero.
+func hardSwishAttrs(op *ir.Op) (threshold, scale, offset float64, err error) {
+	threshold, scale, offset = attrFloat(op, "threshold", 6), attrFloat(op, "scale", 6), attrFloat(op, "offset", 3)
+	if scale == 0 {
+		err = errf(op, "attr scale is 0")
+	}
+	return threshold, scale, offset, err
+}

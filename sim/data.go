@@ -193,6 +193,9 @@ func gradShape(op *ir.Op, in Args) ([]int64, error) {
 	return nil, errf(op, "neither XShape nor X given")
 }
 
+// reshape2Grad is the grad of every view that keeps X's elements in
+// order (reshape2, squeeze2, flatten_contiguous_range): Out@GRAD's
+// elements in X's shape.
 func reshape2Grad(op *ir.Op, in Args) (Args, error) {
 	g, err := one(op, in, "Out@GRAD")
 	if err != nil {
@@ -413,4 +416,118 @@ func split(op *ir.Op, in Args) (Args, error) {
 		at += s
 	}
 	return Args{"Out": outs}, nil
+}
+
+// view returns X's elements in shape, with the XShape output.
+func view(x *Tensor, shape []int64) Args {
+	return Args{"Out": {&Tensor{DType: x.DType, Shape: shape, Data: slices.Clone(x.Data)}}, "XShape": {xshape(x)}}
+}
+
+// flattenContiguousRange merges dims start_axis..stop_axis of X into one;
+// a 0-D X becomes [1], as in Paddle.
+func flattenContiguousRange(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() == 0 {
+		return view(x, []int64{1}), nil
+	}
+	start, err1 := normAxis(op, attrInt(op, "start_axis", 1), x.Rank())
+	stop, err2 := normAxis(op, attrInt(op, "stop_axis", 1), x.Rank())
+	if err1 != nil || err2 != nil || start > stop {
+		return nil, errf(op, "attrs start_axis %d and stop_axis %d are not a range of the dims of X %v",
+			attrInt(op, "start_axis", 1), attrInt(op, "stop_axis", 1), x.Shape)
+	}
+	shape := slices.Concat(x.Shape[:start], []int64{numel(x.Shape[start : stop+1])}, x.Shape[stop+1:])
+	return view(x, shape), nil
+}
+
+// squeeze2 drops the dims of size 1 that axes names (a named dim of
+// another size stays, as in Paddle), or every dim of size 1 when axes is
+// empty.
+func squeeze2(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	axes, _ := attrInts(op, "axes")
+	drop := make([]bool, x.Rank())
+	for _, a := range axes {
+		d, err := normAxis(op, a, x.Rank())
+		if err != nil {
+			return nil, errf(op, "attr axes %v: dim %d out of range for X %v", axes, a, x.Shape)
+		}
+		drop[d] = x.Shape[d] == 1
+	}
+	shape := []int64{}
+	for d, n := range x.Shape {
+		if len(axes) == 0 && n == 1 || drop[d] {
+			continue
+		}
+		shape = append(shape, n)
+	}
+	return view(x, shape), nil
+}
+
+// argMax writes the index of the largest element of each lane along axis
+// (of all of X with flatten), the first one on ties, as int64 or dtype.
+func argMax(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	dt := ir.I64
+	if attrInt(op, "dtype", -1) != -1 {
+		if dt, err = dtypeAttr(op, "dtype", ir.I64); err != nil {
+			return nil, err
+		}
+		if dt != ir.I32 && dt != ir.I64 {
+			return nil, errf(op, "attr dtype %s: want int32 or int64", dt)
+		}
+	}
+	if x.Numel() == 0 {
+		return nil, errf(op, "X %v has no elements", x.Shape)
+	}
+	keep := attrBool(op, "keepdims", false)
+	if attrBool(op, "flatten", false) || x.Rank() == 0 {
+		var shape []int64
+		if keep {
+			shape = make([]int64, x.Rank())
+			for i := range shape {
+				shape[i] = 1
+			}
+		}
+		out := Zeros(dt, shape...)
+		out.Data[0] = float64(argMaxLane(x.Data, 0, 1, x.Numel()))
+		return out1("Out", out), nil
+	}
+	ax, err := normAxis(op, attrInt(op, "axis", -1), x.Rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := slices.Clone(x.Shape[:ax])
+	if keep {
+		shape = append(shape, 1)
+	}
+	shape = append(shape, x.Shape[ax+1:]...)
+	out := Zeros(dt, shape...)
+	k := 0
+	lanes(x.Shape, ax, func(base, st int64) {
+		out.Data[k] = float64(argMaxLane(x.Data, base, st, x.Shape[ax]))
+		k++
+	})
+	return out1("Out", out), nil
+}
+
+// argMaxLane returns the index of the first largest of the n elements at
+// base, base+st, ... of d.
+func argMaxLane(d []float64, base, st, n int64) int64 {
+	best := int64(0)
+	for j := int64(1); j < n; j++ {
+		if d[base+j*st] > d[base+best*st] {
+			best = j
+		}
+	}
+	return best
 }

@@ -46,6 +46,8 @@ func DefaultKernels() Kernels {
 		"sigmoid": sigmoid, "sigmoid_grad": sigmoidGrad,
 		"scale": scale, "scale_grad": scaleGrad,
 		"softmax": softmax, "softmax_grad": softmaxGrad,
+		"relu6": relu6, "relu6_grad": relu6Grad,
+		"hard_swish": hardSwish, "hard_swish_grad": hardSwishGrad,
 		// reduce.go
 		"reduce_sum": reduce(false), "reduce_sum_grad": reduceGrad(false),
 		"reduce_mean": reduce(true), "reduce_mean_grad": reduceGrad(true),
@@ -63,6 +65,8 @@ func DefaultKernels() Kernels {
 		// pool.go, batchnorm.go
 		"pool2d": pool2d, "pool2d_grad": pool2dGrad,
 		"batch_norm": batchNorm(nil), "batch_norm_grad": batchNormGrad(nil),
+		// affine_channel.go
+		"affine_channel": affineChannel, "affine_channel_grad": affineChannelGrad,
 		// optim.go
 		"sgd": sgd, "momentum": momentum, "adam": adam,
 		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,
@@ -72,8 +76,10 @@ func DefaultKernels() Kernels {
 		"fill_constant": fillConstant, "assign": assign, "increment": increment,
 		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
 		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
+		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
+		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		"reshard": reshard, "slice": slice, "concat": concat, "split": split,
+		"reshard": reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
 		// moe.go
 		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
 		"gather": gather, "gather_grad": gatherGrad,

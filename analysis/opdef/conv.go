@@ -105,6 +105,10 @@ func convDefs() []*Def {
 			Infer:       inferAffineChannel,
 			Sharding:    affineChannelRule,
 			ShardingDoc: channelDoc,
+			// Paddle's affine_channel_grad: Bias is not read, its gradient
+			// is Out@GRAD summed per channel.
+			Grad: &Grad{Reads: []string{"X", "Scale", "Out@GRAD"}, Diff: []string{"X", "Scale", "Bias"},
+				Infer: inferAffineChannelGrad, Shape: "X@GRAD = X; Scale@GRAD, Bias@GRAD = Scale"},
 		},
 	}
 }
@@ -430,5 +434,21 @@ func inferAffineChannel(c *Infer) error {
 		}
 	}
 	c.Set("Out", x.DType, x.Shape)
+	return nil
+}
+
+// inferAffineChannelGrad: X@GRAD has X's type, Scale@GRAD and Bias@GRAD
+// Scale's (the grad op does not read Bias).
+func inferAffineChannelGrad(c *Infer) error {
+	if x, ok := c.In("X"); ok && c.NumOut("X@GRAD") > 0 {
+		c.Set("X@GRAD", x.DType, x.Shape)
+	}
+	if s, ok := c.In("Scale"); ok {
+		for _, g := range [...]string{"Scale@GRAD", "Bias@GRAD"} {
+			if c.NumOut(g) > 0 {
+				c.Set(g, s.DType, s.Shape)
+			}
+		}
+	}
 	return nil
 }

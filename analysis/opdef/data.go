@@ -20,7 +20,9 @@ func dataDefs() []*Def {
 			Sharding: numpyRule("X", "Y", "Out"), ShardingDoc: numpyDoc}
 	}
 	argMinMax := func(t, doc string) *Def {
-		return &Def{Type: t, Doc: doc, Inputs: in("X"), Outputs: in("Out"), Traits: Reduction,
+		// No gradient: Out is an index. X is marked so that no gradient
+		// is looked for through it.
+		return &Def{Type: t, Doc: doc, Inputs: slots(noGrad("X")), Outputs: in("Out"), Traits: Reduction,
 			Attrs: []Attr{{Name: "axis", Type: ir.KindLong, Default: ir.Long(-1)}, boolAttr("keepdims", false),
 				boolAttr("flatten", false),
 				// -1 (int64) is what Paddle 1.x wrote.
@@ -191,6 +193,7 @@ func dataDefs() []*Def {
 			Infer:       inferSqueeze,
 			Sharding:    viewRule,
 			ShardingDoc: viewDoc,
+			Grad:        viewGradOf(),
 		},
 		{
 			Type: "unsqueeze2", Doc: "X with size-1 dims inserted at axes",
@@ -211,6 +214,7 @@ func dataDefs() []*Def {
 			Infer:       inferFlatten,
 			Sharding:    viewRule,
 			ShardingDoc: viewDoc,
+			Grad:        viewGradOf(),
 		},
 		{
 			Type: "concat", Doc: "the X joined along axis",
@@ -328,6 +332,13 @@ func inferLogical(c *Infer) error {
 	}
 	c.Set("Out", ir.Boolean, out)
 	return nil
+}
+
+// viewGradOf is the Grad of squeeze2 and flatten_contiguous_range, whose
+// grad ops (as Paddle's) read X's shape from XShape, and Out@GRAD.
+func viewGradOf() *Grad {
+	return &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"},
+		Infer: inferViewGrad, Shape: "X@GRAD = XShape[1:], dtype of Out@GRAD"}
 }
 
 // setXShape sets the XShape output of a view op: [0] + X's dims.

@@ -1,0 +1,80 @@
+package passes_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/sim"
+)
+
+// Finite-difference cases of append-backward for the small ops of the
+// imported Paddle models.
+func init() {
+	fdCases["relu6"] = unaryCase("relu6", ir.A("threshold", ir.Float(0.5)))
+	// Attrs that put some inputs on each of hard_swish's three pieces.
+	fdCases["hard_swish"] = unaryCase("hard_swish", ir.A("threshold", ir.Float(1.2)), ir.A("scale", ir.Float(1.5)), ir.A("offset", ir.Float(0.3)))
+	fdCases["affine_channel"] = func(f *fdModule) string {
+		f.in("x", 2, 3, 2, 2)
+		f.in("scale", 3)
+		f.in("bias", 3)
+		f.out("o", 2, 3, 2, 2)
+		f.b.Op("affine_channel", ir.Slots("X", "x", "Scale", "scale", "Bias", "bias"), ir.Slots("Out", "o"), ir.A("data_layout", ir.String("NCHW")))
+		return "o"
+	}
+	fdCases["flatten_contiguous_range"] = func(f *fdModule) string {
+		f.in("x", 2, 3, 4)
+		f.out("o", 2, 12)
+		f.out("xs", 0, 2, 3, 4)
+		f.b.Op("flatten_contiguous_range", ir.Slots("X", "x"), ir.Slots("Out", "o", "XShape", "xs"), ir.A("start_axis", ir.Int(1)), ir.A("stop_axis", ir.Int(2)))
+		return "o"
+	}
+	fdCases["squeeze2"] = func(f *fdModule) string {
+		f.in("x", 2, 1, 3)
+		f.out("o", 2, 3)
+		f.out("xs", 0, 2, 1, 3)
+		f.b.Op("squeeze2", ir.Slots("X", "x"), ir.Slots("Out", "o", "XShape", "xs"), ir.A("axes", ir.Ints{1}))
+		return "o"
+	}
+}
+
+// TestAppendBackwardArgMax: arg_max has no gradient, its index output
+// takes none, and append-backward differentiates a loss that also reads
+// it (through a cast) along the other paths.
+func TestAppendBackwardArgMax(t *testing.T) {
+	m := ir.NewModule("argmax")
+	f := &fdModule{b: ir.NewBuilder(m), r: rand.New(rand.NewPCG(3, 4)), feed: sim.Scope{}}
+	f.in("x", 3, 4)
+	f.out("o", 3, 4)
+	f.b.Op("softmax", ir.Slots("X", "x"), ir.Slots("Out", "o"), ir.A("axis", ir.Int(-1)))
+	f.b.Var("idx", ir.Tensor(ir.I64, 3))
+	f.b.Op("arg_max", ir.Slots("X", "o"), ir.Slots("Out", "idx"), ir.A("axis", ir.Long(-1)))
+	f.out("fidx", 3)
+	f.b.Op("cast", ir.Slots("X", "idx"), ir.Slots("Out", "fidx"), ir.A("in_dtype", ir.Int(3)), ir.A("out_dtype", ir.Int(6)))
+	f.b.Var("c", ir.Tensor(ir.F64, 3, 4)).WithFlags(ir.FlagStopGradient)
+	f.feed["c"] = sim.MustFromData(ir.F64, []int64{3, 4}, []float64{1, -2, 3, 0.5, -1, 2, 0.25, 1, 2, -3, 1, -0.5})
+	f.out("wo", 3, 4)
+	f.b.Op("elementwise_mul", ir.Slots("X", "o", "Y", "c"), ir.Slots("Out", "wo"), ir.A("axis", ir.Int(-1)))
+	f.out("r", 3)
+	f.b.Op("reduce_sum", ir.Slots("X", "wo"), ir.Slots("Out", "r"), ir.A("dim", ir.Ints{1}), ir.A("keep_dim", ir.Bool(false)))
+	f.out("s", 3)
+	f.b.Op("elementwise_add", ir.Slots("X", "r", "Y", "fidx"), ir.Slots("Out", "s"), ir.A("axis", ir.Int(-1)))
+	f.out("loss")
+	f.b.Op("mean", ir.Slots("X", "s"), ir.Slots("Out", "loss"))
+	if err := f.b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	fwd := m.Clone()
+	if err := appendBackward(t, m, "loss"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.Verify(m); err != nil {
+		t.Fatalf("%v\n%s", err, ir.Print(m))
+	}
+	for _, op := range m.Main.Global().Ops {
+		if op.Role.IsBackward() && (op.Type == "arg_max_grad" || op.Type == "cast" && op.Fwd != 0 && fwdType(m, op) == "cast") {
+			t.Errorf("%s: a gradient through the index output of arg_max", op)
+		}
+	}
+	checkGrads(t, fwd, m, f.feed, "loss", f.wrt)
+}

@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"math/rand/v2"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// Finite-difference cases of the small ops of the imported Paddle
+// models. The piecewise activations take inputs that keep clear of
+// their kinks, where no derivative exists.
+func init() {
+	moreGradCases = append(moreGradCases, func() []gradCase {
+		r := rand.New(rand.NewPCG(27, 2))
+		u := func(shape ...int64) *Tensor { return randT(r, -1, 1, shape...) }
+		pos := func(shape ...int64) *Tensor { return randT(r, 0.5, 1.5, shape...) }
+		var cs []gradCase
+		// act: the grad op reads src (X or Out) and Out@GRAD.
+		act := func(name, typ, src string, x *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp(typ, Sl("X", "x"), Sl("Out", "o"), at...),
+				mkOp(typ+"_grad", Sl(src, "s", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), at...), Args{"X": {x}}, "Out"})
+		}
+		act("relu6", "relu6", "Out", td(sh(2, 4), -7, -2.5, 0.5, 1.5, 3.2, 5.9, 6.2, 9))
+		act("relu6/threshold", "relu6", "Out", td(sh(2, 4), -0.9, -0.3, 0.1, 0.2, 0.45, 0.7, 0.95, 0.05),
+			A("threshold", ir.Float(0.5)))
+		act("hard_swish", "hard_swish", "X", td(sh(2, 5), -5, -3.5, -2.9, -1, -0.2, 0.4, 1.7, 2.95, 3.1, 6))
+		// threshold and scale differ: above the ramp the slope is 4/5.
+		act("hard_swish/attrs", "hard_swish", "X", td(sh(2, 4), -3, -1.2, -0.8, 0.3, 1.5, 2.9, 3.1, 5),
+			A("threshold", ir.Float(4)), A("scale", ir.Float(5)), A("offset", ir.Float(1)))
+		ac := func(name string, x *Tensor, c int64, layout string) {
+			var at []ir.Attr
+			if layout != "" {
+				at = append(at, A("data_layout", ir.String(layout)))
+			}
+			cs = append(cs, gradCase{name, mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), at...),
+				mkOp("affine_channel_grad", Sl("X", "x", "Scale", "s", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Scale@GRAD", "ds", "Bias@GRAD", "db"), at...),
+				Args{"X": {x}, "Scale": {pos(c)}, "Bias": {u(c)}}, "Out"})
+		}
+		ac("affine_channel/NCHW", u(2, 3, 2, 2), 3, "NCHW")
+		ac("affine_channel/NHWC", u(2, 2, 3), 3, "NHWC")
+		ac("affine_channel/AnyLayout", u(3, 4), 4, "")
+		view := func(name, typ string, x *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp(typ, Sl("X", "x"), Sl("Out", "o", "XShape", "xs"), at...),
+				mkOp(typ+"_grad", Sl("XShape", "xs", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), at...), Args{"X": {x}}, "Out"})
+		}
+		view("flatten_contiguous_range", "flatten_contiguous_range", u(2, 3, 4, 2), A("start_axis", ir.Int(1)), A("stop_axis", ir.Int(2)))
+		view("flatten_contiguous_range/all", "flatten_contiguous_range", u(2, 3, 2), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(-1)))
+		view("squeeze2", "squeeze2", u(2, 1, 3, 1), A("axes", ir.Ints{1}))
+		view("squeeze2/all", "squeeze2", u(1, 2, 1, 3), A("axes", ir.Ints{}))
+		return cs
+	})
+}

@@ -1,0 +1,108 @@
+package sim
+
+// Cases of the small ops of the imported Paddle models: relu6,
+// hard_swish, affine_channel, flatten_contiguous_range, squeeze2 and
+// arg_max, forward and grad.
+func init() {
+	act := func(typ, attrs string) inferCase {
+		return inferCase{Name: typ, Src: `program main { block 0 {
+ var x : f32[2, 3, 4]
+ var o : f32[-1, -1, -1]
+ op 1 ` + typ + `(X: x) -> (Out: o) ` + attrs + `
+}}`}
+	}
+	actGrad := func(typ, src, attrs string) inferCase {
+		return inferCase{Name: typ, Src: `program main { block 0 {
+ var v : f64[3, 2]
+ var g : f64[3, 2]
+ var dx : f64[-1, -1]
+ op 1 ` + typ + `(` + src + `: v, Out@GRAD: g) -> (X@GRAD: dx) ` + attrs + `
+}}`}
+	}
+	inferCases = append(inferCases,
+		act("relu6", "{threshold = 0.5}"), actGrad("relu6_grad", "Out", "{threshold = 0.5}"),
+		act("hard_swish", "{threshold = 6.0, scale = 6.0, offset = 3.0}"), actGrad("hard_swish_grad", "X", ""),
+		inferCase{Name: "affine_channel/NCHW", Src: `program main { block 0 {
+ var x : f32[2, 3, 4, 5]
+ var s : f32[3]
+ var b : f32[3]
+ var o : f32[-1, -1, -1, -1]
+ op 1 affine_channel(X: x, Scale: s, Bias: b) -> (Out: o) {data_layout = "NCHW"}
+}}`},
+		inferCase{Name: "affine_channel/AnyLayout", Src: `program main { block 0 {
+ var x : f32[2, 4, 5, 3]
+ var s : f32[3]
+ var b : f32[3]
+ var o : f32[-1, -1, -1, -1]
+ op 1 affine_channel(X: x, Scale: s, Bias: b) -> (Out: o)
+}}`},
+		inferCase{Name: "affine_channel_grad", Src: `program main { block 0 {
+ var x : f64[2, 3, 4]
+ var s : f64[3]
+ var g : f64[2, 3, 4]
+ var dx : f64[-1, -1, -1]
+ var ds : f64[-1]
+ var db : f64[-1]
+ op 1 affine_channel_grad(X: x, Scale: s, Out@GRAD: g) -> (X@GRAD: dx, Scale@GRAD: ds, Bias@GRAD: db) {data_layout = "NCHW"}
+}}`},
+		inferCase{Name: "flatten_contiguous_range", Src: `program main { block 0 {
+ var x : f32[2, 3, 4, 5]
+ var o : f32[-1, -1, -1]
+ var xs : f32[-1, -1, -1, -1, -1]
+ op 1 flatten_contiguous_range(X: x) -> (Out: o, XShape: xs) {start_axis = 1, stop_axis = 2}
+}}`},
+		inferCase{Name: "flatten_contiguous_range/negative", Src: `program main { block 0 {
+ var x : f32[2, 3, 4]
+ var o : f32[-1]
+ op 1 flatten_contiguous_range(X: x) -> (Out: o) {start_axis = 0, stop_axis = -1}
+}}`},
+		inferCase{Name: "flatten_contiguous_range/0-D", Src: `program main { block 0 {
+ var x : f32[]
+ var o : f32[-1]
+ op 1 flatten_contiguous_range(X: x) -> (Out: o) {start_axis = 0, stop_axis = -1}
+}}`},
+		inferCase{Name: "flatten_contiguous_range_grad", Src: `program main { block 0 {
+ var xs : f32[0, 2, 3, 4]
+ var g : f32[2, 12]
+ var dx : f32[-1, -1, -1]
+ op 1 flatten_contiguous_range_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {start_axis = 1, stop_axis = 2}
+}}`},
+		inferCase{Name: "squeeze2", Src: `program main { block 0 {
+ var x : f32[2, 1, 3, 1]
+ var o : f32[-1, -1, -1]
+ var xs : f32[-1, -1, -1, -1, -1]
+ op 1 squeeze2(X: x) -> (Out: o, XShape: xs) {axes = [-1]}
+}}`},
+		inferCase{Name: "squeeze2/all", Src: `program main { block 0 {
+ var x : f32[1, 2, 1, 3, 1]
+ var o : f32[-1, -1]
+ op 1 squeeze2(X: x) -> (Out: o) {axes = []}
+}}`},
+		inferCase{Name: "squeeze2_grad", Src: `program main { block 0 {
+ var xs : f32[0, 2, 1, 3]
+ var g : f32[2, 3]
+ var dx : f32[-1, -1, -1]
+ op 1 squeeze2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axes = [1]}
+}}`},
+		inferCase{Name: "arg_max", Src: `program main { block 0 {
+ var x : f32[2, 3, 4]
+ var o : i64[-1, -1]
+ op 1 arg_max(X: x) -> (Out: o) {axis = long(1)}
+}}`},
+		inferCase{Name: "arg_max/keepdims_int32", Src: `program main { block 0 {
+ var x : f32[2, 3, 4]
+ var o : i32[-1, -1, -1]
+ op 1 arg_max(X: x) -> (Out: o) {axis = long(-1), keepdims = true, dtype = 2}
+}}`},
+		inferCase{Name: "arg_max/flatten", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : i64[]
+ op 1 arg_max(X: x) -> (Out: o) {flatten = true}
+}}`},
+		inferCase{Name: "arg_max/flatten_keepdims", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : i64[-1, -1]
+ op 1 arg_max(X: x) -> (Out: o) {flatten = true, keepdims = true, dtype = -1}
+}}`},
+	)
+}

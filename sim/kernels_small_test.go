@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// TestSmallOpValues checks the small ops of the imported Paddle models on
+// inputs small enough to compute by hand, and the elementwise, mul and
+// scale forms those models use.
+func TestSmallOpValues(t *testing.T) {
+	i64 := func(shape []int64, d ...float64) *Tensor { return MustFromData(ir.I64, shape, d) }
+	x4 := td(sh(1, 2, 1, 2), 1, 2, 3, 4)
+	cases := []struct {
+		name string
+		op   *ir.Op
+		in   Args
+		slot string
+		want *Tensor
+	}{
+		{"relu6", mkOp("relu6", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(4), -1, 0.5, 6, 6.5)}}, "Out", td(sh(4), 0, 0.5, 6, 6)},
+		{"relu6/threshold", mkOp("relu6", Sl("X", "x"), Sl("Out", "o"), A("threshold", ir.Float(1))),
+			Args{"X": {td(sh(3), -1, 0.5, 2)}}, "Out", td(sh(3), 0, 0.5, 1)},
+		// Out is 0 or threshold: no gradient passes.
+		{"relu6_grad", mkOp("relu6_grad", Sl("Out", "o", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"Out": {td(sh(3), 0, 3, 6)}, "Out@GRAD": {td(sh(3), 5, 6, 7)}}, "X@GRAD", td(sh(3), 0, 6, 0)},
+		// Paddle's documented example, and the two flat ends.
+		{"hard_swish", mkOp("hard_swish", Sl("X", "x"), Sl("Out", "o")),
+			Args{"X": {td(sh(6), -4, -3, 1, 2, 3, 4)}}, "Out", td(sh(6), 0, 0, 4.0/6, 10.0/6, 3, 4)},
+		{"hard_swish/attrs", mkOp("hard_swish", Sl("X", "x"), Sl("Out", "o"), A("threshold", ir.Float(4)), A("scale", ir.Float(2)), A("offset", ir.Float(1))),
+			Args{"X": {td(sh(3), -2, 1, 5)}}, "Out", td(sh(3), 0, 1, 10)},
+		{"hard_swish_grad", mkOp("hard_swish_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"X": {td(sh(3), -4, 0, 4)}, "Out@GRAD": {td(sh(3), 2, 2, 2)}}, "X@GRAD", td(sh(3), 0, 1, 2)},
+		{"affine_channel/NCHW", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NCHW"))),
+			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 1, 2), 2.5, 4.5, -2, -3)},
+		{"affine_channel/NHWC", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NHWC"))),
+			Args{"X": {td(sh(1, 2, 2), 1, 2, 3, 4)}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 2), 2.5, -1, 6.5, -3)},
+		{"affine_channel_grad/Scale", mkOp("affine_channel_grad", Sl("X", "x", "Scale", "s", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Scale@GRAD", "ds", "Bias@GRAD", "db"), A("data_layout", ir.String("NCHW"))),
+			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Out@GRAD": {td(sh(1, 2, 1, 2), 1, 1, 1, 1)}}, "Scale@GRAD", td(sh(2), 3, 7)},
+		{"affine_channel_grad/Bias", mkOp("affine_channel_grad", Sl("X", "x", "Scale", "s", "Out@GRAD", "g"), Sl("Bias@GRAD", "db"), A("data_layout", ir.String("NCHW"))),
+			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Out@GRAD": {td(sh(1, 2, 1, 2), 1, 2, 3, 4)}}, "Bias@GRAD", td(sh(2), 3, 7)},
+		{"affine_channel_grad/X", mkOp("affine_channel_grad", Sl("X", "x", "Scale", "s", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), A("data_layout", ir.String("NCHW"))),
+			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Out@GRAD": {td(sh(1, 2, 1, 2), 1, 2, 3, 4)}}, "X@GRAD", td(sh(1, 2, 1, 2), 2, 4, -3, -4)},
+		{"flatten_contiguous_range", mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o", "XShape", "xs"), A("start_axis", ir.Int(1)), A("stop_axis", ir.Int(3))),
+			Args{"X": {x4}}, "Out", td(sh(1, 4), 1, 2, 3, 4)},
+		{"flatten_contiguous_range/XShape", mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o", "XShape", "xs"), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(1))),
+			Args{"X": {x4}}, "XShape", MustFromData(ir.F64, sh(0, 1, 2, 1, 2), nil)},
+		{"flatten_contiguous_range_grad", mkOp("flatten_contiguous_range_grad", Sl("XShape", "xs", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"XShape": {MustFromData(ir.F64, sh(0, 2, 1, 2), nil)}, "Out@GRAD": {td(sh(2, 2), 1, 2, 3, 4)}}, "X@GRAD", td(sh(2, 1, 2), 1, 2, 3, 4)},
+		{"squeeze2/all", mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o")), Args{"X": {x4}}, "Out", td(sh(2, 2), 1, 2, 3, 4)},
+		{"squeeze2/axes", mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{-2})), Args{"X": {x4}}, "Out", td(sh(1, 2, 2), 1, 2, 3, 4)},
+		// A named dim of size 2 stays, as in Paddle.
+		{"squeeze2/not_one", mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{0, 1})), Args{"X": {x4}}, "Out", td(sh(2, 1, 2), 1, 2, 3, 4)},
+		{"squeeze2_grad", mkOp("squeeze2_grad", Sl("XShape", "xs", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"XShape": {MustFromData(ir.F64, sh(0, 1, 2, 1, 2), nil)}, "Out@GRAD": {td(sh(2, 2), 1, 2, 3, 4)}}, "X@GRAD", x4},
+		{"arg_max", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(1))),
+			Args{"X": {td(sh(2, 3), 1, 5, 5, 7, 2, 7)}}, "Out", i64(sh(2), 1, 0)},
+		{"arg_max/axis0", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(0))),
+			Args{"X": {td(sh(2, 3), 1, 5, 5, 7, 2, 7)}}, "Out", i64(sh(3), 1, 0, 1)},
+		{"arg_max/keepdims_int32", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(-1)), A("keepdims", ir.Bool(true)), A("dtype", ir.Int(2))),
+			Args{"X": {td(sh(2, 3), 1, 5, 5, 7, 2, 8)}}, "Out", MustFromData(ir.I32, sh(2, 1), []float64{1, 2})},
+		{"arg_max/flatten", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("flatten", ir.Bool(true))),
+			Args{"X": {td(sh(2, 3), 1, 5, 5, 7, 2, 7)}}, "Out", i64(sh(), 3)},
+		{"arg_max/flatten_keepdims", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("flatten", ir.Bool(true)), A("keepdims", ir.Bool(true))),
+			Args{"X": {td(sh(2, 3), 1, 5, 5, 7, 2, 9)}}, "Out", i64(sh(1, 1), 5)},
+		// A bias [C] added at axis 1 of NCHW (conv2d's in the imported
+		// models), and its gradient summed over N, H and W.
+		{"elementwise_add/nchw_bias", mkOp("elementwise_add", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("axis", ir.Int(1))),
+			Args{"X": {x4}, "Y": {td(sh(2), 10, 20)}}, "Out", td(sh(1, 2, 1, 2), 11, 12, 23, 24)},
+		{"elementwise_add_grad/nchw_bias", mkOp("elementwise_add_grad", Sl("X", "x", "Y", "y", "Out@GRAD", "g"), Sl("Y@GRAD", "dy"), A("axis", ir.Int(1))),
+			Args{"X": {x4}, "Y": {td(sh(2), 10, 20)}, "Out@GRAD": {td(sh(1, 2, 1, 2), 1, 2, 3, 4)}}, "Y@GRAD", td(sh(2), 3, 7)},
+		// The fc bias [K] at axis 1 of [N, K].
+		{"elementwise_add/fc_bias", mkOp("elementwise_add", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("axis", ir.Int(1))),
+			Args{"X": {td(sh(2, 2), 1, 2, 3, 4)}, "Y": {td(sh(2), 10, 20)}}, "Out", td(sh(2, 2), 11, 22, 13, 24)},
+		// Equal ranks with axis -1 ([32, 3, 3, 3] + [1, 3, 1, 1] in demo_custom_gap).
+		{"elementwise_add/equal_rank", mkOp("elementwise_add", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("axis", ir.Int(-1))),
+			Args{"X": {x4}, "Y": {td(sh(1, 2, 1, 1), 10, 20)}}, "Out", td(sh(1, 2, 1, 2), 11, 12, 23, 24)},
+		// mul of a pooled [N, C, 1, 1] by the fc weight [C, K].
+		{"mul/pooled", mkOp("mul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("x_num_col_dims", ir.Int(1)), A("y_num_col_dims", ir.Int(1))),
+			Args{"X": {td(sh(2, 2, 1, 1), 1, 2, 3, 4)}, "Y": {td(sh(2, 3), 1, 0, 1, 0, 1, 1)}}, "Out", td(sh(2, 3), 1, 2, 3, 3, 4, 7)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := run(t, c.op, c.in)
+			if len(out[c.slot]) != 1 {
+				t.Fatalf("no %s", c.slot)
+			}
+			// -0 and 0 compare equal (hard_swish writes -0 below the ramp).
+			got := out[c.slot][0]
+			if d, err := MaxAbsDiff(got, c.want); err != nil || d > 1e-15 || got.DType != c.want.DType {
+				t.Errorf("%s = %v, want %v", c.slot, got, c.want)
+			}
+		})
+	}
+}
+
+// TestSmallOpErrors: attrs and inputs the kernels do not support are
+// errors naming the attr or input.
+func TestSmallOpErrors(t *testing.T) {
+	x := Args{"X": {td(sh(1, 2, 1, 2), 1, 2, 3, 4)}}
+	ac := Args{"X": x["X"], "Scale": {td(sh(2), 1, 1)}, "Bias": {td(sh(2), 0, 0)}}
+	for _, c := range []struct {
+		op  *ir.Op
+		in  Args
+		sub string
+	}{
+		{mkOp("hard_swish", Sl("X", "x"), Sl("Out", "o"), A("scale", ir.Float(0))), x, "attr scale is 0"},
+		{mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NDHWC"))), ac, `attr data_layout "NDHWC" is not supported`},
+		// AnyLayout is channel-last: X has 2 channels.
+		{mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o")),
+			Args{"X": x["X"], "Scale": {td(sh(3), 1, 1, 1)}, "Bias": {td(sh(2), 0, 0)}}, "Scale [3]: want [2], one value per channel"},
+		{mkOp("affine_channel_grad", Sl("X", "x", "Scale", "s", "Out@GRAD", "g"), Sl("X@GRAD", "dx")),
+			Args{"X": x["X"], "Scale": {td(sh(2), 1, 1)}, "Out@GRAD": {td(sh(4), 1, 2, 3, 4)}}, "Out@GRAD [4] and X [1 2 1 2] differ"},
+		{mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o"), A("start_axis", ir.Int(2)), A("stop_axis", ir.Int(1))), x, "attrs start_axis 2 and stop_axis 1"},
+		{mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o"), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(4))), x, "attrs start_axis 0 and stop_axis 4"},
+		{mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{4})), x, "attr axes [4]: dim 4 out of range"},
+		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(4))), x, "axis 4 out of range"},
+		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("dtype", ir.Int(5))), x, "attr dtype f32: want int32 or int64"},
+		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(0, 2))}}, "X [0 2] has no elements"},
+	} {
+		wantErr(t, c.op, c.in, c.sub)
+	}
+}
