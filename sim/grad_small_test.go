@@ -47,6 +47,14 @@ func init() {
 		view("flatten_contiguous_range/all", "flatten_contiguous_range", u(2, 3, 2), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(-1)))
 		view("squeeze2", "squeeze2", u(2, 1, 3, 1), A("axes", ir.Ints{1}))
 		view("squeeze2/all", "squeeze2", u(1, 2, 1, 3), A("axes", ir.Ints{}))
+		mm := func(name string, x, y *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), at...),
+				mkOp("matmul_grad", Sl("X", "x", "Y", "y", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Y@GRAD", "dy"), at...),
+				Args{"X": {x}, "Y": {y}}, "Out"})
+		}
+		mm("matmul/1-D-transpose_X", u(3), u(1, 2), A("transpose_X", ir.Bool(true)), A("alpha", ir.Float(0.5)))
+		mm("matmul/1-D-transpose_Y", u(2, 1), u(3), A("transpose_Y", ir.Bool(true)))
+		mm("matmul/batch-product", u(2, 3, 2, 2), u(6, 2, 1))
 		return cs
 	})
 }

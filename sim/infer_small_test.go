@@ -104,5 +104,31 @@ func init() {
  var o : i64[-1, -1]
  op 1 arg_max(X: x) -> (Out: o) {flatten = true, keepdims = true, dtype = -1}
 }}`},
+		inferCase{Name: "matmul/1-D_transpose_X", Src: `program main { block 0 {
+ var x : f32[3]
+ var y : f32[1, 2]
+ var o : f32[-1, -1]
+ op 1 matmul(X: x, Y: y) -> (Out: o) {transpose_X = true}
+}}`},
+		inferCase{Name: "matmul/1-D_both", Src: `program main { block 0 {
+ var x : f32[3]
+ var y : f32[3]
+ var o : f32[]
+ op 1 matmul(X: x, Y: y) -> (Out: o)
+}}`},
+		inferCase{Name: "matmul/batch_product", Src: `program main { block 0 {
+ var x : f32[2, 3, 2, 4]
+ var y : f32[6, 4, 5]
+ var o : f32[-1, -1, -1, -1]
+ op 1 matmul(X: x, Y: y) -> (Out: o)
+}}`},
+		inferCase{Name: "matmul_grad/1-D_transpose_Y", Src: `program main { block 0 {
+ var x : f64[2, 1]
+ var y : f64[3]
+ var g : f64[2, 3]
+ var dx : f64[-1, -1]
+ var dy : f64[-1]
+ op 1 matmul_grad(X: x, Y: y, Out@GRAD: g) -> (X@GRAD: dx, Y@GRAD: dy) {transpose_Y = true}
+}}`},
 	)
 }

@@ -76,6 +76,14 @@ func TestSmallOpValues(t *testing.T) {
 		// Equal ranks with axis -1 ([32, 3, 3, 3] + [1, 3, 1, 1] in demo_custom_gap).
 		{"elementwise_add/equal_rank", mkOp("elementwise_add", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("axis", ir.Int(-1))),
 			Args{"X": {x4}, "Y": {td(sh(1, 2, 1, 1), 10, 20)}}, "Out", td(sh(1, 2, 1, 2), 11, 12, 23, 24)},
+		// Paddle 1.x's matmul: a transposed 1-D X is a column.
+		{"matmul/1-D_transpose_X", mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("transpose_X", ir.Bool(true))),
+			Args{"X": {td(sh(3), 1, 2, 3)}, "Y": {td(sh(1, 2), 10, 20)}}, "Out", td(sh(3, 2), 10, 20, 20, 40, 30, 60)},
+		{"matmul/1-D_both", mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("alpha", ir.Float(2))),
+			Args{"X": {td(sh(3), 1, 2, 3)}, "Y": {td(sh(3), 1, 1, -1)}}, "Out", td(sh(), 0)},
+		// Batches of as many matrices, shaped differently: Out takes X's.
+		{"matmul/batch_product", mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o")),
+			Args{"X": {td(sh(2, 1, 1, 2), 1, 2, 3, 4)}, "Y": {td(sh(2, 2, 1), 1, 1, 1, -1)}}, "Out", td(sh(2, 1, 1, 1), 3, -1)},
 		// mul of a pooled [N, C, 1, 1] by the fc weight [C, K].
 		{"mul/pooled", mkOp("mul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("x_num_col_dims", ir.Int(1)), A("y_num_col_dims", ir.Int(1))),
 			Args{"X": {td(sh(2, 2, 1, 1), 1, 2, 3, 4)}, "Y": {td(sh(2, 3), 1, 0, 1, 0, 1, 1)}}, "Out", td(sh(2, 3), 1, 2, 3, 3, 4, 7)},
@@ -115,6 +123,14 @@ func TestSmallOpErrors(t *testing.T) {
 		{mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o"), A("start_axis", ir.Int(2)), A("stop_axis", ir.Int(1))), x, "attrs start_axis 2 and stop_axis 1"},
 		{mkOp("flatten_contiguous_range", Sl("X", "x"), Sl("Out", "o"), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(4))), x, "attrs start_axis 0 and stop_axis 4"},
 		{mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{4})), x, "attr axes [4]: dim 4 out of range"},
+		{mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("fused_reshape_X", ir.Ints{2, 2})),
+			Args{"X": {td(sh(4), 1, 2, 3, 4)}, "Y": {td(sh(2, 1), 1, 1)}}, "attr fused_reshape_X [2 2]: a fused reshape or transpose is not supported"},
+		{mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), A("head_number", ir.Int(2))),
+			Args{"X": {td(sh(1, 2), 1, 2)}, "Y": {td(sh(2, 1), 1, 1)}}, "attr head_number 2"},
+		{mkOp("matmul_grad", Sl("X", "x", "Y", "y", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), A("head_number", ir.Int(2))),
+			Args{"X": {td(sh(1, 2), 1, 2)}, "Y": {td(sh(2, 1), 1, 1)}, "Out@GRAD": {td(sh(1, 1), 1)}}, "attr head_number 2"},
+		{mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o")),
+			Args{"X": {td(sh(2, 1, 2), 1, 2, 3, 4)}, "Y": {td(sh(3, 2, 1), 1, 1, 1, 1, 1, 1)}}, "batches of 2 and 3 matrices"},
 		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(4))), x, "axis 4 out of range"},
 		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("dtype", ir.Int(5))), x, "attr dtype f32: want int32 or int64"},
 		{mkOp("arg_max", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(0, 2))}}, "X [0 2] has no elements"},

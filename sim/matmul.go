@@ -250,8 +250,68 @@ func matmulV2Grad(op *ir.Op, in Args) (Args, error) {
 	return matmulGradArgs(op, in, p, 1)
 }
 
+// matmulV1Fusions are the attrs of a oneDNN matmul with a reshape or
+// transpose fused in, which the kernel does not support.
+var matmulV1Fusions = []string{"fused_reshape_X", "fused_reshape_Y", "fused_reshape_Out",
+	"fused_transpose_X", "fused_transpose_Y", "fused_transpose_Out"}
+
+// matmulV1Plan plans Paddle 1.x's matmul, which differs from matmul_v2:
+// a 1-D X is the row [1, K] and a 1-D Y the column [K, 1] before
+// transpose_X and transpose_Y apply (a transposed 1-D X is a column),
+// Out drops such a lifted dim only when it is 1, and batches do not
+// broadcast but need as many matrices (X's batch dims name Out's).
+func matmulV1Plan(op *ir.Op, in Args) (*mm, error) {
+	for _, a := range matmulV1Fusions {
+		if v, _ := attrInts(op, a); len(v) > 0 {
+			return nil, errf(op, "attr %s %v: a fused reshape or transpose is not supported", a, v)
+		}
+	}
+	if h := attrInt(op, "head_number", 1); h > 1 {
+		return nil, errf(op, "attr head_number %d: a multi-head matmul is not supported", h)
+	}
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	y, err := one(op, in, "Y")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() == 0 || y.Rank() == 0 {
+		return nil, errf(op, "matmul of shapes %v and %v: scalars not allowed", x.Shape, y.Shape)
+	}
+	x2, y2 := x, y
+	if x.Rank() == 1 {
+		x2 = reshaped(x, []int64{1, x.Shape[0]})
+	}
+	if y.Rank() == 1 {
+		y2 = reshaped(y, []int64{y.Shape[0], 1})
+	}
+	bx, by := x2.Shape[:x2.Rank()-2], y2.Shape[:y2.Rank()-2]
+	if len(bx) > 0 && len(by) > 0 && !slices.Equal(bx, by) {
+		if numel(bx) != numel(by) {
+			return nil, errf(op, "matmul of shapes %v and %v: batches of %d and %d matrices", x.Shape, y.Shape, numel(bx), numel(by))
+		}
+		y2 = reshaped(y2, slices.Concat(bx, y2.Shape[y2.Rank()-2:]))
+	}
+	p, err := planMatmul(op, x2, y2, attrBool(op, "transpose_X", false), attrBool(op, "transpose_Y", false))
+	if err != nil {
+		return nil, err
+	}
+	p.xOrig, p.yOrig = x.Shape, y.Shape
+	final := slices.Clone(p.outShape)
+	if r := len(final); x.Rank() == 1 && final[r-2] == 1 {
+		final = append(final[:r-2], final[r-1])
+	}
+	if r := len(final); y.Rank() == 1 && final[r-1] == 1 {
+		final = final[:r-1]
+	}
+	p.final = final
+	return p, nil
+}
+
 func matmulV1(op *ir.Op, in Args) (Args, error) {
-	p, err := matmulCommon(op, in, "transpose_X", "transpose_Y", 1)
+	p, err := matmulV1Plan(op, in)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +319,7 @@ func matmulV1(op *ir.Op, in Args) (Args, error) {
 }
 
 func matmulV1Grad(op *ir.Op, in Args) (Args, error) {
-	p, err := matmulCommon(op, in, "transpose_X", "transpose_Y", 1)
+	p, err := matmulV1Plan(op, in)
 	if err != nil {
 		return nil, err
 	}
