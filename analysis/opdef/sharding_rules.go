@@ -700,11 +700,12 @@ const viewDoc = "X's dims regrouped into Out's: a split dim stays split where it
 // viewRule is the rule of the ops that regroup X's elements into Out's
 // shape (reshape2, squeeze2, unsqueeze2, flatten_contiguous_range):
 // ReshapeSharding between X's and Out's shapes.
-func viewRule(c *Infer) (ShardingRule, error) { return newView(c, "X", "Out", "XShape") }
+func viewRule(c *Infer) (ShardingRule, error) { return newView(c, "X", "Out", "XShape", "") }
 
 // newView builds the reshape rule from input slot from to output slot
-// to; the args of output slot xshape get -1 and from's wanted mapping.
-func newView(c *Infer, from, to, xshape string) (ShardingRule, error) {
+// to; the args of output slot xshape get -1 and from's wanted mapping,
+// those of input slot xshapeIn (a view grad's XShape) -1 and to's.
+func newView(c *Infer, from, to, xshape, xshapeIn string) (ShardingRule, error) {
 	x, okx := c.In(from)
 	out, oko := c.Out(to, 0)
 	if !okx || !oko {
@@ -714,6 +715,11 @@ func newView(c *Infer, from, to, xshape string) (ShardingRule, error) {
 	for _, s := range c.op.Inputs {
 		if s.Name == from && r.x < 0 && len(s.Args) > 0 {
 			r.x = r.nin
+		}
+		if s.Name == xshapeIn {
+			for k := range s.Args {
+				r.xshapeIn = append(r.xshapeIn, r.nin+k)
+			}
 		}
 		r.nin += len(s.Args)
 	}
@@ -732,12 +738,14 @@ func newView(c *Infer, from, to, xshape string) (ShardingRule, error) {
 }
 
 // view is viewRule's rule: arg x of the inputs and out0 of the outputs
-// are regrouped; XShape's args get -1 and X's wanted mapping; every
-// other arg is not split.
+// are regrouped; XShape's args get -1 and X's wanted mapping (in a grad,
+// where XShape is an input, -1 and X@GRAD's); every other arg is not
+// split.
 type view struct {
 	in, out   []int64
 	x, out0   int
 	xshape    []int
+	xshapeIn  []int
 	nin, nout int
 	ranks     []int // each input's rank, -1 for one that is no dense tensor
 }
@@ -782,7 +790,8 @@ func (r *view) Backward(mesh []int, out [][]int) (Sharding, error) {
 }
 
 // sharding spells the result for every arg: X's wanted mapping and Out's,
-// XShape [-1] + X's, the other inputs replicated (nil when given nil).
+// XShape [-1] + X's (an XShape input [-1] + Out's), the other inputs
+// replicated (nil when given nil).
 func (r *view) sharding(in [][]int, x, out []int) Sharding {
 	s := Sharding{Inputs: make([][]int, r.nin), Outputs: make([][]int, r.nout), Partial: make([][]ir.Partial, r.nout)}
 	for i := range s.Inputs {
@@ -795,6 +804,9 @@ func (r *view) sharding(in [][]int, x, out []int) Sharding {
 		}
 	}
 	s.Outputs[r.out0] = out
+	for _, k := range r.xshapeIn {
+		s.Inputs[k] = append([]int{-1}, out...)
+	}
 	for _, k := range r.xshape {
 		s.Outputs[k] = append([]int{-1}, x...)
 	}
@@ -931,5 +943,10 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 
 // viewGrad is the rule of a view's grad (reshape2_grad, squeeze2_grad,
 // ...): X@GRAD is Out@GRAD regrouped into X's shape, the reshape rule
-// the other way; XShape is not split.
-func viewGrad(c *Infer) (ShardingRule, error) { return newView(c, "Out@GRAD", "X@GRAD", "") }
+// the other way. XShape keeps the forward op's [-1] + X's mapping (as in
+// Paddle's ReshapeGradInferSpmd, which refuses to reshard it): a rank's
+// XShape holds its local X's dims, which the grad kernel reshapes its
+// Out@GRAD to; replicated, it would hold the global ones.
+func viewGrad(c *Infer) (ShardingRule, error) {
+	return newView(c, "Out@GRAD", "X@GRAD", "", "XShape")
+}

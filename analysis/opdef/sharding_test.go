@@ -557,15 +557,16 @@ func TestConcatAlignRefuses(t *testing.T) {
 }
 
 // TestViewGradShardingRule: reshape2_grad regroups Out@GRAD into X's
-// shape, the reshape rule the other way.
+// shape, the reshape rule the other way; XShape keeps [-1] + X@GRAD's
+// mapping, so that each rank's holds its local X's dims.
 func TestViewGradShardingRule(t *testing.T) {
 	runShardCases(t, []shardCase{
 		{name: "reshape2_grad", vars: "var xs : f32[0, 8, 1024, 768]\nvar g : f32[8, 1024, 12, 64]\nvar dx : f32[8, 1024, 768]",
 			op: "op 1 reshape2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) role backward", forward: true, mesh: []int{2, 2},
-			given: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"}, wantIn: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"},
+			given: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"}, wantIn: []string{"[-1, 0, -1, 1]", "[0, -1, 1, -1]"},
 			wantOut: []string{"[0, -1, 1]"}, partial: []string{""}},
 		{name: "reshape2_grad reverse", vars: "var xs : f32[0, 8, 1024, 768]\nvar g : f32[8, 1024, 12, 64]\nvar dx : f32[8, 1024, 768]",
 			op: "op 1 reshape2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) role backward", mesh: []int{2, 2},
-			given: []string{"[0, -1, 1]"}, wantIn: []string{"[-1, -1, -1, -1]", "[0, -1, 1, -1]"}, wantOut: []string{"[0, -1, 1]"}},
+			given: []string{"[0, -1, 1]"}, wantIn: []string{"[-1, 0, -1, 1]", "[0, -1, 1, -1]"}, wantOut: []string{"[0, -1, 1]"}},
 	})
 }
