@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -49,6 +51,33 @@ func SyntheticGPTMesh(nOps int, seed int64, dp, mp int) (*ir.Module, error) {
 	}
 	pairs := max(1, (nOps-base+perPair-1)/perPair)
 	return build(2 * pairs)
+}
+
+// SyntheticGPTReshards is SyntheticGPT with each layer's attention
+// projection product (lN_proj_mm) left partial along mp, the sum the
+// row-parallel matmul would make deferred: its bias add reads it whole,
+// so every layer needs exactly one reshard (an all-reduce) where its
+// reader is, which insert-reshards makes explicit. The input of the
+// insert-reshards benchmark; ops and everything else as SyntheticGPT's.
+func SyntheticGPTReshards(nOps int, seed int64) (*ir.Module, error) {
+	m, err := SyntheticGPT(nOps, seed)
+	if err != nil {
+		return nil, err
+	}
+	b := m.Main.Block(0)
+	mp := slices.Index(m.Mesh("world").DimNames, "mp")
+	for i := 0; ; i++ {
+		v := b.Var("l" + strconv.Itoa(i) + "_proj_mm")
+		if v == nil {
+			if i == 0 {
+				return nil, fmt.Errorf("synthetic GPT: no layer 0 projection (l0_proj_mm)")
+			}
+			return m, nil
+		}
+		d := v.Dist.Clone()
+		d.Partial = []ir.Partial{{Dim: mp, Reduce: ir.ReduceSum}}
+		v.Dist = d
+	}
 }
 
 func lcm(a, b int) int {
