@@ -78,15 +78,19 @@ func (s *blockReshards) fresh(c made) bool {
 // blockReshards is one block's state: the reshards made so far and what
 // they still stand for.
 type blockReshards struct {
-	m      *ir.Module
-	p      *ir.Program
-	b      *ir.Block
-	ops    []*ir.Op
-	n      int
-	ver    map[string]int       // how many times an op wrote each var so far
+	m   *ir.Module
+	p   *ir.Program
+	b   *ir.Block
+	ops []*ir.Op
+	n   int
+	// ver counts the writes of each var a made stands for or comes
+	// from, since the first made that did (watch): fresh compares
+	// counts of one var only, so the many vars no reshard concerns go
+	// uncounted and the map stays small.
+	ver    map[string]int
 	cache  map[reshardKey]*made // the reshard serving a var in a dist
 	source map[string]made      // a reshard's output: where it came from
-	spelt  map[string]*ir.Var   // lookups (p.LookupVar walks the ancestors)
+	spelt  map[string]*ir.Var   // lookups not in b (p.LookupVar walks the ancestors)
 	meshes map[string]*ir.ProcessMesh
 }
 
@@ -102,6 +106,9 @@ func insertReshards(m *ir.Module, p *ir.Program, b *ir.Block) int {
 }
 
 func (s *blockReshards) lookup(name string) *ir.Var {
+	if v := s.b.Var(name); v != nil {
+		return v // what LookupVar finds first, without a map entry per var
+	}
 	if v, ok := s.spelt[name]; ok {
 		return v
 	}
@@ -116,7 +123,7 @@ func (s *blockReshards) op(op *ir.Op) {
 		s.ops = append(s.ops, op)
 		s.wrote(op)
 		if x, out := op.Input("X"), op.Output("Out"); len(x) == 1 && len(out) == 1 {
-			s.source[out[0]] = made{name: out[0], src: x[0], srcVer: s.ver[x[0]], outVer: s.ver[out[0]]}
+			s.source[out[0]] = made{name: out[0], src: x[0], srcVer: s.watch(x[0]), outVer: s.watch(out[0])}
 		}
 		return
 	}
@@ -177,7 +184,7 @@ func (s *blockReshards) op(op *ir.Op) {
 		s.ops = append(s.ops, r)
 		s.wrote(r)
 		src := r.Inputs[0].Args[0]
-		s.source[outs[i]] = made{name: outs[i], src: src, srcVer: s.ver[src], outVer: s.ver[outs[i]]}
+		s.source[outs[i]] = made{name: outs[i], src: src, srcVer: s.watch(src), outVer: s.watch(outs[i])}
 	}
 }
 
@@ -215,7 +222,7 @@ func (s *blockReshards) reshardIn(op *ir.Op, name string, v *ir.Var, vm *ir.Proc
 	w := s.newVar(from, fv, &ir.TensorDist{Mesh: om.Name, DimsMapping: slices.Clone(dm)})
 	r := s.reshard(op, fv, w, om.Name, origin)
 	s.ops = append(s.ops, r)
-	c := made{name: w.Name(), src: from, srcVer: s.ver[from], outVer: s.ver[w.Name()], op: r, by: op.ID}
+	c := made{name: w.Name(), src: from, srcVer: s.watch(from), outVer: s.watch(w.Name()), op: r, by: op.ID}
 	s.cache[key] = &c
 	s.source[w.Name()] = c
 	return w.Name()
@@ -255,15 +262,16 @@ func (s *blockReshards) newVar(base string, v *ir.Var, d *ir.TensorDist) *ir.Var
 	if err := s.b.AddVar(&w); err != nil {
 		panic("insert-reshards: " + err.Error()) // FreshName's names are fresh
 	}
-	x := s.b.Var(w.Name())
-	s.spelt[x.Name()] = x
-	return x
+	return s.b.Var(w.Name())
 }
 
-// wrote counts op's writes, its sub-blocks' ops' included.
+// wrote counts op's writes of watched vars, its sub-blocks' ops'
+// included.
 func (s *blockReshards) wrote(op *ir.Op) {
 	for name := range op.OutputNames {
-		s.ver[name]++
+		if n, ok := s.ver[name]; ok {
+			s.ver[name] = n + 1
+		}
 	}
 	for bi := range op.SubBlocks {
 		if sb := s.p.Block(bi); sb != nil {
@@ -272,6 +280,16 @@ func (s *blockReshards) wrote(op *ir.Op) {
 			}
 		}
 	}
+}
+
+// watch starts counting name's writes, if it was not counted yet, and
+// returns its count.
+func (s *blockReshards) watch(name string) int {
+	n, ok := s.ver[name]
+	if !ok {
+		s.ver[name] = 0
+	}
+	return n
 }
 
 // arg returns the dense tensor var name with a dist on a known mesh, and
