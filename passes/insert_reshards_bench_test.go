@@ -1,6 +1,7 @@
 package passes_test
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -11,9 +12,10 @@ import (
 
 // BenchmarkInsertReshards runs insert-reshards on the synthetic GPT
 // (2×4 mesh) with one reshard per layer (models.SyntheticGPTReshards),
-// each run on a clone made outside the timer (step=insert-reshards),
-// beside verify with the op table of the same module (step=verify), the
-// pass every command already runs: their ratio is what the pass costs.
+// each run on a clone made, and the one before collected, outside the
+// timer (step=insert-reshards), beside verify with the op table of the
+// same module (step=verify), the pass every command already runs: their
+// ratio is what the pass costs.
 // The million-op module is left out under -short.
 func BenchmarkInsertReshards(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
@@ -36,6 +38,7 @@ func BenchmarkInsertReshards(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				c := m.Clone()
+				runtime.GC() // the last clone's collection is not the pass's
 				b.StartTimer()
 				if got := passes.InsertReshards(c); got != want {
 					b.Fatalf("%d reshards, want %d", got, want)
