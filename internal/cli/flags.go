@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Limits of the CLI's own flags. A usage error names the flag and its
@@ -86,5 +88,34 @@ func (f *floatFlag) Set(s string) error {
 		return fmt.Errorf("want a finite number, %g or more", f.min)
 	}
 	f.v = v
+	return nil
+}
+
+// choiceFlag is a string flag that takes one of a few values; another is
+// a usage error naming the flag: invalid value "x" for flag -format: want
+// dpir or pdmodel.
+type choiceFlag struct {
+	v      string
+	values []string
+}
+
+func choice(fs *flag.FlagSet, name string, values []string, usage string) *choiceFlag {
+	f := &choiceFlag{v: values[0], values: values}
+	fs.Var(f, name, usage)
+	return f
+}
+
+func (f *choiceFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.v
+}
+
+func (f *choiceFlag) Set(s string) error {
+	if !slices.Contains(f.values, s) {
+		return fmt.Errorf("want %s or %s", strings.Join(f.values[:len(f.values)-1], ", "), f.values[len(f.values)-1])
+	}
+	f.v = s
 	return nil
 }

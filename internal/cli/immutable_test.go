@@ -44,12 +44,12 @@ func TestExplainLeavesTheModuleAlone(t *testing.T) {
 			}
 
 			env := &Env{Stdout: io.Discard, Stderr: io.Discard}
-			for _, shared := range []bool{false, true} {
+			for _, f := range []struct{ shared, pdmodel bool }{{false, false}, {true, false}, {false, true}} {
 				dir := filepath.Join(t.TempDir(), "out")
-				if code := partitionAll(env, c.Name, m, dir, shared); code != ExitOK {
-					t.Errorf("partition -all (shared %v): exit %d", shared, code)
+				if code := partitionAll(env, c.Name, m, dir, f.shared, f.pdmodel); code != ExitOK {
+					t.Errorf("partition -all (shared %v, pdmodel %v): exit %d", f.shared, f.pdmodel, code)
 				}
-				snap.Unchanged(t, m, fmt.Sprintf("partition -all (shared %v)", shared))
+				snap.Unchanged(t, m, fmt.Sprintf("partition -all (shared %v, pdmodel %v)", f.shared, f.pdmodel))
 			}
 		})
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/distpass/distpass/passes"
 )
 
-const importArgs = "FILE [-o out.dpir] [-sidecar in.json]"
+const importArgs = "FILE [-o out.dpir] [-startup in.startup.pdmodel] [-sidecar in.json]"
 
 func runImport(env *Env, args []string) int {
 	fs := newFlagSet(env, "import", importArgs,
@@ -20,10 +20,13 @@ or to -o FILE. The format is told by content: a ProgramDesc protobuf
 is an object whose base_code.magic is "pir" (its operands have no slot
 names: they become in0, in1, …). A Python pickle (0x80), such
 as the model_state_rank*.pdmodel that Paddle's save_distributed_checkpoint
-writes, is a state dict, not a program, and is refused. -sidecar reads the
-JSON that 'distpass export -sidecar' wrote beside the file (meshes, dists
-and what else the ProgramDesc cannot hold).`)
+writes, is a state dict, not a program, and is refused. -startup reads
+the startup program's ProgramDesc into the same module (Paddle saves a
+main and a startup program; 'distpass export -startup' writes them).
+-sidecar reads the JSON that 'distpass export -sidecar' wrote beside the
+files (meshes, dists and what else a ProgramDesc cannot hold).`)
 	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout)")
+	startup := fs.String("startup", "", "read the startup program from the ProgramDesc `FILE`")
 	side := fs.String("sidecar", "", "read the sidecar `FILE` written beside the program")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
@@ -42,20 +45,30 @@ and what else the ProgramDesc cannot hold).`)
 	var m *ir.Module
 	switch paddle.Sniff(in.data) {
 	case paddle.PIR:
-		if *side != "" {
-			fmt.Fprintln(env.Stderr, "distpass import: -sidecar is for ProgramDesc files; a PIR program carries its own dist attrs")
+		if *side != "" || *startup != "" {
+			fmt.Fprintln(env.Stderr, "distpass import: -sidecar and -startup are for ProgramDesc files; a PIR program carries its own dist attrs")
 			return ExitUsage
 		}
 		m, err = paddle.ImportPIR(in.name, in.data)
 	case paddle.ProgramDesc:
-		var sc []byte
-		if *side != "" {
-			if sc, err = os.ReadFile(*side); err != nil {
+		f := &paddle.Files{Main: in.data}
+		for _, r := range []struct {
+			path string
+			data *[]byte
+		}{{*startup, &f.Startup}, {*side, &f.Sidecar}} {
+			if r.path == "" {
+				continue
+			}
+			if *r.data, err = os.ReadFile(r.path); err != nil {
 				fmt.Fprintf(env.Stderr, "distpass import: %v\n", err)
 				return ExitFail
 			}
 		}
-		m, err = paddle.ImportWithSidecar(in.name, in.data, sc)
+		if f.Startup != nil && paddle.Sniff(f.Startup) == paddle.Pickle {
+			err = errors.New(pickleError(*startup))
+			break
+		}
+		m, err = paddle.ImportFiles(in.name, *startup, f)
 	case paddle.Pickle:
 		err = errors.New(pickleError(in.name))
 	default:

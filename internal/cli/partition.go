@@ -12,13 +12,14 @@ import (
 	"sync"
 
 	"github.com/distpass/distpass/internal/par"
+	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
 
 func runPartition(env *Env, args []string) int {
-	fs := newFlagSet(env, "partition", "-rank R | -all [-o DIR] [instrument flags] [FILE|-]",
+	fs := newFlagSet(env, "partition", "-rank R | -all [-o DIR] [-format dpir|pdmodel] [instrument flags] [FILE|-]",
 		`Partition produces the SPMD program of one rank (-rank R, to stdout or
 to -o FILE), or of every rank of the module's meshes (-all, as
 rank<R>.dpir files in the directory -o DIR). The input is not changed.
@@ -39,11 +40,20 @@ rank R's program is its class's file with program ranks R and, for each
 site, the attr set to values["R"][site.value] (an int: sites that share a
 value, such as every collective over one mesh dim, share an entry); a
 class that had to be
-lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
+lowered rank by rank is written as rank<R>.dpir files, listed in plain.
+
+-all -format pdmodel writes each rank's programs as Paddle saves them,
+two ProgramDesc files, rank<R>.pdmodel and rank<R>.startup.pdmodel (when
+the module has a startup program), and beside them rank<R>.json, the
+sidecar of what a ProgramDesc cannot hold (the rank, the process-group
+table that ring_id attrs point into, meshes, dists, ...). 'distpass import
+rank<R>.pdmodel -startup rank<R>.startup.pdmodel -sidecar rank<R>.json'
+gives the rank's module back.`)
 	rankFlag := rangeInt(fs, "rank", 0, 0, math.MaxInt, "the rank `R` to produce")
 	all := fs.Bool("all", false, "produce every rank")
-	out := fs.String("o", "", "with -rank: write to `FILE` (default, or -: stdout); with -all: the directory for rank<R>.dpir")
+	out := fs.String("o", "", "with -rank: write to `FILE` (default, or -: stdout); with -all: the directory for the ranks' files")
 	shared := fs.Bool("shared", false, "with -all: write each class's program once (class<K>.dpir) and ranks.json, the attrs each rank differs in")
+	format := choice(fs, "format", []string{"dpir", "pdmodel"}, "with -all: the `FORMAT` of each rank's files: dpir (text) or pdmodel (Paddle ProgramDescs and a sidecar)")
 	flags := addInstrumentFlags(fs)
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
@@ -58,13 +68,17 @@ lowered rank by rank is written as rank<R>.dpir files, listed in plain.`)
 		fmt.Fprintln(env.Stderr, "distpass partition: -all writes one file per rank: give -o DIR")
 		return ExitUsage
 	}
+	if format.v != "dpir" && (!*all || *shared) {
+		fmt.Fprintln(env.Stderr, "distpass partition: -format pdmodel goes with -all and without -shared (for one rank, 'distpass export -startup' its program)")
+		return ExitUsage
+	}
 	in, m, code, ok := loadOne(env, "partition", files)
 	if !ok {
 		return code
 	}
 	flags.input = in.name
 	if *all {
-		return partitionAll(env, in.name, m, *out, *shared)
+		return partitionAll(env, in.name, m, *out, *shared, format.v == "pdmodel")
 	}
 	pl, err := passes.DefaultRegistry().Parse("partition{rank=" + strconv.Itoa(rank) + "}")
 	if err != nil {
@@ -89,9 +103,10 @@ func writeModule(env *Env, path string, m *ir.Module) error {
 	return err
 }
 
-// partitionAll writes every rank's program into dir, or with shared the
-// classes' programs and ranks.json. Printing and writing use every core.
-func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) int {
+// partitionAll writes every rank's program into dir, as text or with
+// pdmodel as Paddle files, or with shared the classes' programs and
+// ranks.json. Printing and writing use every core.
+func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmodel bool) int {
 	st := env.progress()
 	cs, err := passes.PartitionClasses(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
 		st.show("partition: lowered %d/%d", done, total)
@@ -138,6 +153,9 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 		}
 		for _, r := range c.Ranks {
 			path := "rank" + strconv.Itoa(r) + ".dpir"
+			if pdmodel {
+				path = "rank" + strconv.Itoa(r)
+			}
 			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(r) }})
 			if shared {
 				table.Plain[strconv.Itoa(r)] = path
@@ -149,7 +167,10 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 	done := 0
 	par.Do(len(files), 0, func(i int) {
 		pm, err := files[i].build()
-		if err == nil {
+		switch {
+		case err == nil && pdmodel:
+			err = writePaddleRank(files[i].path, pm)
+		case err == nil:
 			err = writeModule(env, files[i].path, pm)
 		}
 		errs[i] = err
@@ -174,6 +195,28 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared bool) 
 		}
 	}
 	return ExitOK
+}
+
+// writePaddleRank writes a rank's module as base.pdmodel,
+// base.startup.pdmodel (when it has a startup program) and the sidecar
+// base.json.
+func writePaddleRank(base string, pm *ir.Module) error {
+	f, err := paddle.ExportFiles(pm, paddle.ExportOptions{Sidecar: true, Startup: pm.Startup != nil})
+	if err != nil {
+		return fmt.Errorf("rank %d: %v", pm.Main.Rank, err)
+	}
+	for _, w := range []struct {
+		ext  string
+		data []byte
+	}{{".pdmodel", f.Main}, {".startup.pdmodel", f.Startup}, {".json", f.Sidecar}} {
+		if w.data == nil {
+			continue
+		}
+		if err := os.WriteFile(base+w.ext, w.data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The ranks.json of partition -all -shared.

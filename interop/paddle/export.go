@@ -14,14 +14,29 @@ import (
 )
 
 // ExportOptions change what Export does with what the ProgramDesc cannot
-// hold.
+// hold, and where the startup program goes.
 type ExportOptions struct {
 	// Drop leaves out what the proto cannot hold (tensor and op dists,
 	// fwd, op ids other than 1, 2, ..., the process-group table, meshes,
-	// params-grads, the startup program, var flags other than
-	// need_check_feed and stop_gradient, exact values of attrs the proto
-	// rounds) instead of failing.
+	// params-grads, the startup program unless Startup, var flags other
+	// than need_check_feed and stop_gradient, exact values of attrs the
+	// proto rounds) instead of failing.
 	Drop bool
+	// Sidecar keeps what the protos cannot hold in Files.Sidecar (see the
+	// package documentation). It does not go with Drop.
+	Sidecar bool
+	// Startup writes the startup program as a ProgramDesc of its own,
+	// Files.Startup, as Paddle saves a main and a startup program; the
+	// module must have one. Without it the startup program can only
+	// travel base64 inside the sidecar.
+	Startup bool
+}
+
+// Files are the files of one exported module: the main program's
+// ProgramDesc, the startup program's (with ExportOptions.Startup) and the
+// sidecar (with ExportOptions.Sidecar); those not asked for are nil.
+type Files struct {
+	Main, Startup, Sidecar []byte
 }
 
 // Export encodes the main program of m as a ProgramDesc protobuf file.
@@ -30,20 +45,41 @@ type ExportOptions struct {
 // ExportWithSidecar to keep it, or ExportWith and Drop to lose it.
 func Export(m *ir.Module) ([]byte, error) { return ExportWith(m, ExportOptions{}) }
 
-// ExportWith is Export with options.
+// ExportWith is Export with options. It returns the main program only, so
+// it refuses Sidecar and Startup, which ExportFiles serves.
 func ExportWith(m *ir.Module, opts ExportOptions) ([]byte, error) {
+	if opts.Sidecar || opts.Startup {
+		return nil, errors.New("paddle: ExportWith writes one file: use ExportFiles for a sidecar or a startup file")
+	}
+	f, err := ExportFiles(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.Main, nil
+}
+
+// ExportFiles encodes m as the files opts asks for. ImportFiles reads them
+// back into a module Equal to m, when nothing was dropped.
+func ExportFiles(m *ir.Module, opts ExportOptions) (*Files, error) {
+	if opts.Drop && opts.Sidecar {
+		return nil, errors.New("paddle: Drop and Sidecar do not go together")
+	}
 	var sc *sidecar
 	if !opts.Drop {
 		sc = newSidecar()
 	}
-	pb, err := exportModule(m, sc)
+	f, err := exportModule(m, sc, opts.Startup)
 	if err != nil {
 		return nil, err
 	}
-	if sc != nil && sc.first != "" {
+	if opts.Sidecar {
+		if f.Sidecar, err = sc.encode(); err != nil {
+			return nil, err
+		}
+	} else if sc != nil && sc.first != "" {
 		return nil, &UnrepresentableError{What: sc.first}
 	}
-	return pb, nil
+	return f, nil
 }
 
 // UnrepresentableError is Export's error for a module that holds what a
@@ -57,25 +93,41 @@ func (e *UnrepresentableError) Error() string {
 	return "paddle: " + e.What + ": the ProgramDesc cannot hold it (use ExportWithSidecar, or drop it with ExportOptions.Drop)"
 }
 
-func exportModule(m *ir.Module, sc *sidecar) ([]byte, error) {
+// exportModule writes the main program and, apart or (when sc keeps
+// things) into the sidecar, the startup program.
+func exportModule(m *ir.Module, sc *sidecar, apart bool) (*Files, error) {
 	if m == nil || m.Main == nil {
 		return nil, errors.New("paddle: module has no main program")
 	}
+	if apart && m.Startup == nil {
+		return nil, errors.New("paddle: module has no startup program to write")
+	}
 	e := &encoder{sc: sc}
 	sc.module(m)
-	if err := e.program(m.Main, sc.prog("main"), m); err != nil {
+	if err := e.program(m.Main, sc.prog("main"), m.Attrs, mainFacts); err != nil {
 		return nil, err
 	}
-	if m.Startup != nil && sc != nil {
+	if err := e.moduleAttrs(m); err != nil {
+		return nil, err
+	}
+	f := &Files{Main: e.b}
+	if m.Startup == nil || (!apart && sc == nil) {
+		return f, nil
+	}
+	if !apart {
 		sc.note("startup program")
-		e2 := &encoder{sc: sc}
-		ps := sc.prog("startup")
-		if err := e2.program(m.Startup, ps, nil); err != nil {
-			return nil, err
-		}
+	}
+	e2 := &encoder{sc: sc}
+	ps := sc.prog("startup")
+	if err := e2.program(m.Startup, ps, m.Attrs, startupFacts); err != nil {
+		return nil, err
+	}
+	if apart {
+		f.Startup, ps.Separate = e2.b, true
+	} else {
 		ps.Program = e2.b
 	}
-	return e.b, nil
+	return f, nil
 }
 
 // encoder appends a ProgramDesc to b. Nested messages are written in place:
@@ -138,9 +190,23 @@ func (e *encoder) end(start int) {
 	protowire.AppendVarint(e.b[:start-1], uint64(n))
 }
 
-// program writes the blocks of p and, when m is set, the module-level
-// facts that Import keeps as module attrs.
-func (e *encoder) program(p *ir.Program, entries *progSidecar, m *ir.Module) error {
+// fileFacts names the module attrs that hold a ProgramDesc's own fields
+// (version, op_version_map, the legacy field 3): the main program's, and
+// the startup program's, which a startup file Paddle wrote has too.
+type fileFacts struct{ version, opVersionNames, opVersions, legacy string }
+
+var (
+	mainFacts    = fileFacts{resVersion, resOpVersionNames, resOpVersions, resLegacy}
+	startupFacts = fileFacts{resStartupVersion, resStartupOpVersionNames, resStartupOpVersions, resStartupLegacy}
+)
+
+func (f fileFacts) has(name string) bool {
+	return name == f.version || name == f.opVersionNames || name == f.opVersions || name == f.legacy
+}
+
+// program writes the blocks of p, then the ProgramDesc fields that attrs
+// hold under the names of facts.
+func (e *encoder) program(p *ir.Program, entries *progSidecar, attrs ir.Attrs, facts fileFacts) error {
 	if p.Rank >= 0 {
 		entries.Rank = &p.Rank
 		e.sc.note(p.Name + " program's rank")
@@ -154,19 +220,16 @@ func (e *encoder) program(p *ir.Program, entries *progSidecar, m *ir.Module) err
 			return err
 		}
 	}
-	if m == nil {
-		return nil
-	}
-	if v := m.Attrs.Get(resLegacy); v != nil {
+	if v := attrs.Get(facts.legacy); v != nil {
 		s, ok := v.(ir.String)
 		raw, err := base64.StdEncoding.DecodeString(string(s))
 		if !ok || err != nil {
-			return fmt.Errorf("paddle: module attr %s is not base64 text", resLegacy)
+			return fmt.Errorf("paddle: module attr %s is not base64 text", facts.legacy)
 		}
 		e.tag(progLegacyCompat, protowire.BytesType)
 		e.b = protowire.AppendBytes(e.b, raw)
 	}
-	if v := m.Attrs.Get(resVersion); v != nil {
+	if v := attrs.Get(facts.version); v != nil {
 		var ver int64
 		switch x := v.(type) {
 		case ir.Long:
@@ -174,22 +237,22 @@ func (e *encoder) program(p *ir.Program, entries *progSidecar, m *ir.Module) err
 		case ir.Int:
 			ver = int64(x)
 		default:
-			return fmt.Errorf("paddle: module attr %s is a %s, want long", resVersion, v.Kind())
+			return fmt.Errorf("paddle: module attr %s is a %s, want long", facts.version, v.Kind())
 		}
 		s := e.begin(progVersion)
 		e.varint(versionVersion, uint64(ver))
 		e.end(s)
 	}
-	if nv, vv := m.Attrs.Get(resOpVersionNames), m.Attrs.Get(resOpVersions); nv != nil || vv != nil {
+	if nv, vv := attrs.Get(facts.opVersionNames), attrs.Get(facts.opVersions); nv != nil || vv != nil {
 		names, ok1 := nv.(ir.Strings)
 		vers, ok2 := vv.(ir.Ints)
 		if !ok1 || !ok2 || len(names) != len(vers) {
-			return fmt.Errorf("paddle: module attrs %s and %s must be strings and ints of one length", resOpVersionNames, resOpVersions)
+			return fmt.Errorf("paddle: module attrs %s and %s must be strings and ints of one length", facts.opVersionNames, facts.opVersions)
 		}
 		s := e.begin(progOpVersionMap)
 		for i, n := range names {
 			if vers[i] < math.MinInt32 || vers[i] > math.MaxInt32 {
-				return fmt.Errorf("paddle: module attr %s: version %d of %s out of int32 range", resOpVersions, vers[i], n)
+				return fmt.Errorf("paddle: module attr %s: version %d of %s out of int32 range", facts.opVersions, vers[i], n)
 			}
 			p := e.begin(opVersionMapPair)
 			e.str(opVersionPairName, n)
@@ -200,13 +263,22 @@ func (e *encoder) program(p *ir.Program, entries *progSidecar, m *ir.Module) err
 		}
 		e.end(s)
 	}
+	return nil
+}
+
+// moduleAttrs checks m's reserved attrs and notes its own, which no
+// ProgramDesc holds.
+func (e *encoder) moduleAttrs(m *ir.Module) error {
 	for _, a := range m.Attrs {
-		switch a.Name {
-		case resLegacy, resVersion, resOpVersionNames, resOpVersions:
-		default:
-			if strings.HasPrefix(a.Name, reservedPrefix) {
-				return fmt.Errorf("paddle: unknown reserved module attr %s", a.Name)
+		switch {
+		case mainFacts.has(a.Name):
+		case startupFacts.has(a.Name):
+			if m.Startup == nil {
+				return fmt.Errorf("paddle: module attr %s, but the module has no startup program", a.Name)
 			}
+		case strings.HasPrefix(a.Name, reservedPrefix):
+			return fmt.Errorf("paddle: unknown reserved module attr %s", a.Name)
+		default:
 			e.sc.note("module attr " + a.Name)
 		}
 	}

@@ -26,6 +26,12 @@ const (
 	resOpVersions     = "paddle.op_versions"       // ints: their versions
 	resLegacy         = "paddle.op_compatible_map" // string: base64 of the legacy ProgramDesc field 3
 
+	// The same fields of the startup program's ProgramDesc, when it has them.
+	resStartupVersion        = "paddle.startup.version"
+	resStartupOpVersionNames = "paddle.startup.op_version_names"
+	resStartupOpVersions     = "paddle.startup.op_versions"
+	resStartupLegacy         = "paddle.startup.op_compatible_map"
+
 	// Op and var attrs.
 	resAttrOrder = "paddle.attr_order" // strings: the attrs' names in file order (op_role among an op's), when not the default order
 

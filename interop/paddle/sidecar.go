@@ -33,6 +33,9 @@ import (
 //	  "startup": {"program": "<base64 ProgramDesc>", "vars": [...], "ops": [...]}
 //	}
 //
+// or, when the startup program is a ProgramDesc file of its own
+// (ExportOptions.Startup), "startup": {"separate": true, "vars": [...], ...}.
+//
 // Vars are keyed by block index and name, ops by block index and position
 // in the block. "id" is an op's id when it is not its number in program
 // order (Import numbers ops 1, 2, ...); "attrs" (in ir.EncodeAttrsJSON's
@@ -40,7 +43,8 @@ import (
 // rounded or cannot be held, and the module's "attrs" the module attrs
 // when it has some the proto cannot hold. "rank" is a partitioned program's
 // rank. The startup program is a ProgramDesc of its own, base64 in
-// "program". Members are left out when empty.
+// "program", or in its own file, which "separate" says so that the
+// sidecar is not read without it. Members are left out when empty.
 const (
 	sidecarFormat  = "distpass-paddle-sidecar"
 	sidecarVersion = 1
@@ -84,10 +88,11 @@ type sideGrad struct {
 
 // progSidecar is what one program adds.
 type progSidecar struct {
-	Program []byte      `json:"program,omitempty"` // the startup program's ProgramDesc
-	Rank    *int        `json:"rank,omitempty"`
-	Vars    []*varEntry `json:"vars,omitempty"`
-	Ops     []*opEntry  `json:"ops,omitempty"`
+	Program  []byte      `json:"program,omitempty"`  // the startup program's ProgramDesc
+	Separate bool        `json:"separate,omitempty"` // the startup program is a file of its own
+	Rank     *int        `json:"rank,omitempty"`
+	Vars     []*varEntry `json:"vars,omitempty"`
+	Ops      []*opEntry  `json:"ops,omitempty"`
 }
 
 type varEntry struct {
@@ -349,42 +354,103 @@ func strictUnmarshal(b []byte, v any) error {
 
 // ExportWithSidecar encodes the main program of m as a ProgramDesc, and
 // what the proto cannot hold as the sidecar, a small JSON document (see
-// the package documentation). ImportWithSidecar reads the pair back into a
-// module Equal to m.
+// the package documentation), the startup program in it. ImportWithSidecar
+// reads the pair back into a module Equal to m.
 func ExportWithSidecar(m *ir.Module) (pb []byte, side []byte, err error) {
-	sc := newSidecar()
-	pb, err = exportModule(m, sc)
+	f, err := ExportFiles(m, ExportOptions{Sidecar: true})
 	if err != nil {
 		return nil, nil, err
 	}
+	return f.Main, f.Sidecar, nil
+}
+
+// encode returns the sidecar's JSON.
+func (sc *sidecar) encode() ([]byte, error) {
 	if p := sc.doc.Main; p != nil && p.Rank == nil && len(p.Vars) == 0 && len(p.Ops) == 0 {
 		sc.doc.Main = nil
 	}
-	side, err = json.MarshalIndent(&sc.doc, "", "  ")
+	side, err := json.MarshalIndent(&sc.doc, "", "  ")
 	if err != nil {
-		return nil, nil, fmt.Errorf("paddle: sidecar: %v", err)
+		return nil, fmt.Errorf("paddle: sidecar: %v", err)
 	}
-	return pb, append(side, '\n'), nil
+	return append(side, '\n'), nil
 }
 
 // ImportWithSidecar reads a ProgramDesc and the sidecar ExportWithSidecar
 // wrote beside it. An empty sidecar is the same as Import.
 func ImportWithSidecar(name string, pb, side []byte) (*ir.Module, error) {
-	m, err := Import(name, pb)
-	if err != nil || len(bytes.TrimSpace(side)) == 0 {
-		return m, err
+	return ImportFiles(name, "", &Files{Main: pb, Sidecar: side})
+}
+
+// ImportFiles reads the files ExportFiles wrote: f.Main, the main
+// program's ProgramDesc (name is its file's name, as Import takes it), and
+// when not nil f.Startup, the startup program's (startupName is its file's
+// name, for errors), and f.Sidecar. A startup file's version and op
+// version map are kept as module attrs of their own (paddle.startup.*),
+// so that a pair Paddle wrote exports back to its bytes.
+func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
+	m, err := Import(name, f.Main)
+	if err != nil {
+		return nil, err
 	}
-	var doc sidecarDoc
-	if err := strictUnmarshal(side, &doc); err != nil {
-		return nil, fmt.Errorf("%s sidecar: %v", name, err)
+	var doc *sidecarDoc
+	if len(bytes.TrimSpace(f.Sidecar)) != 0 {
+		doc = new(sidecarDoc)
+		if err := strictUnmarshal(f.Sidecar, doc); err != nil {
+			return nil, fmt.Errorf("%s sidecar: %v", name, err)
+		}
+		if err := applyModule(m, doc); err != nil {
+			return nil, fmt.Errorf("%s sidecar: %v", name, err)
+		}
 	}
-	if err := applySidecar(name, m, &doc); err != nil {
+	var ps *progSidecar
+	if doc != nil {
+		ps = doc.Startup
+	}
+	switch {
+	case f.Startup != nil && ps != nil && !ps.Separate:
+		return nil, fmt.Errorf("%s sidecar: startup: the sidecar holds the startup program, and a startup file was given too", name)
+	case f.Startup != nil:
+		if err := importStartup(m, startupName, f.Startup); err != nil {
+			return nil, err
+		}
+	case ps != nil && ps.Separate:
+		return nil, fmt.Errorf("%s sidecar: startup: the startup program is a ProgramDesc file of its own, not given", name)
+	case ps != nil:
+		if err := importStartup(m, name+" startup", ps.Program); err != nil {
+			return nil, err
+		}
+	}
+	if doc == nil {
+		return m, nil
+	}
+	if err := applyPrograms(m, doc); err != nil {
 		return nil, fmt.Errorf("%s sidecar: %v", name, err)
 	}
 	return m, nil
 }
 
-func applySidecar(name string, m *ir.Module, doc *sidecarDoc) error {
+// importStartup decodes a startup ProgramDesc into m.Startup, its file's
+// fields becoming m's paddle.startup.* attrs.
+func importStartup(m *ir.Module, name string, data []byte) error {
+	sm, err := Import(name, data)
+	if err != nil {
+		return err
+	}
+	m.Startup = sm.Main
+	m.Startup.Name = "startup"
+	from := [...]string{mainFacts.version, mainFacts.opVersionNames, mainFacts.opVersions, mainFacts.legacy}
+	to := [...]string{startupFacts.version, startupFacts.opVersionNames, startupFacts.opVersions, startupFacts.legacy}
+	for i, n := range from {
+		if v := sm.Attrs.Get(n); v != nil {
+			m.Attrs.Set(to[i], v)
+		}
+	}
+	return nil
+}
+
+// applyModule applies the sidecar's module-level tables.
+func applyModule(m *ir.Module, doc *sidecarDoc) error {
 	if doc.Format != sidecarFormat {
 		return fmt.Errorf("format %q, want %q", doc.Format, sidecarFormat)
 	}
@@ -417,21 +483,23 @@ func applySidecar(name string, m *ir.Module, doc *sidecarDoc) error {
 		}
 		m.Attrs = as
 	}
+	if doc.Main != nil && (doc.Main.Program != nil || doc.Main.Separate) {
+		return errors.New(`main: the main program is the ProgramDesc, not "program" or "separate"`)
+	}
+	if s := doc.Startup; s != nil && s.Separate && s.Program != nil {
+		return errors.New(`startup: "separate" and "program" do not go together`)
+	}
+	return nil
+}
+
+// applyPrograms applies the sidecar's entries to the programs.
+func applyPrograms(m *ir.Module, doc *sidecarDoc) error {
 	if doc.Main != nil {
-		if doc.Main.Program != nil {
-			return errors.New(`main: the main program is the ProgramDesc, not "program"`)
-		}
 		if err := applyProg(m.Main, doc.Main); err != nil {
 			return fmt.Errorf("main: %v", err)
 		}
 	}
 	if doc.Startup != nil {
-		sm, err := Import(name+" startup", doc.Startup.Program)
-		if err != nil {
-			return err
-		}
-		m.Startup = sm.Main
-		m.Startup.Name = "startup"
 		if err := applyProg(m.Startup, doc.Startup); err != nil {
 			return fmt.Errorf("startup: %v", err)
 		}
