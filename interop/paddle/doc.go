@@ -47,7 +47,8 @@
 //
 //   - module: paddle.version (long), paddle.op_version_names (strings) and
 //     paddle.op_versions (ints), paddle.op_compatible_map (the legacy field
-//     3, base64).
+//     3, base64); the same fields of a startup program's file as
+//     paddle.startup.version and so on.
 //   - op and var: paddle.attr_order (strings), the attrs' names in file
 //     order, an op's op_role among them, when that is not the default
 //     order: names sorted and, for an op, op_role present. An op's list
@@ -69,18 +70,32 @@
 // One list covers op_role too: its place in the file, or its absence
 // (files of 2018 have none), is part of the order.
 //
+// # Startup program
+//
+// Paddle saves a training program as two ProgramDescs, the main program
+// and the startup program that initialises the params. ExportFiles with
+// ExportOptions.Startup writes a module's startup program as that second
+// file, and ImportFiles reads the pair (and a sidecar) back. Without it,
+// the startup program is one of the things the main ProgramDesc cannot
+// hold, which only a sidecar carries (base64).
+//
 // # Sidecar
 //
 // The proto cannot hold distpass's annotations: tensor and op dists, fwd,
 // op ids other than 1, 2, ..., the process-group table, meshes,
-// params-grads, the startup program, a partitioned program's rank, the
-// var flags is_data, need_clip and trainable, and attr values the proto
-// would round (a Float that is no float32). Export fails naming the first
-// such thing, unless ExportOptions.Drop says to lose them;
-// ExportWithSidecar writes them to a small versioned JSON document beside
-// the ProgramDesc, keyed by block index and var name and by block index
-// and op position, and ImportWithSidecar reads the pair back into an equal
-// module. The sidecar's schema is in sidecar.go.
+// params-grads, the startup program (but as a file of its own), a
+// partitioned program's rank, the var flags is_data, need_clip and
+// trainable, and attr values the proto would round (a Float that is no
+// float32). Export fails naming the first such thing, unless
+// ExportOptions.Drop says to lose them; ExportWithSidecar (or ExportFiles
+// with ExportOptions.Sidecar) writes them to a small versioned JSON
+// document beside the ProgramDesc, keyed by block index and var name and
+// by block index and op position, and ImportWithSidecar (ImportFiles)
+// reads the files back into an equal module. The sidecar also keeps the
+// exact attrs of an op or var whose paddle.attr_order or paddle.fields a
+// pass left stale (a grad op given its forward op's order), which a
+// ProgramDesc writes right but imports back otherwise; that alone is no
+// error. The sidecar's schema is in sidecar.go.
 //
 // Sniff tells a ProgramDesc from a pickle (Paddle's .pdparams, and the
 // model_state_rank*.pdmodel that save_distributed_checkpoint writes) by

@@ -347,18 +347,38 @@ func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar)
 			}
 		}
 	}
+	// A field set true is written whatever resVarFields says (a pass may
+	// have set it since import); what imports back is the list of those
+	// written, when not the usual ones, and a sidecar keeps a list that
+	// does not come back.
+	var written [4]bool
 	for i, f := range varBoolFields {
 		if present[i] || vals[i] {
 			e.bool(f.num, vals[i])
+			written[i] = true
 		}
 	}
+	var fieldsBack ir.Value
+	if written != defaultVarFields(v) {
+		names := ir.Strings{}
+		for i, w := range written {
+			if w {
+				names = append(names, varBoolFields[i].name)
+			}
+		}
+		fieldsBack = names
+	}
+	rebuilt := sameValue(v.Attrs.Get(resVarFields), fieldsBack)
 	var entry *varEntry
-	need := func(what string) *varEntry {
-		e.sc.note(vwhere + ": " + what)
+	keep := func() *varEntry {
 		if entry == nil {
 			entry = &varEntry{Block: bi, Name: v.Name()}
 		}
 		return entry
+	}
+	need := func(what string) *varEntry {
+		e.sc.note(vwhere + ": " + what)
+		return keep()
 	}
 	if v.Flags&sidecarFlags != 0 {
 		need("flags").Flags = v.Flags & sidecarFlags
@@ -384,12 +404,14 @@ func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar)
 		return fmt.Errorf("paddle: %s: %v", vwhere, err)
 	}
 	exact := true
+	var names ir.Strings
 	for _, i := range seq {
 		a := v.Attrs[i]
 		if !varAttrFits(a.Value) {
 			exact = false
 			continue
 		}
+		names = append(names, a.Name)
 		as := e.begin(varAttrs)
 		e.str(varAttrName, a.Name)
 		switch x := a.Value.(type) {
@@ -407,14 +429,33 @@ func (e *encoder) varDesc(where string, bi int, v *ir.Var, entries *progSidecar)
 		}
 		e.end(as)
 	}
-	if !exact {
+	if !slices.IsSorted(names) {
+		rebuilt = rebuilt && sameValue(order, names)
+	} else {
+		rebuilt = rebuilt && order == nil
+	}
+	switch {
+	case !exact:
 		need("attrs the VarDesc cannot hold").Attrs = v.Attrs
+	case !rebuilt:
+		keep().Attrs = v.Attrs // as for an op's stale order
 	}
 	if entry != nil {
 		entries.Vars = append(entries.Vars, entry)
 	}
 	e.end(s)
 	return nil
+}
+
+// sameValue reports whether a reserved attr's value (nil: absent) is
+// want, a list of names or nil.
+func sameValue(have ir.Value, want ir.Value) bool {
+	if have == nil || want == nil {
+		return have == nil && want == nil
+	}
+	h, ok1 := have.(ir.Strings)
+	w, ok2 := want.(ir.Strings)
+	return ok1 && ok2 && slices.Equal(h, w)
 }
 
 // varAttrFits reports whether a var attr value is one VarDesc.Attr holds.
@@ -539,12 +580,15 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 	e.str(opType, op.Type)
 
 	var entry *opEntry
-	need := func(what string) *opEntry {
-		e.sc.note(owhere + ": " + what)
+	keep := func() *opEntry {
 		if entry == nil {
 			entry = &opEntry{Block: bi, Pos: pos}
 		}
 		return entry
+	}
+	need := func(what string) *opEntry {
+		e.sc.note(owhere + ": " + what)
+		return keep()
 	}
 	if op.ID != id {
 		need("op id").ID = &op.ID
@@ -582,9 +626,11 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 		return fmt.Errorf("paddle: %s: %v", owhere, err)
 	}
 	exact := true
+	names := make(ir.Strings, 0, len(seq))
 	for _, i := range seq {
 		if i < 0 {
 			e.roleAttr(op.Role)
+			names = append(names, roleAttr)
 			continue
 		}
 		ok, err := e.attr(owhere, op.Attrs[i])
@@ -592,9 +638,21 @@ func (e *encoder) opDesc(where string, bi, pos int, op *ir.Op, id int64, entries
 			return err
 		}
 		exact = exact && ok
+		names = append(names, op.Attrs[i].Name)
 	}
-	if !exact {
+	// Import keeps the order written when it is not sorted or has no
+	// op_role. An order a pass left stale (a grad op given its forward op's
+	// order, say) does not come back as it is; that is no error, being no
+	// fact of the program, but a sidecar keeps the exact attrs.
+	var orderBack ir.Value
+	if !slices.IsSorted(names) || !slices.Contains(names, roleAttr) {
+		orderBack = names
+	}
+	switch {
+	case !exact:
 		need("attr values the proto rounds").Attrs = op.Attrs
+	case !sameValue(order, orderBack):
+		keep().Attrs = op.Attrs
 	}
 	if isTarget != nil {
 		e.bool(opIsTarget, *isTarget)
