@@ -27,7 +27,13 @@ from batch-split vars is partial avg. Ops it cannot prove batch-parallel
 are refused, each named: an op that reads the batch and writes a
 non-persistable tensor without it (a reduction over the batch), a
 reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
-transpose2 that moves it, a flatten that folds it. The mesh is mesh=NAME
+transpose2 that moves it, a flatten that folds it. A training batch_norm
+(not is_test, not use_global_stats) on the batch gets, with
+batch-norm=sync (the default), impl batch_norm:0: sync_batch_norm, its
+statistics all-reduced over axis, the serial program's, which check
+compares; with batch-norm=local, impl default:0: Paddle's batch_norm,
+each rank's statistics its shard's, which check refuses to compare with
+the serial program (they differ). The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
 N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks). A
 module with dists is refused.`,
@@ -36,16 +42,33 @@ module with dists is refused.`,
 			{Name: "shape", Kind: OptInt, Default: "0", Doc: "the rank count of a new 1-D mesh named world (0: none)",
 				Range: &Range{Min: 0, Max: ir.MaxMeshRanks}},
 			{Name: "axis", Kind: OptString, Default: "dp", Doc: "the mesh dim to split the batch along"},
+			{Name: "batch-norm", Kind: OptString, Default: "sync", Doc: "training batch_norm's statistics: sync (the whole batch's, as serial) or local (each rank's shard's, Paddle's default)",
+				Values: []string{"sync", "local"}},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
-			return AnnotateDataParallel(m, ctx.String("mesh"), int(ctx.Int("shape")), ctx.String("axis"))
+			return AnnotateDataParallelBN(m, ctx.String("mesh"), int(ctx.Int("shape")), ctx.String("axis"), ctx.String("batch-norm"))
 		},
 	}
 }
 
-// AnnotateDataParallel is the annotate-data-parallel pass: see its Doc;
-// shape 0 means no shape=N. On error the module is unchanged.
+// AnnotateDataParallel is the annotate-data-parallel pass with
+// batch-norm=sync: see its Doc; shape 0 means no shape=N. On error the
+// module is unchanged.
 func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName string) error {
+	return AnnotateDataParallelBN(m, meshName, shape, axisName, "sync")
+}
+
+// AnnotateDataParallelBN is AnnotateDataParallel with batch-norm=bn
+// ("sync" or "local").
+//
+// sync is the default, unlike Paddle's: a partition is meant to compute
+// what the serial program does, which check proves; local batch norm
+// computes something else (each rank's statistics are its shard's), and
+// is there for the programs Paddle would run.
+func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, bn string) error {
+	if bn != "sync" && bn != "local" {
+		return fmt.Errorf("batch-norm=%q: want sync or local", bn)
+	}
 	if m.Main == nil || len(m.Main.Blocks) == 0 {
 		return errors.New("no main program")
 	}
@@ -107,6 +130,9 @@ func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName str
 	for _, b := range a.p.Blocks {
 		for _, op := range b.Ops {
 			d := &ir.OpDist{Mesh: pm.Name, ImplType: "default"}
+			if bn == "sync" && trainingBN(op) && a.readsBatch(op) && pm.Shape[axis] > 1 {
+				d.ImplType = "batch_norm"
+			}
 			for i, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 				for _, s := range slots {
 					for _, arg := range s.Args {
@@ -273,11 +299,11 @@ func (a *dpAnnotator) propagate() {
 				a.fail(b, op, "not provably batch-parallel: %s", why)
 				continue
 			}
-			// Inference batch_norm normalises with the running statistics;
-			// its saved-statistics outputs are not per sample.
-			inferBN := op.Type == "batch_norm" && (boolAttrOf(op, "is_test") || boolAttrOf(op, "use_global_stats"))
+			// batch_norm's statistics outputs are per channel, not per
+			// sample: in training they are the batch's (sync_batch_norm
+			// all-reduces them, local batch norm keeps each shard's).
 			for _, s := range op.Outputs {
-				if inferBN && s.Name != "Y" {
+				if op.Type == "batch_norm" && s.Name != "Y" {
 					continue
 				}
 				if s.Name == "XShape" {
@@ -309,6 +335,12 @@ func (a *dpAnnotator) propagate() {
 	}
 }
 
+// trainingBN reports whether op is a batch_norm that takes its
+// statistics over the batch.
+func trainingBN(op *ir.Op) bool {
+	return op.Type == "batch_norm" && !boolAttrOf(op, "is_test") && !boolAttrOf(op, "use_global_stats")
+}
+
 // boolAttrOf reads a boolean attr that old Paddle files write as an int.
 func boolAttrOf(op *ir.Op, name string) bool {
 	switch v := op.Attrs.Get(name).(type) {
@@ -324,8 +356,6 @@ func boolAttrOf(op *ir.Op, name string) bool {
 // 0, or "".
 func (a *dpAnnotator) movesBatch(b *ir.Block, op *ir.Op) string {
 	switch {
-	case op.Type == "batch_norm" && !boolAttrOf(op, "is_test") && !boolAttrOf(op, "use_global_stats"):
-		return "training batch_norm takes its statistics over the batch (a synchronised batch norm is not supported)"
 	case strings.HasPrefix(op.Type, "reduce_"):
 		all, _ := op.Attrs.Bool("reduce_all")
 		dims, _ := op.Attrs.Ints("dim")

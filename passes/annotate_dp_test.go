@@ -131,15 +131,13 @@ func TestAnnotateDataParallelRefuses(t *testing.T) {
 			t.Errorf("%s: the module changed on error", c.want)
 		}
 	}
-	// Training batch norm, an annotated module, no data, uneven batch,
-	// meshes.
-	train := strings.Replace(inferenceProgram(""), "is_test = true", "is_test = false", 1)
+	// An annotated module, no data, uneven batch, meshes (training batch
+	// norm is annotate_bn_test.go's).
 	for _, c := range []struct {
 		src, mesh string
 		shape     int
 		want      string
 	}{
-		{train, "", 2, "op 2 batch_norm: not provably batch-parallel: training batch_norm takes its statistics over the batch"},
 		{"program main { block 0 { var y : f32[4] } }", "", 2, "no data var (is_data, or written by a feed op) to take the batch dim from"},
 		{"program main { block 0 { var x : f32[3, 2] {is_data} } }", "", 2, "the batch size 3 does not split evenly over mesh dim dp of size 2"},
 		{"mesh w shape [2] dims [dp] ranks [0, 1]\nprogram main { block 0 { var x : f32[2] @w[0] {is_data} } }", "w", 0, "main block 0: var x already has a dist"},

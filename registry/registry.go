@@ -119,6 +119,7 @@ func DefaultRegistry() *Registry {
 	r.Register("reshape2", ReshapeSameDimShape())
 	r.Register("transpose2", TransposeSameMapping())
 	r.Register("softmax", SoftmaxReplicateLastAxis())
+	r.Register("batch_norm", SyncBatchNorm())
 	r.Register("check_finite_and_unscale", CheckFiniteAndUnscale())
 	r.Register("update_loss_scaling", UpdateLossScaling())
 	for _, typ := range []string{"global_scatter", "global_gather", "alltoall"} {

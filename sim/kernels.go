@@ -65,6 +65,7 @@ func DefaultKernels() Kernels {
 		// pool.go, batchnorm.go
 		"pool2d": pool2d, "pool2d_grad": pool2dGrad,
 		"batch_norm": batchNorm(nil), "batch_norm_grad": batchNormGrad(nil),
+		"sync_batch_norm": syncBatchNorm(nil), "sync_batch_norm_grad": syncBatchNormGrad(nil),
 		// affine_channel.go
 		"affine_channel": affineChannel, "affine_channel_grad": affineChannelGrad,
 		// optim.go

@@ -120,7 +120,8 @@ type rankRun struct {
 
 // kernels returns ks (or the defaults) with dropout drawing each element
 // at its index in the global tensor, so every rank masks its shard as
-// the serial program masks the whole.
+// the serial program masks the whole, and sync_batch_norm's statistics
+// all-reduced over its group.
 func (r *rankRun) kernels(ks Kernels) Kernels {
 	if ks == nil {
 		ks = DefaultKernels()
@@ -131,6 +132,8 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 	}
 	out["dropout"] = Dropout(r.globalIndex)
 	out["reshard"] = unloweredReshard
+	out["sync_batch_norm"] = rounded(syncBatchNorm(r.syncBNReduce))
+	out["sync_batch_norm_grad"] = rounded(syncBatchNormGrad(r.syncBNReduce))
 	return out
 }
 

@@ -48,7 +48,7 @@ func convDefs() []*Def {
 			},
 		}
 	}
-	return []*Def{
+	defs := []*Def{
 		conv("conv2d", "2-D convolution of Input by Filter, in groups", false),
 		conv("depthwise_conv2d", "2-D convolution of each input channel by its own filters (groups = input channels)", true),
 		{
@@ -111,6 +111,7 @@ func convDefs() []*Def {
 				Infer: inferAffineChannelGrad, Shape: "X@GRAD = X; Scale@GRAD, Bias@GRAD = Scale"},
 		},
 	}
+	return append(defs, syncBatchNorm(defs))
 }
 
 // convGradUnsupported refuses what the simulator's conv kernels do not
