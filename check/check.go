@@ -221,6 +221,9 @@ func defaults(opts Options) Options {
 // run runs the serial steps of m and the SPMD steps of mods (rank
 // ranks[i]'s module) from the same values, and compares them.
 func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(string, int, int)) (*Report, error) {
+	if err := localBatchNorm(ranks, mods); err != nil {
+		return nil, err
+	}
 	// The serial run: startup, then the fed inputs, then the steps.
 	init, err := initialValues(m, opts)
 	if err != nil {
