@@ -2,18 +2,37 @@ package check
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/sim"
 )
 
-// localBatchNorm refuses per-rank programs with a local batch norm: a
-// training batch_norm whose X has its batch dim split over a mesh dim of
-// size > 1 normalises each rank's shard by that shard's statistics
-// (Paddle's default), which is not what the serial program computes, so
-// comparing them would report a mismatch that is no partitioning error.
-// A synchronised batch norm (sync_batch_norm, impl batch_norm:0)
-// computes the serial statistics and is compared as any other op.
-func localBatchNorm(ranks []int, mods []*ir.Module) error {
+// A local batch norm is a training batch_norm of the per-rank programs
+// whose X has its batch dim split over a mesh dim of size > 1: each rank
+// normalises its shard by that shard's statistics (Paddle's default),
+// which the serial program, normalising by the batch's, does not
+// compute. check then compares against the serial program run on each
+// rank's shard: the serial run's batch_norm over the batch cut into as
+// many blocks as the mesh dim has ranks, each normalised by its own
+// statistics (sim.LocalBatchNorm), so that every value downstream is, on
+// rank r's block, what the serial program computes on that block alone,
+// and the loss, the param grads and the params are the data-parallel
+// average of those. The op's saved statistics are each rank's own and
+// are not compared. A synchronised batch norm (sync_batch_norm, impl
+// batch_norm:0) computes the serial statistics and is compared as any
+// other op.
+type localBN struct {
+	op     *ir.Op // a rank's copy, with its serial id
+	dim    string // the mesh dim the batch is split over
+	groups int64
+}
+
+// localBatchNorms returns the local batch norms of mods by op id, in
+// program order, or an error when two ranks split one differently.
+func localBatchNorms(ranks []int, mods []*ir.Module) (map[int64]localBN, []int64, error) {
+	found := map[int64]localBN{}
+	var order []int64
 	for i, pm := range mods {
 		if pm.Main == nil {
 			continue
@@ -29,13 +48,67 @@ func localBatchNorm(ranks []int, mods []*ir.Module) error {
 					if !ok || len(m) == 0 || m[0] < 0 || mesh == nil || m[0] >= len(mesh.Shape) || mesh.Shape[m[0]] <= 1 {
 						continue
 					}
-					return fmt.Errorf("rank %d: %s is a local batch norm: X %s has its batch dim split over %s (dims_mapping %s), so each rank normalises by its shard's statistics, not the serial program's; check compares with the serial program only: lower it with impl batch_norm:0 (sync_batch_norm: annotate-data-parallel's batch-norm=sync, or complete)",
-						ranks[i], op, x, mesh.DimNames[m[0]], ir.FormatInts(m))
+					l := localBN{op: op, dim: mesh.DimNames[m[0]], groups: int64(mesh.Shape[m[0]])}
+					if prev, ok := found[op.ID]; ok {
+						if prev.groups != l.groups {
+							return nil, nil, fmt.Errorf("rank %d: %s splits its batch over %d ranks, another rank's over %d", ranks[i], op, l.groups, prev.groups)
+						}
+						continue
+					}
+					found[op.ID] = l
+					order = append(order, op.ID)
 				}
 			}
 		}
 	}
-	return nil
+	return found, order, nil
+}
+
+// perShardKernels returns ks with batch_norm and its grad computing the
+// local batch norms by block, the others as ks does.
+func perShardKernels(ks sim.Kernels, local map[int64]localBN) sim.Kernels {
+	out := make(sim.Kernels, len(ks))
+	for k, v := range ks {
+		out[k] = v
+	}
+	fwd, grad := ks["batch_norm"], ks["batch_norm_grad"]
+	type pair struct{ fwd, grad sim.Kernel }
+	byGroups := map[int64]pair{}
+	for _, l := range local {
+		if _, ok := byGroups[l.groups]; !ok {
+			f, g := sim.LocalBatchNorm(l.groups)
+			byGroups[l.groups] = pair{f, g}
+		}
+	}
+	out["batch_norm"] = func(op *ir.Op, in sim.Args) (sim.Args, error) {
+		if l, ok := local[op.ID]; ok {
+			return byGroups[l.groups].fwd(op, in)
+		}
+		return fwd(op, in)
+	}
+	out["batch_norm_grad"] = func(op *ir.Op, in sim.Args) (sim.Args, error) {
+		if l, ok := local[op.Fwd]; ok {
+			return byGroups[l.groups].grad(op, in)
+		}
+		return grad(op, in)
+	}
+	return out
+}
+
+// perRankStats returns the saved statistics of the local batch norms:
+// each rank's own, not compared.
+func perRankStats(local map[int64]localBN, order []int64) []string {
+	var out []string
+	for _, id := range order {
+		for _, s := range [...]string{"SavedMean", "SavedVariance"} {
+			for _, a := range local[id].op.Output(s) {
+				if !slices.Contains(out, a) {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // flag reads a bool attr that Paddle's older files write as an int.

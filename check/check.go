@@ -66,6 +66,13 @@ type Report struct {
 	// Unheld lists the vars the serial step computed, of the kinds
 	// compared, that no rank's program holds after its step: not compared.
 	Unheld []string
+	// LocalBatchNorm lists the local batch norms ("op 3 batch_norm over
+	// dp"): training batch_norms each rank computes on its shard's
+	// statistics, Paddle's default. The serial reference then runs them
+	// on each rank's shard of the batch (see localBN), and PerRank lists
+	// their saved statistics, each rank's own: not compared.
+	LocalBatchNorm []string
+	PerRank        []string
 }
 
 // Err returns nil when every var matched, or an error naming the first
@@ -102,6 +109,11 @@ func (r *Report) Write(w io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads\n",
 		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"))
+	if len(r.LocalBatchNorm) > 0 {
+		fmt.Fprintf(&sb, "local batch norm (each rank's statistics its shard's): %s; compared with the serial program run on each rank's shard\n",
+			strings.Join(r.LocalBatchNorm, ", "))
+		fmt.Fprintf(&sb, "not compared, each rank's own statistics: %s\n", strings.Join(r.PerRank, ", "))
+	}
 	if len(r.Unheld) > 0 {
 		fmt.Fprintf(&sb, "not compared, held by no rank: %s\n", strings.Join(r.Unheld, ", "))
 	}
@@ -221,15 +233,20 @@ func defaults(opts Options) Options {
 // run runs the serial steps of m and the SPMD steps of mods (rank
 // ranks[i]'s module) from the same values, and compares them.
 func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(string, int, int)) (*Report, error) {
-	if err := localBatchNorm(ranks, mods); err != nil {
+	local, order, err := localBatchNorms(ranks, mods)
+	if err != nil {
 		return nil, err
+	}
+	serialKernels := opts.Kernels
+	if len(local) > 0 {
+		serialKernels = perShardKernels(opts.Kernels, local)
 	}
 	// The serial run: startup, then the fed inputs, then the steps.
 	init, err := initialValues(m, opts)
 	if err != nil {
 		return nil, err
 	}
-	ip := sim.NewInterp(opts.Kernels)
+	ip := sim.NewInterp(serialKernels)
 	ip.MaxLoopOps = opts.MaxLoopOps
 	serial := sim.Scope{}
 	for k, v := range init {
@@ -257,8 +274,14 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 		}
 		progress("spmd", step+1, opts.Steps)
 	}
-	rep := &Report{Ranks: ranks, Steps: opts.Steps}
+	rep := &Report{Ranks: ranks, Steps: opts.Steps, PerRank: perRankStats(local, order)}
+	for _, id := range order {
+		rep.LocalBatchNorm = append(rep.LocalBatchNorm, fmt.Sprintf("%s over %s", local[id].op, local[id].dim))
+	}
 	for _, c := range compared(m) {
+		if slices.Contains(rep.PerRank, c.name) {
+			continue
+		}
 		row, err := compare(c, m, mods, ranks, serial, scopes, opts.Tol)
 		if err != nil {
 			return nil, err

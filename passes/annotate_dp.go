@@ -31,9 +31,10 @@ transpose2 that moves it, a flatten that folds it. A training batch_norm
 (not is_test, not use_global_stats) on the batch gets, with
 batch-norm=sync (the default), impl batch_norm:0: sync_batch_norm, its
 statistics all-reduced over axis, the serial program's, which check
-compares; with batch-norm=local, impl default:0: Paddle's batch_norm,
-each rank's statistics its shard's, which check refuses to compare with
-the serial program (they differ). The mesh is mesh=NAME
+compares with the serial program; with batch-norm=local, impl
+default:0: Paddle's batch_norm, each rank's statistics its shard's,
+which check compares with the serial program run on each rank's shard.
+The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
 N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks). A
 module with dists is refused.`,
@@ -62,9 +63,10 @@ func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName str
 // ("sync" or "local").
 //
 // sync is the default, unlike Paddle's: a partition is meant to compute
-// what the serial program does, which check proves; local batch norm
-// computes something else (each rank's statistics are its shard's), and
-// is there for the programs Paddle would run.
+// what the serial program does, and sync_batch_norm does; local batch
+// norm computes something else (each rank's statistics are its
+// shard's), which check can only hold to the serial program run per
+// shard. It is there for the programs Paddle runs by default.
 func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, bn string) error {
 	if bn != "sync" && bn != "local" {
 		return fmt.Errorf("batch-norm=%q: want sync or local", bn)

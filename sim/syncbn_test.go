@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -58,4 +59,71 @@ func TestSyncBatchNormRefusesGlobalStats(t *testing.T) {
 	op := bnOp(A("use_global_stats", ir.Bool(true)))
 	op.Type = "sync_batch_norm"
 	wantErr(t, op, in, "attr use_global_stats = true: sync_batch_norm takes batch statistics")
+}
+
+// LocalBatchNorm cuts the batch into blocks, each normalised and
+// differentiated by batch_norm alone: Y and X@GRAD are the blocks',
+// Scale@GRAD and Bias@GRAD their sums, the running statistics their
+// averages. A batch that does not cut evenly is refused.
+func TestLocalBatchNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	x, g := randT(r, -1, 1, 6, 2, 2, 2), randT(r, -1, 1, 6, 2, 2, 2)
+	stats := func(x *Tensor) Args {
+		return Args{"X": {x}, "Scale": {td(sh(2), 1.5, 0.5)}, "Bias": {td(sh(2), 0.1, -0.2)}, "Mean": {td(sh(2), 0, 1)}, "Variance": {td(sh(2), 1, 2)}}
+	}
+	op := bnOp(A("epsilon", ir.Float(1e-5)), A("momentum", ir.Float(0.9)))
+	gop := mkOp("batch_norm_grad", Sl("X", "x", "Scale", "s", "Bias", "b", "Mean", "m", "Variance", "v", "SavedMean", "sm", "SavedVariance", "sv", "Y@GRAD", "g"),
+		Sl("X@GRAD", "dx", "Scale@GRAD", "ds", "Bias@GRAD", "db"), op.Attrs.Clone()...)
+	fwd, grad := LocalBatchNorm(3)
+	out, err := fwd(op, stats(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin := stats(x)
+	gin["SavedMean"], gin["SavedVariance"], gin["Y@GRAD"] = out["SavedMean"], out["SavedVariance"], []*Tensor{g}
+	gout, err := grad(gop, gin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(t0 *Tensor, i int64) *Tensor {
+		b, err := t0.Slice(0, 2*i, 2*i+2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var dScale, dBias, meanOut [2]float64
+	for i := range int64(3) {
+		want, err := batchNorm(nil)(op, stats(block(x, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "Y block", block(out["Y"][0], i), want["Y"][0])
+		in := stats(block(x, i))
+		in["SavedMean"], in["SavedVariance"], in["Y@GRAD"] = want["SavedMean"], want["SavedVariance"], []*Tensor{block(g, i)}
+		wantG, err := batchNormGrad(nil)(gop, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "X@GRAD block", block(gout["X@GRAD"][0], i), wantG["X@GRAD"][0])
+		for c := range 2 {
+			dScale[c] += wantG["Scale@GRAD"][0].Data[c]
+			dBias[c] += wantG["Bias@GRAD"][0].Data[c]
+			meanOut[c] += want["MeanOut"][0].Data[c] / 3
+		}
+	}
+	near(t, "Scale@GRAD", gout["Scale@GRAD"][0], td(sh(2), dScale[:]...))
+	near(t, "Bias@GRAD", gout["Bias@GRAD"][0], td(sh(2), dBias[:]...))
+	near(t, "MeanOut", out["MeanOut"][0], td(sh(2), meanOut[:]...))
+	// The whole batch's statistics are not the blocks': Y differs.
+	whole, err := batchNorm(nil)(op, stats(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := MaxRelDiff(whole["Y"][0], out["Y"][0], 1); d < 1e-3 {
+		t.Errorf("Y of blocks and of the whole batch differ by %g only", d)
+	}
+	if _, err := fwd(op, stats(randT(r, -1, 1, 4, 2, 2, 2))); err == nil || !strings.Contains(err.Error(), "a batch of 4 does not cut into 3 blocks") {
+		t.Errorf("err = %v", err)
+	}
 }
