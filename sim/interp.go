@@ -223,6 +223,10 @@ func (ip *Interp) runOp(p *ir.Program, b *ir.Block, op *ir.Op, scope Scope, dept
 		}
 	} else if k = ip.Kernels[op.Type]; k == nil {
 		return fmt.Errorf("%s: no kernel for op type %s", op, op.Type)
+	} else if p.Rank >= 0 && ip.Hooks.Collective == nil && (op.Type == "sync_batch_norm" || op.Type == "sync_batch_norm_grad") {
+		// Its kernel alone is a world of one: on a rank's shard, that
+		// would be a local batch norm, silently.
+		return fmt.Errorf("%s: sync_batch_norm of rank %d's program outside an SPMD run: its statistics are the whole group's", op, p.Rank)
 	}
 	out, err := callKernel(k, op, in)
 	if err != nil {

@@ -127,3 +127,38 @@ func TestLocalBatchNorm(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A rank's program runs its sync_batch_norm only in an SPMD run, where
+// the other ranks' sums come; a serial program's is a world of one.
+func TestSyncBatchNormOutsideSPMD(t *testing.T) {
+	src := `program main rank 1 { block 0 {
+ var x : f64[2, 2]
+ var m : f64[2]
+ var v : f64[2]
+ var y : f64[2, 2]
+ var sm : f64[2]
+ var sv : f64[2]
+ op 1 sync_batch_norm(X: x, Mean: m, Variance: v) -> (Y: y, MeanOut: m, VarianceOut: v, SavedMean: sm, SavedVariance: sv) {ring_id = 0}
+}}`
+	feed := func() Scope {
+		return Scope{"x": td(sh(2, 2), 1, 2, 3, 6), "m": td(sh(2), 0, 0), "v": td(sh(2), 1, 1)}
+	}
+	m, err := ir.ParseString("t", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = NewInterp(nil).RunProgram(m.Main, feed())
+	if err == nil || !strings.Contains(err.Error(), "sync_batch_norm of rank 1's program outside an SPMD run") {
+		t.Errorf("err = %v", err)
+	}
+	m, err = ir.ParseString("t", strings.Replace(src, " rank 1", "", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := feed()
+	if err := NewInterp(nil).RunProgram(m.Main, sc); err != nil {
+		t.Fatal(err)
+	}
+	// Channel 0 holds 1 and 3: mean 2, variance 1.
+	near(t, "SavedMean", sc["sm"], td(sh(2), 2, 4))
+}
