@@ -119,3 +119,11 @@ func findArgDist(as []ArgDist, name string) ([]int, bool) {
 	}
 	return nil, false
 }
+
+// String spells d as the text format does: "@world[0, -1] partial [1,
+// 0:avg]".
+func (d *TensorDist) String() string {
+	var p printer
+	p.tensorDist(d)
+	return string(p.buf)
+}

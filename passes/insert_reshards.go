@@ -2,8 +2,6 @@ package passes
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
@@ -419,18 +417,7 @@ func spellDist(v *ir.Var) string {
 	if v == nil || v.Dist == nil {
 		return "(no dist)"
 	}
-	s := "@" + v.Dist.Mesh + ir.FormatInts(v.Dist.DimsMapping)
-	if v.Dist.IsPartial() {
-		ps := make([]string, len(v.Dist.Partial))
-		for i, p := range v.Dist.Partial {
-			ps[i] = strconv.Itoa(p.Dim)
-			if p.Reduce != ir.ReduceSum {
-				ps[i] += ":" + p.Reduce.String()
-			}
-		}
-		s += " partial [" + strings.Join(ps, ", ") + "]"
-	}
-	return s
+	return v.Dist.String()
 }
 
 func hasSubBlock(op *ir.Op) bool {

@@ -157,7 +157,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 			// The sync makes the grad whole: a dist that says it is still
 			// partial would have its parts reduced again.
 			return fmt.Errorf("%s: the data-parallel sync averages %s over %s into a whole value, but its dist says %s",
-				op, g, ctx.Mesh().DimNames[axis], fmtDist(gv.Dist))
+				op, g, ctx.Mesh().DimNames[axis], gv.Dist.String())
 		}
 		id, size, err := ctx.Group(axis)
 		if err != nil {

@@ -228,28 +228,8 @@ func boolAttr(op *ir.Op, name string) (bool, error) {
 func notPartial(ctx *Lowering, op *ir.Op, impl, name string) error {
 	if v := ctx.Var(name); v != nil && v.Dist.IsPartial() {
 		return fmt.Errorf("%s: %s needs %s whole; it is %s: the pending reduction would have to be done first",
-			op, impl, name, fmtDist(v.Dist))
+			op, impl, name, v.Dist.String())
 	}
 	return nil
 }
 
-// fmtDist spells a tensor dist as the text format does:
-// "@world[0, -1] partial [1, 0:avg]".
-func fmtDist(d *ir.TensorDist) string {
-	s := "@" + d.Mesh + ir.FormatInts(d.DimsMapping)
-	for i, p := range d.Partial {
-		if i == 0 {
-			s += " partial ["
-		} else {
-			s += ", "
-		}
-		s += fmt.Sprint(p.Dim)
-		if p.Reduce != ir.ReduceSum {
-			s += ":" + p.Reduce.String()
-		}
-	}
-	if len(d.Partial) > 0 {
-		s += "]"
-	}
-	return s
-}

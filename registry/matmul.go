@@ -198,7 +198,7 @@ func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 			// it whole pays for the sum.
 			if len(v.Dist.Partial) != 1 || v.Dist.Partial[0] != (ir.Partial{Dim: y2, Reduce: ir.ReduceSum}) {
 				return fmt.Errorf("%s: %s leaves Out partial only along mesh dim %d of the contracted dim, as a sum (partial [%d]); Out %s is %s",
-					op, name, y2, y2, out, fmtDist(v.Dist))
+					op, name, y2, y2, out, v.Dist.String())
 			}
 			return matmulAligned(ctx, op, name, a, out, om, true)
 		}
@@ -397,7 +397,7 @@ func matmulBackward(ctx *Lowering, op *ir.Op) error {
 		// The sum makes it whole: parts declared pending would be
 		// reduced again.
 		return fmt.Errorf("%s: column_parallel sums X@GRAD %s over %s into a whole value, but its dist says %s",
-			op, xg, ctx.Mesh().DimNames[axis], fmtDist(xgv.Dist))
+			op, xg, ctx.Mesh().DimNames[axis], xgv.Dist.String())
 	}
 	tmp := ctx.NewVar("c_identity.tmp", xgv, tempDist(ctx, xg))
 	renameArg(ctx, op, "X@GRAD", false, xg, tmp.Name())

@@ -131,7 +131,7 @@ func reshapeBlocks(ctx *Lowering, op *ir.Op, name, x string, xm []int, out strin
 	if xv.Dist.IsPartial() || ov.Dist.IsPartial() {
 		if !xv.Dist.IsPartial() || !ov.Dist.IsPartial() || !slices.Equal(xv.Dist.Partial, ov.Dist.Partial) {
 			return fmt.Errorf("%s: %s needs X and Out partial alike or whole; X %s is %s, Out %s %s",
-				op, name, x, fmtDist(xv.Dist), out, fmtDist(ov.Dist))
+				op, name, x, xv.Dist.String(), out, ov.Dist.String())
 		}
 	}
 	for i, a := range xm {

@@ -151,29 +151,9 @@ var shortStep = [...]string{"slice", "rs", "a2a", "ar", "ag", "pad", "part", "sc
 
 // why is the origin reason of the ops emitted for the reshard.
 func (rw *reshardLowering) why(what string) string {
-	return "reshard " + rw.x.Name() + " " + spellTensorDist(rw.x.Dist) + " to " + rw.out.Name() + " " + spellTensorDist(rw.out.Dist) + ": " + what
+	return "reshard " + rw.x.Name() + " " + rw.x.Dist.String() + " to " + rw.out.Name() + " " + rw.out.Dist.String() + ": " + what
 }
 
-// spellTensorDist spells d as the text format does: @mesh[mapping] and
-// its partial dims.
-func spellTensorDist(d *ir.TensorDist) string {
-	s := "@" + d.Mesh + ir.FormatInts(d.DimsMapping)
-	for i, p := range d.Partial {
-		if i == 0 {
-			s += " partial ["
-		} else {
-			s += ", "
-		}
-		s += strconv.Itoa(p.Dim)
-		if p.Reduce != ir.ReduceSum {
-			s += ":" + p.Reduce.String()
-		}
-		if i == len(d.Partial)-1 {
-			s += "]"
-		}
-	}
-	return s
-}
 
 // temp declares a temp var of the reshard's dtype and of shape: a
 // buffer of this rank's (its dist replicated: it is no part of a

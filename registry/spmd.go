@@ -267,7 +267,7 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 		gives := "as its rule " + rs + " gives"
 		if loss != nil {
 			if avg := SPMDGradPartial(wp, loss.dist); !slices.Equal(avg, wp) {
-				gives += ", its sums averaged along the mesh dims the loss " + loss.name + " (" + fmtDist(loss.dist) + ") averages over"
+				gives += ", its sums averaged along the mesh dims the loss " + loss.name + " (" + loss.dist.String() + ") averages over"
 				wp = avg
 			}
 		}

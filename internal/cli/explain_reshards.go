@@ -54,24 +54,12 @@ func explainReshards(env *Env, files []string, asJSON bool) int {
 	return ExitOK
 }
 
-// spellDist spells d as the text format does: @mesh[mapping] and its
-// partial dims.
+// spellDist spells d as the text format does, "(no dist)" for none.
 func spellDist(d *ir.TensorDist) string {
 	if d == nil {
 		return "(no dist)"
 	}
-	s := "@" + d.Mesh + ir.FormatInts(d.DimsMapping)
-	if d.IsPartial() {
-		ps := make([]string, len(d.Partial))
-		for i, p := range d.Partial {
-			ps[i] = strconv.Itoa(p.Dim)
-			if p.Reduce != ir.ReduceSum {
-				ps[i] += ":" + p.Reduce.String()
-			}
-		}
-		s += " partial [" + strings.Join(ps, ", ") + "]"
-	}
-	return s
+	return d.String()
 }
 
 func reshardsText(costs []analysis.ReshardCost) string {
