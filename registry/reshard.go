@@ -203,6 +203,16 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		id, _, err := ctx.Group(s.axis)
 		return ir.A("ring_id", ir.Int(int64(id))), err
 	}
+	// ringAndOrder is the ring_id attr of the group along the step's
+	// mesh dim and its members' coordinates (order).
+	ringAndOrder := func() (ir.Attr, []int, error) {
+		r, err := ring()
+		if err != nil {
+			return r, nil, err
+		}
+		ord, err := rw.order(s.axis)
+		return r, ord, err
+	}
 	calc := ir.A("use_calc_stream", ir.Bool(true))
 	nranks := ir.A("nranks", ir.Int(int64(n)))
 	in, out := from.Name(), to.Name()
@@ -218,11 +228,7 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			ir.A("axes", ir.Ints{int64(s.to.dim)}), ir.A("starts", ir.Ints{int64(c) * rows}),
 			ir.A("ends", ir.Ints{int64(c+1) * rows}), ir.A("infer_flags", ir.Ints{1}), ir.A("decrease_axis", ir.Ints{}))
 	case stepAllGather:
-		r, err := ring()
-		if err != nil {
-			return err
-		}
-		ord, err := rw.order(s.axis)
+		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
@@ -244,11 +250,7 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		}
 		rw.concat(byCoord, d, out, what)
 	case stepReduceScatter:
-		r, err := ring()
-		if err != nil {
-			return err
-		}
-		ord, err := rw.order(s.axis)
+		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
@@ -279,11 +281,7 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			rw.scale(dst, out, 1/float64(n), what+": the mean of the parts")
 		}
 	case stepAllToAll:
-		r, err := ring()
-		if err != nil {
-			return err
-		}
-		ord, err := rw.order(s.axis)
+		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
