@@ -254,24 +254,8 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		if err != nil {
 			return err
 		}
-		d := s.to.dim
-		src := in
-		if d != 0 || !isIdentity(ord) {
-			// Member j keeps block j of dim 0: put there the block along
-			// d of member j's coordinate.
-			bs := slices.Clone(from.Type.Shape)
-			bs[d] /= int64(n)
-			parts := rw.split(in, bs, d, n, what)
-			byMember := make([]string, n)
-			for j, c := range ord {
-				byMember[j] = parts[c]
-			}
-			ys := slices.Clone(bs)
-			ys[0] *= int64(n)
-			y := rw.temp("rs", ys)
-			rw.concat(byMember, 0, y.Name(), what)
-			src = y.Name()
-		}
+		// Member j keeps block j of dim 0.
+		src := rw.lineUp(in, from.Type.Shape, s.to.dim, ord, "rs", what)
 		dst := out
 		if s.from.reduce == ir.ReduceAvg {
 			dst = rw.temp("rs", to.Type.Shape).Name()
@@ -286,23 +270,10 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			return err
 		}
 		d, e := s.from.dim, s.to.dim
-		// Block j of dim 0 goes to member j: the block along e of its
-		// coordinate.
+		// Block j of dim 0 goes to member j.
+		src := rw.lineUp(in, from.Type.Shape, e, ord, "a2a", what)
 		bs := slices.Clone(from.Type.Shape)
 		bs[e] /= int64(n)
-		src := in
-		if e != 0 || !isIdentity(ord) {
-			parts := rw.split(in, bs, e, n, what)
-			byMember := make([]string, n)
-			for j, c := range ord {
-				byMember[j] = parts[c]
-			}
-			ys := slices.Clone(bs)
-			ys[0] *= int64(n)
-			y := rw.temp("a2a", ys)
-			rw.concat(byMember, 0, y.Name(), what)
-			src = y.Name()
-		}
 		// Block i of what comes back is member i's block along d.
 		if d == 0 && isIdentity(ord) {
 			ctx.Emit("alltoall", ctx.Slot("X", src), ctx.Slot("Out", out), rw.why(what), r, calc)
@@ -378,6 +349,29 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		return fmt.Errorf("unknown reshard step %v", s.kind)
 	}
 	return nil
+}
+
+// lineUp returns the var whose block j along dim 0 is block ord[j]
+// along dim d of var in (of local shape shape): what a collective that
+// gives (or sends) member j block j of dim 0 needs to give member j the
+// block of its coordinate. It is in itself when that is so already.
+func (rw *reshardLowering) lineUp(in string, shape []int64, d int, ord []int, suffix, what string) string {
+	if d == 0 && isIdentity(ord) {
+		return in
+	}
+	n := len(ord)
+	bs := slices.Clone(shape)
+	bs[d] /= int64(n)
+	parts := rw.split(in, bs, d, n, what)
+	byMember := make([]string, n)
+	for j, c := range ord {
+		byMember[j] = parts[c]
+	}
+	ys := slices.Clone(bs)
+	ys[0] *= int64(n)
+	y := rw.temp(suffix, ys)
+	rw.concat(byMember, 0, y.Name(), what)
+	return y.Name()
 }
 
 func isIdentity(ord []int) bool {
