@@ -232,4 +232,3 @@ func notPartial(ctx *Lowering, op *ir.Op, impl, name string) error {
 	}
 	return nil
 }
-

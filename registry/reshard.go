@@ -154,7 +154,6 @@ func (rw *reshardLowering) why(what string) string {
 	return "reshard " + rw.x.Name() + " " + rw.x.Dist.String() + " to " + rw.out.Name() + " " + rw.out.Dist.String() + ": " + what
 }
 
-
 // temp declares a temp var of the reshard's dtype and of shape: a
 // buffer of this rank's (its dist replicated: it is no part of a
 // distributed value).
