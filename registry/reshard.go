@@ -40,10 +40,10 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 		return fmt.Errorf("want one X and one Out, have %d and %d", len(xs), len(outs))
 	}
 	x, out := ctx.Var(xs[0]), ctx.Var(outs[0])
-	for _, v := range [2]*ir.Var{x, out} {
+	for i, v := range [2]*ir.Var{x, out} {
 		switch {
 		case v == nil:
-			return fmt.Errorf("var is not declared")
+			return fmt.Errorf("var %s is not declared", [2]string{xs[0], outs[0]}[i])
 		case !v.Type.IsTensor() || v.Dist == nil:
 			return fmt.Errorf("%s has no tensor dist: a reshard converts X's dist into Out's", v.Name())
 		}
@@ -52,7 +52,7 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 	if xm == nil || om == nil {
 		return fmt.Errorf("%s or %s is on an unknown mesh", x.Name(), out.Name())
 	}
-	rw := &reshardLowering{ctx: ctx, op: op, x: x, out: out}
+	rw := &reshardLowering{ctx: ctx, x: x, out: out}
 	inX, inOut := xm.Contains(ctx.rank), om.Contains(ctx.rank)
 	if xm == om || slices.Equal(xm.ProcessIDs, om.ProcessIDs) && slices.Equal(xm.Shape, om.Shape) {
 		if !inOut {
@@ -80,7 +80,6 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 // reshardLowering is one reshard op's lowering on one rank.
 type reshardLowering struct {
 	ctx    *Lowering
-	op     *ir.Op
 	x, out *ir.Var
 }
 
