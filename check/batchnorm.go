@@ -39,7 +39,7 @@ func localBatchNorms(ranks []int, mods []*ir.Module) (map[int64]localBN, []int64
 		}
 		for _, b := range pm.Main.Blocks {
 			for _, op := range b.Ops {
-				if op.Type != "batch_norm" || op.Dist == nil || flag(op, "is_test") || flag(op, "use_global_stats") {
+				if op.Type != "batch_norm" || op.Dist == nil || op.Attrs.Flag("is_test") || op.Attrs.Flag("use_global_stats") {
 					continue
 				}
 				mesh := pm.Mesh(op.Dist.Mesh)
@@ -109,15 +109,4 @@ func perRankStats(local map[int64]localBN, order []int64) []string {
 		}
 	}
 	return out
-}
-
-// flag reads a bool attr that Paddle's older files write as an int.
-func flag(op *ir.Op, name string) bool {
-	switch v := op.Attrs.Get(name).(type) {
-	case ir.Bool:
-		return bool(v)
-	case ir.Int:
-		return v != 0
-	}
-	return false
 }

@@ -292,6 +292,19 @@ func (as Attrs) Bool(name string) (bool, bool) {
 	return bool(v), ok
 }
 
+// Flag reports whether the attribute name is set true: a bool, or an int
+// other than 0, as Paddle's older files write bools. It is false when
+// absent.
+func (as Attrs) Flag(name string) bool {
+	switch v := as.Get(name).(type) {
+	case Bool:
+		return bool(v)
+	case Int:
+		return v != 0
+	}
+	return false
+}
+
 // Float returns the float attribute name, if it is one.
 func (as Attrs) Float(name string) (float64, bool) {
 	v, ok := as.Get(name).(Float)

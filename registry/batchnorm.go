@@ -48,7 +48,7 @@ func SyncBatchNorm() *Impl {
 // that batch dim).
 func syncBNCompatible(ctx *Lowering, op *ir.Op) error {
 	for _, a := range [...]string{"is_test", "use_global_stats"} {
-		if bnFlag(op, a) {
+		if op.Attrs.Flag(a) {
 			return fmt.Errorf("%s: sync_batch_norm synchronises batch statistics; with %s = true the op normalises by its running ones (the default impl lowers it)", op, a)
 		}
 	}
@@ -100,15 +100,4 @@ func toSyncBN(ctx *Lowering, op *ir.Op, typ string) error {
 	ctx.SetOrigin(op, fmt.Sprintf("synchronised batch norm: %s with its per-channel sums all-reduced over %s", serial, ctx.Mesh().DimNames[axis]))
 	ctx.Keep(op)
 	return nil
-}
-
-// bnFlag reads a bool attr that Paddle's older files write as an int.
-func bnFlag(op *ir.Op, name string) bool {
-	switch v := op.Attrs.Get(name).(type) {
-	case ir.Bool:
-		return bool(v)
-	case ir.Int:
-		return v != 0
-	}
-	return false
 }
