@@ -47,10 +47,12 @@ param uniform_random Xavier (limit sqrt(6/(fan_in+fan_out))); the random
 ones get seeds seed, seed+1, ... in declaration order. shape=8x3x32x32
 sets the data input's shape (one data input, the same rank) and re-infers,
 in program order through the op table, the shape of every var that
-depends on it; an op without shape inference on that path, an inference
-that fails (a reshape2 whose shape attr bakes in the batch, such as [1,
-1001], no longer fits: it is refused, not rewritten; -1 and 0 follow the
-new shape), a persistable whose shape would change, or a var left with
+depends on it (a reshape2's -1 and 0 follow the new shape; one whose
+shape attr bakes in its input's exported dim 0, as [1, 1001] for Paddle's
+traced batch of 1, while that dim changed, gets 0 there, "X's dim 0", so
+that it keeps the new batch; any other baked-in dim is refused); an op
+without shape inference on that path, an inference
+that fails, a persistable whose shape would change, or a var left with
 an unknown dim is an error naming op and var. Then a label data var
 (option label) and the loss, a mean into var loss with role
 forward|loss: softmax_with_cross_entropy takes an int64 label shaped like
@@ -62,7 +64,7 @@ feed or fetch ops whose args are not one feed/fetch list var and one
 dense tensor of block 0, feed or fetch in a sub-block, a fed var another
 op writes, no fetch or several, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
-state-vars, dropped-ops and renamed-vars.`,
+state-vars, dropped-ops, renamed-vars and kept-batch-reshapes.`,
 		Options: []Option{
 			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
@@ -89,6 +91,7 @@ state-vars, dropped-ops and renamed-vars.`,
 			ctx.Count("state-vars", st.State)
 			ctx.Count("dropped-ops", st.Dropped)
 			ctx.Count("renamed-vars", st.Renamed)
+			ctx.Count("kept-batch-reshapes", st.KeptBatch)
 			return nil
 		},
 	}
@@ -110,6 +113,8 @@ type TrainableStats struct {
 	State   int // persistables kept as non-trainable state
 	Dropped int // feed and fetch ops dropped
 	Renamed int // in-place writes given a var of their own
+	// KeptBatch counts reshape2 ops whose baked-in batch became 0.
+	KeptBatch int
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
@@ -413,7 +418,9 @@ func (t *trainer) reshape() error {
 		return fmt.Errorf("shape=%v: data input %s has rank %d (%s)", t.opts.Shape, d.Name(), d.Type.Rank(), d.Type)
 	}
 	changed := map[string]bool{}
+	old := map[string][]int64{} // the exported shape of each changed var
 	if !slices.Equal(d.Type.Shape, t.opts.Shape) {
+		old[d.Name()] = d.Type.Shape
 		d.Type.Shape = slices.Clone(t.opts.Shape)
 		changed[d.Name()] = true
 	}
@@ -434,7 +441,9 @@ func (t *trainer) reshape() error {
 		}
 		outs, err := opdef.InferOp(op, t.g.Var)
 		if err != nil {
-			return fmt.Errorf("shape=: %w%s", err, t.reshapeHint(op))
+			if outs, err = t.keepBatch(op, old, err); err != nil {
+				return fmt.Errorf("shape=: %w%s", err, t.reshapeHint(op))
+			}
 		}
 		if outs == nil {
 			return fmt.Errorf("shape=: %s: an input is not declared in block 0", op)
@@ -469,6 +478,7 @@ func (t *trainer) reshape() error {
 			if v.Persistable() {
 				return fmt.Errorf("shape=: %s would change persistable %s from %v to %v", op, v.Name(), v.Type.Shape, shape)
 			}
+			old[v.Name()] = v.Type.Shape
 			v.Type.Shape = shape
 			changed[v.Name()] = true
 		}
@@ -488,6 +498,33 @@ func (t *trainer) reshape() error {
 	return nil
 }
 
+// keepBatch retries the inference of a reshape2 that failed with err
+// when its shape attr bakes in X's exported dim 0 (the batch Paddle
+// traced with, as [1, 1001]) and that dim changed: dim 0 of the attr
+// becomes 0, Paddle's "copy X's dim", so that the reshape keeps the new
+// batch. Any other failure is err.
+func (t *trainer) keepBatch(op *ir.Op, old map[string][]int64, err error) ([]opdef.Output, error) {
+	if op.Type != "reshape2" || len(op.Input("Shape")) > 0 || len(op.Input("ShapeTensor")) > 0 || len(op.Input("X")) != 1 {
+		return nil, err
+	}
+	s, ok := op.Attrs.Ints("shape")
+	x := t.g.Var(op.Input("X")[0])
+	was := old[op.Input("X")[0]]
+	if !ok || len(s) == 0 || x == nil || len(was) == 0 || x.Type.Rank() == 0 || s[0] != was[0] || x.Type.Shape[0] == was[0] {
+		return nil, err
+	}
+	keep := slices.Clone(s)
+	keep[0] = 0
+	op.Attrs.Set("shape", ir.Ints(keep))
+	outs, err2 := opdef.InferOp(op, t.g.Var)
+	if err2 != nil {
+		op.Attrs.Set("shape", ir.Ints(s))
+		return nil, err
+	}
+	t.stats.KeptBatch++
+	return outs, nil
+}
+
 // reshapeHint says, for a reshape2 whose inference failed, what its shape
 // attr asks of which input.
 func (t *trainer) reshapeHint(op *ir.Op) string {
@@ -495,7 +532,7 @@ func (t *trainer) reshapeHint(op *ir.Op) string {
 		return ""
 	}
 	s, _ := op.Attrs.Ints("shape")
-	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable does not rewrite it)", opdef.ValueString(ir.Ints(s)))
+	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable rewrites only an exported dim 0 of X that changed)", opdef.ValueString(ir.Ints(s)))
 }
 
 // use is one read of a var: the op and the input slot.
