@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -38,6 +39,12 @@ type Interp struct {
 	// Past it the run fails, naming the innermost loop running. 0 means
 	// DefaultMaxLoopOps.
 	MaxLoopOps int
+	// OpTime, when set, is called after each op whose kernel (or
+	// Collective hook) ran without error, with the time the kernel took:
+	// once per run of the op, so an op in a loop body at every iteration.
+	// while and conditional_block are not reported themselves, the ops
+	// of their bodies are. Nil reads no clock.
+	OpTime func(op *ir.Op, d time.Duration)
 }
 
 // NewInterp returns an interpreter with the given kernels (nil: the
@@ -228,9 +235,16 @@ func (ip *Interp) runOp(p *ir.Program, b *ir.Block, op *ir.Op, scope Scope, dept
 		// would be a local batch norm, silently.
 		return fmt.Errorf("%s: sync_batch_norm of rank %d's program outside an SPMD run: its statistics are the whole group's", op, p.Rank)
 	}
+	var start time.Time
+	if ip.OpTime != nil {
+		start = time.Now()
+	}
 	out, err := callKernel(k, op, in)
 	if err != nil {
 		return err
+	}
+	if ip.OpTime != nil {
+		ip.OpTime(op, time.Since(start))
 	}
 	for _, s := range op.Outputs {
 		if len(s.Args) == 0 {

@@ -32,6 +32,12 @@ type SPMD struct {
 	// goroutines, at once: it must be safe for concurrent use, and must
 	// not modify the tensors.
 	Observe func(rank int, op *ir.Op, in, out Args)
+	// OpTime, when set, is each rank's Interp.OpTime, told the rank.
+	// RankDone, when set, is called as each rank's program ends without
+	// error. Both are called from the ranks' goroutines, at once: they
+	// must be safe for concurrent use.
+	OpTime   func(rank int, op *ir.Op, d time.Duration)
+	RankDone func(rank int)
 }
 
 // RunProgram runs program prog ("main" or "startup") of every rank's
@@ -65,6 +71,9 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 			ip := NewInterp(r.kernels(s.Kernels))
 			ip.MaxLoopOps = s.MaxLoopOps
 			ip.Hooks.Collective = r.collective
+			if opTime := s.OpTime; opTime != nil {
+				ip.OpTime = func(op *ir.Op, d time.Duration) { opTime(r.rank, op, d) }
+			}
 			if obs := s.Observe; obs != nil {
 				ip.Hooks.Collective = func(op *ir.Op, in Args) (Args, error) {
 					out, err := r.collective(op, in)
@@ -91,6 +100,9 @@ func (s *SPMD) RunProgram(prog string, ranks []int, mods []*ir.Module, scopes []
 				}
 			}
 			out[i] = sc
+			if s.RankDone != nil {
+				s.RankDone(ranks[i])
+			}
 		}()
 	}
 	wg.Wait()
