@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -37,11 +38,32 @@ type Options struct {
 	// MaxLoopOps caps the loop work of every program run, serial and per
 	// rank (default sim.DefaultMaxLoopOps; see sim.Interp.MaxLoopOps).
 	MaxLoopOps int
-	// Progress, when not nil, is called as the check advances: stage
-	// "partition" per rank partitioned (Run only), "serial" and "spmd"
-	// per step run, with the count done and the total. The calls do not
-	// overlap.
-	Progress func(stage string, done, total int)
+	// Progress, when not nil, is called as the check advances (see
+	// Event). The calls do not overlap.
+	Progress func(Event)
+	// OpTime, when not nil, is called after each op the simulator runs
+	// (see sim.Interp.OpTime), serial (rank -1) and per rank, startups
+	// included, with the time its kernel took. The ranks call it at
+	// once, from their goroutines: it must be safe for concurrent use.
+	OpTime func(rank int, op *ir.Op, d time.Duration)
+}
+
+// Event is where a check is. Stage is, in the order they come:
+//   - "partition" (Run only) as each of Total ranks is partitioned,
+//     Done of them so far;
+//   - "startup" as the serial startup and the feeding begin;
+//   - "serial" as serial step Step of Steps begins;
+//   - "spmd" as the ranks' startup begins (Step 0), as their step Step
+//     of Steps begins, and as each of the Total ranks ends it (Done of
+//     them so far, Rank the last; -1 otherwise);
+//   - "compare" as the comparison begins.
+//
+// Each stage lasts until the next one begins.
+type Event struct {
+	Stage       string
+	Step, Steps int
+	Done, Total int
+	Rank        int
 }
 
 // Row is the comparison of one var over every rank.
@@ -158,7 +180,9 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 		return nil, err
 	}
 	progress := opts.progress()
-	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) { progress("partition", done, total) })
+	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) {
+		progress(Event{Stage: "partition", Done: done, Total: total, Rank: -1})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +190,19 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 }
 
 // progress is opts.Progress, or a func that does nothing.
-func (opts Options) progress() func(stage string, done, total int) {
+func (opts Options) progress() func(Event) {
 	if opts.Progress != nil {
 		return opts.Progress
 	}
-	return func(string, int, int) {}
+	return func(Event) {}
+}
+
+// opTime is opts.OpTime for the serial runs: nil, or told rank -1.
+func (opts Options) opTime() func(*ir.Op, time.Duration) {
+	if opts.OpTime == nil {
+		return nil
+	}
+	return func(op *ir.Op, d time.Duration) { opts.OpTime(-1, op, d) }
 }
 
 // RunParts checks per-rank programs made elsewhere (by hand, or by another
@@ -232,7 +264,8 @@ func defaults(opts Options) Options {
 
 // run runs the serial steps of m and the SPMD steps of mods (rank
 // ranks[i]'s module) from the same values, and compares them.
-func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(string, int, int)) (*Report, error) {
+func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(Event)) (*Report, error) {
+	progress(Event{Stage: "startup", Rank: -1})
 	local, order, err := localBatchNorms(ranks, mods)
 	if err != nil {
 		return nil, err
@@ -248,19 +281,21 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 	}
 	ip := sim.NewInterp(serialKernels)
 	ip.MaxLoopOps = opts.MaxLoopOps
+	ip.OpTime = opts.opTime()
 	serial := sim.Scope{}
 	for k, v := range init {
 		serial[k] = v
 	}
 	for step := range opts.Steps {
+		progress(Event{Stage: "serial", Step: step + 1, Steps: opts.Steps, Rank: -1})
 		if err := ip.RunProgram(m.Main, serial); err != nil {
 			return nil, fmt.Errorf("serial step %d: %w", step+1, err)
 		}
-		progress("serial", step+1, opts.Steps)
 	}
 
 	// The SPMD run starts from the same values, sharded.
-	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline, MaxLoopOps: opts.MaxLoopOps}
+	progress(Event{Stage: "spmd", Steps: opts.Steps, Total: len(ranks), Rank: -1})
+	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline, MaxLoopOps: opts.MaxLoopOps, OpTime: opts.OpTime}
 	scopes, err := shardScopes(mods, ranks, init)
 	if err != nil {
 		return nil, err
@@ -268,12 +303,25 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 	if err := checkStartup(spmd, ranks, mods, scopes); err != nil {
 		return nil, err
 	}
-	for step := range opts.Steps {
-		if scopes, err = spmd.RunProgram("main", ranks, mods, scopes); err != nil {
-			return nil, fmt.Errorf("spmd step %d: %w", step+1, err)
-		}
-		progress("spmd", step+1, opts.Steps)
+	var (
+		mu   sync.Mutex // orders the ranks' progress calls
+		done int
+		step int
+	)
+	spmd.RankDone = func(rank int) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		progress(Event{Stage: "spmd", Step: step, Steps: opts.Steps, Done: done, Total: len(ranks), Rank: rank})
 	}
+	for step = 1; step <= opts.Steps; step++ {
+		done = 0
+		progress(Event{Stage: "spmd", Step: step, Steps: opts.Steps, Total: len(ranks), Rank: -1})
+		if scopes, err = spmd.RunProgram("main", ranks, mods, scopes); err != nil {
+			return nil, fmt.Errorf("spmd step %d: %w", step, err)
+		}
+	}
+	progress(Event{Stage: "compare", Rank: -1})
 	rep := &Report{Ranks: ranks, Steps: opts.Steps, PerRank: perRankStats(local, order)}
 	for _, id := range order {
 		rep.LocalBatchNorm = append(rep.LocalBatchNorm, fmt.Sprintf("%s over %s", local[id].op, local[id].dim))
@@ -375,6 +423,7 @@ func initialValues(m *ir.Module, opts Options) (sim.Scope, error) {
 	if m.Startup != nil {
 		ip := sim.NewInterp(opts.Kernels)
 		ip.MaxLoopOps = opts.MaxLoopOps
+		ip.OpTime = opts.opTime()
 		if err := ip.RunProgram(m.Startup, scope); err != nil {
 			return nil, fmt.Errorf("serial startup: %w", err)
 		}
