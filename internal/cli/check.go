@@ -30,7 +30,16 @@ running P once per rank of FILE's meshes, $RANK replaced by the rank,
 each on a copy of FILE, and checks them against FILE as given: the
 serial program (completion only adds annotations, and a reshard is
 serially the identity). A pass that fails on a rank is reported as
-"rank R: <the pass's error>".`)
+"rank R: <the pass's error>".
+
+When stderr is a terminal, a line there shows where the check is: the
+partition, the serial step, the SPMD step and how many ranks ended it
+(the last one named: they run at once, in any order). After the table
+it says where the time went: the wall time of each phase, then the op
+types the simulator spent the most time in, serial and every rank's
+summed, with how many times each ran; the collectives, whose time is
+mostly waiting for their peers, on a line of their own. Piped, stderr
+shows neither, and stdout is the same either way.`)
 	steps := rangeInt(fs, "steps", 1, 1, MaxCheckSteps, "training steps to run")
 	tol := rangeFloat(fs, "tol", 0, 0, "relative tolerance, |got-want|/max(|want|,1) (0: 1e-5 for f64, 1e-4 for f32)")
 	parts := fs.String("parts", "", "check the per-rank programs in `DIR` against FILE instead of FILE's own partition")
@@ -53,11 +62,7 @@ serially the identity). A pass that fails on a rank is reported as
 	}
 	opts := check.Options{Steps: steps.v, Tol: tol.v}
 	st := env.progress()
-	if st != nil {
-		opts.Progress = func(stage string, done, total int) {
-			st.show("check: %s %d/%d", stage, done, total)
-		}
-	}
+	watch := watchCheck(st, &opts, *parts, *pipeline)
 	var (
 		rep *check.Report
 		err error
@@ -89,6 +94,7 @@ serially the identity). A pass that fails on a rank is reported as
 		fmt.Fprintf(env.Stderr, "distpass check: %v\n", err)
 		return ExitFail
 	}
+	watch.summary(env.Stderr)
 	if err := rep.Err(); err != nil {
 		printErr(env, in.name, err)
 		return ExitFail
