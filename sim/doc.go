@@ -5,7 +5,9 @@
 // which executes every rank's partitioned program at once, builds on the
 // same Tensor, Kernels and Interp types through Hooks and on Comm. An
 // SPMD run's Observe hook sees every collective each rank runs, with its
-// tensors (check.MeasureTraffic measures traffic with it).
+// tensors (check.MeasureTraffic measures traffic with it); OpTime, on
+// an Interp or an SPMD run, times every op's kernel (check's summary of
+// where the time went on a terminal), and reads no clock when nil.
 //
 // # Values
 //
