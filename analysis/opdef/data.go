@@ -26,7 +26,7 @@ func dataDefs() []*Def {
 			Attrs: []Attr{{Name: "axis", Type: ir.KindLong, Default: ir.Long(-1)}, boolAttr("keepdims", false),
 				boolAttr("flatten", false),
 				// -1 (int64) is what Paddle 1.x wrote.
-				{Name: "dtype", Type: ir.KindInt, Default: ir.Int(3), Allowed: []ir.Value{ir.Int(-1), ir.Int(2), ir.Int(3)}}},
+				dtypeAttr("dtype", 3, -1, 2, 3)},
 			Shape: "Out = X without dim axis (1 with keepdims; a scalar with flatten), int64 or dtype",
 			Infer: inferArgMinMax, Sharding: argRule, ShardingDoc: argDoc}
 	}

@@ -85,6 +85,11 @@ type Attr struct {
 	Default ir.Value
 	// Allowed, when set, lists the values a string or int attr may take.
 	Allowed []ir.Value
+	// DType marks an attr that names a dtype: an int one by Paddle's
+	// VarType code (cast's out_dtype), a string one by PIR's name
+	// (pd_op.full's "float32"). AttrDType and DTypeValue read and write
+	// such values.
+	DType bool
 }
 
 // Traits classify an op for the analyses that reason about many op types
@@ -339,3 +344,43 @@ func (c *Infer) Ints(name string) ([]int64, bool) {
 
 // Has reports whether the op carries attr name itself.
 func (c *Infer) Has(name string) bool { return c.op.Attrs.Has(name) }
+
+// AttrDType returns the dtype a dtype attr's value names (see
+// Attr.DType): an Int or Long Paddle VarType code, or a String PIR name.
+// ok is false for a value that names none (-1, "undefined", an unknown
+// code).
+func AttrDType(v ir.Value) (d ir.DType, ok bool) {
+	switch x := v.(type) {
+	case ir.Int:
+		return ir.DTypeFromPaddle(int64(x))
+	case ir.Long:
+		return ir.DTypeFromPaddle(int64(x))
+	case ir.String:
+		d, ok = pirDTypes[string(x)]
+	}
+	return d, ok
+}
+
+// DTypeValue returns the value naming d in like's form (an Int or Long
+// code, a String name), so that an attr keeps the kind Paddle wrote it
+// as. ok is false when like is of another kind or d has no such name.
+func DTypeValue(d ir.DType, like ir.Value) (ir.Value, bool) {
+	switch like.(type) {
+	case ir.Int, ir.Long:
+		c, ok := d.PaddleCode()
+		if !ok {
+			return nil, false
+		}
+		if _, long := like.(ir.Long); long {
+			return ir.Long(c), true
+		}
+		return ir.Int(c), true
+	case ir.String:
+		for name, pd := range pirDTypes {
+			if pd == d {
+				return ir.String(name), true
+			}
+		}
+	}
+	return nil, false
+}

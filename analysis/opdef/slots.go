@@ -80,7 +80,18 @@ func stringsAttr(name string) Attr { return Attr{Name: name, Type: ir.KindString
 
 // dtypeAttr is a Paddle VarType code attr (cast's out_dtype,
 // fill_constant's dtype).
-func dtypeAttr(name string, def int64) Attr { return intAttr(name, def) }
+func dtypeAttr(name string, def int64, allowed ...int64) Attr {
+	a := intAttr(name, def, allowed...)
+	a.DType = true
+	return a
+}
+
+// pirDTypeAttr is a PIR dtype name attr (pd_op.full's dtype).
+func pirDTypeAttr(name, def string) Attr {
+	a := stringAttr(name, def)
+	a.DType = true
+	return a
+}
 
 // dtypeOf returns the dtype of a Paddle VarType code attr, or
 // ir.DTypeInvalid (unchecked) when the code is unknown.
