@@ -22,6 +22,7 @@ func DefaultRegistry() *Registry {
 		AnnotateDataParallelPass(),
 		CompletePass(reg),
 		InsertReshardsPass(),
+		ToF64Pass(),
 	}
 	ps = append(ps, PartitionPasses(reg)...)
 	order := []OrderRule{
