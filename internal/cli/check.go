@@ -39,11 +39,16 @@ it says where the time went: the wall time of each phase, then the op
 types the simulator spent the most time in, serial and every rank's
 summed, with how many times each ran; the collectives, whose time is
 mostly waiting for their peers, on a line of their own. Piped, stderr
-shows neither, and stdout is the same either way.`)
+shows neither, and stdout is the same either way.
+
+With -f64 it first converts the module (and each part of -parts) to
+f64 with the to-f64 pass, on its own copy, so that a deep f32 model is
+compared at f64's tolerance: a lowering bug, not f32 rounding.`)
 	steps := rangeInt(fs, "steps", 1, 1, MaxCheckSteps, "training steps to run")
 	tol := rangeFloat(fs, "tol", 0, 0, "relative tolerance, |got-want|/max(|want|,1) (0: 1e-5 for f64, 1e-4 for f32)")
 	parts := fs.String("parts", "", "check the per-rank programs in `DIR` against FILE instead of FILE's own partition")
 	pipeline := fs.String("pipeline", "", "make the per-rank programs with the pass pipeline `P`, which names $RANK, e.g. 'complete,partition{rank=$RANK}'")
+	f64 := fs.Bool("f64", false, "run the module (and the parts) in f64: the to-f64 pass on check's copy first")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
@@ -60,6 +65,12 @@ shows neither, and stdout is the same either way.`)
 	if !ok {
 		return code
 	}
+	if *f64 {
+		if _, err := passes.ToF64(m); err != nil {
+			printErr(env, in.name, err)
+			return ExitFail
+		}
+	}
 	opts := check.Options{Steps: steps.v, Tol: tol.v}
 	st := env.progress()
 	watch := watchCheck(st, &opts, *parts, *pipeline)
@@ -73,6 +84,16 @@ shows neither, and stdout is the same either way.`)
 		if code != ExitOK {
 			st.clear()
 			return code
+		}
+		for i, pm := range mods {
+			if !*f64 {
+				break
+			}
+			if _, err := passes.ToF64(pm); err != nil {
+				st.clear()
+				printErr(env, fmt.Sprintf("%s: rank %d", *parts, ranks[i]), err)
+				return ExitFail
+			}
 		}
 		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
 	case *pipeline != "":
