@@ -9,13 +9,14 @@ import (
 // convPlan is the geometry of one conv2d or depthwise_conv2d (NCHW), as
 // Paddle's kernels read it from the op's attrs and its Input and Filter.
 //
-// The kernels go through a transposed im2col: for one image and one
-// group, col holds a row of k = cg*kh*kw input values (zero where the
-// window overlaps the padding) for each of the p = oh*ow output points,
-// so that the forward, Input@GRAD and Filter@GRAD are each a product over
-// contiguous rows of length k. That keeps the inner loops long even
-// where the output is a pixel or two wide (a ResNet's last layers on
-// small images), which a loop over output pixels would make short.
+// The kernels are products of matrices (gemm) over an im2col matrix:
+// for a group, row (c, i, j) of it holds the input value tap (i, j) of
+// channel c reads at each output point, zero in the padding, and its
+// columns are the output points of a chunk of images side by side, so
+// that the products stay wide where an image is a pixel or two (a
+// ResNet's last layers on small images). A 1x1 filter at stride 1
+// without padding reads Input in place; a depthwise convolution, whose
+// rows would be one filter each, runs direct loops instead.
 type convPlan struct {
 	x, w, bias     *Tensor
 	n, c, h, wd    int64 // Input: batch, channels, height, width
@@ -174,25 +175,57 @@ func planConv(op *ir.Op, in Args) (*convPlan, error) {
 	return p, nil
 }
 
-// im2col fills col ([oh*ow, k]) with image n's window rows of group g.
+// depthwise reports whether the convolution takes one input channel per
+// group: then each output plane reads one input plane, and direct loops
+// beat a product whose rows are a single filter.
+func (p *convPlan) depthwise() bool { return p.cg == 1 && p.groups > 1 }
+
+// direct reports whether an image's im2col matrix is the image itself
+// (a 1x1 filter at stride 1 without padding), which the products then
+// read in place.
+func (p *convPlan) direct() bool {
+	return p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 && p.pl == 0 && p.oh == p.h && p.ow == p.wd
+}
+
+// colLimit bounds the elements of an im2col buffer of several images.
+const colLimit = 1 << 20
+
+// chunk is how many images one im2col buffer holds: enough for gemm's
+// column blocks to be full when the images are small (a ResNet's last
+// layers have a pixel or four), one when they are not.
+func (p *convPlan) chunk() int64 {
+	np := max(1, p.oh*p.ow)
+	want := (gemmNC + np - 1) / np
+	return max(1, min(p.n, want, colLimit/max(1, p.k()*np)))
+}
+
+// im2col fills col ([k, oh*ow]) with image n's windows over group g's
+// channels: row (c*kh+i)*kw+j holds tap (i, j) of channel c at each
+// output point, zero where the tap falls in the padding.
 func (p *convPlan) im2col(n, g int64, col []float64) {
-	k, hw := p.k(), p.h*p.wd
+	np, hw := p.oh*p.ow, p.h*p.wd
 	x := p.x.Data[(n*p.c+g*p.cg)*hw : (n*p.c+(g+1)*p.cg)*hw]
-	clear(col)
 	for c := range p.cg {
 		plane := x[c*hw : (c+1)*hw]
 		for i := range p.kh {
 			for j := range p.kw {
 				kk := (c*p.kh+i)*p.kw + j
+				dst := col[kk*np : (kk+1)*np]
+				clear(dst)
+				lo, hi := p.validOX(j)
+				off := j*p.dw - p.pl
 				for oy := range p.oh {
 					iy := oy*p.sh - p.pt + i*p.dh
-					if iy < 0 || iy >= p.h {
+					if iy < 0 || iy >= p.h || lo == hi {
 						continue
 					}
-					row := plane[iy*p.wd : (iy+1)*p.wd]
-					lo, hi := p.validOX(j)
+					row, d := plane[iy*p.wd:(iy+1)*p.wd], dst[oy*p.ow:(oy+1)*p.ow]
+					if p.sw == 1 {
+						copy(d[lo:hi], row[lo+off:hi+off])
+						continue
+					}
 					for ox := lo; ox < hi; ox++ {
-						col[(oy*p.ow+ox)*k+kk] = row[ox*p.sw-p.pl+j*p.dw]
+						d[ox] = row[ox*p.sw+off]
 					}
 				}
 			}
@@ -200,25 +233,27 @@ func (p *convPlan) im2col(n, g int64, col []float64) {
 	}
 }
 
-// col2im adds col ([oh*ow, k]) into image n's channels of group g of dx,
+// col2im adds col ([k, oh*ow]) into image n's channels of group g of dx,
 // the transpose of im2col.
 func (p *convPlan) col2im(n, g int64, col, dx []float64) {
-	k, hw := p.k(), p.h*p.wd
+	np, hw := p.oh*p.ow, p.h*p.wd
 	x := dx[(n*p.c+g*p.cg)*hw : (n*p.c+(g+1)*p.cg)*hw]
 	for c := range p.cg {
 		plane := x[c*hw : (c+1)*hw]
 		for i := range p.kh {
 			for j := range p.kw {
 				kk := (c*p.kh+i)*p.kw + j
+				src := col[kk*np : (kk+1)*np]
+				lo, hi := p.validOX(j)
+				off := j*p.dw - p.pl
 				for oy := range p.oh {
 					iy := oy*p.sh - p.pt + i*p.dh
 					if iy < 0 || iy >= p.h {
 						continue
 					}
-					row := plane[iy*p.wd : (iy+1)*p.wd]
-					lo, hi := p.validOX(j)
+					row, s := plane[iy*p.wd:(iy+1)*p.wd], src[oy*p.ow:(oy+1)*p.ow]
 					for ox := lo; ox < hi; ox++ {
-						row[ox*p.sw-p.pl+j*p.dw] += col[(oy*p.ow+ox)*k+kk]
+						row[ox*p.sw+off] += s[ox]
 					}
 				}
 			}
@@ -239,65 +274,269 @@ func (p *convPlan) validOX(j int64) (lo, hi int64) {
 	return lo, max(lo, hi)
 }
 
-// dot is the inner product of two rows of the same length.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+// eachImage runs f over the images [n0, n0+imgs), on several goroutines
+// when work (per image) pays for them; f must touch only its image.
+func eachImage(n0, imgs, work int64, f func(n int64)) {
+	parallel(int(imgs), 1, imgs*work, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			f(n0 + int64(i))
+		}
+	})
 }
 
-// axpy adds a*x to y.
-func axpy(a float64, x, y []float64) {
-	y = y[:len(x)]
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		y[i] += a * x[i]
-		y[i+1] += a * x[i+1]
-		y[i+2] += a * x[i+2]
-		y[i+3] += a * x[i+3]
+// convMats are the operands of one group's products over a chunk of
+// images, as gemm addresses them.
+type convMats struct {
+	w, wT mat // Filter [mg, k] and its transpose
+	g     mat // Output (or its grad) [mg, imgs*np]
+	col   mat // the im2col matrix [k, imgs*np]: the buffer, or Input in place
+	colT  mat // its transpose
+}
+
+// mats returns group g's operands over images [n0, n0+imgs); col is the
+// im2col buffer (nil when direct) and out Output or Output@GRAD.
+func (p *convPlan) mats(n0, imgs, g int64, col, out, x []float64) convMats {
+	k, np, hw := int(p.k()), int(p.oh*p.ow), int(p.h*p.wd)
+	mg, gi, ni := int(p.mg), int(g), int(imgs)
+	cols := planes(ni, np, int(p.m)*np)
+	r := convMats{
+		w:  mat{p.w.Data, strided(mg, gi*mg*k, k), strided(k, 0, 1)},
+		wT: mat{p.w.Data, strided(k, 0, 1), strided(mg, gi*mg*k, k)},
+		g:  mat{out[n0*p.m*p.oh*p.ow:], strided(mg, gi*mg*np, np), cols},
 	}
-	for ; i < len(x); i++ {
-		y[i] += a * x[i]
+	if col == nil {
+		px := planes(ni, np, int(p.c)*hw)
+		rows := strided(k, gi*int(p.cg)*hw, hw)
+		xd := x[n0*p.c*p.h*p.wd:]
+		r.col, r.colT = mat{xd, rows, px}, mat{xd, px, rows}
+	} else {
+		px := planes(ni, np, k*np)
+		rows := strided(k, 0, np)
+		r.col, r.colT = mat{col, rows, px}, mat{col, px, rows}
 	}
+	return r
 }
 
 // forward computes Output = act(conv(Input, Filter) + Bias).
 func (p *convPlan) forward() *Tensor {
 	out := Zeros(p.x.DType, p.outShape()...)
-	k, np := p.k(), p.oh*p.ow
-	col := make([]float64, np*k)
-	for n := range p.n {
-		for g := range p.groups {
-			p.im2col(n, g, col)
-			for mo := range p.mg {
-				m := g*p.mg + mo
-				wrow := p.w.Data[m*k : (m+1)*k]
-				b := 0.0
-				if p.bias != nil {
-					b = p.bias.Data[m]
+	if p.depthwise() {
+		p.depthwiseForward(out.Data)
+	} else {
+		k, np := p.k(), p.oh*p.ow
+		nb := p.chunk()
+		var col []float64
+		if !p.direct() {
+			col = make([]float64, nb*k*np)
+		}
+		for n0 := int64(0); n0 < p.n; n0 += nb {
+			imgs := min(nb, p.n-n0)
+			for g := range p.groups {
+				if col != nil {
+					eachImage(n0, imgs, k*np, func(n int64) { p.im2col(n, g, col[(n-n0)*k*np:]) })
 				}
-				o := out.Data[(n*p.m+m)*np : (n*p.m+m+1)*np]
-				for q := range np {
-					v := dot(wrow, col[q*k:(q+1)*k]) + b
-					if p.relu && v < 0 {
-						v = 0
-					}
-					o[q] = v
-				}
+				m := p.mats(n0, imgs, g, col, out.Data, p.x.Data)
+				gemm(int(p.mg), int(imgs*np), int(k), m.w, m.col, m.g, false)
 			}
 		}
 	}
+	if p.bias == nil && !p.relu {
+		return out
+	}
+	np := p.oh * p.ow
+	for pl := range p.n * p.m {
+		b := 0.0
+		if p.bias != nil {
+			b = p.bias.Data[pl%p.m]
+		}
+		o := out.Data[pl*np : (pl+1)*np]
+		for q, v := range o {
+			v += b
+			if p.relu && v < 0 {
+				v = 0
+			}
+			o[q] = v
+		}
+	}
 	return out
+}
+
+// inputGrad returns Input@GRAD for the Output@GRAD g.
+func (p *convPlan) inputGrad(g *Tensor) *Tensor {
+	dx := like(p.x)
+	if p.depthwise() {
+		p.depthwiseInputGrad(g.Data, dx.Data)
+		return dx
+	}
+	k, np := p.k(), p.oh*p.ow
+	nb := p.chunk()
+	var col []float64
+	if !p.direct() {
+		col = make([]float64, nb*k*np)
+	}
+	for n0 := int64(0); n0 < p.n; n0 += nb {
+		imgs := min(nb, p.n-n0)
+		for gr := range p.groups {
+			m := p.mats(n0, imgs, gr, col, g.Data, dx.Data)
+			gemm(int(k), int(imgs*np), int(p.mg), m.wT, m.g, m.col, false)
+			if col != nil {
+				eachImage(n0, imgs, k*np, func(n int64) { p.col2im(n, gr, col[(n-n0)*k*np:], dx.Data) })
+			}
+		}
+	}
+	return dx
+}
+
+// filterGrad returns Filter@GRAD for the Output@GRAD g: each element
+// sums over the images and output points in order.
+func (p *convPlan) filterGrad(g *Tensor) *Tensor {
+	dw := like(p.w)
+	if p.depthwise() {
+		p.depthwiseFilterGrad(g.Data, dw.Data)
+		return dw
+	}
+	k, np := p.k(), p.oh*p.ow
+	nb := p.chunk()
+	var col []float64
+	if !p.direct() {
+		col = make([]float64, nb*k*np)
+	}
+	for n0 := int64(0); n0 < p.n; n0 += nb {
+		imgs := min(nb, p.n-n0)
+		for gr := range p.groups {
+			if col != nil {
+				eachImage(n0, imgs, k*np, func(n int64) { p.im2col(n, gr, col[(n-n0)*k*np:]) })
+			}
+			m := p.mats(n0, imgs, gr, col, g.Data, p.x.Data)
+			dwm := mat{dw.Data, m.w.row, m.w.col}
+			gemm(int(p.mg), int(k), int(imgs*np), m.g, m.colT, dwm, true)
+		}
+	}
+	return dw
+}
+
+// depthwiseForward adds each output plane's convolution of its input
+// plane into out (zero), the taps of a point in order, output rows
+// outermost so that a row stays in cache over the taps.
+func (p *convPlan) depthwiseForward(out []float64) {
+	np, hw, kk := p.oh*p.ow, p.h*p.wd, p.kh*p.kw
+	parallel(int(p.n*p.m), 1, np*kk, func(lo, hi int) {
+		for pl := int64(lo); pl < int64(hi); pl++ {
+			n, m := pl/p.m, pl%p.m
+			x := p.x.Data[(n*p.c+m/p.mg)*hw : (n*p.c+m/p.mg+1)*hw]
+			w := p.w.Data[m*kk : (m+1)*kk]
+			o := out[pl*np : (pl+1)*np]
+			for oy := range p.oh {
+				orow := o[oy*p.ow : (oy+1)*p.ow]
+				for i := range p.kh {
+					iy := oy*p.sh - p.pt + i*p.dh
+					if iy < 0 || iy >= p.h {
+						continue
+					}
+					row := x[iy*p.wd : (iy+1)*p.wd]
+					for j := range p.kw {
+						wv, off := w[i*p.kw+j], j*p.dw-p.pl
+						lo, hi := p.validOX(j)
+						if p.sw == 1 {
+							src := row[lo+off : hi+off]
+							dst := orow[lo:hi]
+							for t, v := range src {
+								dst[t] += wv * v
+							}
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							orow[ox] += wv * row[ox*p.sw+off]
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// depthwiseInputGrad adds into each input plane of dx the transposed
+// convolution of the grads of the planes it feeds.
+func (p *convPlan) depthwiseInputGrad(g, dx []float64) {
+	np, hw, kk := p.oh*p.ow, p.h*p.wd, p.kh*p.kw
+	parallel(int(p.n*p.c), 1, p.mg*np*kk, func(lo, hi int) {
+		for pl := int64(lo); pl < int64(hi); pl++ {
+			n, c := pl/p.c, pl%p.c
+			d := dx[pl*hw : (pl+1)*hw]
+			for mo := range p.mg {
+				m := c*p.mg + mo
+				w := p.w.Data[m*kk : (m+1)*kk]
+				gp := g[(n*p.m+m)*np : (n*p.m+m+1)*np]
+				for oy := range p.oh {
+					grow := gp[oy*p.ow : (oy+1)*p.ow]
+					for i := range p.kh {
+						iy := oy*p.sh - p.pt + i*p.dh
+						if iy < 0 || iy >= p.h {
+							continue
+						}
+						row := d[iy*p.wd : (iy+1)*p.wd]
+						for j := range p.kw {
+							wv, off := w[i*p.kw+j], j*p.dw-p.pl
+							lo, hi := p.validOX(j)
+							for ox := lo; ox < hi; ox++ {
+								row[ox*p.sw+off] += wv * grow[ox]
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// depthwiseFilterGrad sums into each tap of dw the grads of its output
+// plane times the input values the tap read, image by image and row by
+// row (a row's products in four running sums, as dot does).
+func (p *convPlan) depthwiseFilterGrad(g, dw []float64) {
+	np, hw, kk := p.oh*p.ow, p.h*p.wd, p.kh*p.kw
+	parallel(int(p.m), 1, p.n*np*kk, func(lo, hi int) {
+		for m := int64(lo); m < int64(hi); m++ {
+			d := dw[m*kk : (m+1)*kk]
+			for n := range p.n {
+				x := p.x.Data[(n*p.c+m/p.mg)*hw : (n*p.c+m/p.mg+1)*hw]
+				gp := g[(n*p.m+m)*np : (n*p.m+m+1)*np]
+				for oy := range p.oh {
+					grow := gp[oy*p.ow : (oy+1)*p.ow]
+					for i := range p.kh {
+						iy := oy*p.sh - p.pt + i*p.dh
+						if iy < 0 || iy >= p.h {
+							continue
+						}
+						row := x[iy*p.wd : (iy+1)*p.wd]
+						for j := range p.kw {
+							off := j*p.dw - p.pl
+							lo, hi := p.validOX(j)
+							d[i*p.kw+j] += stridedDot(grow[lo:hi], row, lo*p.sw+off, p.sw)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// stridedDot is the sum of a[t]*b[at+t*step], in four running sums
+// (t mod 4) added pairwise at the end.
+func stridedDot(a, b []float64, at, step int64) float64 {
+	var s0, s1, s2, s3 float64
+	t := int64(0)
+	n := int64(len(a))
+	for ; t+4 <= n; t += 4 {
+		i := at + t*step
+		s0 += a[t] * b[i]
+		s1 += a[t+1] * b[i+step]
+		s2 += a[t+2] * b[i+2*step]
+		s3 += a[t+3] * b[i+3*step]
+	}
+	for ; t < n; t++ {
+		s0 += a[t] * b[at+t*step]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func conv2d(op *ir.Op, in Args) (Args, error) {
@@ -336,52 +575,17 @@ func conv2dGrad(op *ir.Op, in Args) (Args, error) {
 		g = masked
 	}
 	out := Args{}
-	k, np := p.k(), p.oh*p.ow
-	col := make([]float64, np*k)
 	if wants(op, "Input@GRAD") {
-		dx := like(p.x)
-		for n := range p.n {
-			for gr := range p.groups {
-				clear(col)
-				for mo := range p.mg {
-					m := gr*p.mg + mo
-					wrow := p.w.Data[m*k : (m+1)*k]
-					gm := g.Data[(n*p.m+m)*np : (n*p.m+m+1)*np]
-					for q := range np {
-						if v := gm[q]; v != 0 {
-							axpy(v, wrow, col[q*k:(q+1)*k])
-						}
-					}
-				}
-				p.col2im(n, gr, col, dx.Data)
-			}
-		}
-		out["Input@GRAD"] = []*Tensor{dx}
+		out["Input@GRAD"] = []*Tensor{p.inputGrad(g)}
 	}
 	if wants(op, "Filter@GRAD") {
-		dw := like(p.w)
-		for n := range p.n {
-			for gr := range p.groups {
-				p.im2col(n, gr, col)
-				for mo := range p.mg {
-					m := gr*p.mg + mo
-					drow := dw.Data[m*k : (m+1)*k]
-					gm := g.Data[(n*p.m+m)*np : (n*p.m+m+1)*np]
-					for q := range np {
-						if v := gm[q]; v != 0 {
-							axpy(v, col[q*k:(q+1)*k], drow)
-						}
-					}
-				}
-			}
-		}
-		out["Filter@GRAD"] = []*Tensor{dw}
+		out["Filter@GRAD"] = []*Tensor{p.filterGrad(g)}
 	}
 	if wants(op, "Bias@GRAD") {
 		if p.bias == nil {
 			return nil, errf(op, "Bias@GRAD without a Bias input")
 		}
-		db := like(p.bias)
+		db, np := like(p.bias), p.oh*p.ow
 		for n := range p.n {
 			for m := range p.m {
 				s := 0.0

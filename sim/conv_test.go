@@ -236,20 +236,26 @@ func TestConvMatchesDirectLoop(t *testing.T) {
 }
 
 // BenchmarkConv2d runs the layers that dominate a ResNet's and a
-// MobileNet's convolutions on small images: a 3x3 conv of 64 channels and
-// a depthwise 3x3, each forward and grad (Input@GRAD and Filter@GRAD).
+// MobileNet's convolutions on small images: 3x3 convs of 64 channels, a
+// 1x1 (pointwise) conv and a depthwise 3x3, each forward and grad
+// (Input@GRAD and Filter@GRAD).
 func BenchmarkConv2d(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, c := range []struct {
-		name   string
-		typ    string
-		x, w   []int64
-		groups int64
+		name      string
+		typ       string
+		x, w      []int64
+		groups    int64
+		pad, step int64
 	}{
-		{"resnet-3x3", "conv2d", sh(2, 64, 8, 8), sh(64, 64, 3, 3), 1},
-		{"mobilenet-depthwise", "depthwise_conv2d", sh(2, 96, 16, 16), sh(96, 1, 3, 3), 96},
+		{"resnet-3x3", "conv2d", sh(2, 64, 8, 8), sh(64, 64, 3, 3), 1, 1, 1},
+		{"resnet-3x3-n8", "conv2d", sh(8, 64, 16, 16), sh(64, 64, 3, 3), 1, 1, 1},
+		{"resnet-7x7-s2", "conv2d", sh(8, 3, 32, 32), sh(64, 3, 7, 7), 1, 3, 2},
+		{"pointwise-1x1", "conv2d", sh(4, 128, 28, 28), sh(128, 128, 1, 1), 1, 0, 1},
+		{"mobilenet-depthwise", "depthwise_conv2d", sh(2, 96, 16, 16), sh(96, 1, 3, 3), 96, 1, 1},
+		{"depthwise-112", "depthwise_conv2d", sh(4, 32, 112, 112), sh(32, 1, 3, 3), 32, 1, 1},
 	} {
-		attrs := []ir.Attr{A("paddings", ir.Ints{1, 1}), A("groups", ir.Int(c.groups))}
+		attrs := []ir.Attr{A("paddings", ir.Ints{c.pad, c.pad}), A("strides", ir.Ints{c.step, c.step}), A("groups", ir.Int(c.groups))}
 		in := Args{"Input": {randT(r, -1, 1, c.x...)}, "Filter": {randT(r, -1, 1, c.w...)}}
 		fwd := convOp(c.typ, false, attrs...)
 		grad := mkOp(c.typ+"_grad", Sl("Input", "x", "Filter", "w", "Output@GRAD", "g"), Sl("Input@GRAD", "dx", "Filter@GRAD", "dw"), attrs...)
