@@ -317,28 +317,37 @@ func (p *convPlan) mats(n0, imgs, g int64, col, out, x []float64) convMats {
 	return r
 }
 
+// eachChunk calls f for each chunk of images and group, in order, with
+// the im2col buffer of the chunk (nil when the conv reads Input
+// directly), filled first when fill.
+func (p *convPlan) eachChunk(fill bool, f func(n0, imgs, g int64, col []float64)) {
+	k, np := p.k(), p.oh*p.ow
+	nb := p.chunk()
+	var col []float64
+	if !p.direct() {
+		col = make([]float64, nb*k*np)
+	}
+	for n0 := int64(0); n0 < p.n; n0 += nb {
+		imgs := min(nb, p.n-n0)
+		for g := range p.groups {
+			if fill && col != nil {
+				eachImage(n0, imgs, k*np, func(n int64) { p.im2col(n, g, col[(n-n0)*k*np:]) })
+			}
+			f(n0, imgs, g, col)
+		}
+	}
+}
+
 // forward computes Output = act(conv(Input, Filter) + Bias).
 func (p *convPlan) forward() *Tensor {
 	out := Zeros(p.x.DType, p.outShape()...)
 	if p.depthwise() {
 		p.depthwiseForward(out.Data)
 	} else {
-		k, np := p.k(), p.oh*p.ow
-		nb := p.chunk()
-		var col []float64
-		if !p.direct() {
-			col = make([]float64, nb*k*np)
-		}
-		for n0 := int64(0); n0 < p.n; n0 += nb {
-			imgs := min(nb, p.n-n0)
-			for g := range p.groups {
-				if col != nil {
-					eachImage(n0, imgs, k*np, func(n int64) { p.im2col(n, g, col[(n-n0)*k*np:]) })
-				}
-				m := p.mats(n0, imgs, g, col, out.Data, p.x.Data)
-				gemm(int(p.mg), int(imgs*np), int(k), m.w, m.col, m.g, false)
-			}
-		}
+		p.eachChunk(true, func(n0, imgs, g int64, col []float64) {
+			m := p.mats(n0, imgs, g, col, out.Data, p.x.Data)
+			gemm(int(p.mg), int(imgs*p.oh*p.ow), int(p.k()), m.w, m.col, m.g, false)
+		})
 	}
 	if p.bias == nil && !p.relu {
 		return out
@@ -369,21 +378,13 @@ func (p *convPlan) inputGrad(g *Tensor) *Tensor {
 		return dx
 	}
 	k, np := p.k(), p.oh*p.ow
-	nb := p.chunk()
-	var col []float64
-	if !p.direct() {
-		col = make([]float64, nb*k*np)
-	}
-	for n0 := int64(0); n0 < p.n; n0 += nb {
-		imgs := min(nb, p.n-n0)
-		for gr := range p.groups {
-			m := p.mats(n0, imgs, gr, col, g.Data, dx.Data)
-			gemm(int(k), int(imgs*np), int(p.mg), m.wT, m.g, m.col, false)
-			if col != nil {
-				eachImage(n0, imgs, k*np, func(n int64) { p.col2im(n, gr, col[(n-n0)*k*np:], dx.Data) })
-			}
+	p.eachChunk(false, func(n0, imgs, gr int64, col []float64) {
+		m := p.mats(n0, imgs, gr, col, g.Data, dx.Data)
+		gemm(int(k), int(imgs*np), int(p.mg), m.wT, m.g, m.col, false)
+		if col != nil {
+			eachImage(n0, imgs, k*np, func(n int64) { p.col2im(n, gr, col[(n-n0)*k*np:], dx.Data) })
 		}
-	}
+	})
 	return dx
 }
 
@@ -395,23 +396,11 @@ func (p *convPlan) filterGrad(g *Tensor) *Tensor {
 		p.depthwiseFilterGrad(g.Data, dw.Data)
 		return dw
 	}
-	k, np := p.k(), p.oh*p.ow
-	nb := p.chunk()
-	var col []float64
-	if !p.direct() {
-		col = make([]float64, nb*k*np)
-	}
-	for n0 := int64(0); n0 < p.n; n0 += nb {
-		imgs := min(nb, p.n-n0)
-		for gr := range p.groups {
-			if col != nil {
-				eachImage(n0, imgs, k*np, func(n int64) { p.im2col(n, gr, col[(n-n0)*k*np:]) })
-			}
-			m := p.mats(n0, imgs, gr, col, g.Data, p.x.Data)
-			dwm := mat{dw.Data, m.w.row, m.w.col}
-			gemm(int(p.mg), int(k), int(imgs*np), m.g, m.colT, dwm, true)
-		}
-	}
+	p.eachChunk(true, func(n0, imgs, gr int64, col []float64) {
+		m := p.mats(n0, imgs, gr, col, g.Data, p.x.Data)
+		dwm := mat{dw.Data, m.w.row, m.w.col}
+		gemm(int(p.mg), int(p.k()), int(imgs*p.oh*p.ow), m.g, m.colT, dwm, true)
+	})
 	return dw
 }
 
