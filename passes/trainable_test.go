@@ -584,13 +584,7 @@ func TestMakeTrainableChecksDataParallel(t *testing.T) {
 			if err := run(t, testRegistry(t), pipeline, m); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rep.Err(); err != nil {
-				t.Fatal(err)
-			}
+			rep := checkSteps(t, m, 2)
 			if rep.Count("loss") != 1 || rep.Count("param") != 2 || rep.Count("grad") != 2 {
 				t.Fatalf("compared %d loss, %d params, %d grads; want 1, 2, 2", rep.Count("loss"), rep.Count("param"), rep.Count("grad"))
 			}
@@ -648,13 +642,7 @@ func TestMakeTrainableKeepsBatch(t *testing.T) {
 	if err := run(t, testRegistry(t), "verify,append-backward{loss=loss},annotate-data-parallel{shape=2},append-optimizer{type=sgd},verify", m); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
+	checkSteps(t, m, 2)
 
 	flat := strings.NewReplacer("{shape = [1, 5]}", "{shape = [1, 10]}", "var r : f64[1, 5]", "var r : f64[1, 10]").Replace(batch1)
 	m = parseModule(t, flat)
@@ -666,4 +654,18 @@ func TestMakeTrainableKeepsBatch(t *testing.T) {
 	if string(ir.Print(m)) != before {
 		t.Fatal("a refusal changed the module")
 	}
+}
+
+// checkSteps runs check on m for steps steps and fails t unless the
+// SPMD step matches the serial one.
+func checkSteps(t *testing.T, m *ir.Module, steps int) *check.Report {
+	t.Helper()
+	rep, err := check.Run(context.Background(), m, check.Options{Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
