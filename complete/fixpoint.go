@@ -6,6 +6,7 @@ import (
 
 	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
 )
 
 // step is where a var's dim got its mesh dim: through op (an index into
@@ -18,10 +19,14 @@ type step struct {
 }
 
 // state is the lattice: per var, per dim, -1 (replicated, open) or the
-// mesh dim it is split along; a closed var (annotated) never changes.
+// mesh dim it is split along; a closed var (annotated) never changes,
+// but for the partial state of a derived grad (gradPartialOpen).
 type state struct {
 	dims    [][]int
 	closed  []bool
+	// partialOpen marks the closed vars whose partial state their writer
+	// gives: see gradPartialOpen.
+	partialOpen []bool
 	mesh    []*ir.ProcessMesh
 	origin  [][]step
 	partial [][]ir.Partial
@@ -34,6 +39,7 @@ func (e *engine) initState() {
 	s := &e.s
 	s.dims = make([][]int, n)
 	s.closed = make([]bool, n)
+	s.partialOpen = make([]bool, n)
 	s.mesh = make([]*ir.ProcessMesh, n)
 	s.origin = make([][]step, n)
 	s.partial = make([][]ir.Partial, n)
@@ -57,8 +63,32 @@ func (e *engine) initState() {
 			s.settled[i] = true
 			copy(s.dims[i], v.Dist.DimsMapping)
 			s.partial[i] = v.Dist.Partial
+			s.partialOpen[i] = gradPartialOpen(g.p, v)
 		}
 	}
+}
+
+// gradPartialOpen reports whether v is a grad (X@GRAD, or a part of
+// it) whose dist is its forward var's mesh and mapping, not partial: what
+// append-backward copies onto a grad, not a choice of partial state.
+// Whether a grad is partial is the lowering's business (a rule-based
+// grad op leaves a param grad partial along the batch's mesh dims, where
+// the data-parallel sync sums it): such a var keeps its mapping but takes
+// the partial state its writer gives, and its readers that need it whole
+// get a reshard, as for any partial var.
+func gradPartialOpen(p *ir.Program, v *ir.Var) bool {
+	fv := registry.ForwardVar(v.Name())
+	if fv == "" || v.Dist.IsPartial() {
+		return false
+	}
+	x := p.Global().Var(fv)
+	return x != nil && x.Dist != nil && x.Dist.Mesh == v.Dist.Mesh && slices.Equal(x.Dist.DimsMapping, v.Dist.DimsMapping)
+}
+
+// partialFixed reports whether var v's partial state is annotated as
+// other than p: an op writing it p must have it resharded.
+func (e *engine) partialFixed(v int32, p []ir.Partial) bool {
+	return e.s.closed[v] && !e.s.partialOpen[v] && !slices.Equal(e.g.vars[v].Dist.Partial, p)
 }
 
 // fixpoint runs the forward ops' rules until no var changes.

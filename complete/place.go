@@ -148,6 +148,19 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 	give := func(whole bool) {
 		for j, o := range outs {
 			if !mine[j] {
+				if e.s.partialOpen[o.v] && slices.Equal(o.m, e.s.dims[o.v]) {
+					// A derived grad: its mapping kept, its partial state
+					// the op's.
+					var p []ir.Partial
+					if !whole {
+						p = o.partial
+					}
+					e.s.partial[o.v] = p
+					x := e.g.vars[o.v]
+					d := *x.Dist
+					d.Partial = slices.Clone(p)
+					x.Dist = &d
+				}
 				continue
 			}
 			e.setDims(n.idx, o.v, o.m)

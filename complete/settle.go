@@ -239,7 +239,7 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 		!slices.Equal(res.Inputs[0], e.s.dims[x]) || !opdef.PassesPartial(n.op, p) {
 		return res
 	}
-	if o := n.args[1]; e.s.closed[o] && !slices.Equal(e.g.vars[o].Dist.Partial, p) {
+	if o := n.args[1]; e.partialFixed(o, p) {
 		return res // Out is annotated otherwise: X is read whole
 	}
 	n.passes = true
@@ -272,7 +272,7 @@ func (e *engine) passPartials(n *opNode, res opdef.Sharding) opdef.Sharding {
 		parts[k] = true
 	}
 	if o := n.args[n.nIn]; o < 0 || !opdef.LinearInParts(n.op, parts) ||
-		e.s.closed[o] && !slices.Equal(e.g.vars[o].Dist.Partial, p) {
+		e.partialFixed(o, p) {
 		return res
 	}
 	n.passes = true

@@ -34,10 +34,15 @@ statistics all-reduced over axis, the serial program's, which check
 compares with the serial program; with batch-norm=local, impl
 default:0: Paddle's batch_norm, each rank's statistics its shard's,
 which check compares with the serial program run on each rank's shard.
+With data-only=true only the data vars are annotated (their batch dim
+split, their other dims replicated; a data var with a dist is refused),
+other vars may have dists already (a weight split for tensor
+parallelism), and no op is refused: complete then infers every other
+dist and impl.
 The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
-N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks). A
-module with dists is refused.`,
+N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks).
+Without data-only, a module with dists is refused.`,
 		Options: []Option{
 			{Name: "mesh", Kind: OptString, Default: "", Doc: "the declared mesh to use"},
 			{Name: "shape", Kind: OptInt, Default: "0", Doc: "the rank count of a new 1-D mesh named world (0: none)",
@@ -45,9 +50,11 @@ module with dists is refused.`,
 			{Name: "axis", Kind: OptString, Default: "dp", Doc: "the mesh dim to split the batch along"},
 			{Name: "batch-norm", Kind: OptString, Default: "sync", Doc: "training batch_norm's statistics: sync (the whole batch's, as serial) or local (each rank's shard's, Paddle's default)",
 				Values: []string{"sync", "local"}},
+			{Name: "data-only", Kind: OptBool, Default: "false", Doc: "annotate the data vars only, for complete to infer the rest"},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
-			return AnnotateDataParallelBN(m, ctx.String("mesh"), int(ctx.Int("shape")), ctx.String("axis"), ctx.String("batch-norm"))
+			return AnnotateDataParallelWith(m, DataParallelOptions{Mesh: ctx.String("mesh"), Shape: int(ctx.Int("shape")),
+				Axis: ctx.String("axis"), BatchNorm: ctx.String("batch-norm"), DataOnly: ctx.Bool("data-only")})
 		},
 	}
 }
@@ -56,18 +63,34 @@ module with dists is refused.`,
 // batch-norm=sync: see its Doc; shape 0 means no shape=N. On error the
 // module is unchanged.
 func AnnotateDataParallel(m *ir.Module, meshName string, shape int, axisName string) error {
-	return AnnotateDataParallelBN(m, meshName, shape, axisName, "sync")
+	return AnnotateDataParallelWith(m, DataParallelOptions{Mesh: meshName, Shape: shape, Axis: axisName})
 }
 
-// AnnotateDataParallelBN is AnnotateDataParallel with batch-norm=bn
-// ("sync" or "local").
+// DataParallelOptions are annotate-data-parallel's options.
+type DataParallelOptions struct {
+	Mesh  string // a declared mesh, or "" with Shape
+	Shape int    // the rank count of a new 1-D mesh "world"; 0: none
+	Axis  string // the mesh dim the batch is split along
+	// BatchNorm is a training batch_norm's statistics: "sync" ("" too)
+	// or "local".
+	BatchNorm string
+	// DataOnly annotates the data vars alone, for complete.
+	DataOnly bool
+}
+
+// AnnotateDataParallelWith is the annotate-data-parallel pass: see its
+// Doc. On error the module is unchanged.
 //
 // sync is the default, unlike Paddle's: a partition is meant to compute
 // what the serial program does, and sync_batch_norm does; local batch
 // norm computes something else (each rank's statistics are its
 // shard's), which check can only hold to the serial program run per
 // shard. It is there for the programs Paddle runs by default.
-func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, bn string) error {
+func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
+	meshName, shape, axisName, bn := o.Mesh, o.Shape, o.Axis, o.BatchNorm
+	if bn == "" {
+		bn = "sync"
+	}
 	if bn != "sync" && bn != "local" {
 		return fmt.Errorf("batch-norm=%q: want sync or local", bn)
 	}
@@ -80,6 +103,9 @@ func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, 
 	}
 	axis := pm.DimIndex(axisName)
 	for _, p := range m.Programs() {
+		if o.DataOnly {
+			break // the data vars are checked below
+		}
 		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
 				if v.Dist != nil {
@@ -96,6 +122,16 @@ func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, 
 	a := &dpAnnotator{m: m, p: m.Main, batch: map[string]bool{}, xshape: map[string]bool{}}
 	if err := a.seed(); err != nil {
 		return err
+	}
+	if o.DataOnly {
+		for _, b := range a.p.Blocks {
+			for _, v := range b.Vars() {
+				if a.batch[v.Name()] && v.Dist != nil {
+					return fmt.Errorf("data var %s already has a dist (%s)", v.Name(), v.Dist)
+				}
+			}
+		}
+		return a.annotateData(pm, newMesh, axis)
 	}
 	a.propagate()
 	if err := errors.Join(a.errs...); err != nil {
@@ -176,6 +212,28 @@ func AnnotateDataParallelBN(m *ir.Module, meshName string, shape int, axisName, 
 				}
 				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
 			}
+		}
+	}
+	return nil
+}
+
+// annotateData gives the data vars (the seeds) their dists and nothing
+// else a dist.
+func (a *dpAnnotator) annotateData(pm *ir.ProcessMesh, newMesh bool, axis int) error {
+	if a.size > 0 && a.size%int64(pm.Shape[axis]) != 0 {
+		return fmt.Errorf("the batch size %d does not split evenly over mesh dim %s of size %d", a.size, pm.DimNames[axis], pm.Shape[axis])
+	}
+	if newMesh {
+		a.m.Meshes = append(a.m.Meshes, pm)
+	}
+	for _, b := range a.p.Blocks {
+		for _, v := range b.Vars() {
+			if !a.batch[v.Name()] {
+				continue
+			}
+			mp := slices.Repeat([]int{-1}, v.Type.Rank())
+			mp[0] = axis
+			v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
 		}
 	}
 	return nil

@@ -172,3 +172,37 @@ func TestAnnotateDataParallelEmptyAxis(t *testing.T) {
 		t.Error("a mesh was added")
 	}
 }
+
+// data-only annotates the data vars alone, keeps a weight's dist, and
+// refuses nothing else (a reduction over the batch is completion's to
+// place), but a data var that has a dist.
+func TestAnnotateDataParallelDataOnly(t *testing.T) {
+	src := strings.Replace(inferenceProgram("    op 5 reduce_sum(X: out) -> (Out: red) {dim = [0], keep_dim = false}\n"),
+		"persist scale_w : f32[3]", "persist scale_w : f32[3] @world[-1]", 1)
+	src = "mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]\n" + src
+	m, err := ir.ParseString("infer", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := passes.AnnotateDataParallelWith(m, passes.DataParallelOptions{Mesh: "world", Axis: "mp", DataOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range m.Main.Global().Vars() {
+		if v.Dist != nil {
+			got = append(got, ir.PrintVar(v))
+		}
+	}
+	want := []string{"var x : f32[-1, 3, 2, 2] @world[1, -1, -1, -1]", "persist scale_w : f32[3] @world[-1]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("vars with a dist:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(m.Meshes) != 1 || slices.ContainsFunc(m.Main.Global().Ops, func(op *ir.Op) bool { return op.Dist != nil }) {
+		t.Errorf("meshes %d, or an op got a dist:\n%s", len(m.Meshes), ir.Print(m))
+	}
+
+	err = passes.AnnotateDataParallelWith(m, passes.DataParallelOptions{Mesh: "world", Axis: "dp", DataOnly: true})
+	if err == nil || err.Error() != "data var x already has a dist (@world[1, -1, -1, -1])" {
+		t.Errorf("err = %v, want a refusal of x's dist", err)
+	}
+}

@@ -156,7 +156,7 @@ func TestAnnotateDataParallelBatchNorm(t *testing.T) {
 	if d := m.Main.Global().Ops[1].Dist; d.ImplType != "default" {
 		t.Errorf("inference batch_norm: impl %s, want default", d.ImplType)
 	}
-	err := passes.AnnotateDataParallelBN(parseModule(t, inferenceProgram("")), "", 2, "dp", "global")
+	err := passes.AnnotateDataParallelWith(parseModule(t, inferenceProgram("")), passes.DataParallelOptions{Shape: 2, Axis: "dp", BatchNorm: "global"})
 	if err == nil || err.Error() != `batch-norm="global": want sync or local` {
 		t.Errorf("err = %v", err)
 	}

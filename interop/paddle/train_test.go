@@ -1,0 +1,325 @@
+package paddle_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/interop/paddle"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/passes"
+)
+
+// trainRows is every Paddle program of testdata (the shared fixtures are
+// the same files) and the global input shape it trains at: 8 images of
+// 32×32, 2 a rank, where the model allows; the MobileNets of Paddle-Lite
+// end in a 7×7 pool (not a global one), so they need 224×224, and train
+// at 1 image a rank. Only the light rows run under -short or -race (the
+// others take seconds to tens of seconds, and up to 7 GB for the
+// MobileNetV2, in a plain run; the race detector slows the simulator
+// some tenfold); the table keeps the others' last lines there.
+type trainRowSpec struct {
+	file, shape string
+	light       bool
+}
+
+var trainRows = []trainRowSpec{
+	{"demo_custom_gap.pdmodel", "8x3x32x32", true},
+	{"lite_conv_bn_relu.pdmodel", "8x3x32x32", true},
+	{"lite_mobilenetv1.pdmodel", "4x3x224x224", false},
+	{"lite_mobilenetv2.pdmodel", "4x3x224x224", false},
+	{"lite_resnet50.pdmodel", "8x3x32x32", false},
+	{"lite_resnet_cifar.pdmodel", "8x3x32x32", false},
+	{"p2o_pir_ifelse.json", "8x3x32x32", true},
+	{"p2o_pir_thresholded_relu.json", "8x3x32x32", true},
+	{"slim_mobilenetv1_int8.pdmodel", "8x3x32x32", false},
+	{"visualdl_mobilenetv1.pdmodel", "8x3x32x32", false},
+}
+
+// trainStages is the pipeline of a row, a pass at a time so that a row
+// that stops names the pass. Only the data vars are annotated; complete
+// infers the rest.
+var trainStages = []string{
+	"make-trainable{loss=softmax_with_cross_entropy,shape=%s}",
+	"append-backward{loss=loss}",
+	"annotate-data-parallel{shape=4,data-only=true}",
+	"append-optimizer{type=sgd}",
+	"complete",
+}
+
+const trainTable = "testdata/trained.md"
+
+// TestTrainFixtures takes every Paddle program of testdata from an
+// inference file to proven per-rank training programs and back:
+// import, the trainStages, partition -all (4 ranks), each rank exported
+// as Paddle's main and startup ProgramDescs and a sidecar and imported
+// back equal, then check -steps 2 -f64 of those re-imported programs
+// against the serial one. testdata/trained.md is the table, a row a
+// program (DISTPASS_UPDATE=1 rewrites it, in a plain run only; review
+// its diff); a row that stops says where and why.
+func TestTrainFixtures(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.pdmodel")
+	pir, _ := filepath.Glob("testdata/*.json")
+	for _, f := range append(files, pir...) {
+		if !slices.ContainsFunc(trainRows, func(r trainRowSpec) bool { return r.file == filepath.Base(f) }) {
+			t.Errorf("%s has no row in trainRows", f)
+		}
+	}
+	lightOnly := testing.Short() || raceEnabled
+	update := os.Getenv("DISTPASS_UPDATE") != ""
+	if update && lightOnly {
+		t.Fatal("DISTPASS_UPDATE=1 needs every row: run without -short and -race")
+	}
+	old := map[string]string{}
+	if data, err := os.ReadFile(trainTable); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Split(line, " | "); len(f) > 1 {
+				old[strings.TrimPrefix(f[0], "| ")] = line
+			}
+		}
+	} else if !update {
+		t.Fatalf("%v (DISTPASS_UPDATE=1 writes it)", err)
+	}
+
+	var sb strings.Builder
+	sb.WriteString("| program | input | training program | completion | rank 0 of 4 | Paddle files per rank | check -steps 2 -f64 |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range trainRows {
+		if lightOnly && !r.light {
+			line, ok := old[r.file]
+			if !ok {
+				t.Fatalf("%s: no row in %s to keep", r.file, trainTable)
+			}
+			sb.WriteString(line + "\n")
+			continue
+		}
+		start := time.Now()
+		cells, stopped := trainRow(t, r.file, r.shape)
+		if t.Failed() {
+			return
+		}
+		if !stopped {
+			t.Logf("%s at %s: %.1fs", r.file, r.shape, time.Since(start).Seconds())
+		}
+		sb.WriteString("| " + r.file + " | " + r.shape + " | " + strings.Join(cells, " | ") + " |\n")
+	}
+	got := sb.String()
+	if update {
+		if err := os.WriteFile(trainTable, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, _ := os.ReadFile(trainTable)
+	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); d != "" {
+		t.Errorf("%s differs (-want +got; DISTPASS_UPDATE=1 rewrites it):\n%s", trainTable, d)
+	}
+}
+
+// trainRow runs one program through and returns its cells after the
+// input's; stopped says a stage refused it (the cell says which and
+// why). A failure of what the table does not record (a round trip, a
+// check) fails t.
+func trainRow(t *testing.T, file, shape string) (cells []string, stopped bool) {
+	t.Helper()
+	stop := func(stage string, err error) ([]string, bool) {
+		var pe *passes.PassError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		cells := slices.Repeat([]string{""}, 5)
+		cells[0] = fmt.Sprintf("stops at %s: %s", stage, msg)
+		return cells, true
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *ir.Module
+	if paddle.IsPIR(data) {
+		m, err = paddle.ImportPIR(file, data)
+	} else {
+		m, err = paddle.Import(file, data)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, st := range trainStages {
+		if strings.Contains(st, "%s") {
+			st = fmt.Sprintf(st, shape)
+		}
+		if err := runPipeline(m, st); err != nil {
+			return stop("`"+strings.SplitN(st, "{", 2)[0]+"`", err)
+		}
+		if err := passes.Verify(m); err != nil {
+			t.Fatalf("%s: after %s: %v", file, st, err)
+		}
+	}
+	g := m.Main.Global()
+	roles := map[string]int{}
+	for _, op := range g.Ops {
+		switch {
+		case op.Role.IsOptimize():
+			roles["optimizer"]++
+		case op.Role.IsBackward():
+			roles["backward"]++
+		default:
+			roles["forward"]++
+		}
+	}
+	params := 0
+	for _, v := range g.Vars() {
+		if v.Kind == ir.KindParam {
+			params++
+		}
+	}
+	cells = append(cells, fmt.Sprintf("%d ops (%d forward, %d backward, %d sgd), %d params",
+		len(g.Ops), roles["forward"], roles["backward"], roles["optimizer"], params))
+
+	// What completion gave beyond the data vars: the impls.
+	impls := map[string]int{}
+	for _, op := range g.Ops {
+		if op.Dist != nil {
+			impls[fmt.Sprintf("%s:%d", op.Dist.ImplType, op.Dist.ImplIndex)]++
+		}
+	}
+	var is []string
+	for _, k := range slices.Sorted(maps.Keys(impls)) {
+		is = append(is, fmt.Sprintf("%s ×%d", k, impls[k]))
+	}
+	cells = append(cells, strings.Join(is, ", "))
+
+	ranks, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		return stop("`partition -all`", err)
+	}
+	colls := map[string]int{}
+	for _, op := range ranks[0].Main.Global().Ops {
+		if strings.HasPrefix(op.Type, "c_") || strings.HasSuffix(op.Type, "_v2") && strings.Contains(op.Type, "send") {
+			colls[op.Type]++
+		}
+	}
+	var cs []string
+	for _, k := range slices.Sorted(maps.Keys(colls)) {
+		cs = append(cs, fmt.Sprintf("%s ×%d", k, colls[k]))
+	}
+	cells = append(cells, fmt.Sprintf("%d ops; %s; startup %d ops", len(ranks[0].Main.Global().Ops), strings.Join(cs, ", "), ranks[0].Startup.NumOps()))
+
+	rep, kib := proveRanks(t, file, m, ranks)
+	cells = append(cells, fmt.Sprintf("%d pairs of main and startup ProgramDescs, %d KiB; each re-imported equal", len(ranks), kib))
+	cells = append(cells, fmt.Sprintf("ok: %d loss, %d activations, %d params, %d grads",
+		rep.Count("loss"), rep.Count("activation"), rep.Count("param"), rep.Count("grad")))
+	return cells, false
+}
+
+// proveRanks exports each of the per-rank modules of m as Paddle's main
+// and startup ProgramDescs and a sidecar, imports them back, fails t
+// unless each is equal to what was exported, and checks the re-imported
+// programs (check -steps 2 -f64 -parts) against m, which it converts to
+// f64. It returns the check's report and the ProgramDescs' size in KiB.
+func proveRanks(t *testing.T, file string, m *ir.Module, ranks []*ir.Module) (*check.Report, int) {
+	t.Helper()
+	back := make([]*ir.Module, len(ranks))
+	bytes := 0
+	for r, pm := range ranks {
+		f, err := paddle.ExportFiles(pm, pairOpts)
+		if err != nil {
+			t.Fatalf("%s: rank %d: export: %v", file, r, err)
+		}
+		bytes += len(f.Main) + len(f.Startup)
+		back[r], err = paddle.ImportFiles(fmt.Sprintf("rank%d.pdmodel", r), fmt.Sprintf("rank%d.startup.pdmodel", r), f)
+		if err != nil {
+			t.Fatalf("%s: rank %d: import: %v", file, r, err)
+		}
+		if d := ir.Diff(pm, back[r]); d != "" {
+			t.Fatalf("%s: rank %d: the re-imported module differs:\n%s", file, r, d)
+		}
+	}
+	if _, err := passes.ToF64(m); err != nil {
+		t.Fatalf("%s: to-f64: %v", file, err)
+	}
+	for r, pm := range back {
+		if _, err := passes.ToF64(pm); err != nil {
+			t.Fatalf("%s: rank %d: to-f64: %v", file, r, err)
+		}
+	}
+	rep, err := check.RunParts(context.Background(), m, passes.Ranks(m), back, check.Options{Steps: 2})
+	if err != nil {
+		t.Fatalf("%s: check: %v", file, err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatalf("%s: check: %v", file, err)
+	}
+	return rep, (bytes + 512) / 1024
+}
+
+// TestTrainResNetCifarDPMP: the CIFAR ResNet trained on a 2×2 mesh [dp,
+// mp], its classifier's weight fc_0.w_0 annotated column-parallel
+// ([-1, 1]: its 10 classes split over mp) and its data split over dp,
+// nothing else annotated. complete infers the rest: the convolutions and
+// batch norms data-parallel, the mul rule-based (a local product on the
+// weight's columns); insert-reshards gathers the logits' columns before
+// the softmax, and all-reduces fc_0.w_0's grad over dp (it is the sum of
+// the ranks' batches) before sgd reads it. Each rank's programs go to
+// Paddle's files and back, and the re-imported ones check against the
+// serial step in f64.
+func TestTrainResNetCifarDPMP(t *testing.T) {
+	if raceEnabled {
+		t.Skip("seconds of simulation, some tenfold under the race detector; the light rows of TestTrainFixtures cover the path")
+	}
+	const file = "lite_resnet_cifar.pdmodel"
+	m := importFixture(t, file)
+	if err := runPipeline(m, "make-trainable{loss=softmax_with_cross_entropy,shape=8x3x32x32}"); err != nil {
+		t.Fatal(err)
+	}
+	m.Meshes = append(m.Meshes, &ir.ProcessMesh{Name: "world", Shape: []int{2, 2}, DimNames: []string{"dp", "mp"}, ProcessIDs: []int{0, 1, 2, 3}})
+	m.Main.Global().Var("fc_0.w_0").Dist = &ir.TensorDist{Mesh: "world", DimsMapping: []int{-1, 1}}
+	err := runPipeline(m, "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards,verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Main.Global()
+	if d := g.Var("fc_0.w_0@GRAD").Dist.String(); d != "@world[-1, 1] partial [0:avg]" {
+		t.Errorf("fc_0.w_0@GRAD is %s, want @world[-1, 1] partial [0:avg]", d)
+	}
+	var reshards []string
+	for _, op := range g.Ops {
+		if op.Type == passes.ReshardOp {
+			x, out := g.Var(op.Input("X")[0]), g.Var(op.Output("Out")[0])
+			reshards = append(reshards, x.Name()+" "+x.Dist.String()+" -> "+out.Dist.String())
+		}
+	}
+	want := []string{
+		"fc_0.tmp_1 @world[0, 1] -> @world[0, -1]",
+		"fc_0.tmp_1@GRAD @world[0, -1] -> @world[0, 1]",
+		"pool2d_0.tmp_0@GRAD @world[0, -1, -1, -1] partial [1] -> @world[0, -1, -1, -1]",
+		"fc_0.w_0@GRAD @world[-1, 1] partial [0:avg] -> @world[-1, 1]",
+	}
+	if d := cmp.Diff(want, reshards); d != "" {
+		t.Errorf("reshards (-want +got):\n%s", d)
+	}
+	ranks, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, pm := range ranks {
+		if w := pm.Main.Global().Var("fc_0.w_0"); w.Type.String() != "f32[64, 5]" {
+			t.Errorf("rank %d: fc_0.w_0 is %s, want f32[64, 5]", r, w.Type)
+		}
+	}
+	rep, _ := proveRanks(t, file, m, ranks)
+	if rep.Count("param") != 101 || rep.Count("grad") != 101 {
+		t.Errorf("compared %d params and %d grads, want 101 of each", rep.Count("param"), rep.Count("grad"))
+	}
+}
