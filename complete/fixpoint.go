@@ -22,15 +22,15 @@ type step struct {
 // mesh dim it is split along; a closed var (annotated) never changes,
 // but for the partial state of a derived grad (gradPartialOpen).
 type state struct {
-	dims    [][]int
-	closed  []bool
+	dims   [][]int
+	closed []bool
 	// partialOpen marks the closed vars whose partial state their writer
 	// gives: see gradPartialOpen.
 	partialOpen []bool
-	mesh    []*ir.ProcessMesh
-	origin  [][]step
-	partial [][]ir.Partial
-	settled []bool
+	mesh        []*ir.ProcessMesh
+	origin      [][]step
+	partial     [][]ir.Partial
+	settled     []bool
 }
 
 func (e *engine) initState() {
