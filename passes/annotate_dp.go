@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/registry"
 )
 
 // AnnotateDataParallelPass is the naive data-parallel completion: the
@@ -214,7 +215,43 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 			}
 		}
 	}
-	return nil
+	return a.fits(pm, newMesh)
+}
+
+// fits holds every forward op to the impl it was given, as partition
+// will (the default impl holds an op with a sharding rule to it: a
+// softmax over the batch is no batch-parallel op), and undoes the
+// annotation when one does not fit, naming each.
+func (a *dpAnnotator) fits(pm *ir.ProcessMesh, newMesh bool) error {
+	f := registry.DefaultRegistry().Fitter(a.m)
+	for _, b := range a.p.Blocks {
+		for _, op := range b.Ops {
+			if !op.Role.IsForward() || op.Type == "feed" || op.Type == "fetch" {
+				continue
+			}
+			if err := f.Fits(b, op, op.Dist.ImplType, op.Dist.ImplIndex); err != nil {
+				a.fail(b, op, "not provably batch-parallel: %v", err)
+			}
+		}
+	}
+	err := errors.Join(a.errs...)
+	if err == nil {
+		return nil
+	}
+	for _, p := range a.m.Programs() {
+		for _, b := range p.Blocks {
+			for _, v := range b.Vars() {
+				v.Dist = nil
+			}
+			for _, op := range b.Ops {
+				op.Dist = nil
+			}
+		}
+	}
+	if newMesh {
+		a.m.Meshes = slices.DeleteFunc(a.m.Meshes, func(x *ir.ProcessMesh) bool { return x == pm })
+	}
+	return err
 }
 
 // annotateData gives the data vars (the seeds) their dists and nothing

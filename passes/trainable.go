@@ -57,14 +57,19 @@ an unknown dim is an error naming op and var. Then a label data var
 (option label) and the loss, a mean into var loss with role
 forward|loss: softmax_with_cross_entropy takes an int64 label shaped like
 the output with its last dim 1, mse a label like the output and computes
-mean((out - label)^2) with elementwise_sub, elementwise_mul and mean.
+mean((out - label)^2) with elementwise_sub, elementwise_mul and mean. An
+output that a softmax over its last axis writes (a classifier's
+probabilities, as Paddle's exported models end) is not softmaxed again:
+softmax_with_cross_entropy reads that softmax's input, the logits, and
+the softmax stays, its output no longer on the loss's path.
 Refused, each named: a PIR program (pd_op.data, pd_op.fetch),
 quantization ops (they have no gradient here: train the float model),
 feed or fetch ops whose args are not one feed/fetch list var and one
 dense tensor of block 0, feed or fetch in a sub-block, a fed var another
 op writes, no fetch or several, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
-state-vars, dropped-ops, renamed-vars and kept-batch-reshapes.`,
+state-vars, dropped-ops, renamed-vars, kept-batch-reshapes and
+loss-on-logits.`,
 		Options: []Option{
 			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
@@ -92,6 +97,7 @@ state-vars, dropped-ops, renamed-vars and kept-batch-reshapes.`,
 			ctx.Count("dropped-ops", st.Dropped)
 			ctx.Count("renamed-vars", st.Renamed)
 			ctx.Count("kept-batch-reshapes", st.KeptBatch)
+			ctx.Count("loss-on-logits", st.Logits)
 			return nil
 		},
 	}
@@ -115,6 +121,9 @@ type TrainableStats struct {
 	Renamed int // in-place writes given a var of their own
 	// KeptBatch counts reshape2 ops whose baked-in batch became 0.
 	KeptBatch int
+	// Logits is 1 when softmax_with_cross_entropy reads the input of
+	// the softmax that wrote the output, 0 otherwise.
+	Logits int
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
@@ -682,6 +691,56 @@ func xavierFans(shape []int64) (int64, int64) {
 	return shape[1] * r, shape[0] * r
 }
 
+// softmaxInput returns the logits of out: the input of a softmax over
+// the last axis whose probabilities out is, through the ops Paddle's
+// exports put after it that keep every row (a scale by 1 with bias 0, as
+// save_inference_model adds; a reshape2 that keeps the last dim), when
+// they have out's type; nil otherwise.
+func (t *trainer) softmaxInput(out *ir.Var) *ir.Var {
+	writer := map[string]*ir.Op{}
+	for _, op := range t.g.Ops {
+		for name := range op.OutputNames {
+			writer[name] = op
+		}
+	}
+	v := out
+	for range len(t.g.Ops) {
+		op := writer[v.Name()]
+		if op == nil || len(op.Input("X")) != 1 {
+			return nil
+		}
+		x := t.g.Var(op.Input("X")[0])
+		if x == nil || x.Type.Rank() == 0 || x.Type.Shape[x.Type.Rank()-1] != v.Type.Shape[v.Type.Rank()-1] {
+			return nil
+		}
+		switch op.Type {
+		case "softmax":
+			axis, ok := op.Attrs.Int("axis")
+			if ok && axis != -1 && axis != int64(x.Type.Rank()-1) {
+				return nil
+			}
+			if x.Type.DType != out.Type.DType || !slices.Equal(x.Type.Shape, out.Type.Shape) {
+				return nil
+			}
+			return x
+		case "scale":
+			scale, ok := op.Attrs.Float("scale")
+			if !ok {
+				scale = 1 // Paddle's default
+			}
+			bias, _ := op.Attrs.Float("bias")
+			if scale != 1 || bias != 0 || len(op.Input("ScaleTensor")) > 0 {
+				return nil
+			}
+		case "reshape2":
+		default:
+			return nil
+		}
+		v = x
+	}
+	return nil
+}
+
 // addLoss declares the label and appends the loss ops on the output.
 func (t *trainer) addLoss() error {
 	out := t.out
@@ -693,6 +752,10 @@ func (t *trainer) addLoss() error {
 	var last string
 	switch t.opts.Loss {
 	case "softmax_with_cross_entropy":
+		if x := t.softmaxInput(out); x != nil {
+			out = x
+			t.stats.Logits = 1
+		}
 		lshape := slices.Clone(out.Type.Shape)
 		lshape[len(lshape)-1] = 1
 		b.Var(t.opts.Label, ir.Tensor(ir.I64, lshape...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)

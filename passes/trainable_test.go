@@ -669,3 +669,59 @@ func checkSteps(t *testing.T, m *ir.Module, steps int) *check.Report {
 	}
 	return rep
 }
+
+// A classifier that ends in a softmax over its last axis is not softmaxed
+// twice: softmax_with_cross_entropy reads the softmax's input, the
+// logits, and the step checks data-parallel. A softmax over another
+// axis is not a classifier's: the loss reads its output; over the batch
+// (axis 0), annotate-data-parallel refuses it (it once annotated it, and
+// the step diverged).
+func TestMakeTrainableLossOnLogits(t *testing.T) {
+	for _, c := range []struct{ attrs, logits, refused string }{
+		{"{axis = -1}", "r", ""},
+		{"{axis = 1}", "r", ""},
+		{"{axis = -1}+scale {scale = 1.0, bias = 0.0}", "r", ""},
+		{"{axis = -1}+scale {scale = 2.0, bias = 0.0}", "p", ""},
+		{"{axis = 0}", "p", "op 5 softmax: not provably batch-parallel: its rule 1b->1b reads r as [-1, -1], not as its dims_mapping [0, -1]: the op does not compute on batch shards alone"},
+	} {
+		t.Run(c.attrs, func(t *testing.T) {
+			// "attrs+scale attrs": the softmax, then a scale as Paddle's
+			// save_inference_model adds.
+			sm, sc, _ := strings.Cut(c.attrs, "+scale ")
+			repl := "op 5 softmax(X: r) -> (Out: p) " + sm
+			if sc != "" {
+				repl = "op 5 softmax(X: r) -> (Out: s) " + sm + "\n    op 7 scale(X: s) -> (Out: p) " + sc
+			}
+			src := strings.Replace(smallInference, "op 5 relu(X: r) -> (Out: p) {is_test = true}", repl, 1)
+			src = strings.Replace(src, "    var p : f64[-1, 5]\n", "    var p : f64[-1, 5]\n    var s : f64[-1, 5]\n", 1)
+			m := parseModule(t, src)
+			st, err := passes.MakeTrainable(m, passes.TrainableOptions{Loss: "softmax_with_cross_entropy", Label: "label", Shape: []int64{4, 4}, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var xent *ir.Op
+			for _, op := range m.Main.Global().Ops {
+				if op.Type == "softmax_with_cross_entropy" {
+					xent = op
+				}
+			}
+			if xent == nil || xent.Input("Logits")[0] != c.logits {
+				t.Fatalf("the loss reads %v, want %s:\n%s", xent, c.logits, ir.Print(m))
+			}
+			if want := map[string]int{"r": 1, "p": 0}[c.logits]; st.Logits != want {
+				t.Errorf("Logits = %d, want %d", st.Logits, want)
+			}
+			err = run(t, testRegistry(t), "verify,append-backward{loss=loss},annotate-data-parallel{shape=2},append-optimizer{type=sgd},verify", m)
+			if c.refused != "" {
+				if err == nil || !strings.HasSuffix(err.Error(), c.refused) {
+					t.Fatalf("err = %v\nwant it to end with %s", err, c.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSteps(t, m, 2)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -276,6 +277,87 @@ func defaultCompatible(ctx *Lowering, op *ir.Op) error {
 			}
 			return fmt.Errorf("output %s has dims_mapping %s: the default impl computes each rank's block of the inputs' batch dim (mesh dim %d), so it needs the batch dim %d split so",
 				a, ir.FormatInts(m), inBatch, first)
+		}
+	}
+	if inBatch >= 0 {
+		return batchByRule(ctx, op)
+	}
+	return nil
+}
+
+// batchByRule holds an op that the default impl runs on batch shards to
+// its sharding rule, where the op table gives one: the rule must read
+// every input as split as it is (softmax over axis 0 reads the batch
+// whole) and give no output partial (a sum over the batch is one). The
+// batch-dim convention alone cannot see an attr that moves the op's work
+// across the batch. A training batch_norm is the exception by design:
+// its statistics are each rank's shard's (local batch norm, Paddle's
+// default), which check compares with the serial program per shard.
+// So is an op that reads indices (an integer tensor): they may index the
+// rank's own rows, as the MoE dispatch's gather and scatter do, which no
+// rule can see; and an input the rule leaves free (a fetch's).
+func batchByRule(ctx *Lowering, op *ir.Op) error {
+	if op.Type == "batch_norm" {
+		return nil
+	}
+	for name := range op.InputNames {
+		if v := ctx.Var(name); v != nil && v.Type.Kind == ir.DenseTensor && v.Type.DType.IsInteger() {
+			return nil
+		}
+	}
+	rule, err := opdef.ShardingRuleOf(op, ctx.serialVar)
+	if err != nil || rule == nil {
+		return nil // no rule: the batch-dim convention stands alone
+	}
+	var ins, outs [][]int
+	var names, outNames []string
+	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+		for _, s := range slots {
+			for _, a := range s.Args {
+				var m []int
+				if v := ctx.Var(a); v != nil && v.Type.Kind == ir.DenseTensor {
+					if m = ctx.Mapping(a); m == nil {
+						m = []int{}
+					}
+				}
+				if side == 0 {
+					ins, names = append(ins, m), append(names, a)
+				} else {
+					outs, outNames = append(outs, m), append(outNames, a)
+				}
+			}
+		}
+	}
+	rs := op.Type + "'s rule"
+	if str, ok := rule.(fmt.Stringer); ok {
+		rs = "its rule " + str.String()
+	}
+	sh, err := rule.Forward(ctx.Mesh().Shape, ins)
+	if err != nil {
+		return fmt.Errorf("the default impl computes %s on batch shards, and %s refuses the mappings: %v", op.Type, rs, err)
+	}
+	for i, m := range ins {
+		if m == nil || ctx.IsParam(names[i]) || i >= len(sh.Inputs) || sh.Inputs[i] == nil {
+			continue
+		}
+		if want := sh.Inputs[i]; !slices.Equal(want, m) {
+			return fmt.Errorf("%s reads %s as %s, not as its dims_mapping %s: the op does not compute on batch shards alone", rs, names[i], ir.FormatInts(want), ir.FormatInts(m))
+		}
+	}
+	for j := range outs {
+		if j >= len(sh.Partial) || len(sh.Partial[j]) == 0 {
+			continue
+		}
+		// A fold over the batch is right only into a var declared
+		// partial so (the loss: partial avg over the batch's mesh dim).
+		var have []ir.Partial
+		if v := ctx.Var(outNames[j]); v != nil && v.Dist != nil {
+			have = v.Dist.Partial
+		}
+		for _, p := range sh.Partial[j] {
+			if !slices.Contains(have, p) {
+				return fmt.Errorf("%s gives %s %s: the op folds the batch, and its dist says %s", rs, outNames[j], fmtPartial(outs[j], sh.Partial[j]), fmtPartial(outs[j], have))
+			}
 		}
 	}
 	return nil
