@@ -19,13 +19,14 @@ import (
 // for the name resolution of Index they share.
 
 // Comm reports the communication of a partitioned module: every
-// collective of main and startup with its group, mesh axis, payload and
+// collective of main and startup, and every op that all-reduces inside
+// its kernel (sync_batch_norm), with its group, mesh axis, payload and
 // cost. See CommReport, and the package doc for the cost formulas.
 var Comm = &Analyzer{
 	Name: "comm",
 	Doc: "Comm lists every collective of a partitioned module's main and startup programs, in program " +
-		"order, with its group, mesh axis, payload and the bytes this rank moves for it, and totals per " +
-		"axis and per collective type.",
+		"order (and the all-reduce inside each sync_batch_norm and its grad), with its group, mesh axis, " +
+		"payload and the bytes this rank moves for it, and totals per axis and per collective type.",
 	Requires: []*Analyzer{Index},
 	Run: func(p *Inputs) (any, error) {
 		return buildComm(p.Module, p.Result(Index).(*IndexInfo))
@@ -51,8 +52,8 @@ type CommOp struct {
 	Block   int
 	ID      int64
 	Type    string
-	// RingID is the op's ring_id attr (a point-to-point op without one
-	// is on ring 0, Paddle's default).
+	// RingID is the op's ring_id attr (a point-to-point op or a
+	// sync_batch_norm without one is on ring 0, Paddle's default).
 	RingID int64
 	// Group lists the ranks the op runs over, ascending: the ring's
 	// entry in the module's group table, or this rank and its peer.
@@ -63,8 +64,10 @@ type CommOp struct {
 	// (N the ring id).
 	Axis string
 	// Payload is the var the op sends (its X or x input; Out or out for
-	// an op without one, such as recv_v2), "" for none (barrier). DType
-	// and Shape are its dtype and local shape.
+	// an op without one, such as recv_v2), "" for none (barrier) or for
+	// a buffer that is no var of the program (sync_batch_norm's
+	// statistics). DType and Shape are the payload's dtype and local
+	// shape: zero for none, the buffer's for a sync_batch_norm.
 	Payload string
 	DType   ir.DType
 	Shape   []int64
@@ -232,7 +235,7 @@ func buildComm(m *ir.Module, x *IndexInfo) (*CommReport, error) {
 				continue
 			}
 			for _, op := range blk.Ops {
-				if op == nil || !ir.IsCollective(op.Type) {
+				if op == nil || !ir.IsCollective(op.Type) && !AllReducesInside(op.Type) {
 					continue
 				}
 				if c, ok := b.op(pr.label, pr.p, bi, op); ok {
@@ -305,6 +308,9 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 	if op.Dist != nil && op.Dist.ImplType != "" {
 		c.Impl = op.Dist.ImplType + ":" + strconv.Itoa(op.Dist.ImplIndex)
 	}
+	if rule, ok := allReducesInside[op.Type]; ok {
+		return b.inside(prog, p, bi, op, c, rule)
+	}
 	cst, known := costs[op.Type]
 	if !known {
 		b.fail(prog, bi, op, "no cost formula for collective type %s", op.Type)
@@ -330,16 +336,9 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 			return c, false
 		}
 		c.RingID = id
-		g := b.m.Group(int(id))
-		if g == nil {
-			b.fail(prog, bi, op, "ring_id %d is not in the module's group table", id)
+		if c.Group, ok = b.ring(prog, bi, op, id); !ok {
 			return c, false
 		}
-		if !slices.Contains(g.Ranks, b.rank) {
-			b.fail(prog, bi, op, "rank %d is not in group %d %s", b.rank, id, fmtInts(g.Ranks))
-			return c, false
-		}
-		c.Group = slices.Sorted(slices.Values(g.Ranks))
 	}
 	c.Axis = b.axis(op, c.Group, c.RingID)
 
@@ -388,6 +387,140 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 		}
 	}
 	return c, true
+}
+
+// ring returns the ranks of ring id, ascending, and false (having
+// failed op) when the group table has no such ring or it lacks this rank.
+func (b *commBuilder) ring(prog string, bi int, op *ir.Op, id int64) ([]int, bool) {
+	g := b.m.Group(int(id))
+	if g == nil {
+		b.fail(prog, bi, op, "ring_id %d is not in the module's group table", id)
+		return nil, false
+	}
+	if !slices.Contains(g.Ranks, b.rank) {
+		b.fail(prog, bi, op, "rank %d is not in group %d %s", b.rank, id, fmtInts(g.Ranks))
+		return nil, false
+	}
+	return slices.Sorted(slices.Values(g.Ranks)), true
+}
+
+// allReducesInside maps the op types that all-reduce a buffer over their
+// ring_id's group inside their own kernel to the rule that gives the
+// buffer. They compute, so they are no collectives (ir.IsCollective,
+// which the simulator and the passes read as "only communicates"); Comm
+// lists them as all-reduces of that buffer, costed as c_allreduce_sum.
+var allReducesInside = map[string]bufferRule{
+	"sync_batch_norm": syncBNBuffer, "sync_batch_norm_grad": syncBNBuffer,
+}
+
+// AllReducesInside reports whether ops of type typ, no collectives
+// (ir.IsCollective), all-reduce a buffer inside their kernel, which Comm
+// lists: sync_batch_norm and sync_batch_norm_grad.
+func AllReducesInside(typ string) bool {
+	_, ok := allReducesInside[typ]
+	return ok
+}
+
+// buffer is what an op of allReducesInside all-reduces: bytes is its
+// size, known false when a dim is of unknown size (-1); idle is set when
+// the op all-reduces nothing as its attrs stand.
+type buffer struct {
+	dtype ir.DType
+	shape []int64
+	bytes int64
+	known bool
+	idle  bool
+}
+
+type bufferRule func(b *commBuilder, p *ir.Program, bi int, op *ir.Op) (buffer, error)
+
+// inside reports an op of allReducesInside as an all-reduce over the
+// group of its ring_id (0 when it has none: Paddle's default
+// communicator, as the simulator takes it) of the buffer rule gives. The
+// buffer is no var of the program, so Payload stays "".
+func (b *commBuilder) inside(prog string, p *ir.Program, bi int, op *ir.Op, c CommOp, rule bufferRule) (CommOp, bool) {
+	id, _ := op.Attrs.Int("ring_id")
+	group, ok := b.ring(prog, bi, op, id)
+	if !ok {
+		return c, false
+	}
+	c.RingID, c.Group = id, group
+	c.Axis = b.axis(op, group, id)
+	buf, err := rule(b, p, bi, op)
+	if err != nil {
+		b.fail(prog, bi, op, "%v", err)
+		return c, false
+	}
+	c.DType, c.Shape = buf.dtype, buf.shape
+	switch {
+	case buf.idle || len(group) <= 1:
+		return c, true
+	case !buf.known:
+		c.DataDependent = true
+		return c, true
+	}
+	c.Bytes = ringBytes(2, len(group), buf.bytes)
+	return c, true
+}
+
+// syncBNBuffer is the one buffer a sync_batch_norm or its grad
+// all-reduces, as Paddle's CUDA kernel: 2C+1 elements (C = the length of
+// Scale) holding the per-channel sums of x and x² (forward) or of dy and
+// dy·x̂ (backward), then the element count, in the parameter dtype: f64
+// for an f64 X, else f32 (f16 and bf16 keep f32 statistics). An op that
+// normalises by the running statistics (is_test without
+// trainable_statistics, or use_global_stats, which the kernel refuses)
+// all-reduces nothing, as the simulator's kernel.
+func syncBNBuffer(b *commBuilder, p *ir.Program, bi int, op *ir.Op) (buffer, error) {
+	x, err := b.argVar(p, bi, op, "X")
+	if err != nil {
+		return buffer{}, err
+	}
+	scale, err := b.argVar(p, bi, op, "Scale")
+	if err != nil {
+		return buffer{}, err
+	}
+	buf := buffer{dtype: ir.F32}
+	if x.Type.DType == ir.F64 {
+		buf.dtype = ir.F64
+	}
+	buf.idle = op.Attrs.Flag("use_global_stats") || op.Attrs.Flag("is_test") && !op.Attrs.Flag("trainable_statistics")
+	t := scale.Type
+	t.DType = buf.dtype
+	cb, ok, err := tensorBytes(t)
+	if err != nil {
+		return buffer{}, fmt.Errorf("input Scale %s: %v", quoteName(scale.Name()), err)
+	}
+	if !ok {
+		buf.shape = []int64{-1}
+		return buf, nil
+	}
+	size := int64(buf.dtype.Size())
+	if cb > (maxPayload-size)/2 {
+		return buffer{}, fmt.Errorf("input Scale %s of %d channels: the bytes the op moves overflow int64", quoteName(scale.Name()), cb/size)
+	}
+	buf.shape, buf.bytes, buf.known = []int64{2*(cb/size) + 1}, 2*cb+size, true
+	return buf, nil
+}
+
+// argVar returns the dense tensor var of op's one-arg input slot.
+func (b *commBuilder) argVar(p *ir.Program, bi int, op *ir.Op, slot string) (*ir.Var, error) {
+	args := op.Input(slot)
+	if len(args) != 1 {
+		return nil, fmt.Errorf("input %s has %d args, want 1", slot, len(args))
+	}
+	id, ok := b.x.Lookup(p, bi, args[0])
+	var v *ir.Var
+	if ok {
+		v = b.x.Var(id)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("input %s names undeclared var %s", slot, quoteName(args[0]))
+	}
+	if !v.Type.IsTensor() {
+		return nil, fmt.Errorf("input %s %s is a %s, not a dense tensor", slot, quoteName(v.Name()), v.Type.Kind)
+	}
+	return v, nil
 }
 
 type payloadVar struct {

@@ -52,9 +52,10 @@
 // serial modules, whose declared shapes are global).
 //
 // Comm lists every collective (ir.IsCollective) of main and startup, all
-// blocks, in program order, with the bytes this rank moves for one run of
-// it. With n the size of the op's group and size the local bytes
-// (elements × dtype size) of its payload:
+// blocks, in program order, and every sync_batch_norm and
+// sync_batch_norm_grad, which all-reduce inside their kernel, with the
+// bytes this rank moves for one run of it. With n the size of the op's
+// group and size the local bytes (elements × dtype size) of its payload:
 //
 //	c_allreduce_*, all_reduce, mp_allreduce_sum   2(n-1)/n × size(X)    ring allreduce: reduce-scatter, then allgather
 //	c_allgather, all_gather, c_concat,            (n-1)/n × size(Out)   ring allgather: receive the n-1 other shards
@@ -68,6 +69,9 @@
 //	send_v2, p_send / recv_v2, p_recv             size(X) / size(Out)
 //	partial_send / partial_recv                   size / num
 //	c_identity, c_split, barrier                  0                     local (c_split keeps its slice)
+//	sync_batch_norm, sync_batch_norm_grad         2(n-1)/n × (2C+1)·s   one all-reduce of the per-channel sums and the
+//	                                                                    element count, C = len(Scale), s = 8 for an f64
+//	                                                                    X, else 4; 0 with running statistics (is_test)
 //
 // A group of one rank moves 0. Figures are rounded to whole bytes, half
 // up (computed in integers, as k(n-1)q + round(k(n-1)r/n) for size =
@@ -76,16 +80,17 @@
 // figure: the op is marked DataDependent, which is the rule for the MoE
 // exchanges, whose row blocks are decided by the routing at run time
 // (check.MeasureTraffic measures them). CollectiveBytes is the table as
-// a function.
+// a function, but for sync_batch_norm, whose buffer is the op's own.
 //
 // The group is the ring_id's entry in the module's group table (a
-// point-to-point op with a peer attr: this rank and the peer). Its axis
-// is the name of the first mesh dim whose group for this rank is that
-// rank list, looking in the op's mesh first, then in every mesh in
-// order; else "world" when the group is every rank of the module, else
-// "group N" for ring N ("p2p" for a peer pair without a ring). Totals
-// are per program (main per training step, startup once), per axis and
-// per collective type.
+// point-to-point op with a peer attr: this rank and the peer; ring 0 for
+// a sync_batch_norm without ring_id, as Paddle). Its axis is the name of
+// the first mesh dim whose group for this rank is that rank list,
+// looking in the op's mesh first, then in every mesh in order; else
+// "world" when the group is every rank of the module, else "group N" for
+// ring N ("p2p" for a peer pair without a ring). Totals are per program
+// (main per training step, startup once), per axis and per collective
+// type.
 //
 // Memory sums the local bytes of main's dense vars in three classes:
 // parameters (kind param), other persistables, and the non-persistable

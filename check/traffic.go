@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
@@ -44,7 +45,10 @@ func (t *Traffic) Bytes(rank int, op int64) (int64, bool) {
 // the rows this rank sends to the other members of its group (its
 // local_count blocks for them, for a scatter; its global_count blocks
 // for them, for a gather) × columns × dtype size. Rows a rank sends to
-// itself are free. m is not changed.
+// itself are free. A sync_batch_norm (or its grad) all-reduces inside its
+// kernel, where no hook sees the tensors: each run of one counts the
+// figure of analysis.Comm for it, so the step says whether and how often
+// it ran. m is not changed.
 func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
@@ -75,6 +79,10 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 	for i, r := range ranks {
 		byRank[r] = mods[i]
 	}
+	inside, err := allReducesInside(ranks, mods)
+	if err != nil {
+		return nil, err
+	}
 	tr := &Traffic{Ranks: ranks, bytes: map[trafficKey]int64{}}
 	var (
 		mu   sync.Mutex
@@ -91,6 +99,16 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 			}
 			tr.bytes[trafficKey{rank, op.ID}] += b
 		}}
+	if len(inside) > 0 {
+		spmd.OpTime = func(rank int, op *ir.Op, _ time.Duration) {
+			k := trafficKey{rank, op.ID}
+			if b, ok := inside[k]; ok {
+				mu.Lock()
+				defer mu.Unlock()
+				tr.bytes[k] += b
+			}
+		}
+	}
 	if mods[0].Startup != nil {
 		if _, err := spmd.RunProgram("startup", ranks, mods, scopes); err != nil {
 			return nil, fmt.Errorf("per-rank startup: %w", err)
@@ -103,6 +121,42 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 		return nil, errs[0]
 	}
 	return tr, nil
+}
+
+// allReducesInside returns Comm's figure for every op of the ranks'
+// programs that all-reduces inside its kernel and has one (not
+// data-dependent), by rank and op id; nil when there is none.
+func allReducesInside(ranks []int, mods []*ir.Module) (map[trafficKey]int64, error) {
+	var out map[trafficKey]int64
+	for i, pm := range mods {
+		if !hasAllReduceInside(pm) {
+			continue
+		}
+		rep, err := analysis.Get[*analysis.CommReport](analysis.NewCache(pm), analysis.Comm)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", ranks[i], err)
+		}
+		for _, c := range rep.Ops {
+			if analysis.AllReducesInside(c.Type) && !c.DataDependent {
+				if out == nil {
+					out = map[trafficKey]int64{}
+				}
+				out[trafficKey{ranks[i], c.ID}] = c.Bytes
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasAllReduceInside(m *ir.Module) bool {
+	for _, p := range m.Programs() {
+		for _, b := range p.Blocks {
+			if b != nil && slices.ContainsFunc(b.Ops, func(op *ir.Op) bool { return op != nil && analysis.AllReducesInside(op.Type) }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // movedBytes is what rank moved for one run of op, given its tensors.

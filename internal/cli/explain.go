@@ -26,8 +26,9 @@ const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]\n   
 
 // explainDoc is explain's help: what it prints, the cost formulas and the
 // JSON schema.
-const explainDoc = `Explain lists the collectives of each rank's program — why each is there
-(its origin: the impl that inserted it and its reason) and what it costs —
+const explainDoc = `Explain lists the collectives of each rank's program, and the all-reduce
+inside each sync_batch_norm and its grad — why each is there (its
+origin: the impl that inserted it and its reason) and what it costs —
 then totals per mesh axis and per collective type: main per training
 step, startup once. The input is an annotated serial module, partitioned
 here for rank 0 (the lowest rank), -rank R or -all ranks, or a module
@@ -36,9 +37,10 @@ already partitioned, explained as it is.
 Columns: op id (and ^B for an op in block B > 0), type, axis (the mesh dim
 whose group for this rank is the op's group; "world" for every rank;
 "group N" otherwise), group (its ranks), the payload's dtype and local
-shape (the X input, or Out for recv_v2), the bytes this rank moves, and
-the origin ("serial op, impl T:N" for a collective of the serial program,
-kept and pointed at its group by impl T:N).
+shape (the X input, Out for recv_v2, the statistics buffer of a
+sync_batch_norm), the bytes this rank moves, and the origin ("serial
+op, impl T:N" for a collective of the serial program, kept and pointed
+at its group by impl T:N).
 
 Bytes per run of an op, with n the group size and size the payload's
 local bytes, rounded half up to whole bytes, op by op (totals add up):
@@ -51,13 +53,19 @@ local bytes, rounded half up to whole bytes, op by op (totals add up):
   c_identity, c_split                0 (local)
   global_scatter, global_gather      data-dependent: the rows are decided
                                      by the routing at run time
+  sync_batch_norm(_grad)             2(n-1)/n × (2C+1) × 4 (8 for an f64
+                                     X): the all-reduce inside the op of
+                                     the per-channel sums and the element
+                                     count, C channels (the Scale input);
+                                     0 with running statistics (is_test)
 The other collective types are in the doc of package analysis. A group
 of one rank moves 0. -measure runs one training step of the
 serial module in the simulator (startup, then one step of main, fed as
 'distpass check' feeds it) and adds the bytes each op moved: the same
 formulas on the actual tensors, and for global_scatter/global_gather the
 rows sent to other ranks × columns × dtype size (rows a rank keeps are
-free).
+free). A sync_batch_norm's all-reduce runs inside its kernel, out of the
+simulator's sight of its tensors: each run counts the static figure.
 
 -memory adds the local bytes of main's vars: parameters, other
 persistables, and activations (every non-persistable var at once, grads
@@ -74,7 +82,8 @@ sub-block's while its op runs.
           "memory": MEMORY (with -memory)}
   OP:    {"program": "main"|"startup", "block": B, "op": ID, "type": T,
           "ring_id": N (-1: none), "group": [R...], "axis": A,
-          "payload": VAR, "dtype": D, "shape": [N...], "bytes": N|null
+          "payload": VAR ("" for none, or a sync_batch_norm's statistics),
+          "dtype": D, "shape": [N...], "bytes": N|null
           (null when data-dependent), "data_dependent": BOOL,
           "measured_bytes": N (with -measure, if the op ran),
           "origin": S ("" for a serial op), "impl": "T:N" ("" for none)}
@@ -457,7 +466,7 @@ func writeProgramText(sb *strings.Builder, rep *analysis.CommReport, measured []
 			id += " ^" + strconv.Itoa(op.Block)
 		}
 		dtype, shape := "-", "-"
-		if op.Payload != "" {
+		if hasBuffer(op) {
 			dtype, shape = op.DType.String(), formatShape(op.Shape)
 		}
 		row := []string{id, op.Type, op.Axis, ir.FormatInts(op.Group), dtype, shape, opBytes(op)}
@@ -523,6 +532,10 @@ func writeMemoryText(sb *strings.Builder, mem *analysis.MemoryReport) {
 		fmt.Fprintf(sb, "activations live at once: at most %d bytes (at op %d)\n", mem.PeakActivations, mem.PeakOp)
 	}
 }
+
+// hasBuffer reports whether op sends something: a payload var, or a
+// sync_batch_norm's statistics, which are no var but have a dtype.
+func hasBuffer(op analysis.CommOp) bool { return op.Payload != "" || op.DType.Valid() }
 
 func opBytes(op analysis.CommOp) string {
 	if op.DataDependent {
@@ -641,7 +654,7 @@ func writeExplainJSON(w io.Writer, file string, results []*explained, tr *check.
 			jo := jsonOp{Program: op.Program, Block: op.Block, Op: op.ID, Type: op.Type, RingID: op.RingID,
 				Group: op.Group, Axis: op.Axis, Payload: op.Payload, Shape: op.Shape,
 				DataDependent: op.DataDependent, Origin: op.Origin, Impl: op.Impl}
-			if op.Payload != "" {
+			if hasBuffer(op) {
 				jo.DType = op.DType.String()
 			}
 			if !op.DataDependent {
