@@ -328,20 +328,23 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 			}
 		}
 	}
-	rs := op.Type + "'s rule"
-	if str, ok := rule.(fmt.Stringer); ok {
-		rs = "its rule " + str.String()
+	// Spelled on refusal only: an accepted op pays no string.
+	rs := func() string {
+		if str, ok := rule.(fmt.Stringer); ok {
+			return "its rule " + str.String()
+		}
+		return op.Type + "'s rule"
 	}
 	sh, err := rule.Forward(ctx.Mesh().Shape, ins)
 	if err != nil {
-		return fmt.Errorf("the default impl computes %s on batch shards, and %s refuses the mappings: %v", op.Type, rs, err)
+		return fmt.Errorf("the default impl computes %s on batch shards, and %s refuses the mappings: %v", op.Type, rs(), err)
 	}
 	for i, m := range ins {
 		if m == nil || ctx.IsParam(names[i]) || i >= len(sh.Inputs) || sh.Inputs[i] == nil {
 			continue
 		}
 		if want := sh.Inputs[i]; !slices.Equal(want, m) {
-			return fmt.Errorf("%s reads %s as %s, not as its dims_mapping %s: the op does not compute on batch shards alone", rs, names[i], ir.FormatInts(want), ir.FormatInts(m))
+			return fmt.Errorf("%s reads %s as %s, not as its dims_mapping %s: the op does not compute on batch shards alone", rs(), names[i], ir.FormatInts(want), ir.FormatInts(m))
 		}
 	}
 	for j := range outs {
@@ -356,7 +359,7 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 		}
 		for _, p := range sh.Partial[j] {
 			if !slices.Contains(have, p) {
-				return fmt.Errorf("%s gives %s %s: the op folds the batch, and its dist says %s", rs, outNames[j], fmtPartial(outs[j], sh.Partial[j]), fmtPartial(outs[j], have))
+				return fmt.Errorf("%s gives %s %s: the op folds the batch, and its dist says %s", rs(), outNames[j], fmtPartial(outs[j], sh.Partial[j]), fmtPartial(outs[j], have))
 			}
 		}
 	}

@@ -140,13 +140,16 @@ func (c *Lowering) serialVar(name string) *ir.Var {
 	if mesh == nil || len(v.Dist.DimsMapping) != len(v.Type.Shape) {
 		return v
 	}
-	g := v.Clone()
+	// A shallow copy: the rule reads the type alone, and a full Clone
+	// (attrs, dist) per arg of every op lowered cost more than the rule.
+	g := *v
+	g.Type.Shape = slices.Clone(v.Type.Shape)
 	for i, a := range v.Dist.DimsMapping {
 		if a >= 0 && a < len(mesh.Shape) && g.Type.Shape[i] > 0 {
 			g.Type.Shape[i] *= int64(mesh.Shape[a])
 		}
 	}
-	return g
+	return &g
 }
 
 // spmdCheck holds op's dist to its sharding rule: the op's input mappings
