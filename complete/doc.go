@@ -58,7 +58,12 @@
 // incremental, so completing, appending the backward and completing
 // again gives the grads their dists, and an op a user annotated (an MoE
 // dispatch that indexes each rank's own rows, which no rule can know)
-// is kept as written while the rest completes around it. A reshard op
+// is kept as written while the rest completes around it. One exception:
+// a grad var whose dist is its forward var's mesh and mapping, not
+// partial (what append-backward copies onto a grad of an annotated var),
+// keeps that mapping but takes the partial state its writer gives (a
+// rule-based grad op leaves a param grad partial over the batch's mesh
+// dims), and its readers that need it whole get a reshard. A reshard op
 // without an impl is given the op dist its vars say (Out's mesh, each
 // var's mapping, impl reshard:0) and kept, and is never itself listed as
 // a reshard needed. An op type

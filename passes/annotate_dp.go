@@ -28,7 +28,10 @@ from batch-split vars is partial avg. Ops it cannot prove batch-parallel
 are refused, each named: an op that reads the batch and writes a
 non-persistable tensor without it (a reduction over the batch), a
 reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
-transpose2 that moves it, a flatten that folds it. A training batch_norm
+transpose2 that moves it, a flatten that folds it, and any op that
+the impl it gets does not lower on batch shards (partition's own test,
+registry.Fitter: the default impl holds an op with a sharding rule to
+it, so a softmax over the batch is refused). A training batch_norm
 (not is_test, not use_global_stats) on the batch gets, with
 batch-norm=sync (the default), impl batch_norm:0: sync_batch_norm, its
 statistics all-reduced over axis, the serial program's, which check
