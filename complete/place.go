@@ -156,10 +156,11 @@ func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
 						p = o.partial
 					}
 					e.s.partial[o.v] = p
-					x := e.g.vars[o.v]
-					d := *x.Dist
-					d.Partial = slices.Clone(p)
-					x.Dist = &d
+					if x := e.g.vars[o.v]; !slices.Equal(x.Dist.Partial, p) {
+						d := *x.Dist
+						d.Partial = slices.Clone(p)
+						x.Dist = &d
+					}
 				}
 				continue
 			}
