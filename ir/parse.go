@@ -281,11 +281,17 @@ func (p *parser) module() *Module {
 func (p *parser) mesh(m *Module) {
 	line, col := p.tok.line, p.tok.col
 	p.next()
-	pm := &ProcessMesh{Name: p.name("mesh name")}
+	pm := p.meshBody()
 	if p.err == nil && m.Mesh(pm.Name) != nil {
 		p.errorAt(line, col, "mesh %s declared twice", quoteName(pm.Name))
 		return
 	}
+	m.Meshes = append(m.Meshes, pm)
+}
+
+// meshBody reads a mesh declaration after its keyword.
+func (p *parser) meshBody() *ProcessMesh {
+	pm := &ProcessMesh{Name: p.name("mesh name")}
 	p.keyword("shape")
 	pm.Shape = p.intList("mesh dim size")
 	p.keyword("dims")
@@ -293,7 +299,7 @@ func (p *parser) mesh(m *Module) {
 		pm.DimNames = []string{}
 		for p.tok.kind != tRBrack && p.err == nil {
 			if len(pm.DimNames) > 0 && !p.want(tComma) {
-				return
+				return pm
 			}
 			pm.DimNames = append(pm.DimNames, p.name("dim name"))
 		}
@@ -301,7 +307,58 @@ func (p *parser) mesh(m *Module) {
 	}
 	p.keyword("ranks")
 	pm.ProcessIDs = p.intList("rank")
-	m.Meshes = append(m.Meshes, pm)
+	return pm
+}
+
+// ParseMesh reads a mesh declaration as the text format writes it,
+// without its keyword: "world shape [2, 2] dims [dp, mp] ranks [0, 1, 2,
+// 3]". name is used in error positions. Like Parse, it checks the
+// grammar only; Verify checks the mesh.
+func ParseMesh(name, src string) (*ProcessMesh, error) {
+	p := fragmentParser(name, src)
+	pm := p.meshBody()
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	return pm, nil
+}
+
+// ParseDist reads a tensor's dist as the text format writes it:
+// "@world[0, -1]", "@world[-1, 1] partial [0:avg]". name is used in
+// error positions. Like Parse, it checks the grammar only; Verify checks
+// the dist against its var and mesh.
+func ParseDist(name, src string) (*TensorDist, error) {
+	p := fragmentParser(name, src)
+	if p.tok.kind != tAt {
+		p.expected(`"@"`)
+		return nil, p.err
+	}
+	d := p.tensorDist()
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// fragmentParser is a parser over a piece of a module's text.
+func fragmentParser(name, src string) *parser {
+	p := &parser{
+		lexer:  lexer{file: name, src: unsafe.Slice(unsafe.StringData(src), len(src)), line: 1},
+		source: src,
+	}
+	p.next()
+	return p
+}
+
+// end fails unless the fragment is all read, and returns the error.
+func (p *parser) end() error {
+	if p.err == nil && p.tok.kind != tEOF {
+		p.expected("the end")
+	}
+	if p.err != nil {
+		return p.err
+	}
+	return nil
 }
 
 func (p *parser) group(m *Module) {

@@ -20,6 +20,7 @@ func DefaultRegistry() *Registry {
 		AppendBackwardPass(),
 		AppendOptimizerPass(),
 		AnnotateDataParallelPass(),
+		AnnotatePass(),
 		CompletePass(reg),
 		InsertReshardsPass(),
 		ToF64Pass(),

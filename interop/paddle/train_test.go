@@ -264,6 +264,11 @@ func proveRanks(t *testing.T, file string, m *ir.Module, ranks []*ir.Module) (*c
 	return rep, (bytes + 512) / 1024
 }
 
+// dpmpPipeline is README's pipeline of the CIFAR ResNet on dp × mp.
+const dpmpPipeline = `make-trainable{shape=8x3x32x32},` +
+	`annotate{mesh="world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]",var="fc_0.w_0 @world[-1, 1]"},` +
+	`append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards`
+
 // TestTrainResNetCifarDPMP: the CIFAR ResNet trained on a 2×2 mesh [dp,
 // mp], its classifier's weight fc_0.w_0 annotated column-parallel
 // ([-1, 1]: its 10 classes split over mp) and its data split over dp,
@@ -280,13 +285,11 @@ func TestTrainResNetCifarDPMP(t *testing.T) {
 	}
 	const file = "lite_resnet_cifar.pdmodel"
 	m := importFixture(t, file)
-	if err := runPipeline(m, "make-trainable{loss=softmax_with_cross_entropy,shape=8x3x32x32}"); err != nil {
-		t.Fatal(err)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil || !strings.Contains(string(readme), "'"+dpmpPipeline+"'") {
+		t.Fatalf("README.md does not give this test's pipeline (%v)", err)
 	}
-	m.Meshes = append(m.Meshes, &ir.ProcessMesh{Name: "world", Shape: []int{2, 2}, DimNames: []string{"dp", "mp"}, ProcessIDs: []int{0, 1, 2, 3}})
-	m.Main.Global().Var("fc_0.w_0").Dist = &ir.TensorDist{Mesh: "world", DimsMapping: []int{-1, 1}}
-	err := runPipeline(m, "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards,verify")
-	if err != nil {
+	if err := runPipeline(m, dpmpPipeline); err != nil {
 		t.Fatal(err)
 	}
 	g := m.Main.Global()
