@@ -49,8 +49,8 @@ type Options struct {
 }
 
 // Event is where a check is. Stage is, in the order they come:
-//   - "partition" (Run only) as each of Total ranks is partitioned,
-//     Done of them so far;
+//   - "partition" (Run only) as each of Total lowerings ends (one per
+//     rank class: see passes.PartitionClasses), Done of them so far;
 //   - "startup" as the serial startup and the feeding begin;
 //   - "serial" as serial step Step of Steps begins;
 //   - "spmd" as the ranks' startup begins (Step 0), as their step Step
@@ -173,20 +173,52 @@ func checkRanks(m *ir.Module) error {
 	return nil
 }
 
-// Run checks the partition of m: m is not changed.
+// Run checks the partition of m: m is not changed. The per-rank
+// programs are the very ones partition -all writes: lowered by rank
+// classes (passes.PartitionClasses), each printed and read back.
 func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 	opts = defaults(opts)
 	if err := checkRanks(m); err != nil {
 		return nil, err
 	}
 	progress := opts.progress()
-	mods, err := passes.PartitionAllProgress(ctx, m, opts.Registry, func(done, total int) {
+	mods, err := Written(ctx, m, opts.Registry, func(done, total int) {
 		progress(Event{Stage: "partition", Done: done, Total: total, Rank: -1})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return run(m, passes.Ranks(m), mods, opts, progress)
+}
+
+// Written returns, in rank order, every rank's program as partition -all
+// writes it: m lowered by rank classes, each rank's module printed as
+// text and parsed back, then verified. progress, when not nil, is told
+// of the lowerings.
+func Written(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) ([]*ir.Module, error) {
+	cs, err := passes.PartitionClasses(ctx, m, reg, progress)
+	if err != nil {
+		return nil, err
+	}
+	ranks := cs.Ranks()
+	mods := make([]*ir.Module, len(ranks))
+	for i, r := range ranks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pm, err := cs.Module(r)
+		if err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("rank%d.dpir", r)
+		if mods[i], err = ir.Parse(name, ir.Print(pm)); err != nil {
+			return nil, fmt.Errorf("rank %d: its program does not read back: %w", r, err)
+		}
+		if err := passes.Verify(mods[i]); err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+	}
+	return mods, nil
 }
 
 // progress is opts.Progress, or a func that does nothing.

@@ -14,36 +14,31 @@ import (
 )
 
 // Partitioning by rank classes. In an SPMD program the ranks' programs
-// differ only in a few rank-dependent attrs: the ring_id of a collective
-// (the group along a mesh dim is a different slice for each rank) and the
-// start_index of a vocab-parallel embedding (the rank's coordinate times
-// the local rows). Ranks that belong to the same meshes lower to the same
-// structure, so each such class is lowered once, for its first rank, and
-// every other rank's program is that one with its own values of those
-// attrs (a module that brings its own group table also splits classes by
-// membership of group 0, the world group). What makes this sound: an impl
-// sees the rank only through registry.Lowering, which records each read
-// of it (Rank, Coord); a ring id (Group) and an embedding's start_index
-// (ShardStart) are relabelled, and the rest an impl sees every rank of a
-// class shares. When an impl read the rank
-// lowering a class's representative, the class's last rank is also
-// lowered plainly and the whole module compared by structural hash. A
-// class that fails the comparison,
-// holds an attr the relabelling does not know (a send/recv peer), or
-// holds a ring_id or start_index equal to the serial op's own (copied
-// from the input, or computed: see relabel), is lowered rank by rank
-// instead, and says so in Fallback.
+// differ only in what their lowering reads of the rank: the ring_id of a
+// collective (the group along a mesh dim is a different slice for each
+// rank), the start_index of a vocab-parallel embedding (the rank's
+// coordinate times the local rows), and what the impls read through
+// registry.Lowering (Rank, Coord, the member order of a gather's group),
+// each recorded as a registry.RankRead where it is read. Ranks that
+// belong to the same meshes start in one class (a module that brings its
+// own group table also splits classes by membership of group 0, the
+// world group); a class is lowered for its first rank, and its ranks on
+// which some read of that lowering answers otherwise than on the first
+// go to new classes, lowered in turn, until every class's ranks answer
+// every read of its lowering alike. The lowering is a function of the
+// serial module and of the rank through those reads alone, so every rank
+// of a class takes the decisions its first rank took: its program is
+// that one with its own ring ids and start_index values (relabel), sound
+// by construction rather than by a comparison. A class that holds a
+// ring_id or start_index equal to the serial op's own (copied from the
+// input, or computed: see relabel) is lowered rank by rank instead, and
+// says so in Fallback.
 
 // Classes is a partition of every rank of a module, by class.
 type Classes struct {
 	Classes []*Class
 	// Groups is the process-group table every rank shares.
 	Groups []ir.Group
-	// Checked says whether some class's last rank was lowered plainly and
-	// compared with its instantiation: a class is checked when it has
-	// several ranks and an impl read the rank (registry.Lowering.Rank or
-	// Coord) lowering its representative.
-	Checked bool
 }
 
 // Class is the ranks that lower to the same structure.
@@ -52,6 +47,9 @@ type Class struct {
 	Ranks []int
 	// Module is the representative's partitioned module.
 	Module *ir.Module
+	// Reads is what its lowering read of the rank, which every rank of
+	// the class answers alike.
+	Reads []registry.RankRead
 	// Sites are the rank-dependent attrs of Module. Many share a value
 	// (every collective over the same mesh dim): Site.Value indexes
 	// Values[i], the distinct values of rank Ranks[i].
@@ -131,37 +129,12 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 	return m, nil
 }
 
-// hashAs is the structural hash of rank Ranks[i]'s module, computed on the
-// representative's with the rank's values set and then put back: no
-// clone.
-func (c *Class) hashAs(i int) uint64 {
-	m := c.Module
-	saved := make([]ir.Value, len(c.Sites))
-	for j, s := range c.Sites {
-		op := s.op(m)
-		saved[j] = op.Attrs.Get(s.Attr)
-		op.Attrs.Set(s.Attr, c.Values[i][s.Value])
-	}
-	ranks := make([]int, 0, 2)
-	for _, p := range m.Programs() {
-		ranks = append(ranks, p.Rank)
-		p.Rank = c.Ranks[i]
-	}
-	h := ir.Hash(m)
-	for j, s := range c.Sites {
-		s.op(m).Attrs.Set(s.Attr, saved[j])
-	}
-	for k, p := range m.Programs() {
-		p.Rank = ranks[k]
-	}
-	return h
-}
-
 // PartitionClasses partitions m for every rank of its meshes by classes
-// (see Classes): each class's representative and then, for the check, its
-// last rank (when an impl read the rank) are lowered on clones,
-// concurrently; m is not changed.
-// progress, when not nil, is called as each lowering finishes.
+// (see Classes): each class's representative is lowered on a clone,
+// concurrently, and its ranks that answer some read of that lowering
+// otherwise go on to classes of their own; m is not changed. progress,
+// when not nil, is called as each lowering finishes, with the lowerings
+// known so far as the total.
 func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) (*Classes, error) {
 	if reg == nil {
 		reg = registry.DefaultRegistry()
@@ -196,49 +169,48 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	cs := &Classes{}
+	var todo []*Class
 	for _, k := range keys {
-		cs.Classes = append(cs.Classes, &Class{Ranks: byKey[k]})
+		todo = append(todo, &Class{Ranks: byKey[k]})
 	}
-
-	// Lower the representatives; then, for each class of several ranks
-	// whose representative's impls read the rank, its last rank.
-	mods, reads, err := lowerRanks(ctx, m, reg, cs.Classes, func(c *Class) int { return c.Ranks[0] }, progress)
-	if err != nil {
-		return nil, err
-	}
-	var checked []*Class
-	readers := map[*Class][]int64{}
-	for i, c := range cs.Classes {
-		c.Module = mods[i]
-		if len(c.Ranks) > 1 && len(reads[i].ops) > 0 {
-			checked = append(checked, c)
-			readers[c] = reads[i].ops
-		}
-	}
-	checks := map[*Class]*ir.Module{}
-	if len(checked) > 0 {
-		cs.Checked = true
-		mods, _, err := lowerRanks(ctx, m, reg, checked, func(c *Class) int { return c.Ranks[len(c.Ranks)-1] }, nil)
+	// Lower the representatives; split off the ranks that answer a read
+	// otherwise, and lower those classes' representatives in turn.
+	cs := &Classes{}
+	done, total := 0, len(todo)
+	for len(todo) > 0 {
+		mods, reads, err := lowerRanks(ctx, m, reg, todo, func(c *Class) int { return c.Ranks[0] }, func(int, int) {
+			if progress != nil {
+				done++
+				progress(done, total)
+			}
+		})
 		if err != nil {
 			return nil, err
 		}
-		for i, c := range checked {
-			checks[c] = mods[i]
+		var next []*Class
+		for i, c := range todo {
+			c.Module, c.Reads = mods[i], reads[i].reads
+			rest, err := c.split()
+			if err != nil {
+				return nil, err
+			}
+			cs.Classes = append(cs.Classes, c)
+			next = append(next, rest...)
 		}
+		total += len(next)
+		todo = next
 	}
+	slices.SortFunc(cs.Classes, func(a, b *Class) int { return a.Ranks[0] - b.Ranks[0] })
 	cs.Groups = cs.Classes[0].Module.Groups
 	for _, c := range cs.Classes {
-		why := c.relabel(m)
-		if chk := checks[c]; why == "" && chk != nil && c.hashAs(len(c.Ranks)-1) != ir.Hash(chk) {
-			why = fmt.Sprintf("rank %d lowered plainly differs from its class's instantiation (the rank was read lowering %s)", c.Ranks[len(c.Ranks)-1], opList(readers[c]))
+		if len(c.Ranks) == 1 {
+			continue // its own lowering: nothing to relabel
 		}
-		if why != "" {
-			c.Fallback = why
-		}
+		c.Fallback = c.relabel(m)
 		if c.Fallback == "" {
 			continue
 		}
+		var err error
 		c.Plain, _, err = lowerRanks(ctx, m, reg, c.Ranks, func(r int) int { return r }, nil)
 		if err != nil {
 			return nil, err
@@ -248,41 +220,60 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	return cs, nil
 }
 
-// opList spells ids as "op 3" or "ops 3, 5, 9 and 2 more".
-func opList(ids []int64) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("op %d", ids[0])
+// split keeps in c the ranks that answer every read of its
+// representative's lowering as the representative does, and returns the
+// other ranks as classes, one per set of answers, in the order of their
+// first rank.
+func (c *Class) split() ([]*Class, error) {
+	if len(c.Reads) == 0 || len(c.Ranks) == 1 {
+		return nil, nil
 	}
-	var sb strings.Builder
-	sb.WriteString("ops ")
-	for i, id := range ids[:min(len(ids), 3)] {
-		if i > 0 {
-			sb.WriteString(", ")
+	var keys []string
+	byKey := map[string][]int{}
+	for _, r := range c.Ranks {
+		var sb strings.Builder
+		for _, rd := range c.Reads {
+			v, err := rd.Of(r)
+			if err != nil {
+				return nil, fmt.Errorf("rank %d: %s: %v", r, rd, err)
+			}
+			sb.WriteString(v)
+			sb.WriteByte(';')
 		}
-		sb.WriteString(strconv.FormatInt(id, 10))
+		k := sb.String()
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], r)
 	}
-	if len(ids) > 3 {
-		fmt.Fprintf(&sb, " and %d more", len(ids)-3)
+	c.Ranks = byKey[keys[0]]
+	var rest []*Class
+	for _, k := range keys[1:] {
+		rest = append(rest, &Class{Ranks: byKey[k]})
 	}
-	return sb.String()
+	return rest, nil
 }
 
 // rankReads collects, over the lowering passes of one rank's partition,
-// the ids of the serial ops whose impl read the rank
-// (registry.Registry.Lower): PartitionClasses checks a class only when
-// its representative's has some. It travels in the context.Context the
-// pass manager hands each pass (Context embeds it), so that the passes
-// need no channel of their own; a run without one records nothing.
-type rankReads struct{ ops []int64 }
+// what the impls read of the rank (registry.Registry.Lower):
+// PartitionClasses splits a class by the answers. It travels in the
+// context.Context the pass manager hands each pass (Context embeds it),
+// so that the passes need no channel of their own; a run without one
+// records nothing.
+type rankReads struct{ reads []registry.RankRead }
 
 type rankReadsKey struct{}
 
 // lowerPhase runs one lowering phase on m, adding its rank reads to the
 // record ctx carries, if any.
 func lowerPhase(ctx context.Context, m *ir.Module, reg *registry.Registry, phase registry.Phase) error {
-	ids, err := reg.Lower(m, phase)
+	reads, err := reg.Lower(m, phase)
 	if rec, ok := ctx.Value(rankReadsKey{}).(*rankReads); ok {
-		rec.ops = append(rec.ops, ids...)
+		for _, r := range reads {
+			if !slices.Contains(rec.reads, r) {
+				rec.reads = append(rec.reads, r)
+			}
+		}
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package passes_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,15 +176,14 @@ program main {
 	}
 }
 
-// The check lowering runs only for a class whose representative's
-// impls read the rank (registry.Lowering.Rank or Coord, or ShardStart
-// put anywhere but a c_embedding's start_index). An impl that
-// reads Lowering.Rank into an attr is found out: the check sees the
-// class's ranks differ and lowers them one by one, each as its plain
-// lowering (before detection, such an impl that promised rank safety
-// made every rank but the first wrong). One that reads the rank and
-// emits alike is checked and not split; one that reads only what is
-// relabelled (Group's ring id) is not checked.
+// A class is split by what its representative's lowering read of the
+// rank (registry.Lowering.Rank or Coord, or ShardStart put anywhere but
+// a c_embedding's start_index). An impl that reads
+// Lowering.Rank gives every rank a class of its own, whether or not it
+// uses the value; one that reads Lowering.Coord along b splits the class
+// by that coordinate; one that reads only what is relabelled (Group's
+// ring id) keeps one class. Every rank's program equals its plain
+// lowering.
 func TestPartitionClassesCheck(t *testing.T) {
 	src := `mesh m shape [2, 2] dims [a, b] ranks [0, 1, 2, 3]
 program main {
@@ -201,26 +201,26 @@ program main {
 	}
 	base := registry.DefaultImpl()
 	for _, tc := range []struct {
-		name          string
-		forward       func(ctx *registry.Lowering, op *ir.Op)
-		checked, fall bool
+		name    string
+		forward func(ctx *registry.Lowering, op *ir.Op)
+		classes string
 	}{
 		{"rank into an attr", func(ctx *registry.Lowering, op *ir.Op) {
 			op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank())))
-		}, true, true},
+		}, "[[0] [1] [2] [3]]"},
 		{"coord into an attr", func(ctx *registry.Lowering, op *ir.Op) {
 			c, _ := ctx.Coord(1)
 			op.Attrs.Set("seen_coord", ir.Int(int64(c)))
-		}, true, true},
-		{"rank read, not used", func(ctx *registry.Lowering, op *ir.Op) { _ = ctx.Rank() }, true, false},
+		}, "[[0 2] [1 3]]"},
+		{"rank read, not used", func(ctx *registry.Lowering, op *ir.Op) { _ = ctx.Rank() }, "[[0] [1] [2] [3]]"},
 		{"ring id only", func(ctx *registry.Lowering, op *ir.Op) {
 			id, _, _ := ctx.Group(1)
 			op.Attrs.Set("ring_id", ir.Int(int64(id)))
-		}, false, false},
+		}, "[[0 1 2 3]]"},
 		{"shard start into another attr", func(ctx *registry.Lowering, op *ir.Op) {
 			s, _ := ctx.ShardStart(1, 4)
 			op.Attrs.Set("offset", ir.Int(s))
-		}, true, true},
+		}, "[[0 2] [1 3]]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := registry.DefaultRegistry()
@@ -238,12 +238,15 @@ program main {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cs.Checked != tc.checked {
-				t.Errorf("Checked = %v, want %v", cs.Checked, tc.checked)
+			var got [][]int
+			for _, c := range cs.Classes {
+				got = append(got, c.Ranks)
+				if c.Fallback != "" {
+					t.Errorf("class %v fell back: %s", c.Ranks, c.Fallback)
+				}
 			}
-			fb := cs.Classes[0].Fallback
-			if want := "rank 3 lowered plainly differs from its class's instantiation (the rank was read lowering op 1)"; tc.fall != (fb != "") || tc.fall && fb != want {
-				t.Errorf("fallback %q, want %v (%q)", fb, tc.fall, want)
+			if fmt.Sprint(got) != tc.classes {
+				t.Errorf("classes %v, want %s", got, tc.classes)
 			}
 			plain, err := passes.PartitionAll(context.Background(), m, reg)
 			if err != nil {
@@ -260,17 +263,17 @@ program main {
 			}
 		})
 	}
-	// The built-in impls read the rank only for a vocab-parallel
-	// embedding's start_index (ShardStart), which the classes relabel:
-	// no class of the examples is checked, and none falls back.
+	// On these examples the built-in impls read the rank only for a
+	// vocab-parallel embedding's start_index (ShardStart), which the
+	// classes relabel: one class each, none falls back.
 	cases := classCases(t)
-	for name, want := range map[string]bool{"example mlp_dp_mp": false, "gpt dp,mp 2x4": false, "loss_scaling": false} {
+	for _, name := range []string{"example mlp_dp_mp", "gpt dp,mp 2x4", "loss_scaling"} {
 		cs, err := passes.PartitionClasses(context.Background(), cases[name], nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if cs.Checked != want {
-			t.Errorf("%s: Checked = %v, want %v", name, cs.Checked, want)
+		if len(cs.Classes) != 1 {
+			t.Errorf("%s: %d classes, want 1", name, len(cs.Classes))
 		}
 		for _, c := range cs.Classes {
 			if c.Fallback != "" {
@@ -314,13 +317,13 @@ program main {
 	if err == nil || err.Error() != perr.Error() {
 		t.Fatalf("classes: %v\nwant the plain lowering's %v", err, perr)
 	}
-	// Without ranks outside group 0, one class, unchecked.
+	// Without ranks outside group 0, one class.
 	m.Groups[0].Ranks = []int{0, 1, 2, 3}
 	cs, err := passes.PartitionClasses(context.Background(), m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs.Classes) != 1 || cs.Checked {
-		t.Errorf("%d classes, checked %v; want 1, false", len(cs.Classes), cs.Checked)
+	if len(cs.Classes) != 1 {
+		t.Errorf("%d classes, want 1", len(cs.Classes))
 	}
 }

@@ -22,10 +22,9 @@
 // The partition passes turn an annotated serial module into one rank's
 // program (Partition; PartitionAll for every rank, plainly). For many
 // ranks, PartitionClasses lowers once per class of ranks that belong to
-// the same meshes and relabels the rank-dependent attrs (ring ids,
-// embedding offsets) for the others, checking each class against a plain
-// lowering of its last rank when an impl read the rank lowering the
-// first (registry.Registry.Lower). Errors name the rank and the op
+// the same meshes and answer alike what that lowering read of the rank
+// (registry.RankRead), and relabels the rank-dependent attrs (ring ids,
+// embedding offsets) for the others. Errors name the rank and the op
 // (registry.OpError).
 // Partitioning allocates a large part of the module's heap again per
 // rank, and keeps little of what it reads alive: in a long-lived process

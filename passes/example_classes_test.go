@@ -11,8 +11,8 @@ import (
 
 // Partition a column-parallel matmul for the 4 ranks of a 2×2 mesh by
 // classes: one lowering, then each rank's ring id. No impl reads the rank
-// (only its group's ring id), so no rank is lowered a second time to check
-// the class; an impl that reads it brings the check back.
+// (only its group's ring id), so the four ranks share one class; an impl
+// that reads the rank gives each rank a class of its own.
 func ExamplePartitionClasses() {
 	m, err := ir.Parse("col.dpir", []byte(`mesh m shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]
 program main {
@@ -34,7 +34,7 @@ program main {
 		return
 	}
 	c := cs.Classes[0]
-	fmt.Printf("%d class, ranks %v, checked %v\n", len(cs.Classes), c.Ranks, cs.Checked)
+	fmt.Printf("%d class, ranks %v\n", len(cs.Classes), c.Ranks)
 	for _, s := range c.Sites {
 		fmt.Printf("site: %s op %d %s\n", s.Program, s.OpID, s.Attr)
 	}
@@ -63,14 +63,14 @@ program main {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("rank read: checked %v, fallback %q\n", cs.Checked, cs.Classes[0].Fallback)
+	fmt.Printf("rank read: %d classes\n", len(cs.Classes))
 	// Output:
-	// 1 class, ranks [0 1 2 3], checked false
+	// 1 class, ranks [0 1 2 3]
 	// site: main op 2 ring_id
 	// site: startup op 3 ring_id
 	// rank 0: c_identity ring_id 3
 	// rank 1: c_identity ring_id 3
 	// rank 2: c_identity ring_id 4
 	// rank 3: c_identity ring_id 4
-	// rank read: checked true, fallback ""
+	// rank read: 4 classes
 }

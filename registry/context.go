@@ -11,8 +11,8 @@ import (
 
 // Lowering is what an impl sees while it lowers one op on one rank: the
 // op's mesh, impl and groups, the vars of the op's block, and how to emit
-// ops and declare vars. Reading the rank (Rank, Coord) is recorded: see
-// Registry.Lower.
+// ops and declare vars. What an impl reads of the rank (Rank, Coord) is
+// recorded: see Registry.Lower.
 type Lowering struct {
 	rank      int
 	module    *ir.Module // partitioned in place (a clone of the serial module)
@@ -23,8 +23,11 @@ type Lowering struct {
 	implIndex int
 	st        *state
 	out       []*ir.Op // the block's new op list
-	readRank  bool     // the op's impl called Rank or Coord
-	readStart bool     // the op's impl called ShardStart
+	// The op's impl called ShardStart along startAxis of startMesh: a
+	// read of the coordinate unless the value went into an embedding.
+	readStart bool
+	startMesh *ir.ProcessMesh
+	startAxis int
 
 	// The vars found for the op being lowered: its impl, the impl's
 	// checks and the syncs ask for the same few names again and again,
@@ -47,6 +50,7 @@ type state struct {
 	lossGrad     string          // the loss-grad op's output (loss@GRAD), once lowered
 
 	groups  map[groupKey]groupEntry // Group's answers, by mesh and axis
+	reads   []RankRead              // what of the rank the impls read
 	emitted int                     // ops emitted so far
 
 	// The slabs the emitted ops, their parts and the declared vars are
@@ -129,10 +133,10 @@ type foundVar struct {
 	v    *ir.Var
 }
 
-// Rank returns the rank being lowered for. Reading it makes the rank
-// classes check the op's lowering (see Registry.Lower).
+// Rank returns the rank being lowered for. Reading it gives the rank a
+// rank class of its own (see Registry.Lower).
 func (c *Lowering) Rank() int {
-	c.readRank = true
+	c.st.read(RankRead{Kind: ReadRank})
 	return c.rank
 }
 
@@ -374,9 +378,9 @@ func (c *Lowering) InWorld() error {
 }
 
 // Coord returns this rank's coordinate along axis of the op's mesh.
-// Reading it makes the rank classes check the op's lowering.
+// Reading it puts the ranks of other coordinates in other rank classes.
 func (c *Lowering) Coord(axis int) (int, error) {
-	c.readRank = true
+	c.st.read(RankRead{Kind: ReadCoord, Mesh: c.mesh, Axis: axis})
 	return c.coord(axis)
 }
 
@@ -387,7 +391,7 @@ func (c *Lowering) Coord(axis int) (int, error) {
 // rank read; an op whose lowering reads it and emits no such op counts as
 // one, as if it had called Coord.
 func (c *Lowering) ShardStart(axis int, rows int64) (int64, error) {
-	c.readStart = true
+	c.readStart, c.startMesh, c.startAxis = true, c.mesh, axis
 	coord, err := c.coord(axis)
 	return int64(coord) * rows, err
 }

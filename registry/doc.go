@@ -7,11 +7,12 @@
 // a Registry holds the containers, filled by explicit Register calls
 // (DefaultRegistry lists every built-in impl; nothing registers itself).
 // Registry.Lower is the driver: it lowers one phase of a module's ops,
-// and reports the ops whose impl read the rank (Lowering.Rank,
-// Lowering.Coord, or Lowering.ShardStart put anywhere but a c_embedding's
-// start_index), which passes.PartitionClasses then checks; an impl that
-// reads neither lowers alike on the ranks of a class, but for the ring
-// ids and embedding offsets that the classes relabel.
+// and reports what the impls read of the rank (RankRead: Lowering.Rank,
+// Lowering.Coord, a gather's member order, or Lowering.ShardStart put
+// anywhere but a c_embedding's start_index), by which
+// passes.PartitionClasses forms its classes: ranks that answer every read
+// alike lower alike, but for the ring ids and embedding offsets that the
+// classes relabel.
 //
 // The emitted sequences follow Paddle's older ("G1") partitioner, which is
 // Megatron-LM's f/g scheme, without its c_identity markers in row-parallel

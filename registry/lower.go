@@ -61,12 +61,12 @@ func (e *OpError) Unwrap() error { return e.Err }
 var backwardOnlyOps = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
 
 // Lower replaces, in every block of m's main program (partitioned for
-// its rank), the ops of phase by what their impls emit, and returns the
-// ids of the ops whose impl read the rank (Lowering.Rank or
-// Lowering.Coord): the only ops whose lowering may differ between two
-// ranks of a rank class (passes.PartitionClasses) otherwise than in their
-// ring ids. A nil registry is DefaultRegistry().
-func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err error) {
+// its rank), the ops of phase by what their impls emit, and returns what
+// the impls read of the rank, each once: two ranks of the same meshes
+// for which every read answers alike (RankRead.Of) lower alike but for
+// ring ids and start_index attrs (passes.PartitionClasses). A nil
+// registry is DefaultRegistry().
+func (r *Registry) Lower(m *ir.Module, phase Phase) (reads []RankRead, err error) {
 	if r == nil {
 		r = DefaultRegistry()
 	}
@@ -87,13 +87,13 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (rankReads []int64, err erro
 			if err := r.lowerOp(ctx, phase, op, byID); err != nil {
 				errs = append(errs, &OpError{Rank: p.Rank, Block: b.Index, OpID: op.ID, OpType: op.Type, Phase: phase.String(), Err: err})
 			}
-			if ctx.readRank || ctx.readStart && !startsAnEmbedding(ctx.out[n:]) {
-				rankReads = append(rankReads, op.ID)
+			if ctx.readStart && !startsAnEmbedding(ctx.out[n:]) {
+				st.read(RankRead{Kind: ReadCoord, Mesh: ctx.startMesh, Axis: ctx.startAxis})
 			}
 		}
 		b.Ops = ctx.out
 	}
-	return rankReads, errors.Join(errs...)
+	return st.reads, errors.Join(errs...)
 }
 
 // startsAnEmbedding reports whether ops hold a c_embedding or
@@ -109,7 +109,7 @@ func startsAnEmbedding(ops []*ir.Op) bool {
 }
 
 func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpIndex[*ir.Op]) error {
-	ctx.readRank, ctx.readStart = false, false
+	ctx.readStart = false
 	// Every phase visits every op; the role decides most of them without
 	// reading the op's dist, a cache miss on a large block.
 	recompute := func() bool { return op.Dist != nil && op.Dist.Recompute }

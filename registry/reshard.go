@@ -167,28 +167,12 @@ func (rw *reshardLowering) temp(suffix string, shape []int64) *ir.Var {
 
 // order is, for mesh dim axis, the coordinate of each member of this
 // rank's group in group order (ids ascending): the order a collective
-// takes its members' blocks in. It reads the rank only when the order is
-// not the coordinates' own, as on a mesh whose ids do not ascend.
+// takes its members' blocks in. Whether it is the identity differs from
+// group to group on a mesh whose ids do not ascend, so it is a read of
+// the rank whatever it is.
 func (rw *reshardLowering) order(axis int) ([]int, error) {
-	pm := rw.ctx.mesh
-	g, err := pm.Group(axis, rw.ctx.rank)
-	if err != nil {
-		return nil, err
-	}
-	ord := make([]int, len(g))
-	ident := true
-	for j, id := range g {
-		c, err := pm.Coord(id)
-		if err != nil {
-			return nil, err
-		}
-		ord[j] = c[axis]
-		ident = ident && ord[j] == j
-	}
-	if !ident {
-		rw.ctx.readRank = true
-	}
-	return ord, nil
+	rw.ctx.st.read(RankRead{Kind: ReadOrder, Mesh: rw.ctx.mesh, Axis: axis})
+	return memberOrder(rw.ctx.mesh, axis, rw.ctx.rank)
 }
 
 // emit emits the ops of step s from var from into var to, on ctx's mesh.
@@ -517,7 +501,7 @@ func (rw *reshardLowering) peerOf(from, to *ir.ProcessMesh) (int, error) {
 	if i < 0 || i >= len(to.ProcessIDs) {
 		return 0, fmt.Errorf("rank %d is not in mesh %s", rw.ctx.rank, from.Name)
 	}
-	rw.ctx.readRank = true
+	rw.ctx.st.read(RankRead{Kind: ReadRank})
 	return to.ProcessIDs[i], nil
 }
 

@@ -61,7 +61,7 @@ func (w *checkWatch) event(ev check.Event) {
 	w.enter(ev.Stage)
 	switch {
 	case ev.Stage == "partition":
-		w.st.show("check: partition %d/%d", ev.Done, ev.Total)
+		w.st.show("check: partition: lowered %d/%d", ev.Done, ev.Total)
 	case ev.Stage == "serial":
 		w.st.show("check: serial step %d/%d", ev.Step, ev.Steps)
 	case ev.Stage == "spmd" && ev.Step == 0:

@@ -26,10 +26,10 @@ rank<R>.dpir files in the directory -o DIR). The input is not changed.
 With -rank, the instrument flags of 'distpass run' apply to the pipeline
 partition{rank=R}.
 
--all lowers once per class of ranks that belong to the same meshes (and
-once more to check the class when an impl read the rank: see
-registry.Lowering), then gives every other rank its own
-ring ids and embedding offsets; see passes.PartitionClasses. With -shared it
+-all lowers once per class of ranks that belong to the same meshes and
+answer alike what the lowering read of the rank (see registry.RankRead),
+then gives every other rank of a class its own ring ids and embedding
+offsets; see passes.PartitionClasses. With -shared it
 writes class<K>.dpir, the program of each class's first rank, and
 ranks.json:
   {"version": 1, "classes": [{"file": "class0.dpir", "ranks": [0, 1, …],
