@@ -262,7 +262,10 @@ func (p *convPlan) col2im(n, g int64, col, dx []float64) {
 }
 
 // validOX returns the output columns [lo, hi) whose window column j falls
-// inside the input (not in the padding).
+// inside the input (not in the padding), 0 <= lo <= hi <= ow. When the
+// column reads padding only (a padding wider than the input: a 5x5
+// window on a 1x1 map), the range is empty, [0, 0): callers that slice
+// the input row by it must skip an empty range first.
 func (p *convPlan) validOX(j int64) (lo, hi int64) {
 	off := j*p.dw - p.pl // ix = ox*sw + off
 	if off < 0 {
@@ -271,7 +274,10 @@ func (p *convPlan) validOX(j int64) (lo, hi int64) {
 	if last := p.wd - 1 - off; last >= 0 {
 		hi = min(last/p.sw+1, p.ow)
 	}
-	return lo, max(lo, hi)
+	if lo >= hi {
+		return 0, 0
+	}
+	return lo, hi
 }
 
 // eachImage runs f over the images [n0, n0+imgs), on several goroutines
@@ -426,6 +432,9 @@ func (p *convPlan) depthwiseForward(out []float64) {
 					for j := range p.kw {
 						wv, off := w[i*p.kw+j], j*p.dw-p.pl
 						lo, hi := p.validOX(j)
+						if lo == hi {
+							continue
+						}
 						if p.sw == 1 {
 							src := row[lo+off : hi+off]
 							dst := orow[lo:hi]
