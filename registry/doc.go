@@ -30,7 +30,9 @@
 // whatever must move is left to reshards.
 //
 // Reshard ops (impl reshard:0, Reshard) are lowered in every phase on
-// the ranks of either end's mesh: on one mesh, a plan of per-mesh-dim
+// the ranks of either end's mesh, and those of block 0 of the startup
+// program with the forward phase, on the same lowering state (so that
+// their rank reads count): on one mesh, a plan of per-mesh-dim
 // steps (slices first, then reduce-scatters, all-to-alls, all-reduces,
 // gathers and pads, and last the local steps into partial states) moves
 // few bytes and never goes through a replicated value where a direct

@@ -61,7 +61,8 @@ func (e *OpError) Unwrap() error { return e.Err }
 var backwardOnlyOps = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
 
 // Lower replaces, in every block of m's main program (partitioned for
-// its rank), the ops of phase by what their impls emit, and returns what
+// its rank), the ops of phase by what their impls emit (in the forward
+// phase, the startup program's reshard ops too), and returns what
 // the impls read of the rank, each once: two ranks of the same meshes
 // for which every read answers alike (RankRead.Of) lower alike but for
 // ring ids and start_index attrs (passes.PartitionClasses). A nil
@@ -80,6 +81,11 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (reads []RankRead, err error
 	}
 	st := newState()
 	var errs []error
+	if phase == ForwardPhase {
+		// The startup's reshards first: main's impls append their
+		// broadcasts to it after.
+		errs = r.lowerStartupReshards(m, st)
+	}
 	for _, b := range p.Blocks {
 		ctx := newLowering(m, p.Rank, b, st)
 		for _, op := range b.Ops {
