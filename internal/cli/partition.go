@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/distpass/distpass/internal/par"
@@ -19,12 +22,13 @@ import (
 )
 
 func runPartition(env *Env, args []string) int {
-	fs := newFlagSet(env, "partition", "-rank R | -all [-o DIR] [-format dpir|pdmodel] [instrument flags] [FILE|-]",
+	fs := newFlagSet(env, "partition", "-rank R [-o FILE] [instrument flags] [FILE|-]\n       distpass partition -all -o DIR [-shared | -format dpir|pdmodel] [FILE|-]",
 		`Partition produces the SPMD program of one rank (-rank R, to stdout or
 to -o FILE), or of every rank of the module's meshes (-all, as
 rank<R>.dpir files in the directory -o DIR). The input is not changed.
 With -rank, the instrument flags of 'distpass run' apply to the pipeline
-partition{rank=R}.
+partition{rank=R}; -all takes none of them, nor -rank -shared (a usage
+error, exit 2).
 
 -all lowers once per class of ranks that belong to the same meshes and
 answer alike what the lowering read of the rank (see registry.RankRead),
@@ -67,6 +71,24 @@ gives the rank's module back.`)
 	if *all && isStdout(*out) {
 		fmt.Fprintln(env.Stderr, "distpass partition: -all writes one file per rank: give -o DIR")
 		return ExitUsage
+	}
+	if *shared && !*all {
+		fmt.Fprintln(env.Stderr, "distpass partition: -shared goes with -all (it writes the class programs of every rank)")
+		return ExitUsage
+	}
+	if *all {
+		// -all lowers by rank classes, outside a pass manager: no
+		// instrument sees it, so none may be given and then ignored.
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if !slices.Contains([]string{"all", "o", "shared", "format"}, f.Name) {
+				set = append(set, "-"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			fmt.Fprintf(env.Stderr, "distpass partition: %s: not with -all (it lowers by rank classes, which the instruments do not see); give -rank R\n", strings.Join(set, ", "))
+			return ExitUsage
+		}
 	}
 	if format.v != "dpir" && (!*all || *shared) {
 		fmt.Fprintln(env.Stderr, "distpass partition: -format pdmodel goes with -all and without -shared (for one rank, 'distpass export -startup' its program)")
@@ -126,12 +148,14 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmod
 		build func() (*ir.Module, error)
 	}
 	var files []file
-	table := sharedTable{Version: 1, Plain: map[string]string{}}
+	// Empty lists are [] in ranks.json, never null.
+	table := sharedTable{Version: 1, Classes: []sharedClass{}, Plain: map[string]string{}}
 	for k, c := range cs.Classes {
 		if shared && c.Fallback == "" {
 			path := "class" + strconv.Itoa(k) + ".dpir"
 			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(c.Ranks[0]) }})
 			sc := sharedClass{File: path, Ranks: c.Ranks, Values: map[string][]int64{}}
+			sc.Sites = make([]sharedSite, 0, len(c.Sites))
 			for _, s := range c.Sites {
 				sc.Sites = append(sc.Sites, sharedSite{s.Program, s.OpID, s.Attr, s.Value})
 			}
