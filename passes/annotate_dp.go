@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -42,7 +43,11 @@ With data-only=true only the data vars are annotated (their batch dim
 split, their other dims replicated; a data var with a dist is refused),
 other vars may have dists already (a weight split for tensor
 parallelism), and no op is refused: complete then infers every other
-dist and impl.
+dist and impl. complete gives a training batch_norm whose X it splits
+along axis impl batch_norm:0 (sync); so that batch-norm=local holds
+with data-only too, each such op is annotated as well, with the op dist
+complete infers for it (found by completing a copy of the module) but
+impl default:0, which complete then keeps.
 The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
 N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks).
@@ -134,6 +139,9 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 					return fmt.Errorf("data var %s already has a dist (%s)", v.Name(), v.Dist)
 				}
 			}
+		}
+		if bn == "local" {
+			return a.annotateDataLocalBN(pm, newMesh, axis)
 		}
 		return a.annotateData(pm, newMesh, axis)
 	}
@@ -274,6 +282,46 @@ func (a *dpAnnotator) annotateData(pm *ir.ProcessMesh, newMesh bool, axis int) e
 			mp := slices.Repeat([]int{-1}, v.Type.Rank())
 			mp[0] = axis
 			v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
+		}
+	}
+	return nil
+}
+
+// annotateDataLocalBN is annotateData with batch-norm=local. complete,
+// which infers the rest, gives a training batch_norm on a batch it
+// splits impl batch_norm:0, sync_batch_norm; to keep each rank's
+// statistics its shard's, each such op gets the op dist complete infers
+// for it, found by completing a copy of the annotated module, with impl
+// default:0 (Paddle's batch_norm), and complete keeps an annotated op's
+// dist. On error the module is unchanged.
+func (a *dpAnnotator) annotateDataLocalBN(pm *ir.ProcessMesh, newMesh bool, axis int) error {
+	training := false
+	for _, b := range a.p.Blocks {
+		training = training || slices.ContainsFunc(b.Ops, trainingBN)
+	}
+	if !training {
+		return a.annotateData(pm, newMesh, axis)
+	}
+	c := a.m.Clone()
+	ca := &dpAnnotator{m: c, p: c.Main, batch: a.batch, xshape: a.xshape, size: a.size}
+	if err := ca.annotateData(pm, newMesh, axis); err != nil {
+		return err
+	}
+	if _, err := complete.Complete(c, complete.Options{}); err != nil {
+		return fmt.Errorf("batch-norm=local with data-only: completing a copy to find the batch_norms on the split batch: %w", err)
+	}
+	if err := a.annotateData(pm, newMesh, axis); err != nil {
+		return err
+	}
+	for bi, b := range a.p.Blocks {
+		for i, op := range b.Ops {
+			d := c.Main.Blocks[bi].Ops[i].Dist
+			if !trainingBN(op) || d == nil || d.ImplType != "batch_norm" {
+				continue
+			}
+			d = d.Clone()
+			d.ImplType, d.ImplIndex = registry.DefaultType, 0
+			op.Dist = d
 		}
 	}
 	return nil
