@@ -27,7 +27,9 @@ func MakeTrainablePass() *Pass {
 For a ProgramDesc inference program (as import reads it): drops the feed
 and fetch ops (and the feed and fetch list vars); each fed var becomes a
 data input (is_data, stop_gradient) and the one fetched var the output
-(without feed ops, the is_data vars are the data inputs). A write of a
+(output=NAME picks it among several fetched vars: MnasNet's export
+fetches two; the others stay computed, off the loss's path; without
+feed ops, the is_data vars are the data inputs). A write of a
 non-persistable var already written (an op in place, as Paddle's fused
 inference programs have) gets a var of its own, named <var>.out_N, and
 the reads after it follow. Every is_test attr becomes false, so
@@ -44,7 +46,8 @@ sqrt(2/(kh*kw*C_in))), a bias (an elementwise_add Y, a conv, batch_norm or
 affine_channel Bias, a var named like Paddle's *.b_N) 0, a batch_norm or
 affine_channel Scale 1, a batch_norm Variance 1, other state 0, any other
 param uniform_random Xavier (limit sqrt(6/(fan_in+fan_out))); the random
-ones get seeds seed, seed+1, ... in declaration order. shape=8x3x32x32
+ones get seeds seed, seed+1, ... in declaration order, each at most
+2147483647 (Paddle's seed attr is a 32-bit int). shape=8x3x32x32
 sets the data input's shape (one data input, the same rank) and re-infers,
 in program order through the op table, the shape of every var that
 depends on it (a reshape2's -1 and 0 follow the new shape; one whose
@@ -66,7 +69,8 @@ Refused, each named: a PIR program (pd_op.data, pd_op.fetch),
 quantization ops (they have no gradient here: train the float model),
 feed or fetch ops whose args are not one feed/fetch list var and one
 dense tensor of block 0, feed or fetch in a sub-block, a fed var another
-op writes, no fetch or several, no data input, a label or loss name
+op writes, no fetch, several without output= or an output= that names
+none of them, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
 state-vars, dropped-ops, renamed-vars, kept-batch-reshapes and
 loss-on-logits.`,
@@ -77,8 +81,9 @@ loss-on-logits.`,
 			{Name: "shape", Kind: OptString, Default: "", Doc: "the data input's new shape, dims joined by x (empty: keep)"},
 			{Name: "batch-norm", Kind: OptString, Default: "batch", Doc: "the statistics batch_norm normalises by",
 				Values: []string{"batch", "global"}},
-			{Name: "seed", Kind: OptInt, Default: "1", Doc: "the seed of the first random initialiser",
-				Range: &Range{Min: 1, Max: 1 << 31}},
+			{Name: "seed", Kind: OptInt, Default: "1", Doc: "the seed of the first random initialiser (Paddle's seed attr is a 32-bit int)",
+				Range: &Range{Min: 1, Max: math.MaxInt32}},
+			{Name: "output", Kind: OptString, Default: "", Doc: "the fetched var to put the loss on, when the program fetches several (empty: the one fetched var)"},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
 			shape, err := ParseShape(ctx.String("shape"))
@@ -87,7 +92,7 @@ loss-on-logits.`,
 			}
 			st, err := MakeTrainable(m, TrainableOptions{
 				Loss: ctx.String("loss"), Label: ctx.String("label"), Shape: shape, Seed: ctx.Int("seed"),
-				GlobalStats: ctx.String("batch-norm") == "global",
+				GlobalStats: ctx.String("batch-norm") == "global", Output: ctx.String("output"),
 			})
 			if err != nil {
 				return err
@@ -111,6 +116,9 @@ type TrainableOptions struct {
 	Seed  int64   // the seed of the first random initialiser
 	// GlobalStats has batch_norm normalise by its running statistics.
 	GlobalStats bool
+	// Output is the fetched var to put the loss on; "" takes the one
+	// fetched var and refuses several.
+	Output string
 }
 
 // TrainableStats counts what MakeTrainable did.
@@ -152,6 +160,9 @@ func MakeTrainable(m *ir.Module, opts TrainableOptions) (TrainableStats, error) 
 	}
 	if opts.Label == "" {
 		return TrainableStats{}, errors.New("option label is empty: the label var needs a name")
+	}
+	if opts.Seed < 1 || opts.Seed > math.MaxInt32 {
+		return TrainableStats{}, fmt.Errorf("seed=%d: want an integer from 1 to %d (Paddle's seed attr is a 32-bit int)", opts.Seed, math.MaxInt32)
 	}
 	if m.Main == nil || len(m.Main.Blocks) == 0 {
 		return TrainableStats{}, errors.New("no main program")
@@ -311,6 +322,7 @@ func (t *trainer) dropFeedFetch() error {
 	}
 	drop := map[*ir.Op]bool{}
 	lists := map[string]bool{}
+	var fetched []*ir.Var // the fetched vars, in program order
 	for _, op := range feeds {
 		l, err1 := arg(op, op.Inputs, "X", ir.FeedList)
 		v, err2 := arg(op, op.Outputs, "Out", ir.DenseTensor)
@@ -335,20 +347,29 @@ func (t *trainer) dropFeedFetch() error {
 		}
 		lists[l.Name()] = true
 		drop[op] = true
-		t.out = v
+		fetched = append(fetched, v)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if len(fetches) != 1 {
-		var names []string
-		for _, op := range fetches {
-			names = append(names, op.Input("X")[0])
+	var names []string
+	for _, v := range fetched {
+		names = append(names, v.Name())
+	}
+	switch {
+	case len(fetched) == 0:
+		return errors.New("no fetch op: make-trainable puts the loss on the fetched var")
+	case t.opts.Output != "":
+		i := slices.Index(names, t.opts.Output)
+		if i < 0 {
+			return fmt.Errorf("output=%s: not a fetched var (the program fetches %s)", t.opts.Output, strings.Join(names, ", "))
 		}
-		if len(fetches) == 0 {
-			return errors.New("no fetch op: make-trainable puts the loss on the fetched var")
-		}
-		return fmt.Errorf("%d fetch ops (of %s): make-trainable puts the loss on one output", len(fetches), strings.Join(names, ", "))
+		t.out = fetched[i]
+	case len(fetched) > 1:
+		return fmt.Errorf("%d fetch ops (of %s): choose one with output=NAME (%s): make-trainable puts the loss on one output",
+			len(fetched), strings.Join(names, ", "), strings.Join(names, " or "))
+	default:
+		t.out = fetched[0]
 	}
 	if len(feeds) == 0 { // a program already written for training declares its data
 		for _, v := range t.g.Vars() {
@@ -623,6 +644,10 @@ func (t *trainer) initialise() error {
 		copy(shape, v.Type.Shape)
 		attrs = append([]ir.Attr{ir.A("dtype", ir.Int(code)), ir.A("shape", shape)}, attrs...)
 		if typ != "fill_constant" {
+			if seed > math.MaxInt32 {
+				return fmt.Errorf("seed=%d: the random initialiser of %s would take seed %d, past %d (Paddle's seed attr is a 32-bit int): give a smaller seed",
+					t.opts.Seed, v.Name(), seed, math.MaxInt32)
+			}
 			attrs = append(attrs, ir.A("seed", ir.Int(seed)))
 			seed++
 		}
