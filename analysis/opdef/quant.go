@@ -10,9 +10,11 @@ import "github.com/distpass/distpass/ir"
 // quant_axis. The moving-average and range variants also carry their
 // running state in and out.
 //
-// None is elementwise: the scale is a max over all of X (or over each
-// channel), which a shard of X does not see (their sharding rules keep
-// X whole where they compute a scale). None has a Grad yet: issue
+// None is elementwise in training: the scale is a max over all of X (or
+// over each channel), which a shard of X does not see (their sharding
+// rules keep X whole where they compute a scale). At test (is_test) the
+// moving-average ops and quantize_linear read their stored scale and
+// are elementwise. None has a Grad yet: issue
 // 27 decides between Paddle's straight-through estimator and a refusal.
 func quantDefs() []*Def {
 	bits := intAttr("bit_length", 8)
@@ -47,7 +49,7 @@ func quantDefs() []*Def {
 			Attrs:    []Attr{rate, bits, round},
 			Shape:    "Out = X; OutScale, OutState, OutAccum = [1]",
 			Infer:    inferFakeQuant(false),
-			Sharding: quantRule("", always), ShardingDoc: quantComputeDoc,
+			Sharding: quantRule("", notTest), ShardingDoc: quantMovingDoc,
 		}
 	}
 	linear := func(t, doc string) *Def {

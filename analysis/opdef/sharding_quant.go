@@ -3,6 +3,7 @@ package opdef
 const (
 	quantComputeDoc = "the scale is a max over X (per channel: over the dims but quant_axis), which a shard does not see: X and Out replicated but the channel axis, which the per-channel scales follow; the running state replicated"
 	quantReadDoc    = "X to Out dim for dim (the scale is given); per-channel scales follow X's quant_axis, per-tensor ones and the state replicated"
+	quantMovingDoc  = "in training the scale is a moving average of max(abs(X)), which a shard does not see: X and Out replicated; at test (is_test) the stored InScale quantises X elementwise: X to Out dim for dim; the scale and the running state replicated"
 )
 
 // quantRule is the rule of a (fake) quantisation op. An op that computes
@@ -60,6 +61,13 @@ func quantRule(perChannel string, computes func(c *Infer) bool, scales ...string
 // always and never say whether a quantisation op computes its scale.
 func always(*Infer) bool { return true }
 func never(*Infer) bool  { return false }
+
+// notTest: the moving-average ops compute their scale from X in
+// training; at test (is_test) they quantise by the stored InScale and
+// leave the running state as it is, elementwise (Paddle's
+// FakeQuantOrWithDequantMovingAverageAbsMaxKernel and
+// MovingAverageAbsMaxScaleKernel return before the update).
+func notTest(c *Infer) bool { return !c.Bool("is_test") }
 
 // linearComputes: quantize_linear computes its scale (a moving average
 // of max(abs(X))) when it writes OutScale and is not at test.
