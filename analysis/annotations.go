@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -36,7 +37,9 @@ var Annotations = &Analyzer{
 //   - every dense-tensor var has a tensor dist, on a declared mesh, whose
 //     dims_mapping has one entry per tensor dim, each -1 or a mesh dim,
 //     no mesh dim twice, and whose partial dims are mesh dims that the
-//     mapping does not use;
+//     mapping does not use, each with a reduction exact on the var's
+//     dtype (opdef.ExactPartial: no average of integers or bools, no sum
+//     of bools);
 //   - every op has an op dist on a declared mesh, with a dims_mapping for
 //     each of its args that names a dense tensor, each fitting the var as
 //     above, and none for a name that is not an arg on that side (nor two
@@ -237,6 +240,9 @@ func (c *annChecker) checkVar(bi int, v *ir.Var) {
 			c.varErr(bi, v, fmt.Sprintf("partial dim %d outside [0, %d) of mesh %s", p.Dim, len(pm.Shape), quoteName(pm.Name)))
 		case contains(d.DimsMapping, p.Dim):
 			c.varErr(bi, v, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, fmtInts(d.DimsMapping)))
+		}
+		if err := opdef.ExactPartial(v.Type.DType, p.Reduce); err != nil {
+			c.varErr(bi, v, fmt.Sprintf("partial along mesh dim %d: %v", p.Dim, err))
 		}
 	}
 }

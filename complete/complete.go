@@ -66,12 +66,18 @@ func Complete(m *ir.Module, o Options) (*Report, error) {
 	if err := e.checkGiven(); err != nil {
 		return nil, err
 	}
+	if err := e.checkPartialDTypes("as given"); err != nil {
+		return nil, err
+	}
 	e.rules()
 	e.g.indexUsers()
 	if err := e.fixpoint(); err != nil {
 		return nil, fmt.Errorf("complete: %w", err)
 	}
 	if err := e.settle(); err != nil {
+		return nil, err
+	}
+	if err := e.checkPartialDTypes("as completed"); err != nil {
 		return nil, err
 	}
 	e.startup()

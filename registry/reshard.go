@@ -2,10 +2,10 @@ package registry
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -52,6 +52,12 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 	if xm == nil || om == nil {
 		return fmt.Errorf("%s or %s is on an unknown mesh", x.Name(), out.Name())
 	}
+	if err := exactPlaces(x, placesOf(x.Dist, xm.Shape), xm); err != nil {
+		return err
+	}
+	if err := exactPlaces(out, placesOf(out.Dist, om.Shape), om); err != nil {
+		return err
+	}
 	rw := &reshardLowering{ctx: ctx, x: x, out: out}
 	inX, inOut := xm.Contains(ctx.rank), om.Contains(ctx.rank)
 	if xm == om || slices.Equal(xm.ProcessIDs, om.ProcessIDs) && slices.Equal(xm.Shape, om.Shape) {
@@ -84,15 +90,31 @@ type reshardLowering struct {
 }
 
 // global is the global shape of v, on its mesh pm's dims as its dist
-// splits them.
+// splits them. A dim of unknown size (-1) stays unknown.
 func global(v *ir.Var, pm *ir.ProcessMesh) []int64 {
 	g := slices.Clone(v.Type.Shape)
 	for d, k := range v.Dist.DimsMapping {
 		if k >= 0 && k < len(pm.Shape) {
-			g[d] *= int64(pm.Shape[k])
+			g[d] = mulDim(g[d], pm.Shape[k])
 		}
 	}
 	return g
+}
+
+// mulDim and divDim scale a dim by n parts: an unknown dim (negative)
+// stays -1, never -n or 0.
+func mulDim(d int64, n int) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d * int64(n)
+}
+
+func divDim(d int64, n int) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d / int64(n)
 }
 
 // localShape is the local shape, on mesh pm, of a tensor of global shape
@@ -101,7 +123,7 @@ func localShape(g []int64, ps []place, pm *ir.ProcessMesh) []int64 {
 	l := slices.Clone(g)
 	for k, p := range ps {
 		if p.dim >= 0 && !p.partial {
-			l[p.dim] /= int64(pm.Shape[k])
+			l[p.dim] = divDim(l[p.dim], pm.Shape[k])
 		}
 	}
 	return l
@@ -205,6 +227,10 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		if err != nil {
 			return err
 		}
+		if from.Type.Shape[s.to.dim] < 0 {
+			return fmt.Errorf("%s: slicing dim %d of %s %s, of unknown size, needs its size (a slice's starts and ends are static)",
+				what, s.to.dim, from.Name(), from.Type)
+		}
 		rows := from.Type.Shape[s.to.dim] / int64(n)
 		ctx.Emit("slice", ctx.Slot("Input", in), ctx.Slot("Out", out), rw.why(what),
 			ir.A("axes", ir.Ints{int64(s.to.dim)}), ir.A("starts", ir.Ints{int64(c) * rows}),
@@ -222,7 +248,7 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		// The gather stacks the members' blocks along dim 0; they go
 		// along dim d, in coordinate order.
 		gs := slices.Clone(from.Type.Shape)
-		gs[0] *= int64(n)
+		gs[0] = mulDim(gs[0], n)
 		gathered := rw.temp("ag", gs)
 		ctx.Emit("c_allgather", ctx.Slot("X", in), ctx.Slot("Out", gathered.Name()), rw.why(what), r, nranks, calc)
 		parts := rw.split(gathered.Name(), from.Type.Shape, 0, n, what)
@@ -255,14 +281,14 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		// Block j of dim 0 goes to member j.
 		src := rw.lineUp(in, from.Type.Shape, e, ord, "a2a", what)
 		bs := slices.Clone(from.Type.Shape)
-		bs[e] /= int64(n)
+		bs[e] = divDim(bs[e], n)
 		// Block i of what comes back is member i's block along d.
 		if d == 0 && isIdentity(ord) {
 			ctx.Emit("alltoall", ctx.Slot("X", src), ctx.Slot("Out", out), rw.why(what), r, calc)
 			return nil
 		}
 		zs := slices.Clone(bs)
-		zs[0] *= int64(n)
+		zs[0] = mulDim(zs[0], n)
 		z := rw.temp("a2a", zs)
 		ctx.Emit("alltoall", ctx.Slot("X", src), ctx.Slot("Out", z.Name()), rw.why(what), r, calc)
 		parts := rw.split(z.Name(), bs, 0, n, what)
@@ -284,22 +310,16 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		if err != nil {
 			return err
 		}
-		fill := 0.0
-		switch s.to.reduce {
-		case ir.ReduceMax:
-			fill = math.Inf(-1)
-		case ir.ReduceMin:
-			fill = math.Inf(1)
-		}
 		block := in
 		if s.to.reduce == ir.ReduceAvg {
 			// The parts' mean is the value: their sum is n times it.
 			block = rw.temp("pad", from.Type.Shape).Name()
 			rw.scale(in, block, float64(n), what+": n times the block, as the parts' mean is the value")
 		}
-		zero := rw.temp("pad", from.Type.Shape)
-		ctx.Emit("fill_any_like", ctx.Slot("X", in), ctx.Slot("Out", zero.Name()), rw.why(what),
-			ir.A("value", ir.Float(fill)), ir.A("dtype", ir.Int(-1)))
+		zero, err := rw.identity(in, from.Type.Shape, s.to.reduce, what)
+		if err != nil {
+			return err
+		}
 		parts := make([]string, n)
 		for j := range parts {
 			parts[j] = zero.Name()
@@ -322,6 +342,9 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 				ir.A("value", ir.Float(0)), ir.A("dtype", ir.Int(-1)))
 		}
 	case stepRescale:
+		if err := opdef.ExactPartial(from.Type.DType, ir.ReduceAvg); err != nil {
+			return fmt.Errorf("%s of %s: %v", what, from.Name(), err)
+		}
 		f := float64(n) // sum parts to avg parts
 		if s.from.reduce == ir.ReduceAvg {
 			f = 1 / float64(n)
@@ -343,14 +366,14 @@ func (rw *reshardLowering) lineUp(in string, shape []int64, d int, ord []int, su
 	}
 	n := len(ord)
 	bs := slices.Clone(shape)
-	bs[d] /= int64(n)
+	bs[d] = divDim(bs[d], n)
 	parts := rw.split(in, bs, d, n, what)
 	byMember := make([]string, n)
 	for j, c := range ord {
 		byMember[j] = parts[c]
 	}
 	ys := slices.Clone(bs)
-	ys[0] *= int64(n)
+	ys[0] = mulDim(ys[0], n)
 	y := rw.temp(suffix, ys)
 	rw.concat(byMember, 0, y.Name(), what)
 	return y.Name()

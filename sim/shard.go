@@ -38,7 +38,8 @@ func Shard(global *Tensor, dist *ir.TensorDist, mesh *ir.ProcessMesh, rank int) 
 // cancel out (so that no kernel that is only positively homogeneous,
 // such as relu, passes for linear); an average's are n times those; a
 // max's (min's) are the value on the last rank and less (more) on the
-// others. Integer parts stay whole.
+// others (a bool's: false for a max, true for a min). Integer parts
+// stay whole.
 func splitPart(t *Tensor, r ir.Reduce, c, n int) {
 	if n <= 1 {
 		return
@@ -68,10 +69,16 @@ func splitPart(t *Tensor, r ir.Reduce, c, n int) {
 		case ir.ReduceMax:
 			if c != n-1 {
 				t.Data[i] = x - float64(c+1)
+				if t.DType == ir.Boolean {
+					t.Data[i] = 0 // false: a bool's parts are bools
+				}
 			}
 		case ir.ReduceMin:
 			if c != n-1 {
 				t.Data[i] = x + float64(c+1)
+				if t.DType == ir.Boolean {
+					t.Data[i] = 1
+				}
 			}
 		}
 	}
