@@ -51,7 +51,7 @@ files (meshes, dists and what else a ProgramDesc cannot hold).`)
 		}
 		m, err = paddle.ImportPIR(in.name, in.data)
 	case paddle.ProgramDesc:
-		f := &paddle.Files{Main: in.data}
+		f := &paddle.Files{Main: in.data, SidecarName: *side}
 		for _, r := range []struct {
 			path string
 			data *[]byte

@@ -35,8 +35,11 @@ type ExportOptions struct {
 // Files are the files of one exported module: the main program's
 // ProgramDesc, the startup program's (with ExportOptions.Startup) and the
 // sidecar (with ExportOptions.Sidecar); those not asked for are nil.
+// SidecarName is the sidecar's file name, which ImportFiles's errors
+// name; ExportFiles leaves it empty.
 type Files struct {
 	Main, Startup, Sidecar []byte
+	SidecarName            string
 }
 
 // Export encodes the main program of m as a ProgramDesc protobuf file.

@@ -67,7 +67,7 @@ var varBoolFields = [4]struct {
 //
 // See the package documentation for where each part of the file lands.
 func Import(name string, data []byte) (*ir.Module, error) {
-	d := &decoder{name: name}
+	d := &decoder{name: name, size: len(data)}
 	m, err := d.program(data)
 	if err != nil {
 		return nil, err

@@ -216,13 +216,22 @@ func checkRanks(t *testing.T, name string) {
 // module and from its text; without Startup, the startup program is what
 // the ProgramDesc cannot hold.
 func TestPaddlePairBytes(t *testing.T) {
-	mainPB, err := os.ReadFile("testdata/lite_resnet_cifar.pdmodel")
+	// The pair: a training program's main ProgramDesc without a version,
+	// and its startup's with the version and op version map of the
+	// Paddle file it came from.
+	tr := importFixture(t, "lite_conv_bn_relu.pdmodel")
+	if err := runPipeline(tr, "make-trainable{loss=mse},append-backward{loss=loss},append-optimizer{type=sgd}"); err != nil {
+		t.Fatal(err)
+	}
+	facts := tr.Attrs
+	tr.Attrs = nil
+	mainPB, err := paddle.ExportWith(&ir.Module{Main: tr.Main}, paddle.ExportOptions{Drop: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Any real ProgramDesc stands for the startup file: its ops are not
-	// what matter here, its file-level fields are.
-	startPB, err := os.ReadFile("testdata/lite_conv_bn_relu.pdmodel")
+	sp := tr.Startup.Clone()
+	sp.Name = "main"
+	startPB, err := paddle.ExportWith(&ir.Module{Main: sp, Attrs: facts}, paddle.ExportOptions{Drop: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,8 +336,10 @@ func TestPairErrors(t *testing.T) {
 			`x.pdmodel sidecar: startup: "separate" and "program" do not go together`},
 		{"a startup file that is no ProgramDesc", &paddle.Files{Main: pair.Main, Startup: []byte("\x0a\x05"), Sidecar: pair.Sidecar},
 			"s.pdmodel: ProgramDesc: field 1: malformed value (unexpected end of data) at byte offset 0"},
-		{"sidecar entries for another startup", &paddle.Files{Main: pair.Main, Startup: gap, Sidecar: pair.Sidecar},
-			`x.pdmodel sidecar: startup: block 0: no var "conv1_bn_scale"`},
+		{"an inference program as the startup file", &paddle.Files{Main: pair.Main, Startup: gap, Sidecar: pair.Sidecar},
+			"s.pdmodel: not a startup program: block 0 op 1 feed (position 0): a startup program has no feed op (it takes no input and gives no output)"},
+		{"the main program as the startup file", &paddle.Files{Main: pair.Main, Startup: pair.Main, Sidecar: pair.Sidecar},
+			"s.pdmodel: not a startup program: block 0 op 1 conv2d (position 0): reads image, which no earlier op of it writes and which is no persistable: a startup program initialises from nothing"},
 	}
 	if both == string(pair.Sidecar) {
 		t.Fatal("no separate member in the sidecar")

@@ -3,7 +3,6 @@ package paddle
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -385,47 +384,76 @@ func ImportWithSidecar(name string, pb, side []byte) (*ir.Module, error) {
 // ImportFiles reads the files ExportFiles wrote: f.Main, the main
 // program's ProgramDesc (name is its file's name, as Import takes it), and
 // when not nil f.Startup, the startup program's (startupName is its file's
-// name, for errors), and f.Sidecar. A startup file's version and op
+// name, for errors), and f.Sidecar (f.SidecarName names it in errors;
+// without one it is "<name> sidecar"). A startup file's version and op
 // version map are kept as module attrs of their own (paddle.startup.*),
 // so that a pair Paddle wrote exports back to its bytes.
+//
+// The files must agree: a startup file must be a startup program (see
+// checkStartup), and what the sidecar says of an op or var the
+// ProgramDescs also hold (an attr's value, is_target, the file's version)
+// must be what they hold, or the import fails naming the op or var, both
+// values and both files; the sidecar only adds what a ProgramDesc cannot
+// hold. Two sidecar entries for one var or op, and integers the text
+// format cannot hold (ranks, group ids, mappings beyond 32 bits), are
+// refused too, so that what imports prints as text that parses back.
 func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
 	m, err := Import(name, f.Main)
 	if err != nil {
 		return nil, err
 	}
+	sideName := f.SidecarName
+	if sideName == "" {
+		sideName = name + " sidecar"
+	}
 	var doc *sidecarDoc
 	if len(bytes.TrimSpace(f.Sidecar)) != 0 {
 		doc = new(sidecarDoc)
 		if err := strictUnmarshal(f.Sidecar, doc); err != nil {
-			return nil, fmt.Errorf("%s sidecar: %v", name, err)
+			return nil, fmt.Errorf("%s: %v", sideName, err)
 		}
-		if err := applyModule(m, doc); err != nil {
-			return nil, fmt.Errorf("%s sidecar: %v", name, err)
+		if err := checkModule(doc); err != nil {
+			return nil, fmt.Errorf("%s: %v", sideName, err)
 		}
 	}
 	var ps *progSidecar
 	if doc != nil {
 		ps = doc.Startup
 	}
+	progFile := [2]string{name, ""} // the files of main and startup, for errors
 	switch {
 	case f.Startup != nil && ps != nil && !ps.Separate:
-		return nil, fmt.Errorf("%s sidecar: startup: the sidecar holds the startup program, and a startup file was given too", name)
+		return nil, fmt.Errorf("%s: startup: the sidecar holds the startup program, and a startup file was given too", sideName)
 	case f.Startup != nil:
+		if startupName == "" {
+			startupName = name + " startup file"
+		}
 		if err := importStartup(m, startupName, f.Startup); err != nil {
 			return nil, err
 		}
+		progFile[1] = startupName
 	case ps != nil && ps.Separate:
-		return nil, fmt.Errorf("%s sidecar: startup: the startup program is a ProgramDesc file of its own, not given", name)
+		return nil, fmt.Errorf("%s: startup: the startup program is a ProgramDesc file of its own, not given", sideName)
 	case ps != nil:
-		if err := importStartup(m, name+" startup", ps.Program); err != nil {
+		progFile[1] = name + " startup"
+		if err := importStartup(m, progFile[1], ps.Program); err != nil {
 			return nil, err
+		}
+	}
+	if m.Startup != nil {
+		if err := checkStartup(m); err != nil {
+			return nil, fmt.Errorf("%s: not a startup program: %v", progFile[1], err)
 		}
 	}
 	if doc == nil {
 		return m, nil
 	}
-	if err := applyPrograms(m, doc); err != nil {
-		return nil, fmt.Errorf("%s sidecar: %v", name, err)
+	a := &applier{side: sideName, files: progFile}
+	if err := a.module(m, doc); err != nil {
+		return nil, err
+	}
+	if err := a.programs(m, doc); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -444,111 +472,6 @@ func importStartup(m *ir.Module, name string, data []byte) error {
 	for i, n := range from {
 		if v := sm.Attrs.Get(n); v != nil {
 			m.Attrs.Set(to[i], v)
-		}
-	}
-	return nil
-}
-
-// applyModule applies the sidecar's module-level tables.
-func applyModule(m *ir.Module, doc *sidecarDoc) error {
-	if doc.Format != sidecarFormat {
-		return fmt.Errorf("format %q, want %q", doc.Format, sidecarFormat)
-	}
-	if doc.Version != sidecarVersion {
-		return fmt.Errorf("unsupported version %d (want %d)", doc.Version, sidecarVersion)
-	}
-	m.Name = doc.Module
-	for i, pm := range doc.Meshes {
-		if pm == nil {
-			return fmt.Errorf("mesh %d is null", i)
-		}
-		m.Meshes = append(m.Meshes, &ir.ProcessMesh{Name: pm.Name, Shape: orNone(pm.Shape), DimNames: orNone(pm.Dims), ProcessIDs: orNone(pm.Ranks)})
-	}
-	for i, g := range doc.Groups {
-		if g == nil {
-			return fmt.Errorf("group %d is null", i)
-		}
-		m.Groups = append(m.Groups, ir.Group{ID: g.ID, Ranks: orNone(g.Ranks)})
-	}
-	for i, pg := range doc.ParamGrads {
-		if pg == nil {
-			return fmt.Errorf("param_grads entry %d is null", i)
-		}
-		m.ParamGrads = append(m.ParamGrads, ir.ParamGrad{Param: pg.Param, Grad: pg.Grad})
-	}
-	if doc.Attrs != nil {
-		as, err := ir.DecodeAttrsJSON(doc.Attrs)
-		if err != nil {
-			return fmt.Errorf("module attrs: %v", err)
-		}
-		m.Attrs = as
-	}
-	if doc.Main != nil && (doc.Main.Program != nil || doc.Main.Separate) {
-		return errors.New(`main: the main program is the ProgramDesc, not "program" or "separate"`)
-	}
-	if s := doc.Startup; s != nil && s.Separate && s.Program != nil {
-		return errors.New(`startup: "separate" and "program" do not go together`)
-	}
-	return nil
-}
-
-// applyPrograms applies the sidecar's entries to the programs.
-func applyPrograms(m *ir.Module, doc *sidecarDoc) error {
-	if doc.Main != nil {
-		if err := applyProg(m.Main, doc.Main); err != nil {
-			return fmt.Errorf("main: %v", err)
-		}
-	}
-	if doc.Startup != nil {
-		if err := applyProg(m.Startup, doc.Startup); err != nil {
-			return fmt.Errorf("startup: %v", err)
-		}
-	}
-	return nil
-}
-
-func applyProg(p *ir.Program, ps *progSidecar) error {
-	if ps.Rank != nil {
-		p.Rank = *ps.Rank
-	}
-	for _, ve := range ps.Vars {
-		if ve == nil {
-			return errors.New("null var entry")
-		}
-		b := p.Block(ve.Block)
-		if b == nil {
-			return fmt.Errorf("var %q: no block %d", ve.Name, ve.Block)
-		}
-		v := b.Var(ve.Name)
-		if v == nil {
-			return fmt.Errorf("block %d: no var %q", ve.Block, ve.Name)
-		}
-		v.Flags |= ve.Flags
-		if ve.Dist != nil {
-			v.Dist = ve.Dist
-		}
-		if ve.Attrs != nil {
-			v.Attrs = ve.Attrs
-		}
-	}
-	for _, oe := range ps.Ops {
-		if oe == nil {
-			return errors.New("null op entry")
-		}
-		b := p.Block(oe.Block)
-		if b == nil || oe.Pos < 0 || oe.Pos >= len(b.Ops) {
-			return fmt.Errorf("no op at block %d position %d", oe.Block, oe.Pos)
-		}
-		op := b.Ops[oe.Pos]
-		if oe.ID != nil {
-			op.ID = *oe.ID
-		}
-		op.Fwd = oe.Fwd
-		if oe.Dist != nil {
-			op.Dist = oe.Dist
-		}
-		if oe.Attrs != nil {
-			op.Attrs = oe.Attrs
 		}
 	}
 	return nil

@@ -38,6 +38,7 @@ type field struct {
 // decoder walks the messages of one file; name is for errors.
 type decoder struct {
 	name string
+	size int // the file's length: a field that runs past it is truncated
 }
 
 func (d *decoder) errf(off int, format string, args ...any) error {
