@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +76,15 @@ files (meshes, dists and what else a ProgramDesc cannot hold).`)
 		// Broken JSON, a PIR program cut short say: where it breaks.
 		if isJSONObject(in.data) {
 			err = ir.CheckJSONSyntax(in.name, in.data)
+		}
+		// Newlines alone are a ProgramDesc cut short after its first
+		// bytes (0x0A is its first field's tag) more than they are text:
+		// the decoder says where it ends.
+		if err == nil && len(in.data) > 0 && in.data[0] == 0x0A && len(bytes.TrimSpace(in.data)) == 0 {
+			_, err = paddle.Import(in.name, in.data)
+		}
+		if err == nil && len(in.data) > 0 && in.data[0] == 0x0A {
+			err = fmt.Errorf("%s: not a Paddle program: text that starts with a newline, where a ProgramDesc is binary protobuf (byte 0x0A, then its blocks); a PIR JSON program is an object with base_code.magic \"pir\"", in.name)
 		}
 		if err == nil {
 			err = fmt.Errorf("%s: not a Paddle program: a ProgramDesc starts with byte 0x0A, a PIR JSON program is an object with base_code.magic \"pir\"", in.name)

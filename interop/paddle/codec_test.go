@@ -212,7 +212,7 @@ func TestImportErrors(t *testing.T) {
 	}{
 		{"empty", nil, "f.pdmodel: ProgramDesc has no blocks"},
 		{"unknown program field", msg(byts(progBlocks, nil), vint(2, 1)), "f.pdmodel: ProgramDesc: unknown field 2 (varint) at byte offset 2"},
-		{"truncated", []byte{0x0a, 0x05, 0x08}, "f.pdmodel: ProgramDesc: field 1: malformed value (unexpected end of data) at byte offset 0"},
+		{"truncated", []byte{0x0a, 0x05, 0x08}, "f.pdmodel: BlockDesc 0: field 1 (idx) truncated: the file ends before its value at byte offset 2"},
 		{"bad tag", []byte{0x0a, 0x00, 0x00}, "f.pdmodel: ProgramDesc: malformed field tag (invalid field number) at byte offset 2"},
 		{"group", []byte{0x0b}, "f.pdmodel: ProgramDesc: field 1 has wire type 3 (groups are not used by Paddle) at byte offset 0"},
 		{"wrong wire type", msg(vint(progBlocks, 1)), "f.pdmodel: ProgramDesc: field 1 (blocks) has wire type varint, want bytes at byte offset 0"},

@@ -259,6 +259,9 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 		return nil
 	})
 	if err != nil {
+		if n := len(opFields); d.cut != nil && n > 0 && opFields[n-1].cut {
+			return d.within(d.cut, func() { _, _ = d.opDesc(fmt.Sprintf("%s > OpDesc %d", msg, n-1), opFields[n-1]) })
+		}
 		return err
 	}
 	// A missing idx is taken as the position.
@@ -485,6 +488,9 @@ func (d *decoder) varType(outer string, f *field) (ir.Type, error) {
 		return nil
 	})
 	if err != nil {
+		if k, ok := codeKinds[code]; ok && d.cut != nil && desc != nil && desc.cut {
+			return ir.Type{}, d.within(d.cut, func() { _, _ = d.typeDesc(msg, k, desc, descNum) })
+		}
 		return ir.Type{}, err
 	}
 	k, ok := codeKinds[code]
@@ -501,6 +507,11 @@ func (d *decoder) varType(outer string, f *field) (ir.Type, error) {
 		}
 		return ir.NoShape(k), nil
 	}
+	return d.typeDesc(msg, k, desc, descNum)
+}
+
+// typeDesc reads the desc of a VarType of kind k, field descNum.
+func (d *decoder) typeDesc(msg string, k ir.TypeKind, desc *field, descNum int32) (ir.Type, error) {
 	dmsg := msg + " > " + descFieldNames[descNum]
 	switch k {
 	case ir.DenseTensor:
@@ -649,10 +660,27 @@ func (d *decoder) opDesc(outer string, f *field) (*ir.Op, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	msg := fmt.Sprintf("%s %q", outer, r.typ)
+	if err != nil {
+		// The file ends in a slot or an attr: find where in it.
+		if d.cut == nil {
+			return nil, err
+		}
+		if r.typ == "" {
+			msg = outer
+		}
+		lastCut := func(fs []*field) bool { return len(fs) > 0 && fs[len(fs)-1].cut }
+		return nil, d.within(d.cut, func() {
+			switch {
+			case lastCut(r.inputs):
+				_, _ = d.slots(msg, "inputs", r.inputs)
+			case lastCut(r.outputs):
+				_, _ = d.slots(msg, "outputs", r.outputs)
+			case lastCut(r.attrs):
+				_, _ = d.opAttr(msg, r.attrs[len(r.attrs)-1])
+			}
+		})
+	}
 	op := &ir.Op{Type: r.typ}
 	if op.Inputs, err = d.slots(msg, "inputs", r.inputs); err != nil {
 		return nil, err

@@ -335,7 +335,7 @@ func TestPairErrors(t *testing.T) {
 		{"separate and program", &paddle.Files{Main: pair.Main, Startup: pair.Startup, Sidecar: []byte(both)},
 			`x.pdmodel sidecar: startup: "separate" and "program" do not go together`},
 		{"a startup file that is no ProgramDesc", &paddle.Files{Main: pair.Main, Startup: []byte("\x0a\x05"), Sidecar: pair.Sidecar},
-			"s.pdmodel: ProgramDesc: field 1: malformed value (unexpected end of data) at byte offset 0"},
+			"s.pdmodel: ProgramDesc: field 1 (blocks) truncated: its value has 5 bytes, the file ends after 0 of them at byte offset 0"},
 		{"an inference program as the startup file", &paddle.Files{Main: pair.Main, Startup: gap, Sidecar: pair.Sidecar},
 			"s.pdmodel: not a startup program: block 0 op 1 feed (position 0): a startup program has no feed op (it takes no input and gives no output)"},
 		{"the main program as the startup file", &paddle.Files{Main: pair.Main, Startup: pair.Main, Sidecar: pair.Sidecar},

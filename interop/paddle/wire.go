@@ -32,13 +32,15 @@ type field struct {
 	off  int
 	v    uint64
 	b    []byte
-	boff int // file offset of b[0]
+	boff int  // file offset of b[0]
+	cut  bool // the file ends inside b: b is what there is of it
 }
 
 // decoder walks the messages of one file; name is for errors.
 type decoder struct {
 	name string
-	size int // the file's length: a field that runs past it is truncated
+	size int   // the file's length: a field that runs past it is truncated
+	cut  error // the innermost truncation found, while one is reported
 }
 
 func (d *decoder) errf(off int, format string, args ...any) error {
@@ -47,16 +49,24 @@ func (d *decoder) errf(off int, format string, args ...any) error {
 
 // each calls fn for every field of the message b, which starts at file
 // offset off. A malformed tag or value, or a group, is an error naming msg.
+// A message that runs to the end of the file may have been cut short
+// there: a field the file ends inside is an error that says so (see
+// truncated.go), naming the innermost field being read.
 func (d *decoder) each(msg string, b []byte, off int, fn func(f *field) error) error {
 	var f field
+	atEnd := off+len(b) >= d.size
 	pos := 0
 	for pos < len(b) {
 		num, typ, n := protowire.ConsumeTag(b[pos:])
 		if n < 0 {
+			if n == -1 && atEnd {
+				return d.truncErr(off+pos, "%s: truncated: the file ends inside a field's tag", msg)
+			}
 			return d.errf(off+pos, "%s: malformed field tag (%v)", msg, parseErr(n))
 		}
 		f = field{num: num, typ: typ, off: off + pos}
 		pos += n
+		what := "value"
 		switch typ {
 		case protowire.VarintType:
 			f.v, n = protowire.ConsumeVarint(b[pos:])
@@ -67,14 +77,35 @@ func (d *decoder) each(msg string, b []byte, off int, fn func(f *field) error) e
 		case protowire.Fixed64Type:
 			f.v, n = protowire.ConsumeFixed64(b[pos:])
 		case protowire.BytesType:
-			f.b, n = protowire.ConsumeBytes(b[pos:])
-			if n >= 0 {
-				f.boff = off + pos + n - len(f.b)
+			l, ln := protowire.ConsumeVarint(b[pos:])
+			if ln < 0 {
+				n, what = ln, "length"
+				break
 			}
+			if rest := len(b) - pos - ln; l > uint64(rest) {
+				if !atEnd {
+					n = -1 // runs past the end of its message
+					break
+				}
+				// The file ends inside this field: read what there is,
+				// to find the field inside it that the file ends in.
+				f.b, f.boff, f.cut = b[pos+ln:], off+pos+ln, true
+				cut := d.errf(f.off, "%s: %s truncated: its value has %d bytes, the file ends after %d of them", msg, spell(msg, num), l, rest)
+				return d.within(cut, func() { _ = fn(&f) })
+			}
+			f.b, f.boff = b[pos+ln:pos+ln+int(l)], off+pos+ln
+			n = ln + int(l)
 		default:
 			return d.errf(f.off, "%s: field %d has wire type %d (groups are not used by Paddle)", msg, num, typ)
 		}
 		if n < 0 {
+			if n == -1 && atEnd {
+				where := "inside"
+				if pos == len(b) {
+					where = "before"
+				}
+				return d.truncErr(f.off, "%s: %s truncated: the file ends %s its %s", msg, spell(msg, num), where, what)
+			}
 			return d.errf(f.off, "%s: field %d: malformed value (%v)", msg, num, parseErr(n))
 		}
 		pos += n
