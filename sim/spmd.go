@@ -144,6 +144,9 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 	}
 	out["dropout"] = Dropout(r.globalIndex)
 	out["reshard"] = unloweredReshard
+	for _, t := range commSetupTypes {
+		out[t] = commSetup
+	}
 	out["sync_batch_norm"] = rounded(syncBatchNorm(r.syncBNReduce))
 	out["sync_batch_norm_grad"] = rounded(syncBatchNormGrad(r.syncBNReduce))
 	return out

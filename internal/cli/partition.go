@@ -52,12 +52,20 @@ the module has a startup program), and beside them rank<R>.json, the
 sidecar of what a ProgramDesc cannot hold (the rank, the process-group
 table that ring_id attrs point into, meshes, dists, ...). 'distpass import
 rank<R>.pdmodel -startup rank<R>.startup.pdmodel -sidecar rank<R>.json'
-gives the rank's module back.`)
+gives the rank's module back. Each rank's startup ProgramDesc begins by
+creating the communicator of every ring its programs use, in ascending
+ring id order on every rank (created in different orders, they hang): a
+c_gen_nccl_id and a c_comm_init per ring, the rank's index in the group
+as its rank, the group's size as nranks (a startup program is made for
+a rank that has none). -endpoints gives each rank's host:port, one a
+rank in ascending rank order; without it, rank R is 127.0.0.1:(6170+R),
+ranks on one machine.`)
 	rankFlag := rangeInt(fs, "rank", 0, 0, math.MaxInt, "the rank `R` to produce")
 	all := fs.Bool("all", false, "produce every rank")
 	out := fs.String("o", "", "with -rank: write to `FILE` (default, or -: stdout); with -all: the directory for the ranks' files")
 	shared := fs.Bool("shared", false, "with -all: write each class's program once (class<K>.dpir) and ranks.json, the attrs each rank differs in")
 	format := choice(fs, "format", []string{"dpir", "pdmodel"}, "with -all: the `FORMAT` of each rank's files: dpir (text) or pdmodel (Paddle ProgramDescs and a sidecar)")
+	endpoints := fs.String("endpoints", "", "with -format pdmodel: each rank's `host:port,...`, in ascending rank order (default 127.0.0.1:(6170+R) for rank R)")
 	flags := addInstrumentFlags(fs)
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
@@ -81,7 +89,7 @@ gives the rank's module back.`)
 		// instrument sees it, so none may be given and then ignored.
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
-			if !slices.Contains([]string{"all", "o", "shared", "format"}, f.Name) {
+			if !slices.Contains([]string{"all", "o", "shared", "format", "endpoints"}, f.Name) {
 				set = append(set, "-"+f.Name)
 			}
 		})
@@ -94,13 +102,25 @@ gives the rank's module back.`)
 		fmt.Fprintln(env.Stderr, "distpass partition: -format pdmodel goes with -all and without -shared (for one rank, 'distpass export -startup' its program)")
 		return ExitUsage
 	}
+	eps, err := parseEndpoints(*endpoints)
+	if err == nil && *endpoints != "" && format.v != "pdmodel" {
+		err = fmt.Errorf("goes with -all -format pdmodel")
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass partition: -endpoints: %v\n", err)
+		return ExitUsage
+	}
 	in, m, code, ok := loadOne(env, "partition", files)
 	if !ok {
 		return code
 	}
 	flags.input = in.name
+	if ranks := passes.Ranks(m); eps != nil && len(eps) != len(ranks) {
+		fmt.Fprintf(env.Stderr, "distpass partition: -endpoints: %d entries, and %s's meshes have %d ranks (%v): give one a rank, in ascending rank order\n", len(eps), in.name, len(ranks), ranks)
+		return ExitUsage
+	}
 	if *all {
-		return partitionAll(env, in.name, m, *out, *shared, format.v == "pdmodel")
+		return partitionAllTo(env, in.name, m, *out, *shared, format.v == "pdmodel", endpointOf(eps, passes.Ranks(m)))
 	}
 	pl, err := passes.DefaultRegistry().Parse("partition{rank=" + strconv.Itoa(rank) + "}")
 	if err != nil {
@@ -129,6 +149,12 @@ func writeModule(env *Env, path string, m *ir.Module) error {
 // pdmodel as Paddle files, or with shared the classes' programs and
 // ranks.json. Printing and writing use every core.
 func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmodel bool) int {
+	return partitionAllTo(env, name, m, dir, shared, pdmodel, endpointOf(nil, nil))
+}
+
+// partitionAllTo is partitionAll, with pdmodel each rank's endpoint given
+// by endpoint, for its startup's communicator set-up.
+func partitionAllTo(env *Env, name string, m *ir.Module, dir string, shared, pdmodel bool, endpoint func(rank int) (string, error)) int {
 	st := env.progress()
 	cs, err := passes.PartitionClasses(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
 		st.show("partition: lowered %d/%d", done, total)
@@ -193,7 +219,7 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmod
 		pm, err := files[i].build()
 		switch {
 		case err == nil && pdmodel:
-			err = writePaddleRank(files[i].path, pm)
+			err = writePaddleRank(files[i].path, pm, endpoint)
 		case err == nil:
 			err = writeModule(env, files[i].path, pm)
 		}
@@ -223,8 +249,12 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmod
 
 // writePaddleRank writes a rank's module as base.pdmodel,
 // base.startup.pdmodel (when it has a startup program) and the sidecar
-// base.json.
-func writePaddleRank(base string, pm *ir.Module) error {
+// base.json, its startup program creating the communicators its programs
+// use first (paddle.AddCommSetup), endpoint giving each rank's host:port.
+func writePaddleRank(base string, pm *ir.Module, endpoint func(rank int) (string, error)) error {
+	if err := paddle.AddCommSetup(pm, endpoint); err != nil {
+		return err
+	}
 	f, err := paddle.ExportFiles(pm, paddle.ExportOptions{Sidecar: true, Startup: pm.Startup != nil})
 	if err != nil {
 		return fmt.Errorf("rank %d: %v", pm.Main.Rank, err)

@@ -97,6 +97,36 @@
 // ProgramDesc writes right but imports back otherwise; that alone is no
 // error. The sidecar's schema is in sidecar.go.
 //
+// The sidecar only adds to its ProgramDescs: what it says of an op or var
+// that a ProgramDesc holds too (an attr's value, is_target, a file's
+// version) must be what the file holds, or ImportFiles fails naming the
+// op or var, both values and both files; two entries for one var or op,
+// and ranks, group ids or mappings the text format cannot hold (beyond
+// 32 bits), are refused too. A startup file must be a startup program:
+// no feed or fetch op, every op reading only persistables or what an
+// earlier op of it wrote, the persistable tensors it writes persistables
+// of the main program (a main program given as the startup file is
+// refused).
+//
+// # Communicator set-up
+//
+// AddCommSetup prepends to a rank's startup program the creation of every
+// communicator its programs use, as Paddle's executor needs to run their
+// collectives: per ring, in ascending ring id order on every rank (ranks
+// creating communicators in different orders hang), a c_gen_nccl_id
+// writing the ring's id to a persistable RAW var (CommIDVar) and a
+// c_comm_init making the communicator from it. 'distpass partition -all
+// -format pdmodel' does so for every rank. Import reads these ops back as
+// any others; the simulator runs them as no-ops.
+//
+// # Truncated files
+//
+// A file cut short is told as truncated, naming the innermost field being
+// read when the file ended, by number and name, and its offset:
+// "model.pdmodel: BlockDesc 0 > VarDesc "x" > VarType > dense_tensor >
+// TensorDesc: field 2 (dims) truncated: the file ends inside its value at
+// byte offset 97".
+//
 // Sniff tells a ProgramDesc from a pickle (Paddle's .pdparams, and the
 // model_state_rank*.pdmodel that save_distributed_checkpoint writes) by
 // content.
