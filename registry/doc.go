@@ -47,6 +47,9 @@
 // prune_gate_by_capacity): the serial program's exchanges are a world of
 // one; lowering points them at the group of the mesh dim their
 // expert_axis attr names, and rewrites the capacity ops' worker counts.
+// A ring lists its members ascending while the experts follow mesh
+// coordinates, so an exchange whose group holds them in another order is
+// refused (its member order is a rank read).
 // Expert weights split along that dim are averaged over it without
 // communication; see GroupedMatmulExpert for why.
 package registry

@@ -117,6 +117,9 @@ func exchangeLower(ctx *Lowering, op *ir.Op) error {
 	if err != nil {
 		return err
 	}
+	if err := coordinateOrdered(ctx, op, axis); err != nil {
+		return err
+	}
 	op.Attrs.Set("ring_id", ir.Int(int64(id)))
 	reason := fmt.Sprintf("expert-parallel: exchange over the %s group", ctx.Mesh().DimNames[axis])
 	if implType, _ := ctx.Impl(); op.Type != implType {
@@ -294,6 +297,32 @@ func capacityCompatible(ctx *Lowering, op *ir.Op) error {
 			return fmt.Errorf("%s has no output", op)
 		}
 		return need(op.Outputs[0].Name, false, func(m []int) bool { return slices.Equal(m, gm) }, "split as GateIdx")
+	}
+	return nil
+}
+
+// coordinateOrdered refuses an exchange along a mesh axis some group
+// of which lists its members (in ascending ids, as every ring does) in
+// another order than their coordinates. The exchange sends count block
+// j, and its rows, to member j of the ring, while the experts of block
+// j are held by the rank at coordinate j: on such a group the tokens
+// would reach the wrong experts. Every group of the axis is looked at,
+// not only this rank's, so that every rank refuses the module alike;
+// the answer depends on the mesh alone, not on the rank.
+func coordinateOrdered(ctx *Lowering, op *ir.Op, axis int) error {
+	pm := ctx.Mesh()
+	for _, g := range pm.Groups(axis) {
+		ord, err := memberOrder(pm, axis, g[0])
+		if err != nil {
+			return fmt.Errorf("%s: %v", op, err)
+		}
+		if isIdentity(ord) {
+			continue
+		}
+		return fmt.Errorf("%s: expert_parallel: the group along %s of ranks %s (ascending, the exchange's ring order) holds its members at coordinates %s: "+
+			"the exchange would send the tokens of the experts at coordinate j to the j-th rank of the ring, which holds other experts; "+
+			"list mesh %s's ranks ascending along %s",
+			op, pm.DimNames[axis], ir.FormatInts(g), ir.FormatInts(ord), pm.Name, pm.DimNames[axis])
 	}
 	return nil
 }
