@@ -41,14 +41,22 @@ Every op of main has an op dist and every dense-tensor var a tensor dist;
 mappings fit the tensor and the mesh; no mesh dim is used twice; every
 sharded dim divides evenly; each op's mapping of an arg is the arg's own
 dist (mesh, mapping, partial state); a reduction over a split dim has a
-partial output. Fails listing every problem.`,
+partial output. Then each op lower-forward lowers (forward, or
+recomputed) is held to its impl as lowering will hold it: the impl
+exists, lowers the op's type, and accepts the op's dist (a
+column-parallel matmul whose X has the batch on mp does not), so that
+the op that does not fit is named, not a later one. Fails listing every
+problem.`,
 			PreservesAll: true,
 			Run: func(ctx *Context, m *ir.Module) error {
 				rep, err := analysis.Get[*analysis.AnnotationReport](ctx.Analyses, analysis.Annotations)
 				if err != nil {
 					return err
 				}
-				return rep.Err()
+				if err := rep.Err(); err != nil {
+					return err
+				}
+				return checkImpls(m, reg)
 			},
 		}, ownsItsErrors: true},
 		{pass: &Pass{

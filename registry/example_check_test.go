@@ -38,7 +38,7 @@ func TestExampleImplIsRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = passes.PartitionAll(context.Background(), split, reg)
-	if want := "rank 0: op 1 relu: lower-forward: impl relu:0 (gather_rows) does not fit: op 1 relu: gather_rows needs Out replicated; it has dims_mapping [0 -1]"; err == nil || err.Error() != want {
+	if want := "main block 0: op 1 relu: impl relu:0 (gather_rows) does not fit: gather_rows needs Out replicated; it has dims_mapping [0 -1]"; err == nil || err.Error() != want {
 		t.Errorf("split Out: %v\nwant %s", err, want)
 	}
 }
