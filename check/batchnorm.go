@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/distpass/distpass/ir"
@@ -18,50 +17,44 @@ import (
 // statistics (sim.LocalBatchNorm), so that every value downstream is, on
 // rank r's block, what the serial program computes on that block alone,
 // and the loss, the param grads and the params are the data-parallel
-// average of those. The op's saved statistics are each rank's own and
-// are not compared. A synchronised batch norm (sync_batch_norm, impl
+// average of those. The op's saved and running statistics are each
+// rank's own and are not compared. A synchronised batch norm (sync_batch_norm, impl
 // batch_norm:0) computes the serial statistics and is compared as any
 // other op.
 type localBN struct {
-	op     *ir.Op // a rank's copy, with its serial id
+	op     *ir.Op // the serial op
 	dim    string // the mesh dim the batch is split over
 	groups int64
 }
 
-// localBatchNorms returns the local batch norms of mods by op id, in
-// program order, or an error when two ranks split one differently.
-func localBatchNorms(ranks []int, mods []*ir.Module) (map[int64]localBN, []int64, error) {
+// localBatchNorms returns the local batch norms of the serial module m by
+// op id, in program order: the training batch_norms whose X has its batch
+// dim split over a mesh dim of size > 1 and whose impl is not the
+// synchronised one (batch_norm:0). It reads the serial module, never the
+// programs under test: what the reference computes must not follow them.
+func localBatchNorms(m *ir.Module) (map[int64]localBN, []int64) {
 	found := map[int64]localBN{}
 	var order []int64
-	for i, pm := range mods {
-		if pm.Main == nil {
-			continue
-		}
-		for _, b := range pm.Main.Blocks {
-			for _, op := range b.Ops {
-				if op.Type != "batch_norm" || op.Dist == nil || op.Attrs.Flag("is_test") || op.Attrs.Flag("use_global_stats") {
+	for _, b := range m.Main.Blocks {
+		for _, op := range b.Ops {
+			if op.Type != "batch_norm" || op.Dist == nil || op.Dist.ImplType == "batch_norm" ||
+				op.Attrs.Flag("is_test") || op.Attrs.Flag("use_global_stats") {
+				continue
+			}
+			mesh := m.Mesh(op.Dist.Mesh)
+			for _, x := range op.Input("X") {
+				mp, ok := op.Dist.InputMapping(x)
+				if !ok || len(mp) == 0 || mp[0] < 0 || mesh == nil || mp[0] >= len(mesh.Shape) || mesh.Shape[mp[0]] <= 1 {
 					continue
 				}
-				mesh := pm.Mesh(op.Dist.Mesh)
-				for _, x := range op.Input("X") {
-					m, ok := op.Dist.InputMapping(x)
-					if !ok || len(m) == 0 || m[0] < 0 || mesh == nil || m[0] >= len(mesh.Shape) || mesh.Shape[m[0]] <= 1 {
-						continue
-					}
-					l := localBN{op: op, dim: mesh.DimNames[m[0]], groups: int64(mesh.Shape[m[0]])}
-					if prev, ok := found[op.ID]; ok {
-						if prev.groups != l.groups {
-							return nil, nil, fmt.Errorf("rank %d: %s splits its batch over %d ranks, another rank's over %d", ranks[i], op, l.groups, prev.groups)
-						}
-						continue
-					}
-					found[op.ID] = l
+				if _, ok := found[op.ID]; !ok {
+					found[op.ID] = localBN{op: op, dim: mesh.DimNames[mp[0]], groups: int64(mesh.Shape[mp[0]])}
 					order = append(order, op.ID)
 				}
 			}
 		}
 	}
-	return found, order, nil
+	return found, order
 }
 
 // perShardKernels returns ks with batch_norm and its grad computing the
@@ -95,12 +88,14 @@ func perShardKernels(ks sim.Kernels, local map[int64]localBN) sim.Kernels {
 	return out
 }
 
-// perRankStats returns the saved statistics of the local batch norms:
-// each rank's own, not compared.
+// perRankStats returns the saved and running statistics of the local
+// batch norms: each rank's own, from its own shards, so replicas of the
+// running mean and variance differ across the batch's mesh dim (as they
+// do under Paddle): not compared.
 func perRankStats(local map[int64]localBN, order []int64) []string {
 	var out []string
 	for _, id := range order {
-		for _, s := range [...]string{"SavedMean", "SavedVariance"} {
+		for _, s := range [...]string{"SavedMean", "SavedVariance", "MeanOut", "VarianceOut"} {
 			for _, a := range local[id].op.Output(s) {
 				if !slices.Contains(out, a) {
 					out = append(out, a)

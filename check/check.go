@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"io"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -24,8 +23,9 @@ import (
 type Options struct {
 	// Steps is how many training steps to run (default 1).
 	Steps int
-	// Tol bounds |partitioned - serial| / max(|serial|, 1) (default 1e-5
-	// for f64, 1e-4 when a compared var is f32).
+	// Tol bounds |partitioned - serial| / max(|serial|, Floor(dtype))
+	// elementwise (default DefaultTol(dtype) of each compared var).
+	// Startup values and replicas are compared exactly, whatever Tol.
 	Tol float64
 	// Seed drives the fed data (default 1).
 	Seed uint64
@@ -52,11 +52,13 @@ type Options struct {
 //   - "partition" (Run only) as each of Total lowerings ends (one per
 //     rank class: see passes.PartitionClasses), Done of them so far;
 //   - "startup" as the serial startup and the feeding begin;
-//   - "serial" as serial step Step of Steps begins;
-//   - "spmd" as the ranks' startup begins (Step 0), as their step Step
-//     of Steps begins, and as each of the Total ranks ends it (Done of
-//     them so far, Rank the last; -1 otherwise);
-//   - "compare" as the comparison begins.
+//   - "spmd" as the ranks' startup begins (Step 0);
+//
+// then for each step Step of Steps:
+//   - "serial" as the serial step begins;
+//   - "spmd" as the ranks' step begins, and as each of the Total ranks
+//     ends it (Done of them so far, Rank the last; -1 otherwise);
+//   - "compare" as the comparison of the step begins.
 //
 // Each stage lasts until the next one begins.
 type Event struct {
@@ -66,13 +68,21 @@ type Event struct {
 	Rank        int
 }
 
-// Row is the comparison of one var over every rank.
+// Row is the comparison of one var over every rank that holds it, after
+// every step (a startup row: after the startups).
 type Row struct {
-	Var, Kind      string // kind: loss, param, grad, activation
+	// Kind: loss, param, grad, state (another persistable), activation,
+	// or startup (a value the startups initialise).
+	Var, Kind string
+	// MaxAbs is the largest |partitioned - serial|; MaxRel the largest of
+	// it over max(|serial|, Floor(dtype)).
 	MaxAbs, MaxRel float64
 	Tol            float64
-	// Rank is the first rank whose value diverged, or -1.
-	Rank int
+	// Ranks is how many ranks' values were compared (over all steps).
+	Ranks int
+	// Rank is the first rank whose value diverged, or -1; Step the step
+	// after which it did (0: the startup).
+	Rank, Step int
 	// Hint is, for a diverged row, a likely cause, or "".
 	Hint string
 }
@@ -85,9 +95,10 @@ type Report struct {
 	Ranks []int
 	Steps int
 	Rows  []Row
-	// Unheld lists the vars the serial step computed, of the kinds
-	// compared, that no rank's program holds after its step: not compared.
-	Unheld []string
+	// Replicas counts the comparisons of a rank's value with another
+	// rank's holding the same block (same coordinates along the mesh
+	// dims the var is split or partial over): equal bit for bit.
+	Replicas int
 	// LocalBatchNorm lists the local batch norms ("op 3 batch_norm over
 	// dp"): training batch_norms each rank computes on its shard's
 	// statistics, Paddle's default. The serial reference then runs them
@@ -106,8 +117,8 @@ func (r *Report) Err() error {
 			if row.Hint != "" {
 				hint = "; hint: " + row.Hint
 			}
-			return fmt.Errorf("%s %s diverged on rank %d: max abs error %.3g, relative %.3g > %.3g%s",
-				row.Kind, row.Var, row.Rank, row.MaxAbs, row.MaxRel, row.Tol, hint)
+			return fmt.Errorf("%s %s diverged on rank %d after %s: max abs error %.3g, relative %.3g > %.3g%s",
+				row.Kind, row.Var, row.Rank, stepName(row.Step), row.MaxAbs, row.MaxRel, row.Tol, hint)
 		}
 	}
 	return nil
@@ -129,15 +140,12 @@ func (r *Report) Write(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%8.3g\t%8.3g\t%s\n", row.Kind, row.Var, row.MaxAbs, row.MaxRel, status)
 	}
 	tw.Flush()
-	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads\n",
-		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"))
+	fmt.Fprintf(&sb, "compared: %d loss, %d activations, %d params, %d grads, %d state, %d startup values; %d replica comparisons, bit for bit\n",
+		r.Count("loss"), r.Count("activation"), r.Count("param"), r.Count("grad"), r.Count("state"), r.Count("startup"), r.Replicas)
 	if len(r.LocalBatchNorm) > 0 {
 		fmt.Fprintf(&sb, "local batch norm (each rank's statistics its shard's): %s; compared with the serial program run on each rank's shard\n",
 			strings.Join(r.LocalBatchNorm, ", "))
 		fmt.Fprintf(&sb, "not compared, each rank's own statistics: %s\n", strings.Join(r.PerRank, ", "))
-	}
-	if len(r.Unheld) > 0 {
-		fmt.Fprintf(&sb, "not compared, held by no rank: %s\n", strings.Join(r.Unheld, ", "))
 	}
 	if r.Count("param")+r.Count("grad") == 0 {
 		// A forward-only module passes without its update being looked
@@ -148,8 +156,16 @@ func (r *Report) Write(w io.Writer) error {
 	return err
 }
 
-// Count returns how many rows of kind (loss, param, grad, activation)
-// the report has.
+// stepName names step for a message: "the startup" or "step N".
+func stepName(step int) string {
+	if step == 0 {
+		return "the startup"
+	}
+	return fmt.Sprintf("step %d", step)
+}
+
+// Count returns how many rows of kind (loss, param, grad, state,
+// activation, startup) the report has.
 func (r *Report) Count(kind string) int {
 	n := 0
 	for _, row := range r.Rows {
@@ -294,20 +310,24 @@ func defaults(opts Options) Options {
 	return opts
 }
 
-// run runs the serial steps of m and the SPMD steps of mods (rank
-// ranks[i]'s module) from the same values, and compares them.
+// run runs the serial program m and the SPMD programs mods (rank
+// ranks[i]'s module) step by step and compares them: first the ranks'
+// startups with the serial startup, then after every step each
+// persistable, and the loss, grads and activations. Placement is the
+// serial module's: a part that declares a serial var or mesh otherwise is
+// refused before anything runs.
 func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress func(Event)) (*Report, error) {
-	progress(Event{Stage: "startup", Rank: -1})
-	local, order, err := localBatchNorms(ranks, mods)
-	if err != nil {
+	if err := checkPlacement(m, ranks, mods); err != nil {
 		return nil, err
 	}
+	progress(Event{Stage: "startup", Rank: -1})
+	local, order := localBatchNorms(m)
 	serialKernels := opts.Kernels
 	if len(local) > 0 {
 		serialKernels = perShardKernels(opts.Kernels, local)
 	}
-	// The serial run: startup, then the fed inputs, then the steps.
-	init, err := initialValues(m, opts)
+	// The serial run: startup, then the fed inputs.
+	init, started, err := initialValues(m, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -318,23 +338,29 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 	for k, v := range init {
 		serial[k] = v
 	}
-	for step := range opts.Steps {
-		progress(Event{Stage: "serial", Step: step + 1, Steps: opts.Steps, Rank: -1})
-		if err := ip.RunProgram(m.Main, serial); err != nil {
-			return nil, fmt.Errorf("serial step %d: %w", step+1, err)
-		}
-	}
 
-	// The SPMD run starts from the same values, sharded.
+	// The ranks start from their own startups, fed only what the serial
+	// program is fed.
 	progress(Event{Stage: "spmd", Steps: opts.Steps, Total: len(ranks), Rank: -1})
 	spmd := &sim.SPMD{Kernels: opts.Kernels, Deadline: opts.Deadline, MaxLoopOps: opts.MaxLoopOps, OpTime: opts.OpTime}
-	scopes, err := shardScopes(mods, ranks, init)
+	fed := maps.Clone(init)
+	for _, name := range started {
+		delete(fed, name)
+	}
+	scopes, err := shardScopes(m, mods, ranks, fed)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStartup(spmd, ranks, mods, scopes); err != nil {
+	if scopes, err = runStartups(spmd, ranks, mods, scopes); err != nil {
 		return nil, err
 	}
+	c := &comparer{m: m, ranks: ranks, mods: mods, tol: opts.Tol, perRank: perRankStats(local, order)}
+	for _, name := range started {
+		if err := c.compare(comparedVar{name, "startup"}, 0, init, scopes); err != nil {
+			return nil, err
+		}
+	}
+
 	var (
 		mu   sync.Mutex // orders the ranks' progress calls
 		done int
@@ -346,60 +372,62 @@ func run(m *ir.Module, ranks []int, mods []*ir.Module, opts Options, progress fu
 		done++
 		progress(Event{Stage: "spmd", Step: step, Steps: opts.Steps, Done: done, Total: len(ranks), Rank: rank})
 	}
+	vars := compared(m)
 	for step = 1; step <= opts.Steps; step++ {
+		progress(Event{Stage: "serial", Step: step, Steps: opts.Steps, Rank: -1})
+		if err := ip.RunProgram(m.Main, serial); err != nil {
+			return nil, fmt.Errorf("serial step %d: %w", step, err)
+		}
 		done = 0
 		progress(Event{Stage: "spmd", Step: step, Steps: opts.Steps, Total: len(ranks), Rank: -1})
 		if scopes, err = spmd.RunProgram("main", ranks, mods, scopes); err != nil {
 			return nil, fmt.Errorf("spmd step %d: %w", step, err)
 		}
+		progress(Event{Stage: "compare", Step: step, Steps: opts.Steps, Rank: -1})
+		for _, v := range vars {
+			if err := c.compare(v, step, serial, scopes); err != nil {
+				return nil, err
+			}
+		}
 	}
-	progress(Event{Stage: "compare", Rank: -1})
-	rep := &Report{Ranks: ranks, Steps: opts.Steps, PerRank: perRankStats(local, order)}
+	rep := &Report{Ranks: ranks, Steps: opts.Steps, PerRank: c.perRank, Replicas: c.replicas}
 	for _, id := range order {
 		rep.LocalBatchNorm = append(rep.LocalBatchNorm, fmt.Sprintf("%s over %s", local[id].op, local[id].dim))
 	}
-	for _, c := range compared(m) {
-		if slices.Contains(rep.PerRank, c.name) {
-			continue
+	for _, k := range c.keys {
+		row := *c.rows[k]
+		if !row.OK() && row.Kind == "loss" && row.Hint == "" {
+			row.Hint = lossHint(m, row.Var)
 		}
-		row, err := compare(c, m, mods, ranks, serial, scopes, opts.Tol)
-		if err != nil {
-			return nil, err
-		}
-		if row != nil {
-			rep.Rows = append(rep.Rows, *row)
-		} else if serial[c.name] != nil {
-			rep.Unheld = append(rep.Unheld, c.name)
-		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if len(rep.Rows) == 0 {
+		return nil, fmt.Errorf("nothing to compare: the serial module computes no loss, param, state or activation any rank holds")
 	}
 	return rep, nil
 }
 
-// shardScopes gives each rank its shard of every initial value its
-// program declares on a mesh the rank is in. The values go in name order, so that of several that
-// cannot be sharded the error names the same one on every run.
-func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, error) {
+// shardScopes gives each rank its shard, by the serial module's placement,
+// of every value of init its program declares on a mesh the rank is in.
+// The values go in name order, so that of several that cannot be sharded
+// the error names the same one on every run.
+func shardScopes(m *ir.Module, mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, error) {
 	names := slices.Sorted(maps.Keys(init))
 	scopes := make([]sim.Scope, len(mods))
 	for i, pm := range mods {
 		scopes[i] = sim.Scope{}
 		for _, name := range names {
-			t := init[name]
-			v := pm.Main.Global().Var(name)
+			if declared(pm, name) == nil {
+				continue
+			}
+			v := serialVar(m, name)
 			if v == nil {
-				if pm.Startup != nil {
-					v = pm.Startup.Global().Var(name)
-				}
-				if v == nil {
-					continue
-				}
+				continue
 			}
-			if v.Dist != nil {
-				if mesh := pm.Mesh(v.Dist.Mesh); mesh != nil && !mesh.Contains(ranks[i]) {
-					continue // another pipeline stage's
-				}
+			if !placedOn(m, v, ranks[i]) {
+				continue // another pipeline stage's
 			}
-			sh, err := shardOf(pm, v, t, ranks[i])
+			sh, err := shardOf(m, v, init[name], ranks[i])
 			if err != nil {
 				return nil, fmt.Errorf("rank %d: feeding %s: %w", ranks[i], name, err)
 			}
@@ -409,56 +437,90 @@ func shardScopes(mods []*ir.Module, ranks []int, init sim.Scope) ([]sim.Scope, e
 	return scopes, nil
 }
 
-func shardOf(pm *ir.Module, v *ir.Var, global *sim.Tensor, rank int) (*sim.Tensor, error) {
+// declared is the var name of pm's main (or else startup) global block.
+func declared(pm *ir.Module, name string) *ir.Var {
+	if pm.Main != nil {
+		if v := pm.Main.Global().Var(name); v != nil {
+			return v
+		}
+	}
+	if pm.Startup != nil {
+		return pm.Startup.Global().Var(name)
+	}
+	return nil
+}
+
+// serialVar is var name of the serial module: main's global block's, or
+// else its startup's.
+func serialVar(m *ir.Module, name string) *ir.Var { return declared(m, name) }
+
+// placedOn reports whether the serial placement of v puts a block of it on
+// rank: v's mesh holds rank (a var without a dist is every rank's).
+func placedOn(m *ir.Module, v *ir.Var, rank int) bool {
+	if v.Dist == nil {
+		return true
+	}
+	mesh := m.Mesh(v.Dist.Mesh)
+	return mesh == nil || mesh.Contains(rank) // an unknown mesh: an error where it is read
+}
+
+func shardOf(m *ir.Module, v *ir.Var, global *sim.Tensor, rank int) (*sim.Tensor, error) {
 	if v.Dist == nil {
 		return global.Clone(), nil
 	}
-	mesh := pm.Mesh(v.Dist.Mesh)
+	mesh := m.Mesh(v.Dist.Mesh)
 	if mesh == nil {
 		return nil, fmt.Errorf("unknown mesh %s", v.Dist.Mesh)
 	}
 	return sim.Shard(global, v.Dist, mesh, rank)
 }
 
-// checkStartup runs every rank's own startup program (its initialisers
-// and broadcasts) and checks that each var it holds has its declared
-// local shape. The values are not used: the check starts from the serial
-// startup's, sliced.
-func checkStartup(spmd *sim.SPMD, ranks []int, mods []*ir.Module, fed []sim.Scope) error {
-	if mods[0].Startup == nil {
-		return nil
+// runStartups runs every rank's own startup program from its fed values
+// and checks that each var it writes has its declared local shape.
+func runStartups(spmd *sim.SPMD, ranks []int, mods []*ir.Module, fed []sim.Scope) ([]sim.Scope, error) {
+	has := 0
+	for _, pm := range mods {
+		if pm.Startup != nil {
+			has++
+		}
 	}
-	// Start from the fed values: a startup that only broadcasts (the
-	// serial module had none) needs its parameters to exist.
+	if has == 0 {
+		return fed, nil
+	}
 	out, err := spmd.RunProgram("startup", ranks, mods, fed)
 	if err != nil {
-		return fmt.Errorf("per-rank startup: %w", err)
+		return nil, fmt.Errorf("per-rank startup: %w", err)
 	}
 	for i, pm := range mods {
+		if pm.Startup == nil {
+			continue
+		}
 		for _, v := range pm.Startup.Global().Vars() {
 			t := out[i][v.Name()]
 			if t == nil || !v.Type.IsTensor() {
 				continue
 			}
 			if fmt.Sprint(t.Shape) != fmt.Sprint(v.Type.Shape) {
-				return fmt.Errorf("rank %d: startup initialises %s with shape %v, its local shape is %v", ranks[i], v.Name(), t.Shape, v.Type.Shape)
+				return nil, fmt.Errorf("rank %d: startup initialises %s with shape %v, its local shape is %v", ranks[i], v.Name(), t.Shape, v.Type.Shape)
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // initialValues runs the serial startup and feeds every other input of
-// main: the vars main reads before any op writes them.
-func initialValues(m *ir.Module, opts Options) (sim.Scope, error) {
-	scope := sim.Scope{}
+// main: the vars main reads before any op writes them. started lists, in
+// name order, the tensors the startup wrote.
+func initialValues(m *ir.Module, opts Options) (scope sim.Scope, started []string, err error) {
+	scope = sim.Scope{}
 	if m.Startup != nil {
 		ip := sim.NewInterp(opts.Kernels)
 		ip.MaxLoopOps = opts.MaxLoopOps
 		ip.OpTime = opts.opTime()
 		if err := ip.RunProgram(m.Startup, scope); err != nil {
-			return nil, fmt.Errorf("serial startup: %w", err)
+			return nil, nil, fmt.Errorf("serial startup: %w", err)
 		}
+		started = slices.Sorted(maps.Keys(scope))
 	}
 	written := map[string]bool{}
 	bound := map[string]int64{} // integer inputs index tables of this many rows
@@ -493,11 +555,11 @@ func initialValues(m *ir.Module, opts Options) (sim.Scope, error) {
 		}
 		t, err := feed(v, bound[name], opts.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("feeding %s: %w", name, err)
+			return nil, nil, fmt.Errorf("feeding %s: %w", name, err)
 		}
 		scope[name] = t
 	}
-	return scope, nil
+	return scope, started, nil
 }
 
 func contains(ss []string, s string) bool {
@@ -547,7 +609,8 @@ type comparedVar struct {
 }
 
 // compared lists the vars to compare: the loss, the parameters and their
-// grads, and the forward activations of main's global block.
+// grads, every other persistable, and the forward activations of main's
+// global block.
 func compared(m *ir.Module) []comparedVar {
 	var out []comparedVar
 	seen := map[string]bool{}
@@ -568,6 +631,13 @@ func compared(m *ir.Module) []comparedVar {
 	for _, pg := range m.ParamGrads {
 		add(pg.Param, "param")
 		add(pg.Grad, "grad")
+	}
+	// Every other persistable: optimizer state, running statistics,
+	// counters, the learning rate.
+	for _, v := range g.Vars() {
+		if v.Persistable() && v.Type.IsTensor() && !slices.Contains(v.Type.Shape, -1) {
+			add(v.Name(), "state")
+		}
 	}
 	for _, op := range g.Ops {
 		if !op.Role.IsForward() || exchanges[op.Type] {
@@ -590,68 +660,6 @@ func compared(m *ir.Module) []comparedVar {
 // are skipped for the same reason.
 var exchanges = map[string]bool{"alltoall": true, "all_to_all": true, "c_alltoall": true,
 	"global_scatter": true, "global_gather": true, "limit_by_capacity": true}
-
-func compare(c comparedVar, m *ir.Module, mods []*ir.Module, ranks []int, serial sim.Scope, scopes []sim.Scope, tol float64) (*Row, error) {
-	want := serial[c.name]
-	if want == nil {
-		return nil, nil
-	}
-	row := &Row{Var: c.name, Kind: c.kind, Rank: -1, Tol: tol}
-	if row.Tol == 0 {
-		row.Tol = 1e-5
-		if want.DType == ir.F32 || want.DType == ir.F16 || want.DType == ir.BF16 {
-			row.Tol = 1e-4
-		}
-	}
-	local := map[int]*sim.Tensor{}
-	for i, r := range ranks {
-		if t := scopes[i][c.name]; t != nil {
-			local[r] = t
-		}
-	}
-	held := false
-	for i, r := range ranks {
-		v := mods[i].Main.Global().Var(c.name)
-		if v == nil || local[r] == nil {
-			continue
-		}
-		held = true
-		// The serial value's block, whole: a partial var's parts are
-		// reduced below before they are compared with it.
-		whole := v
-		if v.Dist != nil && len(v.Dist.Partial) > 0 {
-			w := *v
-			w.Dist = &ir.TensorDist{Mesh: v.Dist.Mesh, DimsMapping: v.Dist.DimsMapping}
-			whole = &w
-		}
-		exp, err := shardOf(mods[i], whole, want, r)
-		if err != nil {
-			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
-		}
-		got := local[r]
-		if v.Dist != nil && len(v.Dist.Partial) > 0 {
-			if got, err = sim.ReducePartial(local, v.Dist, mods[i].Mesh(v.Dist.Mesh), r); err != nil {
-				return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
-			}
-		}
-		abs, rel, err := diff(got, exp)
-		if err != nil {
-			return nil, fmt.Errorf("rank %d: %s: %w", r, c.name, err)
-		}
-		row.MaxAbs, row.MaxRel = max(row.MaxAbs, abs), max(row.MaxRel, rel)
-		if rel > row.Tol && row.Rank < 0 {
-			row.Rank = r
-		}
-	}
-	if !held {
-		// Nothing to compare: a row would read "ok".
-		return nil, nil
-	}
-	if !row.OK() && c.kind == "loss" {
-		row.Hint = lossHint(m, c.name)
-	}
-	return row, nil
-}
 
 // lossHint explains a diverged loss that is declared neither partial nor
 // reduced while the op computing it reads a batch-sharded input: each
@@ -680,22 +688,4 @@ func lossHint(m *ir.Module, loss string) string {
 		}
 	}
 	return ""
-}
-
-// diff returns the largest absolute difference and the largest
-// |got - want| / max(|want|, 1).
-func diff(got, want *sim.Tensor) (float64, float64, error) {
-	if len(got.Data) != len(want.Data) || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
-		return 0, 0, fmt.Errorf("shape %v, want %v", got.Shape, want.Shape)
-	}
-	var abs, rel float64
-	for i := range got.Data {
-		d := math.Abs(got.Data[i] - want.Data[i])
-		if math.IsNaN(d) {
-			d = math.Inf(1)
-		}
-		abs = max(abs, d)
-		rel = max(rel, d/max(math.Abs(want.Data[i]), 1))
-	}
-	return abs, rel, nil
 }

@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,43 @@ program main {
 	}
 	if len(rep.Rows) != 3 {
 		t.Fatalf("compared %d vars, want loss, y, mask", len(rep.Rows))
+	}
+	// The emitted program says which mask it draws: the global shape and
+	// the rank's offset in it. Without them each rank would draw the mask
+	// of its local block from the same seed, and check must see it.
+	mods, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks := passes.Ranks(m)
+	for i, pm := range mods {
+		var drop *ir.Op
+		for _, op := range pm.Main.Global().Ops {
+			if op.Type == "dropout" {
+				drop = op
+			}
+		}
+		coord, _ := m.Meshes[0].Coord(ranks[i])
+		if drop == nil {
+			t.Fatalf("rank %d: no dropout", ranks[i])
+		}
+		global, _ := drop.Attrs.Ints("global_shape")
+		offset, _ := drop.Attrs.Ints("shard_offset")
+		if !slices.Equal(global, []int64{4, 6}) || !slices.Equal(offset, []int64{2 * int64(coord[0]), 0}) {
+			t.Fatalf("rank %d: dropout global_shape %v shard_offset %v, want [4 6] [%d 0]", ranks[i], global, offset, 2*coord[0])
+		}
+		drop.Attrs.Delete("global_shape")
+		drop.Attrs.Delete("shard_offset")
+	}
+	rep, err = check.RunParts(context.Background(), m, ranks, mods, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ranks 0 and 1 hold the first batch shard, whose local draw is the
+	// global one's; ranks 2 and 3 the second.
+	for _, row := range rep.Rows {
+		if (row.Var == "y" || row.Var == "mask") && row.Rank != 2 {
+			t.Errorf("dropouts drawing their local block: %s first diverged on rank %d, want 2", row.Var, row.Rank)
+		}
 	}
 }

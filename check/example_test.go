@@ -22,7 +22,8 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(rep.Ranks), "ranks,", len(rep.Rows), "vars compared, mismatch:", rep.Err())
+	fmt.Println(len(rep.Ranks), "ranks:", rep.Count("param"), "params,", rep.Count("state"), "other persistables,",
+		rep.Count("startup"), "startup values,", rep.Replicas, "replica comparisons; mismatch:", rep.Err())
 	// Output:
-	// 4 ranks, 14 vars compared, mismatch: <nil>
+	// 4 ranks: 4 params, 17 other persistables, 21 startup values, 261 replica comparisons; mismatch: <nil>
 }

@@ -67,15 +67,15 @@ func TestProgressAndOpTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One lowering: the four ranks are one class.
-	want := []string{"partition 0/0 1/1 -1",
-		"startup 0/0 0/0 -1", "serial 1/2 0/0 -1", "serial 2/2 0/0 -1", "spmd 0/2 0/4 -1"}
+	// The startups, then step by step: serial, the ranks, the comparison.
+	want := []string{"partition 0/0 1/1 -1", "startup 0/0 0/0 -1", "spmd 0/2 0/4 -1"}
 	for step := 1; step <= 2; step++ {
-		want = append(want, fmt.Sprintf("spmd %d/2 0/4 -1", step))
+		want = append(want, fmt.Sprintf("serial %d/2 0/0 -1", step), fmt.Sprintf("spmd %d/2 0/4 -1", step))
 		for done := 1; done <= 4; done++ {
 			want = append(want, fmt.Sprintf("spmd %d/2 %d/4 9", step, done))
 		}
+		want = append(want, fmt.Sprintf("compare %d/2 0/0 -1", step))
 	}
-	want = append(want, "compare 0/0 0/0 -1")
 	if !slices.Equal(events, want) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}

@@ -25,7 +25,7 @@ func TestShardScopesErrorIsStable(t *testing.T) {
 		init[n] = sim.Zeros(ir.F64, 2)
 	}
 	for range 20 {
-		_, err := shardScopes([]*ir.Module{m}, []int{0}, init)
+		_, err := shardScopes(m, []*ir.Module{m}, []int{0}, init)
 		if err == nil || err.Error() != "rank 0: feeding a: unknown mesh nope" {
 			t.Fatalf("err = %v", err)
 		}

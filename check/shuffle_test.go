@@ -71,7 +71,7 @@ func TestShuffledOpsComputeAlike(t *testing.T) {
 // serialStep runs m's startup and one step of main from the values
 // check feeds, and returns every value.
 func serialStep(m *ir.Module, opts Options) (sim.Scope, error) {
-	scope, err := initialValues(m, opts)
+	scope, _, err := initialValues(m, opts)
 	if err != nil {
 		return nil, err
 	}

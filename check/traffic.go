@@ -67,11 +67,11 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 		return nil, err
 	}
 	ranks := passes.Ranks(m)
-	init, err := initialValues(m, opts)
+	init, _, err := initialValues(m, opts)
 	if err != nil {
 		return nil, err
 	}
-	scopes, err := shardScopes(mods, ranks, init)
+	scopes, err := shardScopes(m, mods, ranks, init)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func TestMeasureMoEExchange(t *testing.T) {
 
 	// The serial step, fed as MeasureTraffic feeds it.
 	opts := Options{Seed: 1, Kernels: sim.DefaultKernels()}
-	scope, err := initialValues(m, opts)
+	scope, _, err := initialValues(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

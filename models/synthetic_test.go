@@ -140,7 +140,7 @@ func TestSyntheticGPTReshards(t *testing.T) {
 		// beyond check's tolerance already (the key biases, whose true
 		// gradient is zero, are rounding noise adam normalises), so the
 		// variant is held to diverge exactly where it does, and its
-		// reshards' outputs to match.
+		// reshards' outputs to match where their sources do.
 		diverged := func(m *ir.Module) (bad []string, reshards int) {
 			t.Helper()
 			rep, err := check.Run(context.Background(), m, check.Options{Steps: 2})
@@ -159,6 +159,11 @@ func TestSyntheticGPTReshards(t *testing.T) {
 		}
 		wantBad, _ := diverged(plain)
 		gotBad, compared := diverged(m)
+		// A reshard's output diverges where its source does.
+		gotBad = slices.DeleteFunc(gotBad, func(v string) bool {
+			src, _, ok := strings.Cut(v, ".reshard_")
+			return ok && slices.Contains(wantBad, src)
+		})
 		if !slices.Equal(gotBad, wantBad) {
 			t.Errorf("n=%d: diverged from serial: %v; SyntheticGPT: %v", n, gotBad, wantBad)
 		}

@@ -124,7 +124,11 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 		if op == nil || op.ID != s.OpID {
 			return nil, fmt.Errorf("rank %d: %s op %d is gone", rank, s.Program, s.OpID)
 		}
-		op.Attrs.Set(s.Attr, c.Values[i][s.Value])
+		v := c.Values[i][s.Value]
+		if ints, ok := v.(ir.Ints); ok {
+			v = slices.Clone(ints) // the module's own: the next one shares none
+		}
+		op.Attrs.Set(s.Attr, v)
 	}
 	return m, nil
 }
@@ -457,6 +461,13 @@ func (c *Class) relabel(serial *ir.Module) string {
 						}
 					})
 				}
+				if ra.shardOffset {
+					rec, key, why := drawRecipe(m, p, b, op, rep)
+					if why != "" {
+						return why
+					}
+					site(p, op, "shard_offset", key, func() recipe { return rec })
+				}
 				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && ra.startIndex {
 					if start, _ := op.Attrs.Int("start_index"); asWritten(p, op, "start_index", start) {
 						return fmt.Sprintf("%s op %d %s: start_index %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, start, rep)
@@ -542,6 +553,24 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 	return rec, recipeKey{pm: pm, axis: axis, rows: rows, embedding: true}, ""
 }
 
+// drawRecipe is shard_offset = where the rank's block of the var a random
+// op draws for begins (registry.DrawOffset), checked against the
+// representative's value.
+func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), recipeKey, string) {
+	v, pm, mapping, ok := registry.DrawnBlock(m, p, b, op)
+	if !ok {
+		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: has a shard_offset but draws for no split var", p.Name, op.ID, op.Type)
+	}
+	local := slices.Clone(v.Type.Shape)
+	mapping = slices.Clone(mapping)
+	rec := func(r int) (ir.Value, error) { return registry.DrawOffset(pm, mapping, local, r) }
+	got, _ := op.Attrs.Get("shard_offset").(ir.Ints)
+	if want, err := rec(rep); err != nil || !slices.Equal(want.(ir.Ints), got) {
+		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: shard_offset %v is not rank %d's block of %s", p.Name, op.ID, op.Type, got, rep, v.Name())
+	}
+	return rec, recipeKey{pm: pm, draw: fmt.Sprint(mapping, local)}, ""
+}
+
 // recipeKey names a recipe of relabel: the ring id of the group along
 // mesh dim axis of pm, or (embedding) the start_index of rows local rows
 // split along it.
@@ -550,13 +579,14 @@ type recipeKey struct {
 	axis      int
 	rows      int64
 	embedding bool
+	draw      string // a random op's split: its mapping and local shape
 }
 
 // relabeled says which of the attrs relabel reads an op has: peer and
 // ring_id when they are ints, start_index of any kind.
-type relabeled struct{ peer, ringID, startIndex bool }
+type relabeled struct{ peer, ringID, startIndex, shardOffset bool }
 
-func (r relabeled) any() bool { return r.peer || r.ringID || r.startIndex }
+func (r relabeled) any() bool { return r.peer || r.ringID || r.startIndex || r.shardOffset }
 
 // relabelAttrs reads op's attrs once for relabel, which looks at every
 // op of a module and acts on few: three lookups each cost more.
@@ -571,6 +601,8 @@ func relabelAttrs(op *ir.Op) relabeled {
 			_, r.ringID = a.Value.(ir.Int)
 		case "start_index":
 			r.startIndex = true
+		case "shard_offset":
+			r.shardOffset = true
 		}
 	}
 	return r

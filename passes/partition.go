@@ -372,6 +372,21 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 			}
 		})
 	}
+	if s := m.Startup; s != nil {
+		// A split param's initialiser draws its rank's block of the
+		// serial draw (registry.ShardDraw): its halves are not one draw
+		// of the local shape twice.
+		g := s.Global()
+		for _, op := range g.Ops {
+			v, mesh, mapping, ok := registry.DrawnBlock(m, s, g, op)
+			if !ok || !mesh.Contains(rank) {
+				continue
+			}
+			if err := registry.ShardDraw(op, mesh, mapping, v.Type.Shape, rank); err != nil {
+				return fmt.Errorf("startup op %d %s: %v", op.ID, op.Type, err)
+			}
+		}
+	}
 	for _, p := range m.Programs() {
 		p.Rank = rank
 	}

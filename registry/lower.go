@@ -96,6 +96,12 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (reads []RankRead, err error
 			if ctx.readStart && !startsAnEmbedding(ctx.out[n:]) {
 				st.read(RankRead{Kind: ReadCoord, Mesh: ctx.startMesh, Axis: ctx.startAxis})
 			}
+			if phase == ForwardPhase {
+				// Random ops are forward (or recomputed, lowered here too).
+				if err := shardDraws(m, p, b, ctx.out[n:], int(p.Rank)); err != nil {
+					errs = append(errs, err)
+				}
+			}
 		}
 		b.Ops = ctx.out
 	}

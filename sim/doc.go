@@ -30,9 +30,11 @@
 // gaussian_random draw from math/rand/v2's PCG seeded with (seed, 0), one
 // draw per element in row-major order: min + (max-min)*Float64() and
 // mean + std*NormFloat64(). A seed of 0 is seed 0, not a fresh seed.
-// dropout keeps element i (its linear index in the global, serial tensor)
-// when DropoutUniform(seed, i) >= dropout_prob; see Dropout for how a
-// sharded rank reproduces its part of the serial mask.
+// dropout keeps element i when DropoutUniform(seed, i) >= dropout_prob.
+// An op partitioned for a rank carries global_shape and shard_offset: it
+// writes the block at shard_offset of the tensor it would draw with shape
+// global_shape (i is then the element's linear index in that tensor), so
+// each rank's program draws its part of the serial program's numbers.
 //
 // # Interpreter
 //

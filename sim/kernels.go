@@ -58,7 +58,7 @@ func DefaultKernels() Kernels {
 		"c_embedding": embedding(true), "c_embedding_grad": embeddingGrad(true),
 		"softmax_with_cross_entropy": softmaxXent, "softmax_with_cross_entropy_grad": softmaxXentGrad,
 		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
-		"dropout": Dropout(nil), "dropout_grad": dropoutGrad,
+		"dropout": dropout, "dropout_grad": dropoutGrad,
 		// conv.go
 		"conv2d": conv2d, "conv2d_grad": conv2dGrad,
 		"depthwise_conv2d": conv2d, "depthwise_conv2d_grad": conv2dGrad,

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -141,8 +144,8 @@ func TestRandomSequence(t *testing.T) {
 	}
 }
 
-// TestDropoutShardedMask checks that a rank holding a column block of X,
-// given ShardIndex, reproduces its part of the serial mask.
+// TestDropoutShardedMask checks that a rank's dropout, given the global
+// shape and its block's offset, draws its part of the serial mask.
 func TestDropoutShardedMask(t *testing.T) {
 	op := mkOp("dropout", Sl("X", "x"), Sl("Out", "o", "Mask", "m"), A("dropout_prob", ir.Float(0.5)), A("seed", ir.Int(11)))
 	x := Full(ir.F64, 1, 4, 6)
@@ -157,20 +160,48 @@ func TestDropoutShardedMask(t *testing.T) {
 	var parts []*Tensor
 	for r := range int64(2) {
 		shard, _ := x.Slice(1, 3*r, 3*r+3)
-		k := Dropout(func(op *ir.Op, local []int64) (func(int64) int64, error) {
-			return ShardIndex([]int64{4, 6}, []int64{0, 3 * r}, local), nil
-		})
-		out, err := k(op, Args{"X": {shard}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, out["Mask"][0])
+		rop := mkOp("dropout", Sl("X", "x"), Sl("Out", "o", "Mask", "m"), A("dropout_prob", ir.Float(0.5)), A("seed", ir.Int(11)),
+			A("global_shape", ir.Ints{4, 6}), A("shard_offset", ir.Ints{0, 3 * r}))
+		parts = append(parts, run(t, rop, Args{"X": {shard}})["Mask"][0])
 	}
 	got, err := Concat(1, parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantT(t, "gathered mask", got, serial)
+}
+
+// TestRandomFillShardedDraw checks that uniform_random and
+// gaussian_random, given the global shape and a block's offset, draw
+// exactly that block of the serial draw, for blocks along either dim and
+// both, and that two blocks of one draw differ.
+func TestRandomFillShardedDraw(t *testing.T) {
+	for _, typ := range []string{"uniform_random", "gaussian_random"} {
+		serialOp := mkOp(typ, nil, Sl("Out", "o"), A("shape", ir.Ints{4, 6}), A("seed", ir.Int(7)), A("dtype", ir.Int(6)))
+		serial := run(t, serialOp, Args{})["Out"][0]
+		for _, c := range []struct{ local, offset []int64 }{
+			{[]int64{4, 3}, []int64{0, 3}}, {[]int64{2, 6}, []int64{2, 0}}, {[]int64{2, 3}, []int64{2, 3}}, {[]int64{2, 3}, []int64{0, 0}},
+		} {
+			op := mkOp(typ, nil, Sl("Out", "o"), A("shape", ir.Ints(c.local)), A("seed", ir.Int(7)), A("dtype", ir.Int(6)),
+				A("global_shape", ir.Ints{4, 6}), A("shard_offset", ir.Ints(c.offset)))
+			got := run(t, op, Args{})["Out"][0]
+			want, _ := serial.Slice(0, c.offset[0], c.offset[0]+c.local[0])
+			want, _ = want.Slice(1, c.offset[1], c.offset[1]+c.local[1])
+			wantT(t, fmt.Sprintf("%s block %v at %v", typ, c.local, c.offset), got, want)
+		}
+		a := run(t, mkOp(typ, nil, Sl("Out", "o"), A("shape", ir.Ints{4, 3}), A("seed", ir.Int(7)), A("dtype", ir.Int(6)),
+			A("global_shape", ir.Ints{4, 6}), A("shard_offset", ir.Ints{0, 0})), Args{})["Out"][0]
+		b := run(t, mkOp(typ, nil, Sl("Out", "o"), A("shape", ir.Ints{4, 3}), A("seed", ir.Int(7)), A("dtype", ir.Int(6)),
+			A("global_shape", ir.Ints{4, 6}), A("shard_offset", ir.Ints{0, 3})), Args{})["Out"][0]
+		if slices.Equal(a.Data, b.Data) {
+			t.Errorf("%s: the two column halves of one draw are equal", typ)
+		}
+		bad := mkOp(typ, nil, Sl("Out", "o"), A("shape", ir.Ints{4, 4}), A("seed", ir.Int(7)),
+			A("global_shape", ir.Ints{4, 6}), A("shard_offset", ir.Ints{0, 3}))
+		if _, err := DefaultKernels()[typ](bad, Args{}); err == nil || !strings.Contains(err.Error(), "does not fit") {
+			t.Errorf("%s: a block past the global shape: err %v, want \"does not fit\"", typ, err)
+		}
+	}
 }
 
 func TestShapeErrors(t *testing.T) {

@@ -26,32 +26,62 @@ func randShape(op *ir.Op) (ir.DType, []int64, error) {
 
 // uniformRandom draws min + (max-min)*r.Float64() per element, row-major.
 func uniformRandom(op *ir.Op, in Args) (Args, error) {
-	dt, shape, err := randShape(op)
-	if err != nil {
-		return nil, err
-	}
 	lo, hi := attrFloat(op, "min", -1), attrFloat(op, "max", 1)
-	r := rng(op)
-	out := Zeros(dt, shape...)
-	for i := range out.Data {
-		out.Data[i] = lo + (hi-lo)*r.Float64()
-	}
-	return out1("Out", out), nil
+	return drawn(op, func(r *rand.Rand) float64 { return lo + (hi-lo)*r.Float64() })
 }
 
 // gaussianRandom draws mean + std*r.NormFloat64() per element, row-major.
 func gaussianRandom(op *ir.Op, in Args) (Args, error) {
+	mu, sd := attrFloat(op, "mean", 0), attrFloat(op, "std", 1)
+	return drawn(op, func(r *rand.Rand) float64 { return mu + sd*r.NormFloat64() })
+}
+
+// drawn fills op's Out with draw's numbers, one per element in row-major
+// order of the tensor the op draws: its shape, or its global_shape when it
+// has one, of which it keeps the block at shard_offset (see shardIndex).
+// The block's elements come in increasing global order, so the draws in
+// between are made and dropped as the generator reaches them.
+func drawn(op *ir.Op, draw func(*rand.Rand) float64) (Args, error) {
 	dt, shape, err := randShape(op)
 	if err != nil {
 		return nil, err
 	}
-	mu, sd := attrFloat(op, "mean", 0), attrFloat(op, "std", 1)
+	idx, err := shardIndex(op, shape)
+	if err != nil {
+		return nil, err
+	}
 	r := rng(op)
 	out := Zeros(dt, shape...)
+	next := int64(0) // the global index of the generator's next draw
 	for i := range out.Data {
-		out.Data[i] = mu + sd*r.NormFloat64()
+		for g := idx(int64(i)); next < g; next++ {
+			draw(r)
+		}
+		out.Data[i] = draw(r)
+		next++
 	}
 	return out1("Out", out), nil
+}
+
+// shardIndex maps a linear index into op's drawn tensor of shape local to
+// the linear index of the same element in the tensor of shape
+// global_shape whose block at shard_offset it is: the identity when the
+// op has no global_shape, as a serial op has none.
+func shardIndex(op *ir.Op, local []int64) (func(int64) int64, error) {
+	global, _ := attrInts(op, "global_shape")
+	offset, _ := attrInts(op, "shard_offset")
+	if len(global) == 0 && len(offset) == 0 {
+		return func(i int64) int64 { return i }, nil
+	}
+	if len(global) != len(local) || len(offset) != len(local) {
+		return nil, errf(op, "global_shape %v and shard_offset %v do not have the rank of the drawn shape %v", global, offset, local)
+	}
+	for d := range local {
+		if offset[d] < 0 || offset[d]+local[d] > global[d] {
+			return nil, errf(op, "the block of shape %v at shard_offset %v does not fit in global_shape %v", local, offset, global)
+		}
+	}
+	return ShardIndex(global, offset, local), nil
 }
 
 // DropoutUniform is the uniform [0, 1) number dropout draws for element i
@@ -66,12 +96,6 @@ func DropoutUniform(seed, i int64) float64 {
 	z ^= z >> 31
 	return float64(z>>11) / (1 << 53)
 }
-
-// ElemIndex maps op's local X (of shape local) to the global tensor: it
-// returns the function from a local linear index to the global linear
-// index of the same element. The serial interpreter needs none (identity);
-// an SPMD runner gives one built with ShardIndex from the var's dist.
-type ElemIndex func(op *ir.Op, local []int64) (func(int64) int64, error)
 
 // ShardIndex returns the local-to-global index map of a block of a global
 // tensor of shape global whose first element sits at global index offset
@@ -92,61 +116,58 @@ func ShardIndex(global, offset, local []int64) func(int64) int64 {
 	}
 }
 
-// Dropout returns the dropout kernel. Element i of X is kept when
-// DropoutUniform(seed, index(i)) >= dropout_prob, where index maps the
-// element to its linear index in the global tensor (nil: identity, the
-// serial case). So a rank holding a shard of X, given the ElemIndex of its
-// shard, reproduces exactly its part of the serial mask. Out is X*mask in
-// "downgrade_in_infer" mode (the default; X*(1-p) when is_test) and
-// X*mask/(1-p) in "upscale_in_train" mode (X when is_test). Mask is u8.
-// A Seed input, when given, overrides the seed attr.
-func Dropout(index ElemIndex) Kernel {
-	return func(op *ir.Op, in Args) (Args, error) {
-		x, err := one(op, in, "X")
-		if err != nil {
-			return nil, err
-		}
-		p := attrFloat(op, "dropout_prob", 0.5)
-		if p < 0 || p > 1 {
-			return nil, errf(op, "dropout_prob %v outside [0, 1]", p)
-		}
-		upscale := attrString(op, "dropout_implementation", "downgrade_in_infer") == "upscale_in_train"
-		seed := attrInt(op, "seed", 0)
-		if s := opt(in, "Seed"); s != nil && s.Numel() > 0 {
-			seed = int64(s.Data[0])
-		}
-		out, mask := like(x), Zeros(ir.U8, x.Shape...)
-		if attrBool(op, "is_test", false) {
-			f := 1 - p
-			if upscale {
-				f = 1
-			}
-			for i, v := range x.Data {
-				out.Data[i] = v * f
-			}
-			return Args{"Out": {out}, "Mask": {mask}}, nil
-		}
-		idx := func(i int64) int64 { return i }
-		if index != nil {
-			if idx, err = index(op, x.Shape); err != nil {
-				return nil, err
-			}
-		}
-		f := 1.0
+// dropout keeps element i of X when DropoutUniform(seed, g) >=
+// dropout_prob, g being i's linear index in the tensor X is a block of:
+// X itself, or the tensor of shape global_shape whose block at
+// shard_offset X is (shardIndex). So a rank holding a shard of X, its op
+// given the global shape and its offset by partition, draws exactly its
+// part of the serial mask. Out is X*mask in "downgrade_in_infer" mode (the
+// default; X*(1-p) when is_test) and X*mask/(1-p) in "upscale_in_train"
+// mode (X when is_test). Mask is u8. A Seed input, when given, overrides
+// the seed attr.
+func dropout(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	p := attrFloat(op, "dropout_prob", 0.5)
+	if p < 0 || p > 1 {
+		return nil, errf(op, "dropout_prob %v outside [0, 1]", p)
+	}
+	upscale := attrString(op, "dropout_implementation", "downgrade_in_infer") == "upscale_in_train"
+	seed := attrInt(op, "seed", 0)
+	if s := opt(in, "Seed"); s != nil && s.Numel() > 0 {
+		seed = int64(s.Data[0])
+	}
+	out, mask := like(x), Zeros(ir.U8, x.Shape...)
+	if attrBool(op, "is_test", false) {
+		f := 1 - p
 		if upscale {
-			f = 0
-			if p < 1 {
-				f = 1 / (1 - p)
-			}
+			f = 1
 		}
 		for i, v := range x.Data {
-			if DropoutUniform(seed, idx(int64(i))) >= p {
-				mask.Data[i] = 1
-				out.Data[i] = v * f
-			}
+			out.Data[i] = v * f
 		}
 		return Args{"Out": {out}, "Mask": {mask}}, nil
 	}
+	idx, err := shardIndex(op, x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	f := 1.0
+	if upscale {
+		f = 0
+		if p < 1 {
+			f = 1 / (1 - p)
+		}
+	}
+	for i, v := range x.Data {
+		if DropoutUniform(seed, idx(int64(i))) >= p {
+			mask.Data[i] = 1
+			out.Data[i] = v * f
+		}
+	}
+	return Args{"Out": {out}, "Mask": {mask}}, nil
 }
 
 // dropoutGrad(Mask, Out@GRAD) -> X@GRAD: the upstream grad where the mask

@@ -130,9 +130,7 @@ type rankRun struct {
 	m    *ir.Module
 }
 
-// kernels returns ks (or the defaults) with dropout drawing each element
-// at its index in the global tensor, so every rank masks its shard as
-// the serial program masks the whole, and sync_batch_norm's statistics
+// kernels returns ks (or the defaults) with sync_batch_norm's statistics
 // all-reduced over its group.
 func (r *rankRun) kernels(ks Kernels) Kernels {
 	if ks == nil {
@@ -142,7 +140,6 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 	for k, v := range ks {
 		out[k] = v
 	}
-	out["dropout"] = Dropout(r.globalIndex)
 	out["reshard"] = unloweredReshard
 	for _, t := range commSetupTypes {
 		out[t] = commSetup
@@ -157,29 +154,6 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 // wrong result silently. Partitioning lowers every reshard.
 func unloweredReshard(op *ir.Op, _ Args) (Args, error) {
 	return nil, fmt.Errorf("%s: an unlowered reshard: a per-rank program cannot run one (partition lowers them)", op)
-}
-
-// globalIndex maps the local elements of op's X to the global tensor by
-// X's dims_mapping in the op's dist and this rank's mesh coordinates.
-func (r *rankRun) globalIndex(op *ir.Op, local []int64) (func(int64) int64, error) {
-	global, offset := append([]int64(nil), local...), make([]int64, len(local))
-	if op.Dist != nil && len(op.Input("X")) == 1 {
-		mapping, ok := op.Dist.InputMapping(op.Input("X")[0])
-		mesh := r.m.Mesh(op.Dist.Mesh)
-		if ok && mesh != nil && len(mapping) == len(local) {
-			coord, err := mesh.Coord(r.rank)
-			if err != nil {
-				return nil, err
-			}
-			for d, axis := range mapping {
-				if axis >= 0 {
-					global[d] = local[d] * int64(mesh.Shape[axis])
-					offset[d] = local[d] * int64(coord[axis])
-				}
-			}
-		}
-	}
-	return ShardIndex(global, offset, local), nil
 }
 
 // p2p runs send_v2 and recv_v2: peer is the other rank's index in the

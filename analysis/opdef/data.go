@@ -12,7 +12,8 @@ func dataDefs() []*Def {
 			floatAttr("value", 0), stringAttr("str_value", ""), boolAttr("force_cpu", false)}, extra...)
 	}
 	randAttrs := func(extra ...Attr) []Attr {
-		return append([]Attr{dtypeAttr("dtype", 5), intsAttr("shape", []int64{}...), intAttr("seed", 0)}, extra...)
+		return append([]Attr{dtypeAttr("dtype", 5), intsAttr("shape", []int64{}...), intAttr("seed", 0),
+			intsAttr("global_shape"), intsAttr("shard_offset")}, extra...)
 	}
 	logical := func(t, doc string) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in("X", "Y"), Outputs: in("Out"), Traits: Elementwise,
@@ -76,7 +77,7 @@ func dataDefs() []*Def {
 				intAttr("diag_num", 0), intAttr("diag_step", 0), floatAttr("diag_val", 1)),
 			Traits:   Random,
 			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
-			Infer:    inferFill,
+			Infer:    inferRandomFill,
 			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
 		},
 		{
@@ -85,7 +86,7 @@ func dataDefs() []*Def {
 			Attrs:    randAttrs(floatAttr("mean", 0), floatAttr("std", 1)),
 			Traits:   Random,
 			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
-			Infer:    inferFill,
+			Infer:    inferRandomFill,
 			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
 		},
 		// cast's grad casts the gradient back; assign's copies it.
@@ -297,6 +298,42 @@ func inferFill(c *Infer) error {
 		out = append(out, shape...)
 	}
 	c.Set("Out", c.dtypeOf("dtype"), out)
+	return nil
+}
+
+// inferRandomFill is inferFill with the block of a larger draw an op
+// partitioned for a rank may hold (checkShardDraw).
+func inferRandomFill(c *Infer) error {
+	if err := inferFill(c); err != nil {
+		return err
+	}
+	shape, _ := c.Ints("shape")
+	return checkShardDraw(c, shape)
+}
+
+// checkShardDraw checks the global_shape and shard_offset attrs of a
+// random op (Random trait) drawing a tensor of shape local: both absent,
+// or both of local's rank with local's block at shard_offset inside
+// global_shape. Such an op writes that block of what it would draw with
+// shape global_shape, so that each rank of a partitioned program draws
+// its own part of the serial program's numbers.
+func checkShardDraw(c *Infer, local []int64) error {
+	global, hasG := c.Ints("global_shape")
+	offset, hasO := c.Ints("shard_offset")
+	hasG, hasO = hasG && len(global) > 0, hasO && len(offset) > 0
+	switch {
+	case !hasG && !hasO:
+		return nil
+	case hasG != hasO:
+		return c.Errorf("global_shape %s and shard_offset %s: one without the other", shapeString(global), shapeString(offset))
+	case len(global) != len(local) || len(offset) != len(local):
+		return c.Errorf("global_shape %s and shard_offset %s do not have the rank of the drawn shape %s", shapeString(global), shapeString(offset), shapeString(local))
+	}
+	for d := range local {
+		if local[d] < 0 || global[d] < 0 || offset[d] < 0 || offset[d]+local[d] > global[d] {
+			return c.Errorf("the block of shape %s at shard_offset %s does not fit in global_shape %s (dim %d)", shapeString(local), shapeString(offset), shapeString(global), d)
+		}
+	}
 	return nil
 }
 

@@ -12,7 +12,8 @@ func nnDefs() []*Def {
 			Type: "dropout", Doc: "X with each element zeroed with probability dropout_prob (kept ones scaled in upscale_in_train)",
 			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: in("Out", "Mask"),
 			Attrs: []Attr{floatAttr("dropout_prob", 0.5), boolAttr("is_test", false), boolAttr("fix_seed", false),
-				intAttr("seed", 0), stringAttr("dropout_implementation", "downgrade_in_infer", "downgrade_in_infer", "upscale_in_train")},
+				intAttr("seed", 0), stringAttr("dropout_implementation", "downgrade_in_infer", "downgrade_in_infer", "upscale_in_train"),
+				intsAttr("global_shape"), intsAttr("shard_offset")},
 			// Elementwise: each Out element is its X element times its mask
 			// element (which the derived grad's X@GRAD = Out@GRAD relies on).
 			Traits:      Elementwise | Random,
@@ -125,7 +126,7 @@ func inferDropout(c *Infer) error {
 	}
 	c.Set("Out", x.DType, x.Shape)
 	c.Set("Mask", ir.U8, x.Shape)
-	return nil
+	return checkShardDraw(c, x.Shape)
 }
 
 // inferEmbedding infers an embedding lookup: Out has a row of W's width

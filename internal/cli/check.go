@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
@@ -102,7 +104,12 @@ compared at f64's tolerance: a lowering bug, not f32 rounding.`)
 			st.clear()
 			return code
 		}
-		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
+		serial, code := pipelineSerial(env, in.name, m, *pipeline)
+		if code != ExitOK {
+			st.clear()
+			return code
+		}
+		rep, err = check.RunParts(context.Background(), serial, ranks, mods, opts)
 	default:
 		rep, err = check.Run(context.Background(), m, opts)
 	}
@@ -164,4 +171,32 @@ func pipelineParts(env *Env, file string, m *ir.Module, text string, st *status)
 		ranks[i], mods[i] = r.rank, r.out
 	}
 	return ranks, mods, ExitOK
+}
+
+// pipelineSerial is the serial module the -pipeline runs are held to: m
+// after the passes before the pipeline's first partition step (complete,
+// annotate, ...), which give it the dists that place each var on the
+// ranks, run once; m itself when partition comes first. Those passes must
+// not name the rank: each rank's run would then start from another serial
+// module.
+func pipelineSerial(env *Env, file string, m *ir.Module, text string) (*ir.Module, int) {
+	pl, err := env.passRegistry().Parse(strings.ReplaceAll(text, rankVar, "0"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "distpass check: %v\n", err)
+		return nil, ExitFail
+	}
+	k := slices.IndexFunc(pl.Steps, func(s *passes.Step) bool { return s.Pass != nil && s.Pass.Name == "partition" })
+	if k <= 0 {
+		return m, ExitOK
+	}
+	if prefix := text[:pl.Steps[k].Col-1]; namesRank(prefix) {
+		fmt.Fprintf(env.Stderr, "%s: the passes before partition in -pipeline %q name %s: check holds every rank to one serial module, which they must make alike for all\n", file, text, rankVar)
+		return nil, ExitFail
+	}
+	serial := m.Clone()
+	if err := (&passes.Manager{}).Run(context.Background(), &passes.Pipeline{Steps: pl.Steps[:k]}, serial); err != nil {
+		printErr(env, file, err)
+		return nil, ExitFail
+	}
+	return serial, ExitOK
 }

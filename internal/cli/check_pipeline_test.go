@@ -77,7 +77,7 @@ func TestCheckPipelineComparesThePipelinesPrograms(t *testing.T) {
 	if code != ExitOK || stderr != "" {
 		t.Fatalf("the right partition: exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(good, "compared: 1 loss, 3 activations, 2 params, 2 grads\n") || strings.Contains(good, "MISMATCH") {
+	if !strings.Contains(good, "compared: 1 loss, 3 activations, 2 params, 2 grads, 1 state, 3 startup values;") || strings.Contains(good, "MISMATCH") {
 		t.Errorf("the right partition:\n%s", good)
 	}
 
@@ -85,9 +85,8 @@ func TestCheckPipelineComparesThePipelinesPrograms(t *testing.T) {
 	if code != ExitFail {
 		t.Fatalf("grads not summed: exit %d, want %d; stdout:\n%s", code, ExitFail, bad)
 	}
-	// What the dropped allreduces summed diverges, the grads over dp;
-	// the forward does not. (The params' update by a small learning
-	// rate stays within the tolerance.)
+	// What the dropped allreduces summed diverges, the grads over dp,
+	// and the params they update; the forward does not.
 	for _, v := range []string{"w1@GRAD", "w2@GRAD"} {
 		if !regexp.MustCompile(`(?m)^grad +` + regexp.QuoteMeta(v) + ` .* MISMATCH on rank \d$`).MatchString(bad) {
 			t.Errorf("grads not summed: %s does not diverge:\n%s", v, bad)
@@ -98,7 +97,12 @@ func TestCheckPipelineComparesThePipelinesPrograms(t *testing.T) {
 			t.Errorf("grads not summed: %s diverges:\n%s", v, bad)
 		}
 	}
-	if !regexp.MustCompile(`^` + regexp.QuoteMeta(mlp) + `: grad w1@GRAD diverged on rank 0: `).MatchString(stderr) {
+	for _, v := range []string{"w1", "w2"} {
+		if !regexp.MustCompile(`(?m)^param +` + regexp.QuoteMeta(v) + ` .* MISMATCH on rank \d$`).MatchString(bad) {
+			t.Errorf("grads not summed: param %s does not diverge:\n%s", v, bad)
+		}
+	}
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(mlp) + `: param w1 diverged on rank 0 after step 1: `).MatchString(stderr) {
 		t.Errorf("grads not summed: stderr %q", stderr)
 	}
 }

@@ -72,6 +72,8 @@ func (w *checkWatch) event(ev check.Event) {
 		// The ranks run at once and end in any order: count them, and
 		// name the last one done.
 		w.st.show("check: spmd step %d/%d: %d/%d ranks done, last rank %d", ev.Step, ev.Steps, ev.Done, ev.Total, ev.Rank)
+	case ev.Stage == "compare":
+		w.st.show("check: compare after step %d/%d", ev.Step, ev.Steps)
 	default:
 		w.st.show("check: %s", ev.Stage)
 	}

@@ -41,8 +41,9 @@ ranks.json:
     "values": {"1": [3, …], …}}],
    "plain": {"5": "rank5.dpir"}}
 rank R's program is its class's file with program ranks R and, for each
-site, the attr set to values["R"][site.value] (an int: sites that share a
-value, such as every collective over one mesh dim, share an entry); a
+site, the attr set to values["R"][site.value] (an int, or a list of ints
+for a random op's shard_offset: sites that share a value, such as every
+collective over one mesh dim, share an entry); a
 class that had to be
 lowered rank by rank is written as rank<R>.dpir files, listed in plain.
 
@@ -180,21 +181,24 @@ func partitionAllTo(env *Env, name string, m *ir.Module, dir string, shared, pdm
 		if shared && c.Fallback == "" {
 			path := "class" + strconv.Itoa(k) + ".dpir"
 			files = append(files, file{filepath.Join(dir, path), func() (*ir.Module, error) { return cs.Module(c.Ranks[0]) }})
-			sc := sharedClass{File: path, Ranks: c.Ranks, Values: map[string][]int64{}}
+			sc := sharedClass{File: path, Ranks: c.Ranks, Values: map[string][]any{}}
 			sc.Sites = make([]sharedSite, 0, len(c.Sites))
 			for _, s := range c.Sites {
 				sc.Sites = append(sc.Sites, sharedSite{s.Program, s.OpID, s.Attr, s.Value})
 			}
 			for i, r := range c.Ranks {
-				vs := make([]int64, len(c.Values[i]))
+				vs := make([]any, len(c.Values[i]))
 				for j, v := range c.Values[i] {
-					iv, ok := v.(ir.Int)
-					if !ok {
+					switch v := v.(type) {
+					case ir.Int:
+						vs[j] = int64(v)
+					case ir.Ints:
+						vs[j] = []int64(v)
+					default:
 						st.clear()
 						fmt.Fprintf(env.Stderr, "distpass partition: rank %d: a %s value in ranks.json\n", r, v.Kind())
 						return ExitFail
 					}
-					vs[j] = int64(iv)
 				}
 				sc.Values[strconv.Itoa(r)] = vs
 			}
@@ -281,10 +285,10 @@ type sharedTable struct {
 }
 
 type sharedClass struct {
-	File   string             `json:"file"`
-	Ranks  []int              `json:"ranks"`
-	Sites  []sharedSite       `json:"sites"`
-	Values map[string][]int64 `json:"values"`
+	File   string           `json:"file"`
+	Ranks  []int            `json:"ranks"`
+	Sites  []sharedSite     `json:"sites"`
+	Values map[string][]any `json:"values"` // an int, or a list (shard_offset)
 }
 
 type sharedSite struct {

@@ -71,10 +71,35 @@ func TestPartitionAllSharedRebuildsEveryRank(t *testing.T) {
 					if s.Value < 0 || s.Value >= len(vals) {
 						t.Fatalf("%s rank %d: site value %d of %d values", name, r, s.Value, len(vals))
 					}
-					ops[s.Program][s.Op].Attrs.Set(s.Attr, ir.Int(vals[s.Value]))
+					var v ir.Value
+					switch x := vals[s.Value].(type) {
+					case float64:
+						v = ir.Int(int64(x))
+					case []any:
+						var xs ir.Ints
+						for _, e := range x {
+							xs = append(xs, int64(e.(float64)))
+						}
+						v = xs
+					default:
+						t.Fatalf("%s rank %d: value %v is neither an int nor a list", name, r, x)
+					}
+					ops[s.Program][s.Op].Attrs.Set(s.Attr, v)
 				}
-				if len(vals) > 4 {
-					t.Errorf("%s rank %d: %d distinct values; a 2-D mesh needs at most one per dim and the embedding", name, r, len(vals))
+				// One ring id per mesh dim, the embedding's start, and one
+				// shard_offset per split of a random op's var (its mapping
+				// and local shape).
+				draws := map[int]bool{}
+				for _, s := range c.Sites {
+					if s.Attr == "shard_offset" {
+						draws[s.Value] = true
+					}
+				}
+				if name == "gpt" && len(draws) == 0 {
+					t.Errorf("gpt rank %d: no random op's shard_offset among the sites", r)
+				}
+				if len(vals) > 4+len(draws) {
+					t.Errorf("%s rank %d: %d distinct values; a 2-D mesh needs at most one per dim, the embedding and %d random draws' offsets", name, r, len(vals), len(draws))
 				}
 				want, err := os.ReadFile(filepath.Join(plain, "rank"+strconv.Itoa(r)+".dpir"))
 				if err != nil {
