@@ -228,22 +228,10 @@ func (c *comparer) checkReplicas(v *ir.Var, mesh *ir.ProcessMesh, local map[int]
 			continue
 		}
 		c.replicas++
-		if !sameBits(t, local[q]) {
+		if !sim.Equal(t, local[q]) {
 			fail(r, fmt.Sprintf("rank %d's value differs from rank %d's, which holds the same block: replicas must be equal bit for bit", r, q))
 		}
 	}
-}
-
-func sameBits(a, b *sim.Tensor) bool {
-	if a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) || len(a.Data) != len(b.Data) {
-		return false
-	}
-	for i := range a.Data {
-		if math.Float64bits(a.Data[i]) != math.Float64bits(b.Data[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // diff returns the largest |got - want| and the largest

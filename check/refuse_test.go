@@ -2,14 +2,11 @@ package check_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/distpass/distpass/check"
-	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
@@ -176,22 +173,7 @@ func TestRunPartsRefusesWrongSets(t *testing.T) {
 // variance are compared after every step, like any persistable: the same
 // per-rank programs with another momentum fail on them alone.
 func TestRunComparesRunningStatistics(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "interop", "paddle", "testdata", "lite_conv_bn_relu.pdmodel"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := paddle.Import("lite_conv_bn_relu.pdmodel", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := passes.DefaultRegistry().Parse("make-trainable{loss=softmax_with_cross_entropy,shape=8x3x8x8}," +
-		"append-backward{loss=loss},annotate-data-parallel{shape=4},append-optimizer{type=sgd}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&passes.Manager{}).Run(context.Background(), pl, m); err != nil {
-		t.Fatal(err)
-	}
+	m := check.ConvBNReluDP(t)
 	ranks, mods := partsOf(t, m)
 	ctx := context.Background()
 	rep, err := check.RunParts(ctx, m, ranks, mods, check.Options{Steps: 2})

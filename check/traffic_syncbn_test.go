@@ -8,6 +8,7 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/interop/paddle"
+	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -17,22 +18,7 @@ import (
 // are measured once each per step, on every rank, as the static report
 // figures them: 2·3/4 × (2·32+1) × 4 B = 390 B. Nothing else changes.
 func TestMeasureTrafficSyncBatchNorm(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "interop", "paddle", "testdata", "lite_conv_bn_relu.pdmodel"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := paddle.Import("lite_conv_bn_relu.pdmodel", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := passes.DefaultRegistry().Parse("make-trainable{loss=softmax_with_cross_entropy,shape=8x3x8x8}," +
-		"append-backward{loss=loss},annotate-data-parallel{shape=4},append-optimizer{type=sgd}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&passes.Manager{}).Run(context.Background(), pl, m); err != nil {
-		t.Fatal(err)
-	}
+	m := convBNReluDP(t)
 	tr, err := MeasureTraffic(context.Background(), m, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,4 +49,27 @@ func TestMeasureTrafficSyncBatchNorm(t *testing.T) {
 			t.Errorf("rank %d: %d sync_batch_norm ops listed, want 2 (the op and its grad)", rep.Rank, syncBN)
 		}
 	}
+}
+
+// convBNReluDP is Paddle's conv-bn-relu fixture trained by sgd with
+// batch 8 over dp = 4 (synchronised batch norm).
+func convBNReluDP(t *testing.T) *ir.Module {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "interop", "paddle", "testdata", "lite_conv_bn_relu.pdmodel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := paddle.Import("lite_conv_bn_relu.pdmodel", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := passes.DefaultRegistry().Parse("make-trainable{loss=softmax_with_cross_entropy,shape=8x3x8x8}," +
+		"append-backward{loss=loss},annotate-data-parallel{shape=4},append-optimizer{type=sgd}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&passes.Manager{}).Run(context.Background(), pl, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

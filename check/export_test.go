@@ -1,0 +1,4 @@
+package check
+
+// ConvBNReluDP is convBNReluDP, for the external tests.
+var ConvBNReluDP = convBNReluDP
