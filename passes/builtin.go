@@ -60,9 +60,11 @@ func VerifyPass() *Pass {
 		Name: "verify",
 		Doc: `check every rule of the IR and of the op table
 Runs ir.Verify's structural rules and checks every op against its type's
-definition (slots, attr kinds, declared output shapes and dtypes against
-inference), and fails with every violation, each naming its program,
-block, op id or var. It changes nothing.`,
+definition (slots, attr kinds and ranges, declared output shapes and
+dtypes against inference) and, in a per-rank program, each collective
+against the module's group table (its ring_id, peer, root, nranks and
+rows), and fails with every violation, each naming its program, block,
+op id or var. It changes nothing.`,
 		PreservesAll: true,
 		Required:     true,
 		Run: func(_ *Context, m *ir.Module) error {

@@ -135,7 +135,8 @@ type TrainableStats struct {
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
-// "" is nil. Every dim is above 0.
+// "" is nil. Every dim is above 0, and the element count fits int64, as
+// a var's must (ir.Verify).
 func ParseShape(s string) ([]int64, error) {
 	if s == "" {
 		return nil, nil
@@ -147,6 +148,9 @@ func ParseShape(s string) ([]int64, error) {
 			return nil, fmt.Errorf("shape %q: dim %q is not an integer above 0 (want dims joined by x, as 8x3x32x32)", s, f)
 		}
 		out = append(out, n)
+	}
+	if _, ok := ir.Tensor(ir.F32, out...).Numel(); !ok {
+		return nil, fmt.Errorf("shape %q: the element count overflows int64", s)
 	}
 	return out, nil
 }

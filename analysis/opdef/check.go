@@ -36,15 +36,20 @@ type TypeCount struct {
 // Verify checks m against ir.Verify's structural rules and every op
 // against its type's definition: its slots (no unknown slot, required
 // ones present, one arg unless variadic), its attrs' kinds and allowed
-// values, and its outputs' declared dtypes and shapes against inference
+// values (an int attr's within int32's range, a dtype attr's naming a
+// dtype), and its outputs' declared dtypes and shapes against inference
 // from its inputs. A per-rank program (after partition) is checked the
 // same way: its vars have local shapes, and so do the attrs its impls
-// rewrote. The error is an *ir.VerifyError.
+// rewrote; and, when the module has a group table, each op that talks
+// to other ranks names a group of it that holds the program's rank,
+// with peers, roots, nranks and all-to-all rows that fit that group
+// (rankcheck.go). The error is an *ir.VerifyError.
 func Verify(m *ir.Module, opts Options) (Stats, error) {
 	var mu sync.Mutex
 	var cks []*checker
+	groups := newRankGroups(m)
 	err := ir.VerifyWith(m, ir.VerifyOptions{NewOpCheck: func() ir.OpCheck {
-		ck := &checker{opts: opts}
+		ck := &checker{opts: opts, groups: groups}
 		mu.Lock()
 		cks = append(cks, ck)
 		mu.Unlock()
@@ -57,6 +62,7 @@ func Verify(m *ir.Module, opts Options) (Stats, error) {
 // reused inference context.
 type checker struct {
 	opts      Options
+	groups    rankGroups // the group table of a module with a per-rank program, or nil
 	ops, defd int
 	undefined map[string]int
 	last      *Def // the def of the previous op, which is often the next op's
@@ -95,6 +101,9 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 			if ck.opts.Strict {
 				report("", "op type "+strconv.Quote(op.Type)+" has no definition (strict)")
 			}
+			if ck.groups != nil && p.Rank >= 0 {
+				ck.groups.checkRank(p.Rank, op, nil, ins, report)
+			}
 			return
 		}
 		ck.last = d
@@ -102,6 +111,9 @@ func (ck *checker) check(p *ir.Program, op *ir.Op, ins, outs []*ir.Var, report f
 	ck.defd++
 	ok := checkSlots(d, op, report)
 	ck.vals = checkAttrs(d, op, ck.vals[:0], report)
+	if ck.groups != nil && p.Rank >= 0 {
+		ck.groups.checkRank(p.Rank, op, d, ins, report)
+	}
 	if !ok || d.Infer == nil && d.Check == nil {
 		return
 	}
@@ -370,8 +382,59 @@ func checkAttrs(d *Def, op *ir.Op, vals []ir.Value, report func(string, string))
 		if a.Allowed != nil && !allowed(a.Allowed, v) && report != nil {
 			report("", "attr "+a.Name+" = "+valueString(v)+" is not one of "+valuesString(a.Allowed))
 		}
+		if report != nil && (a.Type == ir.KindInt || a.Type == ir.KindInts) {
+			checkInt32(a.Name, v, report)
+		}
+		if report != nil && a.DType && a.Allowed == nil {
+			if code, ok := intValue(v); ok && code != -1 {
+				if _, ok := AttrDType(v); !ok {
+					report("", "attr "+a.Name+" = "+strconv.FormatInt(code, 10)+" names no dtype distpass knows (Paddle's VarType codes: "+dtypeCodes()+")")
+				}
+			}
+		}
 	}
 	return vals
+}
+
+// checkInt32 reports a value of an attr the table declares int or ints,
+// Paddle's int and std::vector<int>, that does not fit 32 bits: Paddle
+// keeps such an attr in an int32, whatever kind the program wrote the
+// value as (a long), so a value outside int32's range is not the
+// program's value on any runtime. The table declares the attrs Paddle
+// keeps in 64 bits long or longs (longAttr, longsAttr).
+func checkInt32(name string, v ir.Value, report func(string, string)) {
+	bad := func(x int64, where string) {
+		what := "it a 32-bit int"
+		if where != "" {
+			what = name + " a list of 32-bit ints"
+		}
+		report("", "attr "+name+where+" = "+strconv.FormatInt(x, 10)+
+			" is out of range: Paddle declares "+what+" (-2147483648 to 2147483647)")
+	}
+	switch x := v.(type) {
+	case ir.Int:
+		if int64(x) != int64(int32(x)) {
+			bad(int64(x), "")
+		}
+	case ir.Long:
+		if int64(x) != int64(int32(x)) {
+			bad(int64(x), "")
+		}
+	case ir.Ints:
+		for i, e := range x {
+			if e != int64(int32(e)) {
+				bad(e, "["+strconv.Itoa(i)+"]")
+				return
+			}
+		}
+	case ir.Longs:
+		for i, e := range x {
+			if e != int64(int32(e)) {
+				bad(e, "["+strconv.Itoa(i)+"]")
+				return
+			}
+		}
+	}
 }
 
 // kindAccepts reports whether an attr declared of kind want may hold a
@@ -508,4 +571,32 @@ func InferOp(op *ir.Op, lookup func(name string) *ir.Var) ([]Output, error) {
 		res[i] = Output{Slot: r.slot, Index: r.i, Type: ir.Tensor(r.dtype, slices.Clone(r.shape)...), Scalar: r.scalar}
 	}
 	return res, nil
+}
+
+// dtypeCodes lists the Paddle VarType codes of the dtypes distpass
+// knows, for a message: "bool 0, i16 1, ...".
+var dtypeCodes = sync.OnceValue(func() string {
+	var parts []string
+	for code := range int64(64) {
+		if d, ok := ir.DTypeFromPaddle(code); ok {
+			parts = append(parts, d.String()+" "+strconv.FormatInt(code, 10))
+		}
+	}
+	return strings.Join(parts, ", ")
+})
+
+// checkDTypes returns a Check that holds the int dtype attrs names to
+// name a dtype: -1, which other ops read as "the input's", included, as
+// for cast, whose out_dtype says what it converts to.
+func checkDTypes(names ...string) func(c *Infer, report func(string, string)) {
+	return func(c *Infer, report func(string, string)) {
+		for _, name := range names {
+			v := c.attr(name)
+			if code, ok := intValue(v); ok {
+				if _, ok := AttrDType(v); !ok && code == -1 {
+					report("", "attr "+name+" = -1 names no dtype, and "+c.op.Type+" needs one (Paddle's VarType codes: "+dtypeCodes()+")")
+				}
+			}
+		}
+	}
 }

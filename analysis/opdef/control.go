@@ -54,7 +54,7 @@ func controlDefs() []*Def {
 		{
 			Type: "pd_op.data", Doc: "the program input called name",
 			Outputs:  in("out0"),
-			Attrs:    []Attr{stringAttr("name", ""), intsAttr("shape", []int64{}...), pirDTypeAttr("dtype", "float32"), stringsAttr("place")},
+			Attrs:    []Attr{stringAttr("name", ""), longsAttr("shape", []int64{}...), pirDTypeAttr("dtype", "float32"), stringsAttr("place")},
 			Shape:    "out0 = shape, dtype",
 			Infer:    inferPIRFull,
 			Sharding: freeRule, ShardingDoc: freeDoc,
@@ -64,7 +64,7 @@ func controlDefs() []*Def {
 		{
 			Type: "pd_op.full", Doc: "a tensor of shape filled with value",
 			Outputs:  in("out0"),
-			Attrs:    []Attr{intsAttr("shape", []int64{}...), pirDTypeAttr("dtype", "float32"), stringsAttr("place")},
+			Attrs:    []Attr{longsAttr("shape", []int64{}...), pirDTypeAttr("dtype", "float32"), stringsAttr("place")},
 			Shape:    "out0 = shape, dtype",
 			Infer:    inferPIRFull,
 			Sharding: fillRule("out0"), ShardingDoc: fillDoc,

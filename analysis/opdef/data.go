@@ -8,12 +8,16 @@ func dataDefs() []*Def {
 	// elements; their grads read X's shape from it.
 	xshapeOut := opt("XShape")
 	fillAttrs := func(extra ...Attr) []Attr {
-		return append([]Attr{dtypeAttr("dtype", 5), intsAttr("shape", []int64{}...),
+		// Paddle's fill_constant shape is int64_t's.
+		return append([]Attr{dtypeAttr("dtype", 5), longsAttr("shape", []int64{}...),
 			floatAttr("value", 0), stringAttr("str_value", ""), boolAttr("force_cpu", false)}, extra...)
 	}
 	randAttrs := func(extra ...Attr) []Attr {
-		return append([]Attr{dtypeAttr("dtype", 5), intsAttr("shape", []int64{}...), intAttr("seed", 0),
-			intsAttr("global_shape"), intsAttr("shard_offset")}, extra...)
+		// Paddle's gaussian_random and uniform_random shapes are
+		// int64_t's, and so are a tensor's global shape and offsets;
+		// seed is a 32-bit int.
+		return append([]Attr{dtypeAttr("dtype", 5), longsAttr("shape", []int64{}...), intAttr("seed", 0),
+			longsAttr("global_shape"), longsAttr("shard_offset")}, extra...)
 	}
 	logical := func(t, doc string) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in("X", "Y"), Outputs: in("Out"), Traits: Elementwise,
@@ -94,6 +98,7 @@ func dataDefs() []*Def {
 			Type: "cast", Doc: "X converted to out_dtype",
 			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
 			Attrs:       []Attr{dtypeAttr("in_dtype", 5), dtypeAttr("out_dtype", 5)},
+			Check:       checkDTypes("in_dtype", "out_dtype"),
 			Shape:       "Out = X, out_dtype",
 			Sharding:    unaryRule,
 			ShardingDoc: unaryDoc,

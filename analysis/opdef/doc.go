@@ -23,8 +23,13 @@
 // A def may also check what an op needs beyond its types (Check: the
 // reshard's two dists).
 //
+// An attr of kind int (ints) is Paddle's 32-bit int (std::vector<int>),
+// one of kind long (longs) its int64_t; Verify refuses an int attr's
+// value outside int32's range. In a per-rank program Verify also holds
+// each collective to the module's group table (rankcheck.go).
+//
 // Everything that needs to know an op type reads this table: Verify
-// (slots, attr kinds and declared shapes against inference), autodiff's
+// (slots, attr kinds and ranges and declared shapes against inference), autodiff's
 // grad makers, the simulator's kernel set (checked against it in a
 // test), `distpass ops` and README's op list. It imports only package
 // ir, so that every layer above may.

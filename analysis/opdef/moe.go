@@ -122,7 +122,7 @@ func moeDefs() []*Def {
 		{
 			Type: "prune_gate_by_capacity", Doc: "GateIdx with the choices beyond each expert's count set to -1",
 			Inputs: slots(noGrad("GateIdx"), noGrad("ExpertCount")), Outputs: in("NewGateIdx"),
-			Attrs:    []Attr{intAttr("n_expert", 1), intAttr("n_worker", 1)},
+			Attrs:    []Attr{longAttr("n_expert", 1), longAttr("n_worker", 1)}, // int64_t's in Paddle
 			Shape:    "NewGateIdx = GateIdx",
 			Sharding: pruneRule, ShardingDoc: pruneDoc,
 			Infer: func(c *Infer) error {

@@ -5,7 +5,7 @@ import "github.com/distpass/distpass/ir"
 // nnDefs: embeddings, losses, normalisation, dropout.
 func nnDefs() []*Def {
 	embedAttrs := func() []Attr {
-		return []Attr{intAttr("padding_idx", -1), boolAttr("is_sparse", false)}
+		return []Attr{longAttr("padding_idx", -1), boolAttr("is_sparse", false)}
 	}
 	return []*Def{
 		{
@@ -46,7 +46,7 @@ func nnDefs() []*Def {
 			// emits it and its grad; autodiff never does.
 			Type: "c_embedding", Doc: "the rows of the local vocabulary shard W (rows from start_index) the ids name; zeros for ids outside",
 			Inputs: slots("W", noGrad("Ids")), Outputs: in("Out"),
-			Attrs:    []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Attrs:    []Attr{longAttr("start_index", 0), longAttr("vocab_size", -1)},
 			Shape:    "Out = Ids + [W[1]]",
 			Infer:    inferEmbedding(false),
 			Sharding: cEmbeddingRule, ShardingDoc: cEmbeddingDoc,
@@ -54,7 +54,7 @@ func nnDefs() []*Def {
 		{
 			Type: "c_embedding_grad", Doc: "the gradient of c_embedding: Out@GRAD rows summed into the local shard's rows",
 			Inputs: slots("W", noGrad("Ids"), "Out@GRAD"), Outputs: in("W@GRAD"),
-			Attrs:    []Attr{intAttr("start_index", 0), intAttr("vocab_size", -1)},
+			Attrs:    []Attr{longAttr("start_index", 0), longAttr("vocab_size", -1)},
 			Shape:    "W@GRAD = W",
 			Infer:    inferCEmbeddingGrad,
 			Sharding: cEmbeddingRule, ShardingDoc: cEmbeddingDoc,

@@ -36,7 +36,7 @@ func optimizerDefs() []*Def {
 			Outputs: slots("ParamOut", "Moment1Out", "Moment2Out", opt("Moment2MaxOut"), "Beta1PowOut", "Beta2PowOut",
 				opt("MasterParamOut")),
 			Attrs: mixed(floatAttr("beta1", 0.9), floatAttr("beta2", 0.999), floatAttr("epsilon", 1e-8),
-				boolAttr("lazy_mode", false), intAttr("min_row_size_to_use_multithread", 1000),
+				boolAttr("lazy_mode", false), longAttr("min_row_size_to_use_multithread", 1000),
 				boolAttr("use_global_beta_pow", false), boolAttr("amsgrad", false)),
 			Shape:    "each *Out = its input; Grad = Moment1 = Moment2 = Param, LearningRate and Beta*Pow one element",
 			Sharding: optimizerRule, ShardingDoc: optimizerDoc,

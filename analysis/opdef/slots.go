@@ -49,6 +49,13 @@ func intAttr(name string, def int64, allowed ...int64) Attr {
 	return a
 }
 
+// longAttr is an attr Paddle declares int64_t (LONG): a 64-bit int,
+// where an intAttr is Paddle's int (INT), 32 bits, whose values Verify
+// holds to int32's range.
+func longAttr(name string, def int64) Attr {
+	return Attr{Name: name, Type: ir.KindLong, Default: ir.Long(def)}
+}
+
 func floatAttr(name string, def float64) Attr {
 	return Attr{Name: name, Type: ir.KindFloat, Default: ir.Float(def)}
 }
@@ -70,6 +77,17 @@ func intsAttr(name string, def ...int64) Attr {
 	a := Attr{Name: name, Type: ir.KindInts}
 	if def != nil {
 		a.Default = ir.Ints(def)
+	}
+	return a
+}
+
+// longsAttr is a longs attr (Paddle's std::vector<int64_t>: a shape
+// that may exceed 32 bits) with default def (nil: no default); an
+// intsAttr is Paddle's std::vector<int>, each element 32 bits.
+func longsAttr(name string, def ...int64) Attr {
+	a := Attr{Name: name, Type: ir.KindLongs}
+	if def != nil {
+		a.Default = ir.Longs(def)
 	}
 	return a
 }

@@ -75,6 +75,10 @@ func runComplete(env *Env, args []string) int {
 		return ExitFail
 	}
 	if !*report || !isStdout(*out) {
+		if err := verifyResult(m); err != nil {
+			printErr(env, in.name, err)
+			return ExitFail
+		}
 		if err := writeModule(env, *out, m); err != nil {
 			fmt.Fprintf(env.Stderr, "distpass complete: %v\n", err)
 			return ExitFail

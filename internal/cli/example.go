@@ -145,6 +145,10 @@ the sequence; only the forward is annotated, for
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if err := verifyResult(m); err != nil {
+		printErr(env, "distpass example "+name, err)
+		return ExitFail
+	}
 	if err := ir.Fprint(env.Stdout, m); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass example: %v\n", err)
 		return ExitFail

@@ -221,6 +221,9 @@ func partitionAllTo(env *Env, name string, m *ir.Module, dir string, shared, pdm
 	done := 0
 	par.Do(len(files), 0, func(i int) {
 		pm, err := files[i].build()
+		if err == nil {
+			err = verifyRank(pm)
+		}
 		switch {
 		case err == nil && pdmodel:
 			err = writePaddleRank(files[i].path, pm, endpoint)

@@ -222,11 +222,43 @@ func runPipeline(env *Env, pl *passes.Pipeline, m *ir.Module, flags *instrumentF
 		}
 		return ExitFail
 	}
+	if err := verifyResult(m); err != nil {
+		printErr(env, flags.input, err)
+		return ExitFail
+	}
 	if err := writeModule(env, out, m); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass: %v\n", err)
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// verifyResult checks m, a module a command is about to print or write,
+// as every command checks what it reads (passes.Verify): distpass prints
+// nothing its own verify refuses. A pipeline may end without verify, and
+// a pass may build what no rule of its own refuses. The error has a line
+// per violation, each saying that the result was not written.
+func verifyResult(m *ir.Module) error {
+	err := passes.Verify(m)
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = "the result does not verify, so it is not written: " + l
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// verifyRank is verifyResult of the program of a rank, pm, that
+// partition -all is about to write: each line names the rank.
+func verifyRank(pm *ir.Module) error {
+	err := verifyResult(pm)
+	if err == nil {
+		return nil
+	}
+	prefix := "rank " + strconv.Itoa(pm.Main.Rank) + ": "
+	return errors.New(prefix + strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
 }
 
 // perRankFlags are the flags of run that apply to a pipeline with $RANK;
@@ -272,6 +304,11 @@ func runPerRank(env *Env, fs *flag.FlagSet, files []string, text, dir, htmlOut s
 		}
 		return is
 	}, nil)
+	par.Do(len(runs), 0, func(i int) {
+		if r := runs[i]; r.err == nil {
+			r.err = verifyResult(r.out)
+		}
+	})
 	code = ExitOK
 	if r := firstFailed(runs); r != nil {
 		printErr(env, r.where(in.name), r.err)
