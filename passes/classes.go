@@ -563,7 +563,24 @@ func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (f
 	}
 	local := slices.Clone(v.Type.Shape)
 	mapping = slices.Clone(mapping)
-	rec := func(r int) (ir.Value, error) { return registry.DrawOffset(pm, mapping, local, r) }
+	// Mesh.Coord looks the rank up among the mesh's ids: over every rank
+	// of a large mesh that is quadratic, so the coordinates are listed
+	// once, in id order.
+	coords := map[int][]int{}
+	for i, id := range pm.ProcessIDs {
+		c := make([]int, len(pm.Shape))
+		for d, k := len(pm.Shape)-1, i; d >= 0; d-- {
+			c[d], k = k%pm.Shape[d], k/pm.Shape[d]
+		}
+		coords[id] = c
+	}
+	rec := func(r int) (ir.Value, error) {
+		c, ok := coords[r]
+		if !ok {
+			return nil, fmt.Errorf("rank %d is not in mesh %s", r, pm.Name)
+		}
+		return registry.DrawOffset(c, mapping, local)
+	}
 	got, _ := op.Attrs.Get("shard_offset").(ir.Ints)
 	if want, err := rec(rep); err != nil || !slices.Equal(want.(ir.Ints), got) {
 		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: shard_offset %v is not rank %d's block of %s", p.Name, op.ID, op.Type, got, rep, v.Name())

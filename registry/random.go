@@ -67,19 +67,16 @@ func DrawnBlock(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op) (v *ir.Var,
 	return nil, nil, nil, false
 }
 
-// DrawOffset is where rank's block of shape local, split over mesh by
-// mapping, begins in the whole tensor: its coordinate times the block's
-// size along each split dim. Shards are even (check-annotations).
-func DrawOffset(mesh *ir.ProcessMesh, mapping []int, local []int64, rank int) (ir.Ints, error) {
-	coord, err := mesh.Coord(rank)
-	if err != nil {
-		return nil, err
-	}
+// DrawOffset is where the block of shape local of the rank at coordinate
+// coord of a mesh, split over it by mapping, begins in the whole tensor:
+// the coordinate times the block's size along each split dim. Shards are
+// even (check-annotations).
+func DrawOffset(coord []int, mapping []int, local []int64) (ir.Ints, error) {
 	off := make(ir.Ints, len(local))
 	for d, axis := range mapping {
 		if axis >= 0 {
 			if axis >= len(coord) {
-				return nil, fmt.Errorf("mesh axis %d is out of range for mesh %s", axis, mesh.Name)
+				return nil, fmt.Errorf("mesh axis %d is out of range for a mesh of %d dims", axis, len(coord))
 			}
 			off[d] = int64(coord[axis]) * local[d]
 		}
@@ -124,7 +121,11 @@ func ShardDraw(op *ir.Op, mesh *ir.ProcessMesh, mapping []int, local []int64, ra
 			global[d] = n * int64(mesh.Shape[axis])
 		}
 	}
-	off, err := DrawOffset(mesh, mapping, local, rank)
+	coord, err := mesh.Coord(rank)
+	if err != nil {
+		return err
+	}
+	off, err := DrawOffset(coord, mapping, local)
 	if err != nil {
 		return err
 	}
