@@ -23,7 +23,7 @@ func DefaultTol(dt ir.DType) float64 {
 	case dt == ir.F32:
 		return 1e-4
 	case dt.IsFloat():
-		return 1e-7
+		return 1e-6
 	}
 	return 0
 }

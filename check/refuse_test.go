@@ -216,7 +216,7 @@ func TestToleranceCatchesSmallErrors(t *testing.T) {
 	for _, tc := range []struct {
 		f64   bool
 		scale float64
-	}{{false, 1 + 3e-4}, {true, 1 + 3e-7}} {
+	}{{false, 1 + 3e-4}, {true, 1 + 3e-6}} {
 		m, ranks, mods := adamMLP(t)
 		if tc.f64 {
 			if _, err := passes.ToF64(m); err != nil {
