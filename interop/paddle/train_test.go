@@ -218,8 +218,8 @@ func trainRow(t *testing.T, file, shape string) (cells []string, stopped bool) {
 
 	rep, kib := proveRanks(t, file, m, ranks)
 	cells = append(cells, fmt.Sprintf("%d pairs of main and startup ProgramDescs, %d KiB; each re-imported equal", len(ranks), kib))
-	cells = append(cells, fmt.Sprintf("ok: %d loss, %d activations, %d params, %d grads",
-		rep.Count("loss"), rep.Count("activation"), rep.Count("param"), rep.Count("grad")))
+	cells = append(cells, fmt.Sprintf("ok: %d loss, %d activations, %d params, %d grads, %d state, %d startup values; %d replica comparisons",
+		rep.Count("loss"), rep.Count("activation"), rep.Count("param"), rep.Count("grad"), rep.Count("state"), rep.Count("startup"), rep.Replicas))
 	return cells, false
 }
 
