@@ -421,13 +421,20 @@ func (c *Class) relabel(serial *ir.Module) string {
 				if ra.peer {
 					return fmt.Sprintf("%s op %d %s has a peer attr: point-to-point ops are not relabelled", p.Name, op.ID, op.Type)
 				}
-				if id, ok := op.Attrs.Int("ring_id"); ra.ringID && ok {
+				// A ring id is one of the op's rank-dependent attrs: its
+				// verdict ends this one's, not the op's (a random op may
+				// carry a ring_id and a shard_offset).
+				if why := func() string {
+					id, ok := op.Attrs.Int("ring_id")
+					if !ra.ringID || !ok {
+						return ""
+					}
 					g := m.Group(int(id))
 					if g == nil {
 						return fmt.Sprintf("%s op %d %s: ring_id %d is not in the group table", p.Name, op.ID, op.Type, id)
 					}
 					if slices.Equal(g.Ranks, world) {
-						continue // the world's group is every rank's
+						return "" // the world's group is every rank's
 					}
 					if asWritten(p, op, "ring_id", id) {
 						return fmt.Sprintf("%s op %d %s: ring_id %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, id, rep)
@@ -460,6 +467,9 @@ func (c *Class) relabel(serial *ir.Module) string {
 							return ir.Int(int64(id)), nil
 						}
 					})
+					return ""
+				}(); why != "" {
+					return why
 				}
 				if ra.shardOffset {
 					rec, key, why := drawRecipe(m, p, b, op, rep)
