@@ -234,6 +234,9 @@ func (d *decoder) block(p *ir.Program, f *field, nextID *int64) error {
 			return err
 		case blockForward:
 			v, err := d.int32Of(msg, "forward_block_idx", g)
+			if err == nil && v < -1 {
+				return d.errf(g.off, "%s: forward_block_idx %d is neither a block's index nor -1", msg, v)
+			}
 			b.Forward = int(v)
 			return err
 		case blockVars:
