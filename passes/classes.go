@@ -206,11 +206,31 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	}
 	slices.SortFunc(cs.Classes, func(a, b *Class) int { return a.Ranks[0] - b.Ranks[0] })
 	cs.Groups = cs.Classes[0].Module.Groups
+	// Mesh.Coord looks a rank up among the mesh's ids: over every rank of
+	// a large mesh that is quadratic, so each mesh's coordinates are
+	// listed once, by id (and by name: each class has its own module),
+	// when a random op's recipe first needs them.
+	coords := map[string]map[int][]int{}
+	coordsOf := func(pm *ir.ProcessMesh) map[int][]int {
+		t, ok := coords[pm.Name]
+		if !ok {
+			t = make(map[int][]int, len(pm.ProcessIDs))
+			for i, id := range pm.ProcessIDs {
+				c := make([]int, len(pm.Shape))
+				for d, k := len(pm.Shape)-1, i; d >= 0; d-- {
+					c[d], k = k%pm.Shape[d], k/pm.Shape[d]
+				}
+				t[id] = c
+			}
+			coords[pm.Name] = t
+		}
+		return t
+	}
 	for _, c := range cs.Classes {
 		if len(c.Ranks) == 1 {
 			continue // its own lowering: nothing to relabel
 		}
-		c.Fallback = c.relabel(m)
+		c.Fallback = c.relabel(m, coordsOf)
 		if c.Fallback == "" {
 			continue
 		}
@@ -337,7 +357,7 @@ func firstError(errs []error) error {
 // Only the lowering knows which, and the check rank need not tell them
 // apart (its value may equal the representative's), so such a class is
 // lowered rank by rank.
-func (c *Class) relabel(serial *ir.Module) string {
+func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[int][]int) string {
 	m := c.Module
 	rep := c.Ranks[0]
 	// A rank list's id is its first group's, as registry.Lowering.Group finds
@@ -472,7 +492,7 @@ func (c *Class) relabel(serial *ir.Module) string {
 					return why
 				}
 				if ra.shardOffset {
-					rec, key, why := drawRecipe(m, p, b, op, rep)
+					rec, key, why := drawRecipe(m, p, b, op, rep, coordsOf)
 					if why != "" {
 						return why
 					}
@@ -566,24 +586,14 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 // drawRecipe is shard_offset = where the rank's block of the var a random
 // op draws for begins (registry.DrawOffset), checked against the
 // representative's value.
-func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), recipeKey, string) {
+func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int, coordsOf func(*ir.ProcessMesh) map[int][]int) (func(int) (ir.Value, error), recipeKey, string) {
 	v, pm, mapping, ok := registry.DrawnBlock(m, p, b, op)
 	if !ok {
 		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: has a shard_offset but draws for no split var", p.Name, op.ID, op.Type)
 	}
 	local := slices.Clone(v.Type.Shape)
 	mapping = slices.Clone(mapping)
-	// Mesh.Coord looks the rank up among the mesh's ids: over every rank
-	// of a large mesh that is quadratic, so the coordinates are listed
-	// once, in id order.
-	coords := map[int][]int{}
-	for i, id := range pm.ProcessIDs {
-		c := make([]int, len(pm.Shape))
-		for d, k := len(pm.Shape)-1, i; d >= 0; d-- {
-			c[d], k = k%pm.Shape[d], k/pm.Shape[d]
-		}
-		coords[id] = c
-	}
+	coords := coordsOf(pm)
 	rec := func(r int) (ir.Value, error) {
 		c, ok := coords[r]
 		if !ok {
