@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,47 +70,65 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 // and a partial output comes only from a partial input or from folding
 // a dim sharded on that mesh dim (a mean over the sharded batch).
 func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.ProcessMesh) {
-	typ := op.Type
-	// Which dense inputs are partial: an op carries their parts into its
-	// outputs only if it is linear in them (an add of a partial and a
-	// whole value adds the whole one on every rank).
-	var partial []bool
-	j := 0
-	for _, s := range op.Inputs {
-		for range s.Args {
-			if g := ins[j]; g >= 0 && c.pi.v(g).Type.IsTensor() {
-				partial = append(partial, c.pi.v(g).Dist.IsPartial())
-			}
-			j++
+	// The dense inputs the op reads as parts: a grad op reads the forward
+	// op's values (its slots but S@GRAD) as the forward op did, and the
+	// forward op's check covers them; the MoE exchanges read a rank's
+	// own part as what it is.
+	partial := false
+	for _, g := range ins {
+		if g >= 0 && c.pi.v(g).Dist.IsPartial() {
+			partial = true
+			break
 		}
 	}
-	linear := opdef.LinearInParts(op, partial)
-	j = 0
-	for _, s := range op.Inputs {
-		for _, name := range s.Args {
-			g := ins[j]
-			j++
-			if g < 0 || !c.pi.v(g).Dist.IsPartial() {
-				continue
-			}
-			v := c.argVar(g, pm)
-			if v == nil || opdef.ReadsOwnPart(strings.TrimSuffix(typ, "_grad")) || op.Role.IsBackward() && !strings.Contains(name, "@GRAD") {
-				// A grad op reads the forward op's values as the forward op
-				// did: the forward op's check covers them. A partial grad
-				// (a rule-based op's) is checked as any value.
-				continue
-			}
-			for _, p := range v.Dist.Partial {
-				extremum := p.Reduce == ir.ReduceMax || p.Reduce == ir.ReduceMin
-				if !c.someArgPartial(op.Outputs, outs, pm, p.Dim) || !extremum && !linear || extremum && !opdef.KeepsExtremum(op) {
-					c.opErr(bi, op, name, fmt.Sprintf("reads %s as a whole value but %s is %s: %s",
-						quoteName(name), quoteName(name), fmtDist(v.Dist), reshardable))
-					break
+	var in [][]ir.Partial
+	var inNames []string
+	if partial && !opdef.ReadsOwnPart(strings.TrimSuffix(op.Type, "_grad")) {
+		j := 0
+		for _, s := range op.Inputs {
+			forwardValue := op.Fwd != 0 && !strings.HasSuffix(s.Name, "@GRAD")
+			for _, name := range s.Args {
+				g := ins[j]
+				j++
+				if g < 0 || !c.pi.v(g).Type.IsTensor() {
+					continue
 				}
+				var p []ir.Partial
+				if v := c.argVar(g, pm); v != nil && !forwardValue {
+					p = v.Dist.Partial
+				}
+				in, inNames = append(in, p), append(inNames, name)
 			}
 		}
 	}
-	j = 0
+	carried, err := opdef.CarriedPartial(op, in, func(k int) string { return quoteName(inNames[k]) })
+	if err != nil {
+		k := slices.IndexFunc(in, func(p []ir.Partial) bool { return len(p) > 0 })
+		if errors.Is(err, opdef.ErrReadsWhole) {
+			d := c.pi.v(c.pi.resolve(bi, inNames[k])).Dist
+			err = fmt.Errorf("reads %s as a whole value but %s is %s", quoteName(inNames[k]), quoteName(inNames[k]), fmtDist(d))
+		}
+		c.opErr(bi, op, inNames[k], fmt.Sprintf("%v: %s", err, reshardable))
+	} else if len(carried) > 0 {
+		var out [][]ir.Partial
+		var outNames []string
+		j := 0
+		for _, s := range op.Outputs {
+			for _, name := range s.Args {
+				g := outs[j]
+				j++
+				var p []ir.Partial
+				if v := c.argVar(g, pm); v != nil {
+					p = v.Dist.Partial
+				}
+				out, outNames = append(out, p), append(outNames, name)
+			}
+		}
+		if err := opdef.CarriedPartialOut(op, carried, out, func(k int) string { return quoteName(outNames[k]) }); err != nil {
+			c.opErr(bi, op, inNames[slices.IndexFunc(in, func(p []ir.Partial) bool { return len(p) > 0 })], fmt.Sprintf("%v: %s", err, reshardable))
+		}
+	}
+	j := 0
 	for _, s := range op.Outputs {
 		for _, name := range s.Args {
 			g := outs[j]
@@ -430,76 +449,89 @@ func (c *annChecker) checkParamGrad(bi int, op *ir.Op) {
 	}
 }
 
-// checkGradSync follows the data-parallel grad sync of the lowering (the
-// batch-dim rule, registry.SyncGrads): once the loss grad is seen, a
-// grad op whose first activation input (not a grad, not a parameter)
-// has its dim 0 split along a mesh dim of size > 1 averages the param
-// grads it writes over that mesh dim. That is right when the loss is the
-// average over it of the ranks' losses; when dim 0 is not the batch (a
-// transpose moved it, or the value is a weight split along mp), the
-// grads would be scaled (or summed) wrong: refused.
+// checkGradSync follows the data-parallel grad sync of the lowering
+// (registry.SyncGrads, by opdef.BatchAxis and opdef.SyncOf): once the
+// loss grad is seen, a grad op whose first activation input has its dim
+// 0 split along a mesh dim of size > 1 averages the grads it folds over
+// that mesh dim. That is right when the loss is the average over it of
+// the ranks' losses; when dim 0 is not the batch (a transpose moved it,
+// or the value is a weight split along mp), the grads would be scaled
+// (or summed) wrong: refused.
 func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.ProcessMesh) {
-	axis, from := -1, ""
-	j := 0
-	for _, s := range op.Inputs {
-		for _, name := range s.Args {
-			g := ins[j]
-			j++
-			if axis >= 0 || strings.Index(name, "@GRAD") > 0 || g < 0 {
-				continue
-			}
-			v := c.pi.v(g)
-			if v == nil || v.Kind == ir.KindParam {
-				continue
-			}
-			m, ok := op.Dist.InputMapping(name)
-			if !ok && v.Dist != nil {
-				m = v.Dist.DimsMapping
-			}
-			if len(m) > 0 && m[0] >= 0 && m[0] < len(pm.Shape) && pm.Shape[m[0]] > 1 {
-				axis, from = m[0], name
-			}
-		}
+	isParam := func(name string) bool {
+		g := c.pi.resolve(bi, name)
+		return g >= 0 && c.pi.v(g).Kind == ir.KindParam
 	}
+	mapping := func(name string) []int {
+		if m, ok := op.Dist.InputMapping(name); ok {
+			return m
+		}
+		if m, ok := op.Dist.OutputMapping(name); ok {
+			return m
+		}
+		if g := c.pi.resolve(bi, name); g >= 0 && c.pi.v(g).Dist != nil {
+			return c.pi.v(g).Dist.DimsMapping
+		}
+		return nil
+	}
+	axis := opdef.BatchAxis(op, pm.Shape, isParam, mapping)
 	if c.loss.Dist == nil {
 		return
 	}
 	if axis < 0 {
-		c.checkGradUnsynced(bi, op, pm)
+		c.checkGradUnsynced(bi, op, pm, isParam, mapping)
 		return
 	}
-	synced := false
-	for _, p := range c.loss.Dist.Partial {
-		if p.Dim == axis {
-			synced = true // an average; another reduction is checkLossSync's to name
+	from := ""
+	for _, s := range op.Inputs {
+		for _, a := range s.Args {
+			if m := mapping(a); from == "" && !strings.HasSuffix(s.Name, "@GRAD") && !isParam(a) && len(m) > 0 && m[0] == axis {
+				from = a
+			}
 		}
 	}
-	if synced {
+	synced := ""
+	for _, s := range op.Outputs {
+		for k, a := range s.Args {
+			if g := c.pi.resolve(bi, a); synced == "" && g >= 0 && c.pi.v(g).Type.IsTensor() && c.pi.v(g).Type.DType.IsFloat() &&
+				opdef.SyncOf(op, s, k, mapping(a), axis, isParam) != opdef.GradKept {
+				synced = a
+			}
+		}
+	}
+	if synced == "" {
+		return
+	}
+	averaged := false
+	for _, p := range c.loss.Dist.Partial {
+		if p.Dim == axis {
+			averaged = true // an average; another reduction is checkLossSync's to name
+		}
+	}
+	if averaged {
 		// The sync averages over axis alone: a loss averaged over another
-		// mesh dim too leaves the param grads that many times too large.
+		// mesh dim too leaves the grads that many times too large.
 		for _, p := range c.loss.Dist.Partial {
 			if p.Dim != axis && p.Reduce == ir.ReduceAvg && p.Dim >= 0 && p.Dim < len(pm.Shape) && pm.Shape[p.Dim] > 1 {
-				if name := c.paramGradOut(bi, op); name != "" {
-					c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s) too, but the data-parallel sync averages %s over mesh dim %d (%s) alone: the loss may average only over the batch",
-						quoteName(c.loss.Name()), fmtDist(c.loss.Dist), p.Dim, meshDimName(pm, p.Dim), quoteName(name), axis, meshDimName(pm, axis)))
-				}
+				c.opErr(bi, op, synced, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s) too, but the data-parallel sync averages %s over mesh dim %d (%s) alone: the loss may average only over the batch",
+					quoteName(c.loss.Name()), fmtDist(c.loss.Dist), p.Dim, meshDimName(pm, p.Dim), quoteName(synced), axis, meshDimName(pm, axis)))
 				return
 			}
 		}
 		return
 	}
-	if name := c.paramGradOut(bi, op); name != "" {
-		c.opErr(bi, op, name, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
-			quoteName(name), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name()), fmtDist(c.loss.Dist)))
-	}
+	c.opErr(bi, op, synced, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
+		quoteName(synced), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name()), fmtDist(c.loss.Dist)))
 }
 
-// checkGradUnsynced: a grad op that writes a param grad but that the
-// sync leaves alone (no activation input split on its dim 0), while the
-// loss is an average over a mesh dim of size > 1: the param grad is a
-// rank's own loss's, never averaged. The grouped matmul's backward
-// averages its experts' grads itself.
-func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
+// checkGradUnsynced: a grad op that the sync leaves alone (no activation
+// input split on its dim 0), while the loss is an average over a mesh
+// dim of size > 1, and that writes a grad the sync would have to touch
+// along it: a fold over an input split along it elsewhere than dim 0,
+// or a parameter split along it. The grad is a rank's own loss's, never
+// averaged. The grouped matmul's backward averages its experts' grads
+// itself.
+func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, isParam func(string) bool, mapping func(string) []int) {
 	if op.Dist.ImplType == "grouped_matmul" {
 		return
 	}
@@ -513,27 +545,38 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh) {
 	if avg < 0 {
 		return
 	}
-	if name := c.paramGradOut(bi, op); name != "" {
-		c.opErr(bi, op, name, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
-			quoteName(c.loss.Name()), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(name)))
-	}
-}
-
-// paramGradOut returns op's first output that is a parameter's grad
-// (P@GRAD of a param P), or "".
-func (c *annChecker) paramGradOut(bi int, op *ir.Op) string {
-	for _, s := range op.Outputs {
-		for _, name := range s.Args {
-			i := strings.Index(name, "@GRAD")
-			if i <= 0 {
-				continue
-			}
-			if g := c.pi.resolve(bi, name[:i]); g >= 0 && c.pi.v(g).Kind == ir.KindParam {
-				return name
-			}
+	read := false // some input is split along avg
+	for a := range op.InputNames {
+		if slices.Contains(mapping(a), avg) {
+			read = true
 		}
 	}
-	return ""
+	for _, s := range op.Outputs {
+		for k, a := range s.Args {
+			g := c.pi.resolve(bi, a)
+			if g < 0 || !c.pi.v(g).Type.IsTensor() || !c.pi.v(g).Type.DType.IsFloat() {
+				continue
+			}
+			// A parameter's grad, by the grad slot's forward input: other
+			// grads may hold each rank's own rows (a scatter's by local
+			// positions), which the batch-dim rule cannot tell from a fold.
+			fwd, _ := strings.CutSuffix(s.Name, "@GRAD")
+			if ins := op.Input(fwd); k >= len(ins) || !isParam(ins[k]) {
+				continue
+			}
+			switch opdef.SyncOf(op, s, k, mapping(a), avg, isParam) {
+			case opdef.GradSummed:
+				if !read {
+					continue // computed from whole values: the same on every rank
+				}
+			case opdef.GradKept:
+				continue
+			}
+			c.opErr(bi, op, a, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",
+				quoteName(c.loss.Name()), fmtDist(c.loss.Dist), avg, meshDimName(pm, avg), quoteName(a)))
+			return
+		}
+	}
 }
 
 // A packed dist: bits 0-55 hold up to 14 mapping entries, 4 bits each

@@ -460,20 +460,9 @@ func spellDist(d *ir.OpDist, e *engine, n *opNode) string {
 		}
 		fmt.Fprintf(&sb, " %s: %s", a.Name, ir.FormatInts(a.DimsMapping))
 		if v := e.g.p.LookupVar(n.block, a.Name); v != nil && v.Dist != nil && v.Dist.IsPartial() {
-			sb.WriteString(" partial " + formatPartial(v.Dist.Partial))
+			sb.WriteString(" partial " + ir.FormatPartial(v.Dist.Partial))
 		}
 	}
 	sb.WriteString("]")
 	return sb.String()
-}
-
-func formatPartial(ps []ir.Partial) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = fmt.Sprint(p.Dim)
-		if p.Reduce != ir.ReduceSum {
-			parts[i] += ":" + p.Reduce.String()
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -350,10 +350,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			have, want = "@"+x.Mesh+have, "@"+x.WantMesh+want
 		}
 		if len(x.Partial) > 0 {
-			have += " partial " + formatPartial(x.Partial)
+			have += " partial " + ir.FormatPartial(x.Partial)
 		}
 		if len(x.WantPartial) > 0 {
-			want += " partial " + formatPartial(x.WantPartial)
+			want += " partial " + ir.FormatPartial(x.WantPartial)
 		}
 		verb := "reads"
 		if x.Output {

@@ -62,6 +62,14 @@ func (d *TensorDist) Clone() *TensorDist {
 	return &TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping), Partial: slices.Clone(d.Partial)}
 }
 
+// FormatPartial spells a partial state as the text format does, "[0,
+// 1:avg]" (a sum is the default reduction).
+func FormatPartial(ps []Partial) string {
+	var p printer
+	p.partial(ps)
+	return string(p.buf)
+}
+
 // IsPartial reports whether the value is partial along any mesh dim.
 func (d *TensorDist) IsPartial() bool { return d != nil && len(d.Partial) > 0 }
 

@@ -275,19 +275,24 @@ func (p *printer) tensorDist(d *TensorDist) {
 	p.name(d.Mesh)
 	p.ints(d.DimsMapping)
 	if len(d.Partial) > 0 {
-		p.str(" partial [")
-		for i, pd := range d.Partial {
-			if i > 0 {
-				p.str(", ")
-			}
-			p.int(int64(pd.Dim))
-			if pd.Reduce != ReduceSum {
-				p.byte(':')
-				p.str(pd.Reduce.String())
-			}
-		}
-		p.byte(']')
+		p.str(" partial ")
+		p.partial(d.Partial)
 	}
+}
+
+func (p *printer) partial(ps []Partial) {
+	p.byte('[')
+	for i, pd := range ps {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.int(int64(pd.Dim))
+		if pd.Reduce != ReduceSum {
+			p.byte(':')
+			p.str(pd.Reduce.String())
+		}
+	}
+	p.byte(']')
 }
 
 // op prints one op. cont is the indentation of the dist continuation line;

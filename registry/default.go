@@ -115,14 +115,14 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 }
 
 // SyncGrads is the data-parallel gradient sync of a grad op (Paddle's
-// batch-dim rule): once the loss-grad op has been seen, if an activation
-// input (not a grad, not a parameter) has its batch dim (dim 0) on a mesh
-// axis of size > 1, each parameter grad the op writes is summed over that
-// axis's group and scaled by 1/|group|, in place (only scaled when the
-// parameter is itself split along the axis: each rank holds the only
-// copy of its shard). check-annotations refuses the modules where this
-// rule would average over a mesh dim the loss does not average, or
-// leave a grad alone where the loss does.
+// batch-dim rule), once the loss-grad op has been seen: along the axis
+// of opdef.BatchAxis, each grad output is synced as opdef.SyncOf says,
+// from what the op computed, never from the var's name: a fold over the
+// batch (a param's grad, or a gathered copy's whose reshard slices it
+// after) is summed and averaged, a parameter split along the axis only
+// averaged. check-annotations refuses the modules where this would
+// average over a mesh dim the loss does not average, or leave a grad
+// alone where the loss does.
 func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if op.Role.IsLossGrad() {
 		ctx.SeeLossGrad()
@@ -130,59 +130,58 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if !ctx.LossGradSeen() || op.Role.IsOptimize() {
 		return nil
 	}
-	axis := -1
-	for s := range op.InputNames {
-		if ForwardVar(s) != "" || ctx.IsParam(s) {
-			continue
+	axis := opdef.BatchAxis(op, ctx.Mesh().Shape, ctx.IsParam, func(s string) []int {
+		if m := ctx.Mapping(s); m != nil {
+			return m
 		}
-		m := ctx.Mapping(s)
-		if m == nil {
-			if v := ctx.Var(s); v != nil && v.Dist != nil {
-				m = v.Dist.DimsMapping
-			}
+		if v := ctx.Var(s); v != nil && v.Dist != nil {
+			return v.Dist.DimsMapping
 		}
-		if len(m) > 0 && m[0] >= 0 && ctx.Mesh().Shape[m[0]] > 1 {
-			axis = m[0]
-			break
-		}
-	}
+		return nil
+	})
 	if axis < 0 {
 		return nil
 	}
-	for g := range op.OutputNames {
-		f := ForwardVar(g)
-		if f == "" || !ctx.IsParam(f) {
-			continue
-		}
-		if gv := ctx.Var(g); gv != nil && gv.Dist.IsPartial() {
-			// The sync makes the grad whole: a dist that says it is still
-			// partial would have its parts reduced again.
-			return fmt.Errorf("%s: the data-parallel sync averages %s over %s into a whole value, but its dist says %s",
-				op, g, ctx.Mesh().DimNames[axis], gv.Dist.String())
-		}
-		id, size, err := ctx.Group(axis)
-		if err != nil {
-			return err
-		}
-		dim := ctx.Mesh().DimNames[axis]
-		scale := ir.A("scale", ir.Float(1/float64(size)))
-		if pv := ctx.Var(f); pv != nil && pv.Dist != nil && slices.Contains(pv.Dist.DimsMapping, axis) {
-			// The parameter is split along the axis: each rank holds the
-			// only copy of its shard, whose grad is its own loss's
-			// (the batch shard it saw); the loss is their average, so the
-			// grad is averaged without communication. Summing it over the
-			// group would add other shards' grads into this one.
+	for _, s := range op.Outputs {
+		for i, g := range s.Args {
+			gv := ctx.Var(g)
+			if gv == nil || gv.Type.Kind != ir.DenseTensor || !gv.Type.DType.IsFloat() {
+				continue
+			}
+			sync := opdef.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam)
+			if sync == opdef.GradKept {
+				continue
+			}
+			if gv.Dist.IsPartial() {
+				// The sync makes the grad whole: a dist that says it is still
+				// partial would have its parts reduced again.
+				return fmt.Errorf("%s: the data-parallel sync averages %s over %s into a whole value, but its dist says %s",
+					op, g, ctx.Mesh().DimNames[axis], gv.Dist.String())
+			}
+			id, size, err := ctx.Group(axis)
+			if err != nil {
+				return err
+			}
+			dim := ctx.Mesh().DimNames[axis]
+			scale := ir.A("scale", ir.Float(1/float64(size)))
+			if sync == opdef.GradScaled {
+				// The parameter is split along the axis: each rank holds the
+				// only copy of its shard, whose grad is its own loss's
+				// (the batch shard it saw); the loss is their average, so the
+				// grad is averaged without communication. Summing it over the
+				// group would add other shards' grads into this one.
+				ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
+					"data-parallel: "+g+" averaged over "+dim+" (its param is split along "+dim+": no allreduce)",
+					scale, ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+				continue
+			}
+			ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
+				"data-parallel: "+g+" summed over "+dim,
+				ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
 			ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
-				"data-parallel: "+g+" averaged over "+dim+" (its param is split along "+dim+": no allreduce)",
+				"data-parallel: "+g+" averaged over "+dim,
 				scale, ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
-			continue
 		}
-		ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
-			"data-parallel: "+g+" summed over "+dim,
-			ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
-		ctx.Emit("scale", ctx.Slot("X", g), ctx.Slot("Out", g),
-			"data-parallel: "+g+" averaged over "+dim,
-			scale, ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
 	}
 	return nil
 }
@@ -225,6 +224,9 @@ func defaultCompatible(ctx *Lowering, op *ir.Op) error {
 		return nil
 	}
 	if err := check(op.Inputs); err != nil {
+		return err
+	}
+	if err := carriesPartials(ctx, op); err != nil {
 		return err
 	}
 	inBatch := batch
@@ -364,6 +366,51 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 		}
 	}
 	return nil
+}
+
+// carriesPartials refuses an op that reads a partial input unless the
+// op of the parts is the parts of the op, into outputs partial alike
+// (opdef.CarriedPartial): each rank computes the op on what it holds.
+func carriesPartials(ctx *Lowering, op *ir.Op) error {
+	if opdef.ReadsOwnPart(op.Type) {
+		return nil
+	}
+	partial := false
+	for a := range op.InputNames {
+		if v := ctx.Var(a); v != nil && v.Dist.IsPartial() {
+			partial = true
+			break
+		}
+	}
+	if !partial {
+		return nil // the common case, without a slice
+	}
+	var in, out [][]ir.Partial
+	var inNames, outNames []string
+	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+		for _, s := range slots {
+			for _, a := range s.Args {
+				v := ctx.Var(a)
+				if v == nil || v.Type.Kind != ir.DenseTensor {
+					continue
+				}
+				var p []ir.Partial
+				if v.Dist != nil {
+					p = v.Dist.Partial
+				}
+				if side == 0 {
+					in, inNames = append(in, p), append(inNames, a)
+				} else {
+					out, outNames = append(out, p), append(outNames, a)
+				}
+			}
+		}
+	}
+	carried, err := opdef.CarriedPartial(op, in, func(k int) string { return inNames[k] })
+	if err != nil || len(carried) == 0 {
+		return err
+	}
+	return opdef.CarriedPartialOut(op, carried, out, func(k int) string { return outNames[k] })
 }
 
 // hasTensorInput reports whether op reads a dense tensor that is not a

@@ -226,8 +226,10 @@ func TestMatmulBackward(t *testing.T) {
 	}, {
 		// Y is not a parameter: X@GRAD is still a part of the sum over
 		// the columns, so the mp collective is there (Paddle's G1 leaves
-		// it out, and x@GRAD partial); no data-parallel sync since no
-		// parameter grad is written.
+		// it out, and x@GRAD partial); Y@GRAD is a fold over the batch
+		// shards all the same (w may be a gathered copy of a param split
+		// along dp, whose reshard slices the grad after), so it is summed
+		// and averaged over dp as a param's grad is.
 		name:     "matmul_v2_grad_column_y_not_param",
 		build:    matmulGradBuild("matmul_v2", []int{-1, 1}, []int64{8, 4}, []int{0, 1}, []int64{2, 4}, 0, true, false, noTrans...),
 		implType: "matmul_v2", implIndex: 0, fn: MatmulColumn().Backward, state: lossGradSeen,
@@ -236,6 +238,8 @@ func TestMatmulBackward(t *testing.T) {
 				Main: []string{
 					"op 1 matmul_v2_grad(X: x, Y: w, Out@GRAD: out@GRAD) -> (X@GRAD: c_identity.tmp_0, Y@GRAD: w@GRAD) {trans_x = false, trans_y = false} role backward fwd 100 dist @world impl matmul_v2:0 [x: [0, -1], w: [-1, 1], out@GRAD: [0, 1] -> c_identity.tmp_0: [0, -1], w@GRAD: [-1, 1]]",
 					"op 2 c_allreduce_sum(X: c_identity.tmp_0) -> (Out: x@GRAD) {origin = \"matmul_v2:0 column-parallel: X@GRAD summed over mp\", origin_op = 1, ring_id = 3, use_calc_stream = true, use_model_parallel = true} role backward dist @world impl matmul_v2:0 [c_identity.tmp_0: [0, -1] -> x@GRAD: [0, -1]]",
+					"op 3 c_allreduce_sum(X: w@GRAD) -> (Out: w@GRAD) {origin = \"matmul_v2:0 data-parallel: w@GRAD summed over dp\", origin_op = 1, ring_id = 1, use_calc_stream = true} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
+					"op 4 scale(X: w@GRAD) -> (Out: w@GRAD) {bias = 0.0, bias_after_scale = true, origin = \"matmul_v2:0 data-parallel: w@GRAD averaged over dp\", origin_op = 1, scale = 0.5} role backward dist @world impl matmul_v2:0 [w@GRAD: [-1, 1] -> w@GRAD: [-1, 1]]",
 				},
 			},
 		},

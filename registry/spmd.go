@@ -328,14 +328,7 @@ func fmtPartial(m []int, ps []ir.Partial) string {
 	if len(ps) == 0 {
 		return ir.FormatInts(m) + " and not partial"
 	}
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = fmt.Sprint(p.Dim)
-		if p.Reduce != ir.ReduceSum {
-			parts[i] += ":" + p.Reduce.String()
-		}
-	}
-	return ir.FormatInts(m) + " partial [" + strings.Join(parts, ", ") + "]"
+	return ir.FormatInts(m) + " partial " + ir.FormatPartial(ps)
 }
 
 // spmdParamGrads refuses a parameter grad split along a mesh dim of size

@@ -1,6 +1,7 @@
 package opdef
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -464,6 +465,93 @@ func LinearInParts(op *ir.Op, partial []bool) bool {
 		return n == 1 && len(partial) > 0 && partial[0]
 	}
 	return n == 1 && len(partial) == 1 && PassesPartial(op, []ir.Partial{{}})
+}
+
+// CarriedPartial returns the partial state that op carries from its
+// partial inputs into its outputs when each rank computes the op on its
+// parts, or why the op of the parts is not the parts of the op. in gives
+// each dense input's partial state in slot order (nil: whole); name its
+// arg's name, for the message. The combination is exact only when every
+// partial input is partial alike (the same mesh dims with the same
+// reductions: a sum-partial plus an avg-partial counts one of them
+// twice, values partial along different mesh dims count each other's
+// parts again) and the op is linear in them (LinearInParts: sums and
+// averages), or, for a max or a min, the op's one partial input keeps
+// its extremum (KeepsExtremum). Each output that is partial along one of
+// the carried mesh dims must be so with the same reduction, and one
+// output at least carries it (CarriedPartialOut).
+func CarriedPartial(op *ir.Op, in [][]ir.Partial, name func(k int) string) ([]ir.Partial, error) {
+	first := -1
+	flags := make([]bool, len(in))
+	extremum := false
+	for k, p := range in {
+		if len(p) == 0 {
+			continue
+		}
+		flags[k] = true
+		for _, q := range p {
+			if q.Reduce == ir.ReduceMax || q.Reduce == ir.ReduceMin {
+				extremum = true
+			}
+		}
+		if first < 0 {
+			first = k
+			continue
+		}
+		if !slices.Equal(p, in[first]) {
+			return nil, fmt.Errorf("%s reads %s, %s, with %s, %s: the parts of values partial along other mesh dims or by other reductions do not add up",
+				op.Type, name(first), "partial "+ir.FormatPartial(in[first]), name(k), "partial "+ir.FormatPartial(p))
+		}
+	}
+	if first < 0 {
+		return nil, nil
+	}
+	if extremum {
+		if !slices.ContainsFunc(in[first], func(q ir.Partial) bool { return q.Reduce == ir.ReduceSum || q.Reduce == ir.ReduceAvg }) &&
+			slices.IndexFunc(flags[first+1:], func(b bool) bool { return b }) < 0 && KeepsExtremum(op) {
+			return in[first], nil
+		}
+	} else if LinearInParts(op, flags) {
+		return in[first], nil
+	}
+	return nil, fmt.Errorf("%s reads %s, %s: %w", op.Type, name(first), "partial "+ir.FormatPartial(in[first]), ErrReadsWhole)
+}
+
+// ErrReadsWhole is CarriedPartial's error for an op that reads a partial
+// input as a whole value: the op of the parts is not the parts of the op.
+var ErrReadsWhole = errors.New("the op reads it as a whole value: the op of the parts is not the parts of the op")
+
+// CarriedPartialOut checks the outputs of an op that carries partial
+// state carried (CarriedPartial's) into them: out gives each dense
+// output's declared partial state in slot order. It returns why they do
+// not hold it, or nil.
+func CarriedPartialOut(op *ir.Op, carried []ir.Partial, out [][]ir.Partial, name func(k int) string) error {
+	for _, c := range carried {
+		held := false
+		for k, p := range out {
+			i := slices.IndexFunc(p, func(q ir.Partial) bool { return q.Dim == c.Dim })
+			if i < 0 {
+				continue
+			}
+			if p[i].Reduce != c.Reduce {
+				return fmt.Errorf("%s carries %s over mesh dim %d into %s, which is %s: its parts would be reduced as %s",
+					op.Type, reduceNoun(c.Reduce), c.Dim, name(k), "partial "+ir.FormatPartial(p), reduceNoun(p[i].Reduce))
+			}
+			held = true
+		}
+		if !held {
+			return fmt.Errorf("%s carries %s over mesh dim %d into its outputs, and none is partial along it", op.Type, reduceNoun(c.Reduce), c.Dim)
+		}
+	}
+	return nil
+}
+
+// reduceNoun names a pending reduction: "a sum", "an average".
+func reduceNoun(r ir.Reduce) string {
+	if r == ir.ReduceAvg {
+		return "an average"
+	}
+	return "a " + r.String()
 }
 
 // KeepsExtremum reports whether op's Out of an X partial as a max (or a
