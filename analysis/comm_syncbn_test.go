@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -52,7 +53,7 @@ program main rank 1 {
 // grad is listed as one, costed as c_allreduce_sum on a buffer of 2C+1
 // elements, and counted in the totals.
 func TestCommSyncBatchNorm(t *testing.T) {
-	if ir.IsCollective("sync_batch_norm") || ir.IsCollective("sync_batch_norm_grad") {
+	if opdef.IsCollective("sync_batch_norm") || opdef.IsCollective("sync_batch_norm_grad") {
 		t.Error("sync_batch_norm became a collective: the simulator would not run its kernel")
 	}
 	rep := get[*analysis.CommReport](t, analysis.NewCache(parse(t, syncBNModule)), analysis.Comm)

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -268,14 +270,17 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 	}
 	typ := op.Type
 	if rt, ok := op.Attrs.Int("reduce_type"); ok && (typ == "all_reduce" || typ == "reduce_scatter") {
-		// Paddle's ReduceOp: SUM, MAX, MIN, PROD, AVG.
-		names := [...]string{"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_avg"}
-		if rt < 0 || int(rt) >= len(names) {
-			return nil, fmt.Errorf("%s: reduce_type %d is none of sum (0), max (1), min (2), prod (3), avg (4)", op, rt)
+		name, ok := opdef.ReduceTypeName(rt)
+		if !ok {
+			codes := make([]string, len(opdef.ReduceTypes))
+			for c, n := range opdef.ReduceTypes {
+				codes[c] = fmt.Sprintf("%s (%d)", n, c)
+			}
+			return nil, fmt.Errorf("%s: reduce_type %d is none of %s", op, rt, strings.Join(codes, ", "))
 		}
 		if typ == "all_reduce" {
-			typ = names[rt]
-		} else if rt != 0 {
+			typ = "c_allreduce_" + name
+		} else if name != "sum" {
 			return nil, fmt.Errorf("%s: the simulator reduce-scatters sums only, not reduce_type %d", op, rt)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/emicklei/dot"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -290,7 +291,7 @@ func styleNode(n dot.Node, nd node) {
 		n.Attr("shape", "box")
 		n.Attr("fillcolor", roleFill[roleClassOf(nd.op.Role)])
 		switch {
-		case ir.IsCollective(nd.op.Type):
+		case opdef.IsCollective(nd.op.Type):
 			n.Attr("style", "filled,bold")
 			n.Attr("color", collectiveColor)
 			n.Attr("penwidth", "3")

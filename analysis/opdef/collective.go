@@ -1,6 +1,11 @@
 package opdef
 
-import "github.com/distpass/distpass/ir"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
 
 // collectiveDefs: the ops that communicate between ranks (Paddle's c_*
 // collectives, their newer names, point-to-point transfers) and the
@@ -24,11 +29,19 @@ func collectiveDefs() []*Def {
 	// mapping of one tensor states.
 	alltoall := same("alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)")
 	alltoall.Sharding, alltoall.ShardingDoc = freeRule, exchangeCountsDoc
+	newer := func(d *Def, t string, reduce int) *Def {
+		d.Newer = &Newer{Type: t, ReduceType: reduce}
+		return d
+	}
 	var defs []*Def
-	for _, r := range []string{"sum", "max", "min", "prod", "avg"} {
+	var codes []ir.Value
+	var spelled []string
+	for code, r := range ReduceTypes {
 		defs = append(defs,
-			same("c_allreduce_"+r, "the "+r+" of X over the ranks of ring_id, on every rank", mp),
+			newer(same("c_allreduce_"+r, "the "+r+" of X over the ranks of ring_id, on every rank", mp), "all_reduce", code),
 			same("c_reduce_"+r, "the "+r+" of X over the ranks of ring_id, on rank root_id", intAttr("root_id", 0), mp))
+		codes = append(codes, ir.Int(int64(code)))
+		spelled = append(spelled, fmt.Sprintf("%d %s", code, r))
 	}
 	nranks1 := intAttr("nranks", 1)
 	// c_concat and c_split default to the calculation stream and model
@@ -40,25 +53,25 @@ func collectiveDefs() []*Def {
 	defs = append(defs,
 		same("mp_allreduce_sum", "the sum of X over the model-parallel ranks of ring_id", mp),
 		same("c_identity", "X; its gradient is summed over ring_id (Megatron's f)", mp),
-		same("c_broadcast", "rank root's X, on every rank of ring_id", intAttr("root", 0)),
-		coll("c_allgather", "the X of every rank of ring_id, concatenated along dim 0 (stacked when 0-D)",
-			"X", "Out", "Out = X with dim 0 times nranks ([nranks] for a 0-D X)", scaleDim("X", "Out", 0, true), nranks),
-		coll("c_reducescatter", "this rank's part (along dim 0) of the sum of X over ring_id",
-			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks1),
+		newer(same("c_broadcast", "rank root's X, on every rank of ring_id", intAttr("root", 0)), "broadcast", -1),
+		newer(coll("c_allgather", "the X of every rank of ring_id, concatenated along dim 0 (stacked when 0-D)",
+			"X", "Out", "Out = X with dim 0 times nranks ([nranks] for a 0-D X)", scaleDim("X", "Out", 0, true), nranks), "all_gather", -1),
+		newer(coll("c_reducescatter", "this rank's part (along dim 0) of the sum of X over ring_id",
+			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks1), "reduce_scatter", -1),
 		coll("c_scatter", "this rank's part (along dim 0) of rank root's X",
 			"X", "Out", "Out = X with dim 0 divided by nranks", scaleDim("X", "Out", 0, false), nranks1, intAttr("root", 0)),
 		mpColl("c_concat", "the X of every rank of ring_id, concatenated along the last dim",
 			"Out = X with the last dim times nranks", scaleDim("X", "Out", -1, true)),
 		mpColl("c_split", "this rank's part of X along the last dim",
 			"Out = X with the last dim divided by nranks", scaleDim("X", "Out", -1, false)),
-		alltoall,
+		newer(alltoall, "all_to_all", -1),
 		same("c_alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)"),
 		same("barrier", "X, once every rank of ring_id has reached the barrier"),
 		same("partial_allgather", "X with every rank's part (of nranks) gathered in place", nranks1, intAttr("rank", 0)),
 		// Paddle's newer dialect: lower-case slots (passes/dialect.go).
-		coll("all_reduce", "the reduction (reduce_type 0 sum, 1 max, 2 min, 3 prod, 4 avg) of x over ring_id",
+		coll("all_reduce", "the reduction (reduce_type "+strings.Join(spelled, ", ")+") of x over ring_id",
 			"x", "out", "out = x", sameAs("x", "out"), mp,
-			Attr{Name: "reduce_type", Type: ir.KindInt, Default: ir.Int(0), Allowed: []ir.Value{ir.Int(0), ir.Int(1), ir.Int(2), ir.Int(3), ir.Int(4)}}),
+			Attr{Name: "reduce_type", Type: ir.KindInt, Default: ir.Int(0), Allowed: codes}),
 		coll("broadcast", "rank root's x, on every rank of ring_id", "x", "out", "out = x", sameAs("x", "out"), intAttr("root", 0)),
 		coll("all_gather", "the x of every rank of ring_id, concatenated along dim 0 (stacked when 0-D)",
 			"x", "out", "out = x with dim 0 times nranks ([nranks] for a 0-D x)", scaleDim("x", "out", 0, true), intAttr("nranks", 0)),

@@ -1,41 +1,56 @@
 package opdef_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/distpass/distpass/analysis/opdef"
-	"github.com/distpass/distpass/ir"
 )
 
-// TestCollectiveTraits: a def has the Collective trait exactly when ir
-// says its type communicates, so that what verify and the completion
-// read agrees with what dead-code elimination keeps.
+// TestCollectiveTraits: the Collective trait is the one list of the op
+// types that communicate: the c_* collectives, their newer names,
+// point-to-point transfers and the MoE exchanges, and not the compute
+// ops whose names look alike (c_embedding looks up a local vocabulary
+// shard, c_softmax_with_cross_entropy is a fused kernel), nor the stream
+// syncs (they move no data), nor a grad type.
 func TestCollectiveTraits(t *testing.T) {
-	n := 0
-	for _, d := range opdef.All() {
-		if got, want := d.Traits&opdef.Collective != 0, ir.IsCollective(d.Type); got != want {
-			t.Errorf("%s: Collective trait %v, ir.IsCollective %v", d.Type, got, want)
-		}
-		if ir.IsCollective(d.Type) {
-			n++
-		}
-	}
-	// Every type of ir's list has a def.
-	for _, typ := range []string{"all_gather", "all_reduce", "all_to_all", "alltoall", "barrier", "broadcast",
+	want := []string{"all_gather", "all_reduce", "all_to_all", "alltoall", "barrier", "broadcast",
 		"c_allgather", "c_allreduce_avg", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_sum",
 		"c_alltoall", "c_broadcast", "c_concat", "c_identity", "c_reduce_avg", "c_reduce_max", "c_reduce_min",
 		"c_reduce_prod", "c_reduce_sum", "c_reducescatter", "c_scatter", "c_split", "global_gather", "global_scatter",
 		"mp_allreduce_sum", "p_recv", "p_send", "partial_allgather", "partial_recv", "partial_send", "recv_v2",
-		"reduce_scatter", "send_v2"} {
-		if !ir.IsCollective(typ) {
-			t.Errorf("%s is no longer a collective of ir's list: update this test", typ)
-		}
-		if opdef.Lookup(typ) == nil {
-			t.Errorf("collective %s has no definition", typ)
+		"reduce_scatter", "send_v2"}
+	var got []string
+	for _, d := range opdef.All() {
+		if opdef.IsCollective(d.Type) {
+			got = append(got, d.Type)
 		}
 	}
-	if n != 35 {
-		t.Errorf("%d collective defs, want the 35 of ir's list", n)
+	if !slices.Equal(got, want) {
+		t.Errorf("collectives:\n got %q\nwant %q", got, want)
+	}
+	for _, typ := range []string{"c_embedding", "c_softmax_with_cross_entropy", "c_sync_comm_stream", "matmul_v2",
+		"scatter", "reduce_sum", "", "c_allreduce_sum_grad", "no_such_op"} {
+		if opdef.IsCollective(typ) {
+			t.Errorf("%s is a collective", typ)
+		}
+	}
+}
+
+// TestSideEffects: dead-code elimination keeps the collectives, feed and
+// fetch, control flow, the AMP checks, and a type the table does not
+// define; it may drop a pure op.
+func TestSideEffects(t *testing.T) {
+	for _, typ := range []string{"c_allreduce_sum", "send_v2", "feed", "fetch", "fetch_v2", "while", "conditional_block",
+		"check_finite_and_unscale", "update_loss_scaling", "save", "print"} {
+		if !opdef.HasSideEffects(typ) {
+			t.Errorf("%s has no side effects", typ)
+		}
+	}
+	for _, typ := range []string{"matmul_v2", "relu", "c_embedding", "reshard", "uniform_random", "fill_constant"} {
+		if opdef.HasSideEffects(typ) {
+			t.Errorf("%s has side effects", typ)
+		}
 	}
 }
 
@@ -92,4 +107,36 @@ func TestCollectiveErrors(t *testing.T) {
 		{"send_v2/output", "var x : f32[2]\nop 1 send_v2(X: x) -> (Out: x) {peer = 1, ring_id = 0}",
 			[]string{"op 1 send_v2: output slot Out (x) is not a slot of send_v2 (it has none)"}},
 	})
+}
+
+// TestNewerSpellings: each collective's newer spelling is a collective of
+// the table, a reduction's code names the reduction its old type does,
+// and every code all_reduce allows is some c_allreduce_*'s.
+func TestNewerSpellings(t *testing.T) {
+	codes := map[int]string{}
+	for _, d := range opdef.All() {
+		n := d.Newer
+		if n == nil {
+			continue
+		}
+		if !opdef.IsCollective(d.Type) || !opdef.IsCollective(n.Type) {
+			t.Errorf("%s spelled %s: both must be collectives of the table", d.Type, n.Type)
+		}
+		if n.ReduceType < 0 {
+			continue
+		}
+		name, ok := opdef.ReduceTypeName(int64(n.ReduceType))
+		if !ok || d.Type != "c_allreduce_"+name {
+			t.Errorf("%s spelled %s with reduce_type %d (%s)", d.Type, n.Type, n.ReduceType, name)
+		}
+		codes[n.ReduceType] = d.Type
+	}
+	for _, a := range opdef.Lookup("all_reduce").Attrs {
+		if a.Name != "reduce_type" {
+			continue
+		}
+		if len(a.Allowed) != len(opdef.ReduceTypes) || len(codes) != len(opdef.ReduceTypes) {
+			t.Errorf("all_reduce allows %v, spelled from %v", a.Allowed, codes)
+		}
+	}
 }

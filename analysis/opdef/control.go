@@ -34,20 +34,20 @@ func controlDefs() []*Def {
 		{
 			Type: "feed", Doc: "column col of the feed list, into Out",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs:    []Attr{intAttr("col", 0)},
-			Sharding: freeRule, ShardingDoc: freeDoc,
+			Attrs:  []Attr{intAttr("col", 0)},
+			Traits: SideEffects, Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		{
 			Type: "fetch", Doc: "X, into column col of the fetch list",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs:    []Attr{intAttr("col", 0)},
-			Sharding: freeRule, ShardingDoc: freeDoc,
+			Attrs:  []Attr{intAttr("col", 0)},
+			Traits: SideEffects, Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		{
 			Type: "fetch_v2", Doc: "X, into column col of the fetch list (copied with deepcopy)",
 			Inputs: in("X"), Outputs: in("Out"),
-			Attrs:    []Attr{intAttr("col", 0), boolAttr("deepcopy", true)},
-			Sharding: freeRule, ShardingDoc: freeDoc,
+			Attrs:  []Attr{intAttr("col", 0), boolAttr("deepcopy", true)},
+			Traits: SideEffects, Sharding: freeRule, ShardingDoc: freeDoc,
 		},
 		// PIR's operands and results are positional: the importer names
 		// them in0, in1, ... and out0, out1, ....

@@ -46,6 +46,10 @@ type Def struct {
 	// slots, attrs and types (a reshard's dists), reporting each problem
 	// with the var it is about. Verify calls it once the inputs resolve.
 	Check func(c *Infer, report func(varName, msg string))
+	// Newer, for a collective Paddle's newer dialect spells otherwise, is
+	// that spelling (passes' collective-dialect writes it); nil when the
+	// op keeps its name.
+	Newer *Newer
 
 	// of is the forward def of a grad def derived from Grad, nil otherwise.
 	of *Def
@@ -92,9 +96,29 @@ type Attr struct {
 	DType bool
 }
 
+// Newer is how Paddle's newer dialect spells a collective: its type, with
+// X and Out spelled x and out, and for a reduction its reduce_type code
+// (ReduceTypeCode; -1: none).
+type Newer struct {
+	Type       string
+	ReduceType int
+}
+
+// ReduceTypes are Paddle's ReduceType names by code: the reduce_type attr
+// of all_reduce and reduce_scatter.
+var ReduceTypes = [...]string{"sum", "max", "min", "prod", "avg"}
+
+// ReduceTypeName returns the name of reduce_type code, or false.
+func ReduceTypeName(code int64) (string, bool) {
+	if code < 0 || code >= int64(len(ReduceTypes)) {
+		return "", false
+	}
+	return ReduceTypes[code], true
+}
+
 // Traits classify an op for the analyses that reason about many op types
 // at once.
-type Traits uint8
+type Traits uint16
 
 const (
 	// Elementwise ops compute each output element from the input
@@ -111,9 +135,12 @@ const (
 	Random
 	// ControlFlow ops run sub-blocks.
 	ControlFlow
+	// SideEffects ops act beyond the values they write (I/O with the
+	// caller, checks): dead-code elimination keeps them.
+	SideEffects
 )
 
-var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow"}
+var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {

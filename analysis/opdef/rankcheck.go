@@ -42,12 +42,12 @@ func newRankGroups(m *ir.Module) rankGroups {
 }
 
 // ringRequired reports whether an op of type t must name its group in
-// a per-rank program: the collectives (ir.IsCollective, the project's
+// a per-rank program: the collectives (IsCollective, the project's
 // one list of them) and sync_batch_norm and its grad, whose kernels
 // all-reduce over ring_id (Paddle's op, without the attr, would use the
 // world's communicator instead, silently).
 func ringRequired(t string) bool {
-	return ir.IsCollective(t) || t == "sync_batch_norm" || t == "sync_batch_norm_grad"
+	return IsCollective(t) || t == "sync_batch_norm" || t == "sync_batch_norm_grad"
 }
 
 // p2pTypes are the collectives whose peer attr is the other rank's index
@@ -85,7 +85,7 @@ func (gs rankGroups) checkRank(rank int, op *ir.Op, d *Def, ins []*ir.Var, repor
 	v := op.Attrs.Get("ring_id")
 	if v == nil {
 		switch {
-		case ir.IsCollective(op.Type):
+		case IsCollective(op.Type):
 			report("", "attr ring_id missing: in a per-rank program (rank "+strconv.Itoa(rank)+
 				") every collective names the group it runs over, an id of the group table")
 		case required:
@@ -114,7 +114,7 @@ func (gs rankGroups) checkRank(rank int, op *ir.Op, d *Def, ins []*ir.Var, repor
 			", which rank "+strconv.Itoa(rank)+" (this program's) is not in")
 		return
 	}
-	if !ir.IsCollective(op.Type) {
+	if !IsCollective(op.Type) {
 		return
 	}
 	n := int64(len(g))

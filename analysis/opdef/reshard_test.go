@@ -71,7 +71,7 @@ func TestReshardDef(t *testing.T) {
 	if d.Family != "reshard" || d.Grad != nil || d.Traits != 0 || d.Sharding == nil || d.Check == nil {
 		t.Errorf("reshard: family %q, grad %v, traits %v, sharding %v, check %v", d.Family, d.Grad != nil, d.Traits, d.Sharding != nil, d.Check != nil)
 	}
-	if ir.IsCollective("reshard") {
+	if opdef.IsCollective("reshard") {
 		t.Error("reshard is a collective for ir: it names no group until lowered")
 	}
 }

@@ -156,6 +156,23 @@ func (d *Def) GradType() string {
 // Lookup returns the def of op type t, or nil.
 func Lookup(t string) *Def { return theTable().byType[t] }
 
+// IsCollective reports whether ops of type t communicate between ranks
+// (the Collective trait). A collective must run on every rank of its
+// group, so no pass may drop one on some ranks only.
+func IsCollective(t string) bool {
+	d := Lookup(t)
+	return d != nil && d.Traits&Collective != 0
+}
+
+// HasSideEffects reports whether ops of type t matter beyond the values
+// they write: collectives, I/O with the caller, checks and control flow
+// (and a type the table does not define: nothing says it is pure).
+// Dead-code elimination keeps them.
+func HasSideEffects(t string) bool {
+	d := Lookup(t)
+	return d == nil || d.Traits&(Collective|SideEffects|ControlFlow) != 0
+}
+
 // All returns every def, forward and grad, sorted by type. The slice is
 // shared: callers must not change it.
 func All() []*Def { return theTable().all }

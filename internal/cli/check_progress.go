@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
 )
@@ -138,7 +139,7 @@ func (w *checkWatch) summary(out io.Writer) {
 	defer w.mu.Unlock()
 	var kernels, collectives []string
 	for typ := range w.ops {
-		if ir.IsCollective(typ) {
+		if opdef.IsCollective(typ) {
 			collectives = append(collectives, typ)
 		} else {
 			kernels = append(kernels, typ)
