@@ -257,7 +257,7 @@ func contains(xs []int, x int) bool {
 }
 
 func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
-	if op.Type == "reshard" {
+	if op.Type == opdef.ReshardType {
 		// Its two ends differ by design, so the checks below would
 		// misreport it: its vars' dists are checked as every var's, and
 		// its lowering (registry) refuses the conversions it has none for.

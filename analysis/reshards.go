@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -55,7 +56,7 @@ func ReshardCosts(serial *ir.Module, ranks []int, parts []*ir.Module) ([]Reshard
 	at := map[int64]int{}
 	for _, b := range serial.Main.Blocks {
 		for _, op := range b.Ops {
-			if op.Type != "reshard" {
+			if op.Type != opdef.ReshardType {
 				continue
 			}
 			c := ReshardCost{Block: b.Index, Op: op.ID}

@@ -379,7 +379,7 @@ func (e *engine) writeVar(v int32) {
 // noteReshards lists op n's args whose var's dist is not what the op
 // requires of it.
 func (e *engine) noteReshards(n *opNode) {
-	if n.op.Type == "reshard" {
+	if n.op.Type == opdef.ReshardType {
 		return // it is the reshard: its ends differ by design
 	}
 	d := n.op.Dist

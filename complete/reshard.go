@@ -3,6 +3,7 @@ package complete
 import (
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -20,7 +21,7 @@ func reshardDists(m *ir.Module) {
 			continue
 		}
 		for _, op := range b.Ops {
-			if op == nil || op.Type != "reshard" || op.Dist != nil && op.Dist.ImplType != "" {
+			if op == nil || op.Type != opdef.ReshardType || op.Dist != nil && op.Dist.ImplType != "" {
 				continue
 			}
 			xs, outs := op.Input("X"), op.Output("Out")
@@ -31,7 +32,7 @@ func reshardDists(m *ir.Module) {
 			if x == nil || out == nil || x.Dist == nil || out.Dist == nil {
 				continue
 			}
-			op.Dist = &ir.OpDist{Mesh: out.Dist.Mesh, ImplType: "reshard",
+			op.Dist = &ir.OpDist{Mesh: out.Dist.Mesh, ImplType: opdef.ReshardType,
 				Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}}}
 			if fitsMesh(x.Dist.DimsMapping, m.Mesh(out.Dist.Mesh)) {
 				// X's mapping is on its own mesh: across to a mesh of fewer

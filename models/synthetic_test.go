@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
@@ -116,7 +117,7 @@ func TestSyntheticGPTReshards(t *testing.T) {
 		}
 		var from []string
 		for _, op := range m.Main.Block(0).Ops {
-			if op.Type == passes.ReshardOp {
+			if op.Type == opdef.ReshardType {
 				from = append(from, op.Input("X")...)
 			}
 		}

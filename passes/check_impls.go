@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/registry"
 )
@@ -32,7 +33,7 @@ func checkImpls(m *ir.Module, reg *registry.Registry) error {
 			continue
 		}
 		for _, op := range b.Ops {
-			if op == nil || op.Dist == nil || op.Type == registry.ReshardType || !op.Role.IsForward() && !op.Dist.Recompute {
+			if op == nil || op.Dist == nil || op.Type == opdef.ReshardType || !op.Role.IsForward() && !op.Dist.Recompute {
 				continue
 			}
 			if f == nil {

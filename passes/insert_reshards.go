@@ -7,10 +7,6 @@ import (
 	"github.com/distpass/distpass/ir"
 )
 
-// ReshardOp is the type of the op insert-reshards inserts: serially the
-// identity, it moves its X from X's var dist to Out's.
-const ReshardOp = "reshard"
-
 // InsertReshardsPass makes every data movement a completed module needs
 // explicit, as reshard ops.
 func InsertReshardsPass() *Pass {
@@ -117,7 +113,7 @@ func (s *blockReshards) lookup(name string) *ir.Var {
 
 // op places op and the reshards it needs.
 func (s *blockReshards) op(op *ir.Op) {
-	if op.Type == ReshardOp {
+	if op.Type == opdef.ReshardType {
 		s.ops = append(s.ops, op)
 		s.wrote(op)
 		if x, out := op.Input("X"), op.Output("Out"); len(x) == 1 && len(out) == 1 {
@@ -232,12 +228,12 @@ func (s *blockReshards) reshard(user *ir.Op, x, out *ir.Var, mesh, origin string
 	s.n++
 	r := &ir.Op{
 		ID:      s.m.FreshOpID(),
-		Type:    ReshardOp,
+		Type:    opdef.ReshardType,
 		Inputs:  []ir.Slot{{Name: "X", Args: []string{x.Name()}}},
 		Outputs: []ir.Slot{{Name: "Out", Args: []string{out.Name()}}},
 		Role:    user.Role &^ ir.RoleLoss,
 		Dist: &ir.OpDist{
-			Mesh: mesh, ImplType: ReshardOp, ImplIndex: 0,
+			Mesh: mesh, ImplType: opdef.ReshardType, ImplIndex: 0,
 			Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}},
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -148,10 +149,10 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			break
 		}
 	}
-	if op.Type == ReshardType {
+	if op.Type == opdef.ReshardType {
 		// Its own impl's Forward in every phase, on the ranks of either
 		// end: the mesh of each of its steps is the impl's to choose.
-		impl, err := r.Lookup(ReshardType, 0)
+		impl, err := r.Lookup(opdef.ReshardType, 0)
 		if err != nil {
 			return err
 		}
@@ -160,9 +161,9 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			lower = impl.Backward
 		}
 		if lower == nil {
-			return fmt.Errorf("impl %s:0 (%s) has no %s lowering", ReshardType, impl.Name, phase)
+			return fmt.Errorf("impl %s:0 (%s) has no %s lowering", opdef.ReshardType, impl.Name, phase)
 		}
-		ctx.begin(op, nil, ReshardType, 0)
+		ctx.begin(op, nil, opdef.ReshardType, 0)
 		return lower(ctx, op)
 	}
 	if op.Dist == nil {

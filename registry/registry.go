@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -129,6 +130,6 @@ func DefaultRegistry() *Registry {
 	r.Register("limit_by_capacity", ExpertCapacity())
 	r.Register("prune_gate_by_capacity", ExpertCapacity())
 	r.Register(SPMDType, SPMD())
-	r.Register(ReshardType, Reshard())
+	r.Register(opdef.ReshardType, Reshard())
 	return r
 }

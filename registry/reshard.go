@@ -17,9 +17,6 @@ import (
 // Out's, having first done the steps that shrink what it sends (slices
 // and reduce-scatters toward Out's dist), and the receiver does the rest.
 
-// ReshardType is the impl type, and the op type, of reshards.
-const ReshardType = "reshard"
-
 // Reshard is the lowering of reshard ops (impl reshard:0), the same in
 // every phase: the registry's driver calls it on the ranks of either
 // end's mesh, without a mesh; each step's ops go on X's mesh for what a

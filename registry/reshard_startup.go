@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -29,19 +30,19 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 		if b.Index != 0 {
 			// A sub-block's vars are looked up through main's blocks.
 			for _, op := range b.Ops {
-				if op.Type == ReshardType {
+				if op.Type == opdef.ReshardType {
 					fail(b, op, fmt.Errorf("a reshard in a sub-block of the startup program is not lowered: move it to block 0"))
 				}
 			}
 			continue
 		}
-		impl, err := r.Lookup(ReshardType, 0)
+		impl, err := r.Lookup(opdef.ReshardType, 0)
 		if err != nil || impl.Forward == nil {
 			if err == nil {
-				err = fmt.Errorf("impl %s:0 (%s) has no forward lowering", ReshardType, impl.Name)
+				err = fmt.Errorf("impl %s:0 (%s) has no forward lowering", opdef.ReshardType, impl.Name)
 			}
 			for _, op := range b.Ops {
-				if op.Type == ReshardType {
+				if op.Type == opdef.ReshardType {
 					fail(b, op, err)
 				}
 			}
@@ -49,11 +50,11 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 		}
 		ctx := newLowering(m, s.Rank, b, st)
 		for _, op := range b.Ops {
-			if op.Type != ReshardType {
+			if op.Type != opdef.ReshardType {
 				ctx.Keep(op)
 				continue
 			}
-			ctx.begin(op, nil, ReshardType, 0)
+			ctx.begin(op, nil, opdef.ReshardType, 0)
 			if err := impl.Forward(ctx, op); err != nil {
 				fail(b, op, err)
 			}
@@ -65,7 +66,7 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 
 func hasReshard(b *ir.Block) bool {
 	for _, op := range b.Ops {
-		if op.Type == ReshardType {
+		if op.Type == opdef.ReshardType {
 			return true
 		}
 	}

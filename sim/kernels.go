@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -80,7 +81,7 @@ func DefaultKernels() Kernels {
 		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
 		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		"reshard": reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
+		opdef.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
 		// moe.go
 		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
 		"gather": gather, "gather_grad": gatherGrad,

@@ -142,7 +142,7 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 	for k, v := range ks {
 		out[k] = v
 	}
-	out["reshard"] = unloweredReshard
+	out[opdef.ReshardType] = unloweredReshard
 	for _, t := range commSetupTypes {
 		out[t] = commSetup
 	}

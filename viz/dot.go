@@ -229,7 +229,7 @@ func (d *drawing) label(buf []byte, nd node) []byte {
 				buf = append(buf, "recompute"...)
 			}
 		}
-		if op.Type == "reshard" {
+		if op.Type == opdef.ReshardType {
 			buf = d.reshardLabel(append(buf, '\n'), nd)
 		}
 	case nodeVar, nodeOuter:
@@ -295,7 +295,7 @@ func styleNode(n dot.Node, nd node) {
 			n.Attr("style", "filled,bold")
 			n.Attr("color", collectiveColor)
 			n.Attr("penwidth", "3")
-		case nd.op.Type == "reshard":
+		case nd.op.Type == opdef.ReshardType:
 			n.Attr("style", "filled,bold,dashed")
 			n.Attr("color", reshardColor)
 			n.Attr("penwidth", "3")

@@ -11,9 +11,13 @@ import (
 // not a collective: serially it is the identity and it names no group;
 // what it moves is stated by its vars' dists (X's the source, Out's the
 // destination), and only its lowering per rank makes collectives of it.
+// ReshardType is the op type of reshards, and the impl type that lowers
+// them.
+const ReshardType = "reshard"
+
 func reshardDefs() []*Def {
 	return []*Def{{
-		Type: "reshard", Doc: "X, moved from X's dist (mesh, dims_mapping, partial) to Out's; serially the identity",
+		Type: ReshardType, Doc: "X, moved from X's dist (mesh, dims_mapping, partial) to Out's; serially the identity",
 		Inputs: in("X"), Outputs: in("Out"),
 		// origin says which op needed what; it is for explain alone.
 		Attrs: []Attr{stringAttr("origin", "")},
