@@ -34,18 +34,6 @@ func (s *localSource) String() string {
 	return fmt.Sprintf("op %d assign_pos, whose X %s is @%s%s", s.op.ID, quoteName(s.x), s.mesh.Name, fmtInts(s.mapping))
 }
 
-// carriesIndex reports whether an op of type t with a rank-local index
-// input gives a rank-local index output: integer arithmetic on it (tok =
-// pos // k) and the views.
-func carriesIndex(t string) bool {
-	switch t {
-	case "elementwise_floordiv", "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_mod",
-		"scale", "cast", "assign", "reshape2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
-		return true
-	}
-	return false
-}
-
 // localIndexSlots gives, for an op that indexes rows by an index input,
 // that input's slot, and the slots (inputs, then outputs) whose indexed
 // dim must be split as the index's source rows.
@@ -83,7 +71,7 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 						"as their values mean nothing on another rank; the ops that read them must read them where they are", quoteName(x), s))
 				}
 			}
-		case carriesIndex(op.Type):
+		case opdef.CarriesIndex(op.Type):
 			for a := range op.InputNames {
 				if s := local[a]; s != nil {
 					src = s
