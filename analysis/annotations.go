@@ -80,6 +80,12 @@ var Annotations = &Analyzer{
 //   - a reshard op's ends differ by design: the rules above are not
 //     checked on it (its vars' dists are, as every var's), and its
 //     lowering refuses what it has no collectives for;
+//   - a gather or scatter (or their grads) whose indices are positions
+//     into each rank's own rows (assign_pos's Out, over its X split
+//     along a mesh dim, and what integer arithmetic and views make of
+//     it) indexes rows split as those rows are: the same mesh, its
+//     indexed dim along the mesh dim of the X's dim 0; and no reshard
+//     moves such positions (they mean nothing on another rank);
 //   - MoE count vectors hold one entry per expert of the layer
 //     (number_count's upper_range, a grouped_matmul's W), and a
 //     grouped_matmul's experts are split along the axis its rows are
@@ -178,10 +184,13 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		}
 		c.moe, c.losses, c.trained = c.moe[:0], c.losses[:0], false
 		c.loss, c.lossGradSeen = nil, false
+		positions := false
 		for pos, op := range b.Ops {
 			if op != nil {
 				c.checkOp(bi, pos, op)
 				switch {
+				case op.Type == "assign_pos":
+					positions = true
 				case isMoEOp(op.Type):
 					c.moe = append(c.moe, pos)
 				case op.Role.IsLoss():
@@ -193,6 +202,9 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		}
 		c.checkCounts(bi, b)
 		c.checkLossSync(bi, b)
+		if positions && !c.partitioned {
+			c.checkLocalIndices(bi, b)
+		}
 	}
 	r.Problems = c.out
 	return r

@@ -36,6 +36,11 @@ type engine struct {
 	fit   *registry.Fitter
 	slab  slab
 	memo  ruleMemo
+	// local holds the gathers and scatters that index rows by rank-local
+	// positions, and their rules (localRule); writer each var's one
+	// forward writer, built on first use.
+	local  map[int32]localRule
+	writer map[int32]int32
 }
 
 // Complete completes m's main program in place: every dense-tensor var
@@ -190,10 +195,16 @@ func (e *engine) buildRule(n *opNode) {
 
 // forward and backward run op n's rule (through the memo's results).
 func (e *engine) forward(n *opNode, ins [][]int) (opdef.Sharding, error) {
+	if r := e.localRule(n); r != nil {
+		return r.Forward(n.mesh.Shape, ins)
+	}
 	return e.memo.run(n, false, e.meshIndex(n.mesh), ins)
 }
 
 func (e *engine) backward(n *opNode, outs [][]int) (opdef.Sharding, error) {
+	if r := e.localRule(n); r != nil {
+		return r.Backward(n.mesh.Shape, outs)
+	}
 	return e.memo.run(n, true, e.meshIndex(n.mesh), outs)
 }
 

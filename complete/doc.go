@@ -42,6 +42,13 @@
 //     default, elementwise (for elementwise ops), spmd:0; an impl that
 //     reduces its rule's partial output itself (registry.Impl.Reduces)
 //     makes it whole unless Options.Lazy.
+//     A gather or scatter whose index holds positions into each rank's
+//     own rows (assign_pos's Out over an X whose rows are split along a
+//     mesh dim of the op's mesh, and what integer arithmetic makes of
+//     it) runs opdef.LocalIndexRule instead of its rule, in the fixpoint
+//     and settling alike: the rows it indexes stay split along that mesh
+//     dim (the MoE dispatch reads each rank's own tokens, and its
+//     combine writes each rank's own slots).
 //  4. Backward and optimizer ops follow their forward ops: a grad op
 //     takes its forward op's mesh and impl, each forward var its forward
 //     op's mapping, X@GRAD its forward var's, and its grads are whole
@@ -57,8 +64,7 @@
 // A var or op that already has a dist keeps it: completion is
 // incremental, so completing, appending the backward and completing
 // again gives the grads their dists, and an op a user annotated (an MoE
-// dispatch that indexes each rank's own rows, which no rule can know)
-// is kept as written while the rest completes around it. One exception:
+// exchange placed on the experts' mesh) is kept as written while the rest completes around it. One exception:
 // a grad var whose dist is its forward var's mesh and mapping, not
 // partial (what append-backward copies onto a grad of an annotated var),
 // keeps that mapping but takes the partial state its writer gives (a

@@ -19,6 +19,11 @@
 // per dim of each arg, merged as Paddle's ShardingMergeForTensors does;
 // a letter only inputs have is contracted, and makes the outputs
 // partial. ShardingRuleOf builds an op's rule from its types and attrs.
+// A gather or scatter whose index holds positions into each rank's own
+// rows (assign_pos's, and what the ops CarriesIndex lists make of them)
+// has another rule, LocalIndexRule, which its caller chooses, knowing
+// where the index came from: the rows it indexes stay split as the
+// positions' rows are.
 //
 // A def may also check what an op needs beyond its types (Check: the
 // reshard's two dists).

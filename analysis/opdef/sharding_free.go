@@ -19,7 +19,7 @@ const (
 	argDoc      = "the axis replicated, the other dims passed through, dropped from Out without keepdims; everything replicated with flatten (ArgMaxInferSpmd)"
 	numpyDoc    = "X and Y broadcast numpy-style (right-aligned): what is added to a split dim is split with it, size-1 dims replicated (ElementwiseBinaryInferSpmd)"
 	prodDoc     = "the reduced dims replicated (a product has no partial), the others passed through to Out (ReductionInferSpmd without partial)"
-	scatterDoc  = "X's and Updates' first dim and Ids replicated, their other dims shared with Out (ScatterInferSpmd, whose partial Out for split Ids is wrong for overwrite: refused here by replication)"
+	scatterDoc  = "X's and Updates' first dim and Ids replicated, their other dims shared with Out (ScatterInferSpmd, whose partial Out for split Ids is wrong for overwrite: refused here by replication); by rank-local positions, LocalIndexRule"
 	ceDoc       = "the class (last) axis replicated, Label and Y 1 there, the other dims passed through (CrossEntropyWithSoftmaxInferSpmd, dynamic)"
 )
 

@@ -1,6 +1,10 @@
 package opdef
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
 
 // The MoE ops' rules. The counts after the first (number_count's, which
 // are partial sums of a split batch's counts) hold each rank's own
@@ -94,4 +98,125 @@ func groupedRule(c *Infer) (ShardingRule, error) {
 		e.selects = "e"
 	}
 	return c.freeing(e, err, "ExpertCount")
+}
+
+// CarriesIndex reports whether an op of type t, given an input that
+// holds positions into each rank's own rows (assign_pos's Out), gives
+// outputs that hold them too: integer arithmetic on them (tok = pos //
+// k) and the views.
+func CarriesIndex(t string) bool {
+	switch t {
+	case "elementwise_floordiv", "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_mod",
+		"scale", "cast", "assign", "reshape2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
+		return true
+	}
+	return false
+}
+
+// LocalIndexDoc is what LocalIndexRule does, for the rules' docs.
+const LocalIndexDoc = "with its Index (Ids) positions into each rank's own rows split along mesh dim d (from assign_pos): " +
+	"gather reads X's axis split along d as it is and gives Out's rows each rank's own (-1); scatter reads X and writes Out " +
+	"with dim 0 split along d, Updates' rows each rank's own; the other dims shared; nothing partial"
+
+// LocalIndexRule returns the rule of op, a gather or a scatter, whose
+// index input holds positions into each rank's own rows, those rows
+// split along mesh dim d: the rows it indexes must be split along d as
+// they are (read whole, the rank's positions would pick other rows), and
+// the rows it gathers are the rank's own, with no global order to split.
+// It is nil for another op, or one its plain rule has none for.
+func LocalIndexRule(op *ir.Op, lookup func(name string) *ir.Var, d int) (ShardingRule, error) {
+	def := Lookup(op.Type)
+	if def == nil || d < 0 || op.Type != "gather" && op.Type != "scatter" {
+		return nil, nil
+	}
+	c := newInfer(def, op, lookup)
+	if c == nil {
+		return nil, nil
+	}
+	r := &localIndexRule{d: d}
+	var e *Einsum
+	var err error
+	switch op.Type {
+	case "gather":
+		n, ni := c.rank("X"), c.rank("Index")
+		if n < 1 || ni != 1 || len(op.Input("Axis")) > 0 || len(op.Input("X")) != 1 || len(op.Input("Index")) != 1 {
+			return nil, nil
+		}
+		a, aerr := c.axisOf("axis", n)
+		if aerr != nil {
+			return nil, aerr
+		}
+		x := alphabet[:n]
+		out := []byte(x)
+		out[a] = '1'
+		e, err = c.einsum(map[string]string{"X": x}, map[string]string{"Out": string(out)})
+		r.ins = map[int]int{0: a}
+	case "scatter":
+		n := c.rank("X")
+		if n < 1 || c.rank("Updates") != n || len(op.Input("X")) != 1 || len(op.Input("Ids")) != 1 {
+			return nil, nil
+		}
+		x := alphabet[:n]
+		e, err = c.einsum(map[string]string{"X": x, "Updates": "1" + x[1:]}, map[string]string{"Out": x})
+		r.ins, r.outs = map[int]int{0: 0}, map[int]int{0: 0}
+	}
+	if e == nil || err != nil {
+		return nil, err
+	}
+	e.NoPartial = true
+	free := "Index"
+	if op.Type == "scatter" {
+		free = "Ids"
+	}
+	r.ShardingRule, err = c.freeing(e, nil, free)
+	return r, err
+}
+
+// localIndexRule is an einsum with the indexed dims of some args (ins,
+// outs: arg index -> dim) held to mesh dim d, both ways; no other dim
+// of any arg is split along d.
+type localIndexRule struct {
+	ShardingRule
+	d         int
+	ins, outs map[int]int
+}
+
+func (r *localIndexRule) hold(s Sharding) Sharding {
+	for _, ms := range [2][][]int{s.Inputs, s.Outputs} {
+		for _, m := range ms {
+			for j := range m {
+				if m[j] == r.d {
+					m[j] = -1
+				}
+			}
+		}
+	}
+	for _, side := range []struct {
+		ms   [][]int
+		dims map[int]int
+	}{{s.Inputs, r.ins}, {s.Outputs, r.outs}} {
+		for k, dim := range side.dims {
+			// An arg the caller did not give stays unconstrained.
+			if k < len(side.ms) && dim < len(side.ms[k]) {
+				side.ms[k][dim] = r.d
+			}
+		}
+	}
+	return s
+}
+
+func (r *localIndexRule) Forward(mesh []int, in [][]int) (Sharding, error) {
+	s, err := r.ShardingRule.Forward(mesh, in)
+	if err != nil {
+		return s, err
+	}
+	return r.hold(s), nil
+}
+
+func (r *localIndexRule) Backward(mesh []int, out [][]int) (Sharding, error) {
+	s, err := r.ShardingRule.Backward(mesh, out)
+	if err != nil {
+		return s, err
+	}
+	return r.hold(s), nil
 }

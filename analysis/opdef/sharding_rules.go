@@ -556,7 +556,7 @@ const (
 	alongAxisDoc = "the dim of attr axis replicated, the others passed through; concat's inputs that disagree aligned by cost (Paddle's split, concat, cumsum, top_k rules)"
 	sumDoc       = "every X and Out share their dims (AddNInferSpmd)"
 	sliceDoc     = "the sliced axes replicated, the others passed through, decrease_axis dropped (SliceInferSpmd)"
-	gatherDoc    = "X's axis replicated; Out has X's dims with Index's at the axis (GatherInferSpmd)"
+	gatherDoc    = "X's axis replicated; Out has X's dims with Index's at the axis (GatherInferSpmd); by rank-local positions, LocalIndexRule"
 	xentDoc      = "the class axis replicated, Label and Loss 1 there, the other dims passed through (CrossEntropyWithSoftmaxInferSpmd, dynamic)"
 )
 
