@@ -64,7 +64,7 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 		switch {
 		case op.Type == "assign_pos":
 			src = c.assignPosSource(op)
-		case op.Type == passesReshardOp:
+		case op.Type == opdef.ReshardType:
 			for _, x := range op.Input("X") {
 				if s := local[x]; s != nil {
 					c.opErr(bi, op, x, fmt.Sprintf("X %s holds positions into each rank's own rows (from %s): a reshard cannot move them, "+
@@ -102,10 +102,6 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 		}
 	}
 }
-
-// passesReshardOp is the type of insert-reshards' op (passes.ReshardOp,
-// which this package cannot import).
-const passesReshardOp = "reshard"
 
 // assignPosSource returns the source of an assign_pos op's positions,
 // or nil when they are not rank-local: its X is read whole (every rank
