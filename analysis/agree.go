@@ -83,7 +83,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 	}
 	var in [][]ir.Partial
 	var inNames []string
-	if partial && !opdef.ReadsOwnPart(strings.TrimSuffix(op.Type, "_grad")) {
+	if partial && !opdef.Has(strings.TrimSuffix(op.Type, "_grad"), opdef.OwnPart) {
 		j := 0
 		for _, s := range op.Inputs {
 			forwardValue := op.Fwd != 0 && !strings.HasSuffix(s.Name, "@GRAD")

@@ -71,7 +71,7 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 						"as their values mean nothing on another rank; the ops that read them must read them where they are", quoteName(x), s))
 				}
 			}
-		case opdef.CarriesIndex(op.Type):
+		case opdef.Has(op.Type, opdef.KeepsIndex):
 			for a := range op.InputNames {
 				if s := local[a]; s != nil {
 					src = s

@@ -36,7 +36,7 @@
 //     the report (Reshard), except where the op reads a partial value as
 //     it is: a linear op carries it into Out (opdef.PassesPartial), as a
 //     sum does parts partial alike (a var's grad parts), an MoE op reads
-//     its own part (opdef.ReadsOwnPart). The impl is the
+//     its own part (the op table's OwnPart trait). The impl is the
 //     first that fits (registry.Fitter), asked as the op will read its
 //     inputs once resharded, in a fixed order: the op type's own impls,
 //     default, elementwise (for elementwise ops), spmd:0; an impl that

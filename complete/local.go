@@ -66,7 +66,7 @@ func (e *engine) inputVar(n *opNode, slot string) int32 {
 // positionsDim returns the mesh dim along which var v holds positions
 // into each rank's own rows of op n's mesh, or -1: v is written once, by
 // assign_pos whose X's rows are split along it on n's mesh, or by an op
-// that carries such positions (opdef.CarriesIndex) from an input.
+// that carries such positions (the op table's KeepsIndex trait) from an input.
 func (e *engine) positionsDim(n *opNode, v int32, depth int) int {
 	if depth > 16 {
 		return -1
@@ -83,7 +83,7 @@ func (e *engine) positionsDim(n *opNode, v int32, depth int) int {
 			return -1
 		}
 		return e.s.dims[x][0]
-	case opdef.CarriesIndex(p.op.Type):
+	case opdef.Has(p.op.Type, opdef.KeepsIndex):
 		for _, in := range p.ins() {
 			if in >= 0 {
 				if d := e.positionsDim(n, in, depth+1); d >= 0 {

@@ -285,7 +285,7 @@ func (e *engine) asRequired(n *opNode, d *ir.OpDist, partial func(j int) []ir.Pa
 		kept = append(kept, saved{x, x.Dist})
 		x.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: m, Partial: p}
 	}
-	own := opdef.ReadsOwnPart(strings.TrimSuffix(n.op.Type, "_grad"))
+	own := opdef.Has(strings.TrimSuffix(n.op.Type, "_grad"), opdef.OwnPart)
 	for k, v := range n.ins() {
 		if v < 0 || n.passes || own {
 			continue

@@ -21,7 +21,7 @@ func DefaultImpl() *Impl {
 		Compatible: defaultCompatible,
 		Forward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
-			if shapeFollowsOutput[op.Type] {
+			if opdef.Has(op.Type, opdef.ShapeOfOut) {
 				if err := divideShapeAttr(ctx, op, "Out"); err != nil {
 					return err
 				}
@@ -36,12 +36,6 @@ func DefaultImpl() *Impl {
 			return SyncGrads(ctx, op)
 		},
 	}
-}
-
-// shapeFollowsOutput lists the ops whose shape attr is the shape of Out.
-var shapeFollowsOutput = map[string]bool{
-	"fill_constant": true, "fill_constant_batch_size_like": true,
-	"uniform_random": true, "gaussian_random": true,
 }
 
 // floorDiv divides as Python's // does: -1 // 2 is -1, not 0.
@@ -241,7 +235,7 @@ func defaultCompatible(ctx *Lowering, op *ir.Op) error {
 	// another rank than the split inputs (a norm's statistics, a
 	// reduction's result) are not compared: without the op's rule, their
 	// dim 0 need not be the batch.
-	if inBatch == -1 && hasTensorInput(ctx, op) && !shapeFollowsOutput[op.Type] {
+	if inBatch == -1 && hasTensorInput(ctx, op) && !opdef.Has(op.Type, opdef.ShapeOfOut) {
 		// Nothing of the inputs is split: each rank computes all of every
 		// output, which must then be whole on every rank.
 		for _, s := range op.Outputs {
@@ -372,7 +366,7 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 // op of the parts is the parts of the op, into outputs partial alike
 // (opdef.CarriedPartial): each rank computes the op on what it holds.
 func carriesPartials(ctx *Lowering, op *ir.Op) error {
-	if opdef.ReadsOwnPart(op.Type) {
+	if opdef.Has(op.Type, opdef.OwnPart) {
 		return nil
 	}
 	partial := false

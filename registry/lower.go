@@ -58,9 +58,6 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
-// backwardOnlyOps lists op types lowered by their own impl's Backward.
-var backwardOnlyOps = map[string]bool{"check_finite_and_unscale": true, "update_loss_scaling": true}
-
 // Lower replaces, in every block of m's main program (partitioned for
 // its rank), the ops of phase by what their impls emit (in the forward
 // phase, the startup program's reshard ops too), and returns what
@@ -185,7 +182,7 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
-	if phase == BackwardPhase && !backwardOnlyOps[op.Type] && op.Fwd != 0 {
+	if phase == BackwardPhase && !opdef.Has(op.Type, opdef.BackwardOnly) && op.Fwd != 0 {
 		f, n := byID.Get(op.Fwd)
 		switch {
 		case n == 0:
@@ -202,7 +199,7 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	if d := implOf.Dist; d != nil && d.ImplType != "" {
 		implType, implIndex = d.ImplType, d.ImplIndex
 	}
-	if phase == BackwardPhase && implOf == op && !backwardOnlyOps[op.Type] {
+	if phase == BackwardPhase && implOf == op && !opdef.Has(op.Type, opdef.BackwardOnly) {
 		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
 	}
 	impl, err := r.Lookup(implType, implIndex)

@@ -41,6 +41,7 @@ func activationDefs() []*Def {
 	logSoftmax.ShardingDoc = softmaxDoc
 	scale := unary("scale", "scale * X + bias, or scale * (X + bias)",
 		floatAttr("scale", 1), floatAttr("bias", 0), boolAttr("bias_after_scale", true))
+	scale.Traits |= KeepsIndex
 	scale.Inputs = slots("X", Slot{Name: "ScaleTensor", Optional: true, NoGrad: true})
 	scale.Grad = &Grad{
 		Reads: []string{"Out@GRAD"}, Diff: []string{"X"},

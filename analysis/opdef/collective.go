@@ -29,6 +29,11 @@ func collectiveDefs() []*Def {
 	// mapping of one tensor states.
 	alltoall := same("alltoall", "X's dim-0 parts exchanged between the ranks of ring_id (part j to rank j)")
 	alltoall.Sharding, alltoall.ShardingDoc = freeRule, exchangeCountsDoc
+	alltoall.Traits |= OwnPart
+	ownPart := func(d *Def) *Def {
+		d.Traits |= OwnPart
+		return d
+	}
 	newer := func(d *Def, t string, reduce int) *Def {
 		d.Newer = &Newer{Type: t, ReduceType: reduce}
 		return d
@@ -77,7 +82,7 @@ func collectiveDefs() []*Def {
 			"x", "out", "out = x with dim 0 times nranks ([nranks] for a 0-D x)", scaleDim("x", "out", 0, true), intAttr("nranks", 0)),
 		coll("reduce_scatter", "this rank's part (along dim 0) of the sum of x over ring_id",
 			"x", "out", "out = x with dim 0 divided by nranks", scaleDim("x", "out", 0, false), nranks1),
-		coll("all_to_all", "x's dim-0 parts exchanged between the ranks of ring_id", "x", "out", "out = x", sameAs("x", "out")),
+		ownPart(coll("all_to_all", "x's dim-0 parts exchanged between the ranks of ring_id", "x", "out", "out = x", sameAs("x", "out"))),
 	)
 	p2p := func(t, doc, x string, attrs ...Attr) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: in(x), Traits: Collective,

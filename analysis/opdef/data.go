@@ -38,6 +38,7 @@ func dataDefs() []*Def {
 	return []*Def{
 		{
 			Type: "fill_constant", Doc: "a tensor of shape filled with value",
+			Traits:      ShapeOfOut,
 			Inputs:      slots(opt("ValueTensor"), opt("ShapeTensor"), optMany("ShapeTensorList")),
 			Outputs:     in("Out"),
 			Attrs:       fillAttrs(intAttr("place_type", -1)),
@@ -68,6 +69,7 @@ func dataDefs() []*Def {
 		},
 		{
 			Type: "fill_constant_batch_size_like", Doc: "a tensor of shape filled with value, one dim taken from Input",
+			Traits: ShapeOfOut,
 			Inputs: in("Input"), Outputs: in("Out"),
 			Attrs:    fillAttrs(intAttr("input_dim_idx", 0), intAttr("output_dim_idx", 0)),
 			Shape:    "Out = shape with Out[output_dim_idx] = Input[input_dim_idx], dtype",
@@ -79,7 +81,7 @@ func dataDefs() []*Def {
 			Inputs: slots(opt("ShapeTensor"), optMany("ShapeTensorList")), Outputs: in("Out"),
 			Attrs: randAttrs(floatAttr("min", -1), floatAttr("max", 1),
 				intAttr("diag_num", 0), intAttr("diag_step", 0), floatAttr("diag_val", 1)),
-			Traits:   Random,
+			Traits:   Random | ShapeOfOut,
 			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
 			Infer:    inferRandomFill,
 			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
@@ -88,7 +90,7 @@ func dataDefs() []*Def {
 			Type: "gaussian_random", Doc: "normal random numbers of mean and std",
 			Inputs: slots(opt("ShapeTensor"), optMany("ShapeTensorList")), Outputs: in("Out"),
 			Attrs:    randAttrs(floatAttr("mean", 0), floatAttr("std", 1)),
-			Traits:   Random,
+			Traits:   Random | ShapeOfOut,
 			Shape:    "Out = shape (-1 dims from ShapeTensor(List)), dtype",
 			Infer:    inferRandomFill,
 			Sharding: fillRule("Out"), ShardingDoc: fillDoc,
@@ -96,7 +98,7 @@ func dataDefs() []*Def {
 		// cast's grad casts the gradient back; assign's copies it.
 		{
 			Type: "cast", Doc: "X converted to out_dtype",
-			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
+			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise | KeepsIndex,
 			Attrs:       []Attr{dtypeAttr("in_dtype", 5), dtypeAttr("out_dtype", 5)},
 			Check:       checkDTypes("in_dtype", "out_dtype"),
 			Shape:       "Out = X, out_dtype",
@@ -126,7 +128,7 @@ func dataDefs() []*Def {
 		{
 			Type: "assign", Doc: "a copy of X",
 			Sharding: unaryRule, ShardingDoc: unaryDoc,
-			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise,
+			Inputs: in("X"), Outputs: in("Out"), Traits: Elementwise | KeepsIndex,
 			Shape: "Out = X", Infer: sameAs("X", "Out"),
 			Grad: &Grad{
 				Type: "assign", Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
@@ -172,7 +174,7 @@ func dataDefs() []*Def {
 			Inputs:      slots("X", opt("Shape"), optMany("ShapeTensor")),
 			Outputs:     slots("Out", xshapeOut),
 			Attrs:       []Attr{intsAttr("shape", []int64{}...)},
-			Traits:      View,
+			Traits:      View | KeepsIndex,
 			Shape:       "Out = shape with 0 = X's dim and -1 inferred; XShape = [0] + X",
 			Infer:       inferReshape,
 			Sharding:    viewRule,
@@ -194,7 +196,7 @@ func dataDefs() []*Def {
 			Type: "squeeze2", Doc: "X without the size-1 dims axes names (every size-1 dim when empty)",
 			Inputs: in("X"), Outputs: slots("Out", xshapeOut),
 			Attrs:       []Attr{intsAttr("axes", []int64{}...)},
-			Traits:      View,
+			Traits:      View | KeepsIndex,
 			Shape:       "Out = X without dims axes of size 1 (or -1); XShape = [0] + X",
 			Infer:       inferSqueeze,
 			Sharding:    viewRule,
@@ -205,7 +207,7 @@ func dataDefs() []*Def {
 			Type: "unsqueeze2", Doc: "X with size-1 dims inserted at axes",
 			Inputs: slots("X", opt("AxesTensor"), optMany("AxesTensorList")), Outputs: slots("Out", xshapeOut),
 			Attrs:       []Attr{intsAttr("axes", []int64{}...)},
-			Traits:      View,
+			Traits:      View | KeepsIndex,
 			Shape:       "Out = X with 1 inserted at each of axes, in order; XShape = [0] + X",
 			Infer:       inferUnsqueeze,
 			Sharding:    viewRule,
@@ -215,7 +217,7 @@ func dataDefs() []*Def {
 			Type: "flatten_contiguous_range", Doc: "X with dims start_axis..stop_axis merged into one",
 			Inputs: in("X"), Outputs: slots("Out", xshapeOut),
 			Attrs:       []Attr{intAttr("start_axis", 1), intAttr("stop_axis", 1)},
-			Traits:      View,
+			Traits:      View | KeepsIndex,
 			Shape:       "Out = X[:start] + [prod(X[start:stop+1])] + X[stop+1:]; XShape = [0] + X",
 			Infer:       inferFlatten,
 			Sharding:    viewRule,

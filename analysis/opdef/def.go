@@ -138,9 +138,24 @@ const (
 	// SideEffects ops act beyond the values they write (I/O with the
 	// caller, checks): dead-code elimination keeps them.
 	SideEffects
+	// ShapeOfOut ops state Out's shape in their shape attr (the fills):
+	// a lowering makes it the local shape.
+	ShapeOfOut
+	// BackwardOnly ops belong to the backward with no forward op of their
+	// own (the AMP checks): their own impl's Backward lowers them.
+	BackwardOnly
+	// OwnPart ops read a rank's own part of a partial value as what it is
+	// (each rank's token counts, for the MoE exchanges and the position
+	// and capacity ops), not as the whole value: no reshard before them.
+	OwnPart
+	// KeepsIndex ops give positions when given positions (integer
+	// arithmetic, copies, casts and views): what assign_pos numbers in
+	// each rank's own rows stays so through them.
+	KeepsIndex
 )
 
-var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects"}
+var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects",
+	"shape-of-out", "backward-only", "own-part", "keeps-index"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {

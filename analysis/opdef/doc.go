@@ -20,7 +20,7 @@
 // a letter only inputs have is contracted, and makes the outputs
 // partial. ShardingRuleOf builds an op's rule from its types and attrs.
 // A gather or scatter whose index holds positions into each rank's own
-// rows (assign_pos's, and what the ops CarriesIndex lists make of them)
+// rows (assign_pos's, and what the KeepsIndex ops make of them)
 // has another rule, LocalIndexRule, which its caller chooses, knowing
 // where the index came from: the rows it indexes stay split as the
 // positions' rows are.

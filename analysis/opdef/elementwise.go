@@ -27,16 +27,22 @@ func elementwiseDefs() []*Def {
 		d.Attrs = append(d.Attrs, boolAttr("force_cpu", false))
 		return d
 	}
+	// Integer arithmetic on positions keeps them positions (tok = pos //
+	// k): KeepsIndex.
+	index := func(d *Def) *Def {
+		d.Traits |= KeepsIndex
+		return d
+	}
 	return []*Def{
-		binary("elementwise_add", "X + Y", true),
-		binary("elementwise_sub", "X - Y", true),
-		binary("elementwise_mul", "X * Y", true),
+		index(binary("elementwise_add", "X + Y", true)),
+		index(binary("elementwise_sub", "X - Y", true)),
+		index(binary("elementwise_mul", "X * Y", true)),
 		binary("elementwise_div", "X / Y", true),
 		binary("elementwise_max", "max(X, Y)", false),
 		binary("elementwise_min", "min(X, Y)", false),
-		binary("elementwise_floordiv", "X // Y, rounding down", false),
+		index(binary("elementwise_floordiv", "X // Y, rounding down", false)),
 		binary("elementwise_pow", "X ** Y", false),
-		binary("elementwise_mod", "X % Y, with the sign of Y", false),
+		index(binary("elementwise_mod", "X % Y, with the sign of Y", false)),
 		compare("less_than", "X < Y"),
 		compare("less_equal", "X <= Y"),
 		compare("greater_than", "X > Y"),

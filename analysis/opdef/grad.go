@@ -12,7 +12,10 @@ func gradDef(d *Def) *Def {
 		Family: d.Family,
 		Doc:    "the gradient of " + d.Type,
 		Attrs:  d.Attrs,
-		Traits: d.Traits &^ (Random | Collective),
+		// What the op's shape is, how it computes (elementwise, a
+		// view) carries to its grad; what it does as a forward op does
+		// not (a draw, a collective, a shape attr, positions, parts).
+		Traits: d.Traits &^ (Random | Collective | SideEffects | ShapeOfOut | BackwardOnly | OwnPart | KeepsIndex),
 		Shape:  "each X@GRAD = X",
 		Infer:  g.Infer,
 		of:     d,

@@ -87,6 +87,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "assign_pos", Doc: "the token slots of X in expert order, by the prefix counts cum_count",
+			Traits:   OwnPart,
 			Inputs:   slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
 			Outputs:  in("Out"),
 			Shape:    "Out = [-1] (the routed slots), int64",
@@ -100,6 +101,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "limit_by_capacity", Doc: "expert_count cut, worker by worker, to each expert's capacity",
+			Traits: OwnPart,
 			Inputs: slots(noGrad("expert_count"), noGrad("capacity")), Outputs: in("Out"),
 			Attrs:    []Attr{intAttr("n_worker", 1)},
 			Shape:    "Out = expert_count",
@@ -121,6 +123,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "prune_gate_by_capacity", Doc: "GateIdx with the choices beyond each expert's count set to -1",
+			Traits: OwnPart,
 			Inputs: slots(noGrad("GateIdx"), noGrad("ExpertCount")), Outputs: in("NewGateIdx"),
 			Attrs:    []Attr{longAttr("n_expert", 1), longAttr("n_worker", 1)}, // int64_t's in Paddle
 			Shape:    "NewGateIdx = GateIdx",
@@ -145,14 +148,14 @@ func moeDefs() []*Def {
 		{
 			Type: "global_scatter", Doc: "X's rows sent to the ranks of their experts, by local_count and global_count",
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
-			Attrs: exchangeAttrs, Traits: Collective,
+			Attrs: exchangeAttrs, Traits: Collective | OwnPart,
 			Shape: "Out = [-1] + X[1:] (the rows received)",
 			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
 			Grad: &Grad{Type: "global_gather", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")}},
 		{
 			Type: "global_gather", Doc: "global_scatter's inverse: the expert outputs sent back to their tokens' ranks",
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
-			Attrs: exchangeAttrs, Traits: Collective,
+			Attrs: exchangeAttrs, Traits: Collective | OwnPart,
 			Shape: "Out = [-1] + X[1:] (the rows received)",
 			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
 			Grad: &Grad{Type: "global_scatter", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")}},

@@ -19,13 +19,13 @@ import (
 // reads its own part). A partial
 // input is read whole unless the op carries it through to a partial
 // output (carries: PassesPartial, the caller knowing the output's state)
-// or reads its own part (ReadsOwnPart, for a grad op its forward type).
+// or reads its own part (the OwnPart trait, for a grad op its forward type's).
 // An output is compared by mesh and mapping only.
 func NeedsReshard(opType string, input bool, m []int, om *ir.ProcessMesh, vd *ir.TensorDist, vm *ir.ProcessMesh, carries bool) bool {
 	if vd == nil || om == nil || vm == nil {
 		return false // nothing to compare: the annotation checks say so
 	}
-	own := input && ReadsOwnPart(strings.TrimSuffix(opType, "_grad"))
+	own := input && Has(strings.TrimSuffix(opType, "_grad"), OwnPart)
 	if !SameMesh(om, vm) {
 		if !allUnmapped(m) || !allUnmapped(vd.DimsMapping) || !holdsRanks(vm, om) {
 			return true

@@ -49,7 +49,7 @@ func optimizerDefs() []*Def {
 			Type: "check_finite_and_unscale", Doc: "each X divided by Scale; FoundInfinite says whether any X held an Inf or a NaN",
 			Inputs: slots(many("X"), "Scale"), Outputs: slots(many("Out"), "FoundInfinite"),
 			Shape:    "each Out = its X; FoundInfinite bool [1]; Scale one element",
-			Traits:   SideEffects,
+			Traits:   SideEffects | BackwardOnly,
 			Sharding: ampRuleOf, ShardingDoc: ampDoc,
 			Infer: func(c *Infer) error {
 				if err := oneElement(c, "Scale"); err != nil {
@@ -70,7 +70,7 @@ func optimizerDefs() []*Def {
 			Attrs: []Attr{{Name: "incr_every_n_steps", Type: ir.KindInt}, {Name: "decr_every_n_nan_or_inf", Type: ir.KindInt},
 				{Name: "incr_ratio", Type: ir.KindFloat}, {Name: "decr_ratio", Type: ir.KindFloat}, boolAttr("stop_update", false)},
 			Shape:    "each Out = its X; LossScaling = PrevLossScaling, OutGoodSteps = InGoodSteps, OutBadSteps = InBadSteps",
-			Traits:   SideEffects,
+			Traits:   SideEffects | BackwardOnly,
 			Sharding: ampRuleOf, ShardingDoc: ampDoc,
 			Infer: func(c *Infer) error {
 				for _, s := range [...]string{"FoundInfinite", "PrevLossScaling", "InGoodSteps", "InBadSteps"} {

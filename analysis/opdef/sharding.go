@@ -423,21 +423,6 @@ func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
 	return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
 }
 
-// ReadsOwnPart reports whether ops of type t read a rank's own part of
-// a partial value as what it is, rather than as the whole value: the MoE
-// exchanges and the position and capacity ops read each rank's count of
-// its own tokens (a partial sum over the token axis), which is the
-// rank's local data by design. Such an op reads a partial input without
-// a reshard.
-func ReadsOwnPart(t string) bool {
-	switch t {
-	case "alltoall", "all_to_all", "global_scatter", "global_gather",
-		"assign_pos", "limit_by_capacity", "prune_gate_by_capacity":
-		return true
-	}
-	return false
-}
-
 // LinearInParts reports whether op's outputs are linear in its inputs
 // that are partial (partial[k]: dense input k, in slot order, is partial
 // as a sum or average along the mesh dims in question), so that each

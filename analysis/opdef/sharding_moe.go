@@ -100,19 +100,6 @@ func groupedRule(c *Infer) (ShardingRule, error) {
 	return c.freeing(e, err, "ExpertCount")
 }
 
-// CarriesIndex reports whether an op of type t, given an input that
-// holds positions into each rank's own rows (assign_pos's Out), gives
-// outputs that hold them too: integer arithmetic on them (tok = pos //
-// k) and the views.
-func CarriesIndex(t string) bool {
-	switch t {
-	case "elementwise_floordiv", "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_mod",
-		"scale", "cast", "assign", "reshape2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
-		return true
-	}
-	return false
-}
-
 // LocalIndexDoc is what LocalIndexRule does, for the rules' docs.
 const LocalIndexDoc = "with its Index (Ids) positions into each rank's own rows split along mesh dim d (from assign_pos): " +
 	"gather reads X's axis split along d as it is and gives Out's rows each rank's own (-1); scatter reads X and writes Out " +

@@ -159,9 +159,13 @@ func Lookup(t string) *Def { return theTable().byType[t] }
 // IsCollective reports whether ops of type t communicate between ranks
 // (the Collective trait). A collective must run on every rank of its
 // group, so no pass may drop one on some ranks only.
-func IsCollective(t string) bool {
+func IsCollective(t string) bool { return Has(t, Collective) }
+
+// Has reports whether op type t's def has any of traits tr (false for a
+// type the table does not define).
+func Has(t string, tr Traits) bool {
 	d := Lookup(t)
-	return d != nil && d.Traits&Collective != 0
+	return d != nil && d.Traits&tr != 0
 }
 
 // HasSideEffects reports whether ops of type t matter beyond the values
