@@ -2,7 +2,6 @@ package complete
 
 import (
 	"encoding/binary"
-	"math"
 	"slices"
 
 	"github.com/distpass/distpass/analysis/opdef"
@@ -107,7 +106,7 @@ func (m *ruleMemo) key(n *opNode) bool {
 		b = append(b, a.Name...)
 		b = append(b, 0)
 		var ok bool
-		if b, ok = appendValue(b, a.Value); !ok {
+		if b, ok = ir.AppendValueKey(b, a.Value); !ok {
 			return false
 		}
 	}
@@ -145,77 +144,4 @@ func (m *ruleMemo) key(n *opNode) bool {
 	}
 	m.buf = b
 	return true
-}
-
-func appendValue(b []byte, v ir.Value) ([]byte, bool) {
-	u := func(x uint64) { b = binary.AppendUvarint(b, x) }
-	switch x := v.(type) {
-	case ir.Bool:
-		b = append(b, 'b')
-		if x {
-			u(1)
-		} else {
-			u(0)
-		}
-	case ir.Int:
-		b = append(b, 'i')
-		b = binary.AppendVarint(b, int64(x))
-	case ir.Long:
-		b = append(b, 'l')
-		b = binary.AppendVarint(b, int64(x))
-	case ir.Float:
-		b = append(b, 'f')
-		u(math.Float64bits(float64(x)))
-	case ir.Float64:
-		b = append(b, 'F')
-		u(math.Float64bits(float64(x)))
-	case ir.String:
-		b = append(b, 's')
-		u(uint64(len(x)))
-		b = append(b, x...)
-	case ir.Ints:
-		b = append(b, 'I')
-		u(uint64(len(x)))
-		for _, e := range x {
-			b = binary.AppendVarint(b, int64(e))
-		}
-	case ir.Longs:
-		b = append(b, 'L')
-		u(uint64(len(x)))
-		for _, e := range x {
-			b = binary.AppendVarint(b, int64(e))
-		}
-	case ir.Floats:
-		b = append(b, 'G')
-		u(uint64(len(x)))
-		for _, e := range x {
-			u(math.Float64bits(e))
-		}
-	case ir.Float64s:
-		b = append(b, 'H')
-		u(uint64(len(x)))
-		for _, e := range x {
-			u(math.Float64bits(e))
-		}
-	case ir.Bools:
-		b = append(b, 'B')
-		u(uint64(len(x)))
-		for _, e := range x {
-			if e {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		}
-	case ir.Strings:
-		b = append(b, 'S')
-		u(uint64(len(x)))
-		for _, e := range x {
-			u(uint64(len(e)))
-			b = append(b, e...)
-		}
-	default:
-		return b, false
-	}
-	return b, true
 }

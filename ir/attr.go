@@ -1,7 +1,9 @@
 package ir
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -321,4 +323,80 @@ func (as Attrs) String(name string) (string, bool) {
 func (as Attrs) Ints(name string) ([]int64, bool) {
 	v, ok := as.Get(name).(Ints)
 	return []int64(v), ok
+}
+
+// AppendValueKey appends to b an exact spelling of v, for map keys
+// (two values spell alike only when they are equal, kind included), and
+// reports false for a kind it does not spell.
+func AppendValueKey(b []byte, v Value) ([]byte, bool) {
+	u := func(x uint64) { b = binary.AppendUvarint(b, x) }
+	switch x := v.(type) {
+	case Bool:
+		b = append(b, 'b')
+		if x {
+			u(1)
+		} else {
+			u(0)
+		}
+	case Int:
+		b = append(b, 'i')
+		b = binary.AppendVarint(b, int64(x))
+	case Long:
+		b = append(b, 'l')
+		b = binary.AppendVarint(b, int64(x))
+	case Float:
+		b = append(b, 'f')
+		u(math.Float64bits(float64(x)))
+	case Float64:
+		b = append(b, 'F')
+		u(math.Float64bits(float64(x)))
+	case String:
+		b = append(b, 's')
+		u(uint64(len(x)))
+		b = append(b, x...)
+	case Ints:
+		b = append(b, 'I')
+		u(uint64(len(x)))
+		for _, e := range x {
+			b = binary.AppendVarint(b, int64(e))
+		}
+	case Longs:
+		b = append(b, 'L')
+		u(uint64(len(x)))
+		for _, e := range x {
+			b = binary.AppendVarint(b, int64(e))
+		}
+	case Floats:
+		b = append(b, 'G')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(math.Float64bits(e))
+		}
+	case Float64s:
+		b = append(b, 'H')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(math.Float64bits(e))
+		}
+	case Bools:
+		b = append(b, 'B')
+		u(uint64(len(x)))
+		for _, e := range x {
+			if e {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	case Strings:
+		b = append(b, 'S')
+		u(uint64(len(x)))
+		for _, e := range x {
+			u(uint64(len(e)))
+			b = append(b, e...)
+		}
+	default:
+		return b, false
+	}
+	return b, true
 }

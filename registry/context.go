@@ -68,6 +68,11 @@ type state struct {
 	text     strings.Builder // origin attrs are cut from it
 
 	scratch []*ir.Var // newOp's list of the args' vars
+
+	// fits holds the keys (fitKey) of the ops batchByRule accepted.
+	fits     map[string]bool
+	fitBuf   []byte
+	fitNames []string
 }
 
 func newState() *state { return &state{synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }

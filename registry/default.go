@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -301,9 +302,26 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 			return nil
 		}
 	}
+	// Ops alike (a model's layers) get one verdict: what it depends on is
+	// spelled whole in the key, and only acceptances are kept (a
+	// refusal names the op's vars).
+	st := ctx.st
+	keyed := fitKey(ctx, op)
+	if keyed && st.fits[string(st.fitBuf)] {
+		return nil
+	}
+	accept := func() error {
+		if keyed {
+			if st.fits == nil {
+				st.fits = map[string]bool{}
+			}
+			st.fits[string(st.fitBuf)] = true
+		}
+		return nil
+	}
 	rule, err := opdef.ShardingRuleOf(op, ctx.serialVar)
 	if err != nil || rule == nil {
-		return nil // no rule: the batch-dim convention stands alone
+		return accept() // no rule: the batch-dim convention stands alone
 	}
 	var ins, outs [][]int
 	var names, outNames []string
@@ -359,7 +377,7 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 			}
 		}
 	}
-	return nil
+	return accept()
 }
 
 // carriesPartials refuses an op that reads a partial input unless the
@@ -405,6 +423,86 @@ func carriesPartials(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	return opdef.CarriedPartialOut(op, carried, out, func(k int) string { return outNames[k] })
+}
+
+// fitKey spells into ctx.st.fitBuf what batchByRule's verdict on op
+// depends on: the mesh, whether the program is partitioned (the rule
+// reads serial shapes), the op's type, attrs and slots, and each arg's
+// var (kind, dtype, shape, dist), its mapping in the op, whether it is a
+// parameter and which earlier arg names the same var. False when an
+// attr is of a kind the key does not spell.
+func fitKey(ctx *Lowering, op *ir.Op) bool {
+	b := append(ctx.st.fitBuf[:0], op.Type...)
+	b = append(b, 0)
+	if p := ctx.module.Main; p != nil && p.Rank >= 0 {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	ints := func(xs []int) {
+		if xs == nil {
+			b = append(b, 0)
+			return
+		}
+		b = binary.AppendUvarint(b, uint64(len(xs)+1))
+		for _, x := range xs {
+			b = binary.AppendVarint(b, int64(x))
+		}
+	}
+	ints(ctx.Mesh().Shape)
+	for _, a := range op.Attrs {
+		b = append(b, a.Name...)
+		b = append(b, 0)
+		var ok bool
+		if b, ok = ir.AppendValueKey(b, a.Value); !ok {
+			return false
+		}
+	}
+	b = append(b, 1)
+	names := ctx.st.fitNames[:0]
+	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+		b = append(b, byte(side))
+		for _, s := range slots {
+			b = append(b, s.Name...)
+			b = append(b, 0)
+			b = binary.AppendUvarint(b, uint64(len(s.Args)))
+			for _, a := range s.Args {
+				b = binary.AppendUvarint(b, uint64(slices.Index(names, a)+1))
+				names = append(names, a)
+				v := ctx.Var(a)
+				if v == nil {
+					b = append(b, 0xff)
+					continue
+				}
+				b = append(b, byte(v.Type.Kind), byte(v.Type.DType))
+				b = binary.AppendUvarint(b, uint64(len(v.Type.Shape)))
+				for _, d := range v.Type.Shape {
+					b = binary.AppendVarint(b, d)
+				}
+				if v.Dist != nil {
+					b = append(b, 1)
+					b = append(b, v.Dist.Mesh...)
+					b = append(b, 0)
+					ints(v.Dist.DimsMapping)
+					b = binary.AppendUvarint(b, uint64(len(v.Dist.Partial)))
+					for _, p := range v.Dist.Partial {
+						b = binary.AppendUvarint(b, uint64(p.Dim))
+						b = append(b, byte(p.Reduce))
+					}
+				} else {
+					b = append(b, 0)
+				}
+				ints(ctx.Mapping(a))
+				if v.Kind == ir.KindParam {
+					b = append(b, 1)
+				} else {
+					b = append(b, 0)
+				}
+			}
+		}
+	}
+	ctx.st.fitBuf, ctx.st.fitNames = b, names
+	return true
 }
 
 // hasTensorInput reports whether op reads a dense tensor that is not a
