@@ -100,17 +100,10 @@ func cloneSharding(s opdef.Sharding) opdef.Sharding {
 // key spells op n's key into m.buf; false when an attr is of a kind the
 // key does not spell (the op builds its own rule).
 func (m *ruleMemo) key(n *opNode) bool {
-	b := append(m.buf[:0], n.op.Type...)
-	b = append(b, 0)
-	for _, a := range n.op.Attrs {
-		b = append(b, a.Name...)
-		b = append(b, 0)
-		var ok bool
-		if b, ok = ir.AppendValueKey(b, a.Value); !ok {
-			return false
-		}
+	b, ok := ir.AppendOpKey(m.buf[:0], n.op)
+	if !ok {
+		return false
 	}
-	b = append(b, 1)
 	k := 0
 	for side, slots := range [2][]ir.Slot{n.op.Inputs, n.op.Outputs} {
 		b = append(b, byte(side))

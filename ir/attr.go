@@ -325,6 +325,23 @@ func (as Attrs) Ints(name string) ([]int64, bool) {
 	return []int64(v), ok
 }
 
+// AppendOpKey appends to b an exact spelling of op's type and attrs, for
+// map keys, and reports false when an attr is of a kind AppendValueKey
+// does not spell.
+func AppendOpKey(b []byte, op *Op) ([]byte, bool) {
+	b = append(b, op.Type...)
+	b = append(b, 0)
+	for _, a := range op.Attrs {
+		b = append(b, a.Name...)
+		b = append(b, 0)
+		var ok bool
+		if b, ok = AppendValueKey(b, a.Value); !ok {
+			return b, false
+		}
+	}
+	return append(b, 1), true
+}
+
 // AppendValueKey appends to b an exact spelling of v, for map keys
 // (two values spell alike only when they are equal, kind included), and
 // reports false for a kind it does not spell.

@@ -432,8 +432,10 @@ func carriesPartials(ctx *Lowering, op *ir.Op) error {
 // parameter and which earlier arg names the same var. False when an
 // attr is of a kind the key does not spell.
 func fitKey(ctx *Lowering, op *ir.Op) bool {
-	b := append(ctx.st.fitBuf[:0], op.Type...)
-	b = append(b, 0)
+	b, ok := ir.AppendOpKey(ctx.st.fitBuf[:0], op)
+	if !ok {
+		return false
+	}
 	if p := ctx.module.Main; p != nil && p.Rank >= 0 {
 		b = append(b, 1)
 	} else {
@@ -450,15 +452,6 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 		}
 	}
 	ints(ctx.Mesh().Shape)
-	for _, a := range op.Attrs {
-		b = append(b, a.Name...)
-		b = append(b, 0)
-		var ok bool
-		if b, ok = ir.AppendValueKey(b, a.Value); !ok {
-			return false
-		}
-	}
-	b = append(b, 1)
 	names := ctx.st.fitNames[:0]
 	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		b = append(b, byte(side))
