@@ -118,11 +118,7 @@ func (m *ruleMemo) key(n *opNode) bool {
 					b = append(b, 0xff)
 					continue
 				}
-				b = append(b, byte(v.Type.Kind), byte(v.Type.DType))
-				b = binary.AppendUvarint(b, uint64(len(v.Type.Shape)))
-				for _, d := range v.Type.Shape {
-					b = binary.AppendVarint(b, d)
-				}
+				b = ir.AppendTypeKey(b, v.Type)
 				// Which earlier arg of the op names the same var.
 				same := uint64(0)
 				for j := range k - 1 {

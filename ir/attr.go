@@ -342,6 +342,17 @@ func AppendOpKey(b []byte, op *Op) ([]byte, bool) {
 	return append(b, 1), true
 }
 
+// AppendTypeKey appends to b an exact spelling of t (kind, dtype,
+// shape), for map keys.
+func AppendTypeKey(b []byte, t Type) []byte {
+	b = append(b, byte(t.Kind), byte(t.DType))
+	b = binary.AppendUvarint(b, uint64(len(t.Shape)))
+	for _, d := range t.Shape {
+		b = binary.AppendVarint(b, d)
+	}
+	return b
+}
+
 // AppendValueKey appends to b an exact spelling of v, for map keys
 // (two values spell alike only when they are equal, kind included), and
 // reports false for a kind it does not spell.

@@ -467,11 +467,7 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 					b = append(b, 0xff)
 					continue
 				}
-				b = append(b, byte(v.Type.Kind), byte(v.Type.DType))
-				b = binary.AppendUvarint(b, uint64(len(v.Type.Shape)))
-				for _, d := range v.Type.Shape {
-					b = binary.AppendVarint(b, d)
-				}
+				b = ir.AppendTypeKey(b, v.Type)
 				if v.Dist != nil {
 					b = append(b, 1)
 					b = append(b, v.Dist.Mesh...)
