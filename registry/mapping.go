@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
 )
 
@@ -212,15 +213,11 @@ func collectiveAttrs(id int, modelParallel bool) []ir.Attr {
 // boolAttr reads a boolean attr that may be absent (false); an attr of
 // another kind is an error naming the op.
 func boolAttr(op *ir.Op, name string) (bool, error) {
-	v := op.Attrs.Get(name)
-	if v == nil {
-		return false, nil
+	b, err := opdef.AttrBool(op, name)
+	if err != nil {
+		return false, fmt.Errorf("%s: %v", op, err)
 	}
-	b, ok := v.(ir.Bool)
-	if !ok {
-		return false, fmt.Errorf("%s: attr %s has kind %s, want bool", op, name, v.Kind())
-	}
-	return bool(b), nil
+	return b, nil
 }
 
 // notPartial reports an arg whose var is partial: impl's kernels compute

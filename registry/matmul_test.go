@@ -321,8 +321,10 @@ func TestMatmulCompatible(t *testing.T) {
 			"op 1 matmul_v2: row_parallel needs X's last dim and Y's second-to-last split along one mesh dim; X x has dims_mapping [-1, 0], Y w has dims_mapping [1, -1]"},
 		{"row Out rows not X's", mm([]int{-1, 1}, []int{1, -1}, []int{0, -1}, noTrans...), row,
 			"op 1 matmul_v2: row_parallel needs Out's rows (its dim -2 or its only matrix dim) split as X's (X's dim -2); X x has dims_mapping [-1, 1], Out out has dims_mapping [0, -1]"},
-		{"trans attr wrong kind", mm([]int{0, -1}, []int{-1, 1}, []int{0, 1}, ir.A("trans_y", ir.Int(1))), col,
-			"op 1 matmul_v2: attr trans_y has kind int, want bool"},
+		// An int is a bool, as verify and Paddle's loader read it
+		// (TestIntegerBoolAttrsReadAlike); a string is not.
+		{"trans attr wrong kind", mm([]int{0, -1}, []int{-1, 1}, []int{0, 1}, ir.A("trans_y", ir.String("yes"))), col,
+			"op 1 matmul_v2: attr trans_y has kind string, want bool"},
 		{"mapping axis out of range", mm([]int{0, -1}, []int{-1, 2}, []int{0, 1}, noTrans...), col,
 			"op 1 matmul_v2: Y w: dims_mapping [-1, 2]: entry 1 is 2, out of range for a mesh of 2 dims"},
 	} {

@@ -173,13 +173,14 @@ func attrFloat(op *ir.Op, name string, def float64) float64 {
 }
 
 func attrBool(op *ir.Op, name string, def bool) bool {
-	switch v := op.Attrs.Get(name).(type) {
-	case ir.Bool:
-		return bool(v)
-	case ir.Int:
-		return v != 0
+	if op.Attrs.Get(name) == nil && !opdef.Declares(op.Type, name) {
+		return def // an attr the table does not declare: the kernel's default
 	}
-	return def
+	b, err := opdef.AttrBool(op, name)
+	if err != nil {
+		return def // verify refuses the kind before any kernel runs
+	}
+	return b
 }
 
 func attrString(op *ir.Op, name, def string) string {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/distpass/distpass/ir"
 )
 
 // family is one file's definitions, under the file's name.
@@ -175,6 +177,44 @@ func Has(t string, tr Traits) bool {
 func HasSideEffects(t string) bool {
 	d := Lookup(t)
 	return d == nil || d.Traits&(Collective|SideEffects|ControlFlow) != 0
+}
+
+// AttrBool returns op's bool attr name as every reader reads it: a bool,
+// an int or a long (non-zero is true, as Paddle's loader reads is_test =
+// 1), or, absent, the table's default for it (false when the table
+// declares none); an error for a value of another kind.
+func AttrBool(op *ir.Op, name string) (bool, error) {
+	v := op.Attrs.Get(name)
+	if v == nil {
+		if a := declared(op.Type, name); a != nil {
+			b, _ := a.Default.(ir.Bool)
+			return bool(b), nil
+		}
+		return false, nil
+	}
+	switch x := v.(type) {
+	case ir.Bool:
+		return bool(x), nil
+	case ir.Int:
+		return x != 0, nil
+	case ir.Long:
+		return x != 0, nil
+	}
+	return false, fmt.Errorf("attr %s has kind %s, want bool", name, v.Kind())
+}
+
+// Declares reports whether the table declares attr name of op type t.
+func Declares(t, name string) bool { return declared(t, name) != nil }
+
+func declared(t, name string) *Attr {
+	if d := Lookup(t); d != nil {
+		for i := range d.Attrs {
+			if d.Attrs[i].Name == name {
+				return &d.Attrs[i]
+			}
+		}
+	}
+	return nil
 }
 
 // All returns every def, forward and grad, sorted by type. The slice is
