@@ -140,47 +140,41 @@ func wants(op *ir.Op, name string) bool { return len(op.Output(name)) > 0 }
 // out1 is an Args with one tensor in slot name.
 func out1(name string, t *Tensor) Args { return Args{name: {t}} }
 
-// attrInt, attrFloat and attrInts read an attr of either width: Paddle
-// writes some int attrs as longs (arg_max's axis) and, since 2.0,
-// fill_constant's and the random ops' shape as longs.
+// attrInt, attrFloat and attrBool read an attr as the op table's view
+// does (opdef.AttrInt, AttrFloat, AttrBool: either width, an int for a
+// bool, the table's default); def serves an attr absent from the op that
+// the table gives no default, and a kind verify would have refused.
 func attrInt(op *ir.Op, name string, def int64) int64 {
-	switch v := op.Attrs.Get(name).(type) {
-	case ir.Int:
-		return int64(v)
-	case ir.Long:
-		return int64(v)
-	case ir.Float:
-		return int64(v)
-	case ir.Bool:
-		if v {
-			return 1
-		}
-		return 0
+	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+		return def
 	}
-	return def
+	x, err := opdef.AttrInt(op, name)
+	if err != nil {
+		return def
+	}
+	return x
 }
 
 func attrFloat(op *ir.Op, name string, def float64) float64 {
-	switch v := op.Attrs.Get(name).(type) {
-	case ir.Float:
-		return float64(v)
-	case ir.Float64:
-		return float64(v)
-	case ir.Int:
-		return float64(v)
+	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+		return def
 	}
-	return def
+	x, err := opdef.AttrFloat(op, name)
+	if err != nil {
+		return def
+	}
+	return x
 }
 
 func attrBool(op *ir.Op, name string, def bool) bool {
-	if op.Attrs.Get(name) == nil && !opdef.Declares(op.Type, name) {
-		return def // an attr the table does not declare: the kernel's default
+	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+		return def
 	}
-	b, err := opdef.AttrBool(op, name)
+	x, err := opdef.AttrBool(op, name)
 	if err != nil {
-		return def // verify refuses the kind before any kernel runs
+		return def
 	}
-	return b
+	return x
 }
 
 func attrString(op *ir.Op, name, def string) string {
@@ -190,6 +184,8 @@ func attrString(op *ir.Op, name, def string) string {
 	return def
 }
 
+// attrInts reads an ints attr of either width: Paddle writes some as
+// longs (fill_constant's and the random ops' shape, since 2.0).
 func attrInts(op *ir.Op, name string) ([]int64, bool) {
 	switch v := op.Attrs.Get(name).(type) {
 	case ir.Ints:

@@ -409,6 +409,9 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 // declared output shape follows, is not the size of its group: Paddle's
 // kernels refuse it too.
 func checkNranks(op *ir.Op, g []int) error {
+	if op.Attrs.Get("nranks") == nil {
+		return nil // only a written nranks is held to the group (the table's default is 1)
+	}
 	if n := attrInt(op, "nranks", int64(len(g))); n != int64(len(g)) {
 		ring, _ := op.Attrs.Int("ring_id")
 		return fmt.Errorf("%s: nranks %d, but ring %d's group %v has %d ranks", op, n, ring, g, len(g))

@@ -179,20 +179,19 @@ func HasSideEffects(t string) bool {
 	return d == nil || d.Traits&(Collective|SideEffects|ControlFlow) != 0
 }
 
-// AttrBool returns op's bool attr name as every reader reads it: a bool,
-// an int or a long (non-zero is true, as Paddle's loader reads is_test =
-// 1), or, absent, the table's default for it (false when the table
-// declares none); an error for a value of another kind.
+// The one reading of an op's attrs, by the kind the table declares: the
+// impls and the kernels read through these, so that a value means what
+// verify accepted it as (Paddle's loader reads a bool from an int, an
+// int from a long), and an absent attr is the table's default.
+
+// AttrBool returns op's bool attr name: a bool, or an int or a long
+// (non-zero is true, as Paddle's loader reads is_test = 1); absent, the
+// table's default (false when it declares none); an error for a value of
+// another kind.
 func AttrBool(op *ir.Op, name string) (bool, error) {
-	v := op.Attrs.Get(name)
-	if v == nil {
-		if a := declared(op.Type, name); a != nil {
-			b, _ := a.Default.(ir.Bool)
-			return bool(b), nil
-		}
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
 		return false, nil
-	}
-	switch x := v.(type) {
 	case ir.Bool:
 		return bool(x), nil
 	case ir.Int:
@@ -200,21 +199,57 @@ func AttrBool(op *ir.Op, name string) (bool, error) {
 	case ir.Long:
 		return x != 0, nil
 	}
-	return false, fmt.Errorf("attr %s has kind %s, want bool", name, v.Kind())
+	return false, fmt.Errorf("attr %s has kind %s, want bool", name, op.Attrs.Get(name).Kind())
 }
 
-// Declares reports whether the table declares attr name of op type t.
-func Declares(t, name string) bool { return declared(t, name) != nil }
+// AttrInt returns op's int attr name: an int or a long; absent, the
+// table's default (0 when it declares none); an error for a value of
+// another kind.
+func AttrInt(op *ir.Op, name string) (int64, error) {
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
+		return 0, nil
+	case ir.Int:
+		return int64(x), nil
+	case ir.Long:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("attr %s has kind %s, want int", name, op.Attrs.Get(name).Kind())
+}
 
-func declared(t, name string) *Attr {
+// AttrFloat returns op's float attr name: a float or a float64; absent,
+// the table's default (0 when it declares none); an error for a value of
+// another kind.
+func AttrFloat(op *ir.Op, name string) (float64, error) {
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
+		return 0, nil
+	case ir.Float:
+		return float64(x), nil
+	case ir.Float64:
+		return float64(x), nil
+	}
+	return 0, fmt.Errorf("attr %s has kind %s, want float", name, op.Attrs.Get(name).Kind())
+}
+
+// AttrDefault returns the table's default of attr name of op type t, or
+// nil: the type or the attr is not in the table, or it has no default.
+func AttrDefault(t, name string) ir.Value {
 	if d := Lookup(t); d != nil {
 		for i := range d.Attrs {
 			if d.Attrs[i].Name == name {
-				return &d.Attrs[i]
+				return d.Attrs[i].Default
 			}
 		}
 	}
 	return nil
+}
+
+func attrOrDefault(op *ir.Op, name string) ir.Value {
+	if v := op.Attrs.Get(name); v != nil {
+		return v
+	}
+	return AttrDefault(op.Type, name)
 }
 
 // All returns every def, forward and grad, sorted by type. The slice is
