@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // This file holds the annotation rules that compare an op's view of its
@@ -32,7 +32,7 @@ const reshardable = resharded + " (insert-reshards makes it explicit)"
 // with v's own dist: the same mesh (or an equal one) and the same
 // dims_mapping. A replicated value may cross into a mesh whose ranks all
 // hold it (a partial one only into an op that reads each rank's own
-// part, partialReaders). The test is opdef.NeedsReshard's, which
+// part, partialReaders). The test is ops.NeedsReshard's, which
 // completion and insert-reshards ask too.
 func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []int, pm *ir.ProcessMesh) {
 	d := v.Dist
@@ -46,14 +46,14 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	if vm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, vm) {
 		return // said already, at the var
 	}
-	if !opdef.NeedsReshard(op.Type, input, dm, pm, d, vm, true) {
+	if !ops.NeedsReshard(op.Type, input, dm, pm, d, vm, true) {
 		return // partial states are checkPartials' to check
 	}
 	verb := "writes"
 	if input {
 		verb = "reads"
 	}
-	if !opdef.SameMesh(vm, pm) {
+	if !ops.SameMesh(vm, pm) {
 		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
 			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), reshardable))
 		return
@@ -83,7 +83,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 	}
 	var in [][]ir.Partial
 	var inNames []string
-	if partial && !opdef.Has(strings.TrimSuffix(op.Type, "_grad"), opdef.OwnPart) {
+	if partial && !ops.Has(strings.TrimSuffix(op.Type, "_grad"), ops.OwnPart) {
 		j := 0
 		for _, s := range op.Inputs {
 			forwardValue := op.Fwd != 0 && !strings.HasSuffix(s.Name, "@GRAD")
@@ -101,10 +101,10 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 			}
 		}
 	}
-	carried, err := opdef.CarriedPartial(op, in, func(k int) string { return quoteName(inNames[k]) })
+	carried, err := ops.CarriedPartial(op, in, func(k int) string { return quoteName(inNames[k]) })
 	if err != nil {
 		k := slices.IndexFunc(in, func(p []ir.Partial) bool { return len(p) > 0 })
-		if errors.Is(err, opdef.ErrReadsWhole) {
+		if errors.Is(err, ops.ErrReadsWhole) {
 			d := c.pi.v(c.pi.resolve(bi, inNames[k])).Dist
 			err = fmt.Errorf("reads %s as a whole value but %s is %s", quoteName(inNames[k]), quoteName(inNames[k]), fmtDist(d))
 		}
@@ -124,7 +124,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 				out, outNames = append(out, p), append(outNames, name)
 			}
 		}
-		if err := opdef.CarriedPartialOut(op, carried, out, func(k int) string { return quoteName(outNames[k]) }); err != nil {
+		if err := ops.CarriedPartialOut(op, carried, out, func(k int) string { return quoteName(outNames[k]) }); err != nil {
 			c.opErr(bi, op, inNames[slices.IndexFunc(in, func(p []ir.Partial) bool { return len(p) > 0 })], fmt.Sprintf("%v: %s", err, reshardable))
 		}
 	}
@@ -175,7 +175,7 @@ func (c *annChecker) rulePartial(bi int, op *ir.Op, pm *ir.ProcessMesh, k int) [
 		}
 		return nil
 	}
-	rule, err := opdef.ShardingRuleOf(op, lookup)
+	rule, err := ops.ShardingRuleOf(op, lookup)
 	if err != nil || rule == nil {
 		return nil
 	}
@@ -204,7 +204,7 @@ func (c *annChecker) argVar(g int32, pm *ir.ProcessMesh) *ir.Var {
 	if v == nil || v.Type.Kind != ir.DenseTensor || v.Dist == nil {
 		return nil
 	}
-	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !opdef.SameMesh(vm, pm) {
+	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !ops.SameMesh(vm, pm) {
 		return nil
 	}
 	return v
@@ -450,7 +450,7 @@ func (c *annChecker) checkParamGrad(bi int, op *ir.Op) {
 }
 
 // checkGradSync follows the data-parallel grad sync of the lowering
-// (registry.SyncGrads, by opdef.BatchAxis and opdef.SyncOf): once the
+// (registry.SyncGrads, by ops.BatchAxis and ops.SyncOf): once the
 // loss grad is seen, a grad op whose first activation input has its dim
 // 0 split along a mesh dim of size > 1 averages the grads it folds over
 // that mesh dim. That is right when the loss is the average over it of
@@ -474,7 +474,7 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 		}
 		return nil
 	}
-	axis := opdef.BatchAxis(op, pm.Shape, isParam, mapping)
+	axis := ops.BatchAxis(op, pm.Shape, isParam, mapping)
 	if c.loss.Dist == nil {
 		return
 	}
@@ -494,7 +494,7 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 	for _, s := range op.Outputs {
 		for k, a := range s.Args {
 			if g := c.pi.resolve(bi, a); synced == "" && g >= 0 && c.pi.v(g).Type.IsTensor() && c.pi.v(g).Type.DType.IsFloat() &&
-				opdef.SyncOf(op, s, k, mapping(a), axis, isParam) != opdef.GradKept {
+				ops.SyncOf(op, s, k, mapping(a), axis, isParam) != ops.GradKept {
 				synced = a
 			}
 		}
@@ -564,12 +564,12 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, is
 			if ins := op.Input(fwd); k >= len(ins) || !isParam(ins[k]) {
 				continue
 			}
-			switch opdef.SyncOf(op, s, k, mapping(a), avg, isParam) {
-			case opdef.GradSummed:
+			switch ops.SyncOf(op, s, k, mapping(a), avg, isParam) {
+			case ops.GradSummed:
 				if !read {
 					continue // computed from whole values: the same on every rank
 				}
-			case opdef.GradKept:
+			case ops.GradKept:
 				continue
 			}
 			c.opErr(bi, op, a, fmt.Sprintf("the loss %s is %s, an average over mesh dim %d (%s), but the data-parallel sync leaves %s alone: no activation input has its dim 0 (the batch) split along it",

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Comm and Memory are analyzers like the others (values, cached, keyed by
@@ -236,7 +236,7 @@ func buildComm(m *ir.Module, x *IndexInfo) (*CommReport, error) {
 				continue
 			}
 			for _, op := range blk.Ops {
-				if op == nil || !opdef.IsCollective(op.Type) && !AllReducesInside(op.Type) {
+				if op == nil || !ops.IsCollective(op.Type) && !AllReducesInside(op.Type) {
 					continue
 				}
 				if c, ok := b.op(pr.label, pr.p, bi, op); ok {
@@ -407,7 +407,7 @@ func (b *commBuilder) ring(prog string, bi int, op *ir.Op, id int64) ([]int, boo
 
 // allReducesInside maps the op types that all-reduce a buffer over their
 // ring_id's group inside their own kernel to the rule that gives the
-// buffer. They compute, so they are no collectives (opdef.IsCollective,
+// buffer. They compute, so they are no collectives (ops.IsCollective,
 // which the simulator and the passes read as "only communicates"); Comm
 // lists them as all-reduces of that buffer, costed as c_allreduce_sum.
 var allReducesInside = map[string]bufferRule{
@@ -415,7 +415,7 @@ var allReducesInside = map[string]bufferRule{
 }
 
 // AllReducesInside reports whether ops of type typ, no collectives
-// (opdef.IsCollective), all-reduce a buffer inside their kernel, which Comm
+// (ops.IsCollective), all-reduce a buffer inside their kernel, which Comm
 // lists: sync_batch_norm and sync_batch_norm_grad.
 func AllReducesInside(typ string) bool {
 	_, ok := allReducesInside[typ]

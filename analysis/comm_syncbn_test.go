@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // syncBNModule is rank 1 of a 4-rank data-parallel program with C = 3
@@ -53,7 +53,7 @@ program main rank 1 {
 // grad is listed as one, costed as c_allreduce_sum on a buffer of 2C+1
 // elements, and counted in the totals.
 func TestCommSyncBatchNorm(t *testing.T) {
-	if opdef.IsCollective("sync_batch_norm") || opdef.IsCollective("sync_batch_norm_grad") {
+	if ops.IsCollective("sync_batch_norm") || ops.IsCollective("sync_batch_norm_grad") {
 		t.Error("sync_batch_norm became a collective: the simulator would not run its kernel")
 	}
 	rep := get[*analysis.CommReport](t, analysis.NewCache(parse(t, syncBNModule)), analysis.Comm)

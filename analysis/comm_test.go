@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -335,8 +335,8 @@ program main rank 0 {
 // Collective trait has a formula, so Comm never fails on one.
 func TestEveryCollectiveHasACost(t *testing.T) {
 	n := 0
-	for _, d := range opdef.All() {
-		if !opdef.IsCollective(d.Type) {
+	for _, d := range ops.All() {
+		if !ops.IsCollective(d.Type) {
 			continue
 		}
 		n++

@@ -51,7 +51,7 @@
 // is then its local shape, which is what they read (LocalShapes is for
 // serial modules, whose declared shapes are global).
 //
-// Comm lists every collective (opdef.IsCollective) of main and startup, all
+// Comm lists every collective (ops.IsCollective) of main and startup, all
 // blocks, in program order, and every sync_batch_norm and
 // sync_batch_norm_grad, which all-reduce inside their kernel, with the
 // bytes this rank moves for one run of it. With n the size of the op's

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Rank-local indices. assign_pos numbers the token slots of each rank's
@@ -64,14 +64,14 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 		switch {
 		case op.Type == "assign_pos":
 			src = c.assignPosSource(op)
-		case op.Type == opdef.ReshardType:
+		case op.Type == ops.ReshardType:
 			for _, x := range op.Input("X") {
 				if s := local[x]; s != nil {
 					c.opErr(bi, op, x, fmt.Sprintf("X %s holds positions into each rank's own rows (from %s): a reshard cannot move them, "+
 						"as their values mean nothing on another rank; the ops that read them must read them where they are", quoteName(x), s))
 				}
 			}
-		case opdef.Has(op.Type, opdef.KeepsIndex):
+		case ops.Has(op.Type, ops.KeepsIndex):
 			for a := range op.InputNames {
 				if s := local[a]; s != nil {
 					src = s
@@ -141,7 +141,7 @@ func (c *annChecker) checkLocalRead(bi int, op *ir.Op, index, ix string, s *loca
 	if pm == nil {
 		return // reported as a dist on an unknown mesh
 	}
-	if !opdef.SameMesh(pm, s.mesh) {
+	if !ops.SameMesh(pm, s.mesh) {
 		c.opErr(bi, op, ix, fmt.Sprintf("%s: the op runs on mesh %s; it must run on mesh %s, where those rows are", head, quoteName(pm.Name), quoteName(s.mesh.Name)))
 		return
 	}

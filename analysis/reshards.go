@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // ReshardCost is what one reshard op of a serial module became on each
@@ -56,7 +56,7 @@ func ReshardCosts(serial *ir.Module, ranks []int, parts []*ir.Module) ([]Reshard
 	at := map[int64]int{}
 	for _, b := range serial.Main.Blocks {
 		for _, op := range b.Ops {
-			if op.Type != opdef.ReshardType {
+			if op.Type != ops.ReshardType {
 				continue
 			}
 			c := ReshardCost{Block: b.Index, Op: op.ID}

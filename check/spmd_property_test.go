@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -132,7 +132,7 @@ func spmdGradPartials(m *ir.Module, loss string) error {
 		if !op.Role.IsBackward() || op.Fwd == 0 || op.Dist == nil || op.Dist.ImplType != registry.SPMDType {
 			continue
 		}
-		rule, err := opdef.ShardingRuleOf(op, g.Var)
+		rule, err := ops.ShardingRuleOf(op, g.Var)
 		if err != nil || rule == nil {
 			return err
 		}

@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/models"
+	"github.com/distpass/distpass/ops"
 )
 
 // BenchmarkComplete completes the synthetic GPT (dp×mp, 2×4) at 10^5
@@ -23,7 +23,7 @@ func BenchmarkComplete(b *testing.B) {
 			b.Fatal(err)
 		}
 		strip(m, nil)
-		ops := m.Main.NumOps()
+		nops := m.Main.NumOps()
 		b.Run("ops="+strconv.Itoa(n)+"/step=complete", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -34,12 +34,12 @@ func BenchmarkComplete(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/op-completed")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nops), "ns/op-completed")
 		})
 		b.Run("ops="+strconv.Itoa(n)+"/step=verify", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := opdef.Verify(m, opdef.Options{}); err != nil {
+				if _, err := ops.Verify(m, ops.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -183,7 +183,7 @@ func (e *engine) buildRule(n *opNode) {
 			return
 		}
 	}
-	n.rule, n.ruleErr = opdef.ShardingRuleOf(n.op, e.g.lookup(n))
+	n.rule, n.ruleErr = ops.ShardingRuleOf(n.op, e.g.lookup(n))
 	if keyed && n.ruleErr == nil {
 		if e.memo.rules == nil {
 			e.memo.rules = map[string]memoRule{}
@@ -194,14 +194,14 @@ func (e *engine) buildRule(n *opNode) {
 }
 
 // forward and backward run op n's rule (through the memo's results).
-func (e *engine) forward(n *opNode, ins [][]int) (opdef.Sharding, error) {
+func (e *engine) forward(n *opNode, ins [][]int) (ops.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Forward(n.mesh.Shape, ins)
 	}
 	return e.memo.run(n, false, e.meshIndex(n.mesh), ins)
 }
 
-func (e *engine) backward(n *opNode, outs [][]int) (opdef.Sharding, error) {
+func (e *engine) backward(n *opNode, outs [][]int) (ops.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Backward(n.mesh.Shape, outs)
 	}

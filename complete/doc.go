@@ -2,7 +2,7 @@
 // (the data split on dp, these weights on mp) it infers the dist of
 // every var and op of a module's main program, and picks each op's
 // dist-op impl, as Paddle's Completer does, with the op table's sharding
-// rules (analysis/opdef).
+// rules (ops).
 //
 // It works in four steps, each deterministic (program order, no map
 // order), and reports what it decided:
@@ -34,7 +34,7 @@
 //     consumers proposed, completed by its first reader's requirement).
 //     Where the two differ the module needs a reshard there, listed in
 //     the report (Reshard), except where the op reads a partial value as
-//     it is: a linear op carries it into Out (opdef.PassesPartial), as a
+//     it is: a linear op carries it into Out (ops.PassesPartial), as a
 //     sum does parts partial alike (a var's grad parts), an MoE op reads
 //     its own part (the op table's OwnPart trait). The impl is the
 //     first that fits (registry.Fitter), asked as the op will read its
@@ -45,7 +45,7 @@
 //     A gather or scatter whose index holds positions into each rank's
 //     own rows (assign_pos's Out over an X whose rows are split along a
 //     mesh dim of the op's mesh, and what integer arithmetic makes of
-//     it) runs opdef.LocalIndexRule instead of its rule, in the fixpoint
+//     it) runs ops.LocalIndexRule instead of its rule, in the fixpoint
 //     and settling alike: the rows it indexes stay split along that mesh
 //     dim (the MoE dispatch reads each rank's own tokens, and its
 //     combine writes each rank's own slots).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -172,7 +172,7 @@ func (e *engine) visit(i int32, mark func(int32)) {
 			f, ferr = f2, nil
 		}
 	}
-	var b opdef.Sharding
+	var b ops.Sharding
 	var berr error
 	if anySplit(outs) {
 		b, berr = e.backward(n, outs)

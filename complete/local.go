@@ -1,23 +1,23 @@
 package complete
 
 import (
-	"github.com/distpass/distpass/analysis/opdef"
+	"github.com/distpass/distpass/ops"
 )
 
 // localRule is the rule of a gather or scatter whose index holds
 // positions into each rank's own rows split along mesh dim d.
 type localRule struct {
 	d    int
-	rule opdef.ShardingRule
+	rule ops.ShardingRule
 }
 
 // localRule returns op n's rule when n is a gather or a scatter whose
-// index holds positions into each rank's own rows (opdef.LocalIndexRule),
+// index holds positions into each rank's own rows (ops.LocalIndexRule),
 // or nil. The positions are assign_pos's Out (and what integer
 // arithmetic makes of it) over an X whose rows are split along a mesh
 // dim, as the lattice has them now: mappings only grow, so a gather
 // once local stays so, along the same mesh dim.
-func (e *engine) localRule(n *opNode) opdef.ShardingRule {
+func (e *engine) localRule(n *opNode) ops.ShardingRule {
 	slot := ""
 	switch n.op.Type {
 	case "gather":
@@ -38,7 +38,7 @@ func (e *engine) localRule(n *opNode) opdef.ShardingRule {
 	if c, ok := e.local[n.idx]; ok && c.d == d {
 		return c.rule
 	}
-	r, err := opdef.LocalIndexRule(n.op, e.g.lookup(n), d)
+	r, err := ops.LocalIndexRule(n.op, e.g.lookup(n), d)
 	if err != nil || r == nil {
 		return nil
 	}
@@ -83,7 +83,7 @@ func (e *engine) positionsDim(n *opNode, v int32, depth int) int {
 			return -1
 		}
 		return e.s.dims[x][0]
-	case opdef.Has(p.op.Type, opdef.KeepsIndex):
+	case ops.Has(p.op.Type, ops.KeepsIndex):
 		for _, in := range p.ins() {
 			if in >= 0 {
 				if d := e.positionsDim(n, in, depth+1); d >= 0 {

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // ruleMemo shares one rule among the ops that would build equal ones: a
@@ -23,19 +23,19 @@ type ruleMemo struct {
 }
 
 type memoRule struct {
-	rule opdef.ShardingRule
+	rule ops.ShardingRule
 	id   int32
 }
 
 type memoResult struct {
-	s   opdef.Sharding
+	s   ops.Sharding
 	err error
 }
 
 // run answers rule id's Forward (backward false) or Backward on ms,
 // from the results or by running it.
-func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (opdef.Sharding, error) {
-	call := func() (opdef.Sharding, error) {
+func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (ops.Sharding, error) {
+	call := func() (ops.Sharding, error) {
 		if backward {
 			return n.rule.Backward(n.mesh.Shape, ms)
 		}
@@ -76,7 +76,7 @@ func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (opdef.Sh
 	return s, err
 }
 
-func cloneSharding(s opdef.Sharding) opdef.Sharding {
+func cloneSharding(s ops.Sharding) ops.Sharding {
 	c := func(ms [][]int) [][]int {
 		if ms == nil {
 			return nil
@@ -94,7 +94,7 @@ func cloneSharding(s opdef.Sharding) opdef.Sharding {
 	if s.Partial == nil {
 		p = nil
 	}
-	return opdef.Sharding{Inputs: c(s.Inputs), Outputs: c(s.Outputs), Partial: p}
+	return ops.Sharding{Inputs: c(s.Inputs), Outputs: c(s.Outputs), Partial: p}
 }
 
 // key spells op n's key into m.buf; false when an attr is of a kind the

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // TestRuleMemo: every op of the examples and of the Paddle programs gets
@@ -67,7 +67,7 @@ program main {
 			n := &e.g.ops[i]
 			n.fixed = false // annotated ops need no rule; here every op gets one
 			e.buildRule(n)
-			fresh, err := opdef.ShardingRuleOf(n.op, e.g.lookup(n))
+			fresh, err := ops.ShardingRuleOf(n.op, e.g.lookup(n))
 			if err != nil {
 				continue // not memoized
 			}

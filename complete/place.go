@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -46,7 +46,7 @@ func candidates(reg *registry.Registry, opType string) []implRef {
 		add(opType)
 	}
 	add(registry.DefaultType)
-	if d := opdef.Lookup(opType); d != nil && d.Traits&opdef.Elementwise != 0 {
+	if d := ops.Lookup(opType); d != nil && d.Traits&ops.Elementwise != 0 {
 		add(registry.ElementwiseType)
 	}
 	add(registry.SPMDType)
@@ -67,7 +67,7 @@ func (e *engine) candidates(opType string) []implRef {
 
 // place gives op n the dist res describes and its outputs their dists,
 // and picks its impl.
-func (e *engine) place(n *opNode, res opdef.Sharding) error {
+func (e *engine) place(n *opNode, res ops.Sharding) error {
 	// The outputs this op gives their dist: not annotated, not settled
 	// before (an in-place or loop-carried var keeps its first).
 	var mine []bool
@@ -85,7 +85,7 @@ func (e *engine) place(n *opNode, res opdef.Sharding) error {
 	// No impl lowers what the rule gives (a lookup in a vocabulary split
 	// along another dim than an impl splits it): the op reads and writes
 	// every arg replicated, its inputs resharded, and the report says so.
-	rep := opdef.Sharding{Inputs: make([][]int, n.nIn), Outputs: make([][]int, len(n.args)-n.nIn)}
+	rep := ops.Sharding{Inputs: make([][]int, n.nIn), Outputs: make([][]int, len(n.args)-n.nIn)}
 	for k, v := range n.args {
 		if v < 0 {
 			continue
@@ -114,7 +114,7 @@ func (e *noFit) Error() string { return e.msg }
 
 // placeWith gives op n the dist res describes and the outputs it owns
 // (mine) their dists, and picks its impl.
-func (e *engine) placeWith(n *opNode, res opdef.Sharding, mine []bool) error {
+func (e *engine) placeWith(n *opNode, res ops.Sharding, mine []bool) error {
 	d := e.slab.opDist()
 	d.Mesh = n.mesh.Name
 	d.Inputs = e.slab.argDists(n.nIn)
@@ -285,7 +285,7 @@ func (e *engine) asRequired(n *opNode, d *ir.OpDist, partial func(j int) []ir.Pa
 		kept = append(kept, saved{x, x.Dist})
 		x.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: m, Partial: p}
 	}
-	own := opdef.Has(strings.TrimSuffix(n.op.Type, "_grad"), opdef.OwnPart)
+	own := ops.Has(strings.TrimSuffix(n.op.Type, "_grad"), ops.OwnPart)
 	for k, v := range n.ins() {
 		if v < 0 || n.passes || own {
 			continue
@@ -379,7 +379,7 @@ func (e *engine) writeVar(v int32) {
 // noteReshards lists op n's args whose var's dist is not what the op
 // requires of it.
 func (e *engine) noteReshards(n *opNode) {
-	if n.op.Type == opdef.ReshardType {
+	if n.op.Type == ops.ReshardType {
 		return // it is the reshard: its ends differ by design
 	}
 	d := n.op.Dist
@@ -400,7 +400,7 @@ func (e *engine) noteReshards(n *opNode) {
 		if vd == nil {
 			continue
 		}
-		same := !opdef.NeedsReshard(n.op.Type, !out, m, n.mesh, vd, e.m.Mesh(vd.Mesh), n.passes)
+		same := !ops.NeedsReshard(n.op.Type, !out, m, n.mesh, vd, e.m.Mesh(vd.Mesh), n.passes)
 		if !same {
 			e.rep.reshard(n, name, out, vd, m)
 		}

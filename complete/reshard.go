@@ -3,8 +3,8 @@ package complete
 import (
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // reshardDists gives each reshard op of p that has no impl yet its op
@@ -21,7 +21,7 @@ func reshardDists(m *ir.Module) {
 			continue
 		}
 		for _, op := range b.Ops {
-			if op == nil || op.Type != opdef.ReshardType || op.Dist != nil && op.Dist.ImplType != "" {
+			if op == nil || op.Type != ops.ReshardType || op.Dist != nil && op.Dist.ImplType != "" {
 				continue
 			}
 			xs, outs := op.Input("X"), op.Output("Out")
@@ -32,7 +32,7 @@ func reshardDists(m *ir.Module) {
 			if x == nil || out == nil || x.Dist == nil || out.Dist == nil {
 				continue
 			}
-			op.Dist = &ir.OpDist{Mesh: out.Dist.Mesh, ImplType: opdef.ReshardType,
+			op.Dist = &ir.OpDist{Mesh: out.Dist.Mesh, ImplType: ops.ReshardType,
 				Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}}}
 			if fitsMesh(x.Dist.DimsMapping, m.Mesh(out.Dist.Mesh)) {
 				// X's mapping is on its own mesh: across to a mesh of fewer

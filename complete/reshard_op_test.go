@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // TestReshardOpKept: a reshard op written without an op dist gets the
@@ -41,7 +41,7 @@ program main {
 	if got, want := ir.PrintOp(op), "op 2 reshard(X: y) -> (Out: y.b) role forward dist @b impl reshard:0 [y: [0, -1] -> y.b: [-1, 0]]"; got != want {
 		t.Errorf("completed reshard:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := opdef.Verify(m, opdef.Options{}); err != nil {
+	if _, err := ops.Verify(m, ops.Options{}); err != nil {
 		t.Errorf("the completed module does not verify: %v", err)
 	}
 	if d := m.Main.Global().Var("z").Dist; d == nil || d.Mesh != "b" || !slices.Equal(d.DimsMapping, []int{-1, 0}) {
@@ -70,7 +70,7 @@ program main {
 	if got, want := ir.PrintOp(m.Main.Global().Ops[0]), "op 2 reshard(X: y) -> (Out: z) role forward dist @b impl reshard:0 [-> z: [0, -1]]"; got != want {
 		t.Errorf("completed reshard:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := opdef.Verify(m, opdef.Options{}); err != nil {
+	if _, err := ops.Verify(m, ops.Options{}); err != nil {
 		t.Errorf("the completed module does not verify: %v", err)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -153,7 +153,7 @@ func (e *engine) settleRule(n *opNode) error {
 	if n.gradOf != nil {
 		e.readAsForward(n, ins, outs)
 	}
-	var res opdef.Sharding
+	var res ops.Sharding
 	e.buildRule(n)
 	switch {
 	case n.rule == nil:
@@ -223,9 +223,9 @@ func (e *engine) settleRule(n *opNode) error {
 }
 
 // passPartial carries a partial X through an op that is linear in it
-// (opdef.PassesPartial) when the op reads X as it is: Out is partial
+// (ops.PassesPartial) when the op reads X as it is: Out is partial
 // alike, and X needs no reshard.
-func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
+func (e *engine) passPartial(n *opNode, res ops.Sharding) ops.Sharding {
 	n.passes = false
 	if n.op.Type == "sum" {
 		return e.passPartials(n, res)
@@ -236,7 +236,7 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 	x := n.args[0]
 	p := e.s.partial[x]
 	if len(p) == 0 || e.g.vars[x].Dist == nil || len(res.Inputs) != 1 || len(res.Outputs) != 1 ||
-		!slices.Equal(res.Inputs[0], e.s.dims[x]) || !opdef.PassesPartial(n.op, p) {
+		!slices.Equal(res.Inputs[0], e.s.dims[x]) || !ops.PassesPartial(n.op, p) {
 		return res
 	}
 	if o := n.args[1]; e.partialFixed(o, p) {
@@ -251,7 +251,7 @@ func (e *engine) passPartial(n *opNode, res opdef.Sharding) opdef.Sharding {
 // several ops) inputs all partial alike that it reads as they are: its
 // Out is their sum's part, and each part needs no reshard (the column-
 // parallel q, k and v matmuls' X@GRAD are then reduced once).
-func (e *engine) passPartials(n *opNode, res opdef.Sharding) opdef.Sharding {
+func (e *engine) passPartials(n *opNode, res ops.Sharding) ops.Sharding {
 	if len(n.args)-n.nIn != 1 || len(res.Inputs) != n.nIn || len(res.Outputs) != 1 {
 		return res
 	}
@@ -271,7 +271,7 @@ func (e *engine) passPartials(n *opNode, res opdef.Sharding) opdef.Sharding {
 	for k := range parts {
 		parts[k] = true
 	}
-	if o := n.args[n.nIn]; o < 0 || !opdef.LinearInParts(n.op, parts) ||
+	if o := n.args[n.nIn]; o < 0 || !ops.LinearInParts(n.op, parts) ||
 		e.partialFixed(o, p) {
 		return res
 	}
@@ -283,7 +283,7 @@ func (e *engine) passPartials(n *opNode, res opdef.Sharding) opdef.Sharding {
 // firstWins finds the longest run of leading inputs whose dists the
 // rule accepts together, the others given as replicated for the rule
 // to split as it requires.
-func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, opdef.Sharding, bool) {
+func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, ops.Sharding, bool) {
 	for j := len(ins) - 1; j >= 1; j-- {
 		trial := slices.Clone(ins)
 		for k := j; k < len(trial); k++ {
@@ -298,13 +298,13 @@ func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, opdef.Sharding, boo
 			return trial, f, true
 		}
 	}
-	return nil, opdef.Sharding{}, false
+	return nil, ops.Sharding{}, false
 }
 
 // nonBatchPartials returns the mesh dims that res makes loss op n's
 // outputs partial along, other than the one splitting dim 0 (the batch)
 // of its first dense input.
-func (e *engine) nonBatchPartials(n *opNode, res opdef.Sharding) []int {
+func (e *engine) nonBatchPartials(n *opNode, res ops.Sharding) []int {
 	batch := -1
 	for k := range n.ins() {
 		if k < len(res.Inputs) && res.Inputs[k] != nil {
@@ -327,7 +327,7 @@ func (e *engine) nonBatchPartials(n *opNode, res opdef.Sharding) []int {
 
 // unevenOutputs returns the mesh dims that res would split an output
 // dim of op n along without dividing it, listing each in the report.
-func (e *engine) unevenOutputs(n *opNode, res opdef.Sharding) []int {
+func (e *engine) unevenOutputs(n *opNode, res ops.Sharding) []int {
 	var drop []int
 	for k, v := range n.outs() {
 		if v < 0 || k >= len(res.Outputs) {
@@ -436,7 +436,7 @@ func (e *engine) joinAll(n *opNode, f, b [][]int) [][]int {
 }
 
 // replicated is the barrier's sharding: every dense arg replicated.
-func replicated(ins, outs [][]int) opdef.Sharding {
+func replicated(ins, outs [][]int) ops.Sharding {
 	rep := func(ms [][]int) [][]int {
 		out := make([][]int, len(ms))
 		for i, m := range ms {
@@ -449,5 +449,5 @@ func replicated(ins, outs [][]int) opdef.Sharding {
 		}
 		return out
 	}
-	return opdef.Sharding{Inputs: rep(ins), Outputs: rep(outs), Partial: make([][]ir.Partial, len(outs))}
+	return ops.Sharding{Inputs: rep(ins), Outputs: rep(outs), Partial: make([][]ir.Partial, len(outs))}
 }

@@ -162,7 +162,7 @@ func (e *VerifyError) Error() string {
 func Verify(m *Module) error { return VerifyWith(m, VerifyOptions{}) }
 
 // VerifyOptions extends Verify with rules package ir does not know: what
-// each op type means (package analysis/opdef holds those).
+// each op type means (package ops holds those).
 type VerifyOptions struct {
 	// NewOpCheck, when set, returns a check of one op, which Verify runs
 	// on every op after its own rules. Verify runs the checks after its

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 	"github.com/google/go-cmp/cmp"
@@ -189,7 +189,7 @@ func TestGPTSeqParallelReshards(t *testing.T) {
 			var got, params []string
 			g := m.Main.Global()
 			for _, op := range g.Ops {
-				if op.Type != opdef.ReshardType {
+				if op.Type != ops.ReshardType {
 					continue
 				}
 				x, out := g.Var(op.Input("X")[0]), g.Var(op.Output("Out")[0])
@@ -333,7 +333,7 @@ func activationBytes(t *testing.T, m *ir.Module) int64 {
 	transit := map[string]bool{}
 	g := m.Main.Global()
 	for _, op := range g.Ops {
-		if op.Type == opdef.ReshardType {
+		if op.Type == ops.ReshardType {
 			transit[op.Output("Out")[0]] = true
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 )
 
@@ -117,7 +117,7 @@ func TestSyntheticGPTReshards(t *testing.T) {
 		}
 		var from []string
 		for _, op := range m.Main.Block(0).Ops {
-			if op.Type == opdef.ReshardType {
+			if op.Type == ops.ReshardType {
 				from = append(from, op.Input("X")...)
 			}
 		}

@@ -1,8 +1,8 @@
 package passes
 
 import (
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -75,9 +75,9 @@ op id or var. It changes nothing.`,
 
 // Verify checks m as the verify pass does: ir.Verify's structural rules,
 // then each op with a definition against the op table
-// (analysis/opdef); an op type without one is accepted.
+// (ops); an op type without one is accepted.
 func Verify(m *ir.Module) error {
-	_, err := opdef.Verify(m, opdef.Options{})
+	_, err := ops.Verify(m, ops.Options{})
 	return err
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -33,7 +33,7 @@ func checkImpls(m *ir.Module, reg *registry.Registry) error {
 			continue
 		}
 		for _, op := range b.Ops {
-			if op == nil || op.Dist == nil || op.Type == opdef.ReshardType || !op.Role.IsForward() && !op.Dist.Recompute {
+			if op == nil || op.Dist == nil || op.Type == ops.ReshardType || !op.Role.IsForward() && !op.Dist.Recompute {
 				continue
 			}
 			if f == nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // DCEPass removes ops whose results nobody reads, then vars nothing
@@ -15,7 +15,7 @@ func DCEPass() *Pass {
 		Name: "dce",
 		Doc: `remove ops whose outputs nobody reads, and unused vars
 An op is kept when it has side effects (collectives, I/O, control flow:
-opdef.HasSideEffects), owns a sub-block, has no outputs, has the loss role,
+ops.HasSideEffects), owns a sub-block, has no outputs, has the loss role,
 or writes a persistable, a no-shape var, a grad of the params-grads list,
 or a var named in keep. Others are removed when no remaining op reads any
 of their outputs (an op reading its own output in place does not count)
@@ -146,7 +146,7 @@ func dceProgram(p *ir.Program, keep map[string]bool) (opsRemoved, varsRemoved in
 
 // isRoot reports whether op must stay whatever reads its outputs.
 func isRoot(p *ir.Program, b *ir.Block, op *ir.Op, keep map[string]bool) bool {
-	if opdef.HasSideEffects(op.Type) || op.Role&ir.RoleLoss != 0 || len(op.Outputs) == 0 {
+	if ops.HasSideEffects(op.Type) || op.Role&ir.RoleLoss != 0 || len(op.Outputs) == 0 {
 		return true
 	}
 	for range op.SubBlocks {

@@ -3,8 +3,8 @@ package passes
 import (
 	"fmt"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // CollectiveDialectPass renames emitted collectives for runtimes that
@@ -33,7 +33,7 @@ ops-renamed.`,
 			for _, p := range m.Programs() {
 				for _, b := range p.Blocks {
 					for _, op := range b.Ops {
-						d := opdef.Lookup(op.Type)
+						d := ops.Lookup(op.Type)
 						if d == nil || d.Newer == nil {
 							continue
 						}

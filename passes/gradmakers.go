@@ -7,14 +7,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // gradMaker is an op type's gradient, as the op table defines it, with
 // what autodiff derives from it.
 type gradMaker struct {
-	*opdef.Grad
+	*ops.Grad
 	// Type is the grad op's type.
 	Type string
 	// outs lists the forward output slots whose gradients the grad op
@@ -29,7 +29,7 @@ var gradMakerTable = sync.OnceValue(gradMakers)
 // a gradient.
 func gradMakers() map[string]*gradMaker {
 	t := map[string]*gradMaker{}
-	for _, d := range opdef.All() {
+	for _, d := range ops.All() {
 		if d.Grad == nil {
 			continue
 		}

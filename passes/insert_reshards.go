@@ -3,8 +3,8 @@ package passes
 import (
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // InsertReshardsPass makes every data movement a completed module needs
@@ -20,7 +20,7 @@ reads that. The same var needed in the same dist in one block is
 resharded once, before its first reader; a reshard of a reshard's output
 starts from the original var. An op writing a var with another mapping
 than the var's writes a new var, and a reshard after it converts that
-into the var. The test is opdef.NeedsReshard's, as completion's list of
+into the var. The test is ops.NeedsReshard's, as completion's list of
 reshards and check-annotations'. Counter: reshards.`,
 		Run: func(ctx *Context, m *ir.Module) error {
 			ctx.Count("reshards", InsertReshards(m))
@@ -113,7 +113,7 @@ func (s *blockReshards) lookup(name string) *ir.Var {
 
 // op places op and the reshards it needs.
 func (s *blockReshards) op(op *ir.Op) {
-	if op.Type == opdef.ReshardType {
+	if op.Type == ops.ReshardType {
 		s.ops = append(s.ops, op)
 		s.wrote(op)
 		if x, out := op.Input("X"), op.Output("Out"); len(x) == 1 && len(out) == 1 {
@@ -140,7 +140,7 @@ func (s *blockReshards) op(op *ir.Op) {
 				continue
 			}
 			dm, ok := d.InputMapping(name)
-			if !ok || !fits(dm, v, om) || !opdef.NeedsReshard(op.Type, true, dm, om, v.Dist, vm, s.carries(op, v, om)) {
+			if !ok || !fits(dm, v, om) || !ops.NeedsReshard(op.Type, true, dm, om, v.Dist, vm, s.carries(op, v, om)) {
 				continue
 			}
 			if to := s.reshardIn(op, name, v, vm, dm, om); to != name {
@@ -160,7 +160,7 @@ func (s *blockReshards) op(op *ir.Op) {
 				continue
 			}
 			dm, ok := d.OutputMapping(name)
-			if !ok || !fits(dm, v, om) || !opdef.NeedsReshard(op.Type, false, dm, om, v.Dist, vm, false) {
+			if !ok || !fits(dm, v, om) || !ops.NeedsReshard(op.Type, false, dm, om, v.Dist, vm, false) {
 				continue
 			}
 			// The op writes a new var as it gives it; a reshard after it
@@ -201,7 +201,7 @@ func (s *blockReshards) reshardIn(op *ir.Op, name string, v *ir.Var, vm *ir.Proc
 		}
 		from, fv, fvm = c.src, x, xm
 	}
-	if from != name && !opdef.NeedsReshard(op.Type, true, dm, om, fv.Dist, fvm, false) {
+	if from != name && !ops.NeedsReshard(op.Type, true, dm, om, fv.Dist, fvm, false) {
 		return from // the original already is as the op reads it
 	}
 	key := reshardKey{from, om.Name, ir.FormatInts(dm)}
@@ -228,12 +228,12 @@ func (s *blockReshards) reshard(user *ir.Op, x, out *ir.Var, mesh, origin string
 	s.n++
 	r := &ir.Op{
 		ID:      s.m.FreshOpID(),
-		Type:    opdef.ReshardType,
+		Type:    ops.ReshardType,
 		Inputs:  []ir.Slot{{Name: "X", Args: []string{x.Name()}}},
 		Outputs: []ir.Slot{{Name: "Out", Args: []string{out.Name()}}},
 		Role:    user.Role &^ ir.RoleLoss,
 		Dist: &ir.OpDist{
-			Mesh: mesh, ImplType: opdef.ReshardType, ImplIndex: 0,
+			Mesh: mesh, ImplType: ops.ReshardType, ImplIndex: 0,
 			Outputs: []ir.ArgDist{{Name: out.Name(), DimsMapping: slices.Clone(out.Dist.DimsMapping)}},
 		},
 	}
@@ -309,7 +309,7 @@ func (s *blockReshards) mesh(d *ir.OpDist) *ir.ProcessMesh {
 
 // carries reports whether op carries its partial input v through to a
 // partial output, along each of v's partial mesh dims: a linear op's Out
-// (opdef.PassesPartial) or a sum of partial values. It is the test
+// (ops.PassesPartial) or a sum of partial values. It is the test
 // check-annotations makes, so that what the pass leaves it accepts.
 func (s *blockReshards) carries(op *ir.Op, v *ir.Var, om *ir.ProcessMesh) bool {
 	if !v.Dist.IsPartial() {
@@ -324,14 +324,14 @@ func (s *blockReshards) carries(op *ir.Op, v *ir.Var, om *ir.ProcessMesh) bool {
 		}
 	}
 	maxmin := !slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return p.Reduce == ir.ReduceSum || p.Reduce == ir.ReduceAvg })
-	if !maxmin && !opdef.LinearInParts(op, partial) || maxmin && !opdef.KeepsExtremum(op) {
+	if !maxmin && !ops.LinearInParts(op, partial) || maxmin && !ops.KeepsExtremum(op) {
 		return false
 	}
 	for _, p := range v.Dist.Partial {
 		found := false
 		for name := range op.OutputNames {
 			o, m := s.arg(name)
-			if o != nil && opdef.SameMesh(m, om) && slices.ContainsFunc(o.Dist.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
+			if o != nil && ops.SameMesh(m, om) && slices.ContainsFunc(o.Dist.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
 				found = true
 				break
 			}
@@ -401,7 +401,7 @@ func seenSlotArg(slots []ir.Slot, name string) bool {
 // spellMapping spells dm, on mesh om, with the mesh when it is not the
 // var's (vm).
 func spellMapping(om, vm *ir.ProcessMesh, dm []int) string {
-	if vm != nil && opdef.SameMesh(om, vm) {
+	if vm != nil && ops.SameMesh(om, vm) {
 		return ir.FormatInts(dm)
 	}
 	return "@" + om.Name + ir.FormatInts(dm)

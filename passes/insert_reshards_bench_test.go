@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/models"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 )
 
@@ -32,7 +32,7 @@ func BenchmarkInsertReshards(b *testing.B) {
 		if want == 0 {
 			b.Fatal("no reshard inserted")
 		}
-		ops := m.Main.NumOps()
+		nops := m.Main.NumOps()
 		b.Run(prefix+"step=insert-reshards", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -44,12 +44,12 @@ func BenchmarkInsertReshards(b *testing.B) {
 					b.Fatalf("%d reshards, want %d", got, want)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/op-visited")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nops), "ns/op-visited")
 		})
 		b.Run(prefix+"step=verify", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := opdef.Verify(m, opdef.Options{}); err != nil {
+				if _, err := ops.Verify(m, ops.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 	"github.com/google/go-cmp/cmp"
@@ -56,7 +56,7 @@ func opLines(m *ir.Module) []string {
 	for _, b := range m.Main.Blocks {
 		for _, op := range b.Ops {
 			line := fmt.Sprintf("%d: %s(%s) -> (%s)", b.Index, op.Type, args(op.Inputs), args(op.Outputs))
-			if op.Type == opdef.ReshardType {
+			if op.Type == ops.ReshardType {
 				x := m.Main.LookupVar(b, op.Input("X")[0])
 				o := m.Main.LookupVar(b, op.Output("Out")[0])
 				origin, _ := op.Attrs.Get("origin").(ir.String)
@@ -293,7 +293,7 @@ func TestInsertReshardsLazyGPT(t *testing.T) {
 	made := map[string]string{} // reshard output -> its X
 	var reshards []string
 	for _, op := range b.Ops {
-		if op.Type == opdef.ReshardType {
+		if op.Type == ops.ReshardType {
 			made[op.Output("Out")[0]] = op.Input("X")[0]
 			reshards = append(reshards, op.Input("X")[0]+" -> "+op.Output("Out")[0])
 		}

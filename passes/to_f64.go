@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // ToF64Pass converts every floating-point tensor of a module to f64, so
@@ -57,7 +57,7 @@ func ToF64(m *ir.Module) (F64Stats, error) {
 				continue
 			}
 			for _, op := range b.Ops {
-				if opdef.Lookup(op.Type) != nil {
+				if ops.Lookup(op.Type) != nil {
 					continue
 				}
 				if v := convertedArg(p, b, op); v != nil {
@@ -143,7 +143,7 @@ func typeToF64(t ir.Type) (ir.Type, bool) {
 // attrsToF64 sets each dtype attr of op that names a narrow float dtype,
 // given or by default, to f64, and returns how many it set.
 func attrsToF64(op *ir.Op) int {
-	def := opdef.Lookup(op.Type)
+	def := ops.Lookup(op.Type)
 	if def == nil {
 		return 0
 	}
@@ -156,10 +156,10 @@ func attrsToF64(op *ir.Op) int {
 		if v == nil {
 			v = a.Default
 		}
-		if d, ok := opdef.AttrDType(v); !ok || !narrowFloat(d) {
+		if d, ok := ops.AttrDType(v); !ok || !narrowFloat(d) {
 			continue
 		}
-		if nv, ok := opdef.DTypeValue(ir.F64, v); ok {
+		if nv, ok := ops.DTypeValue(ir.F64, v); ok {
 			op.Attrs.Set(a.Name, nv)
 			n++
 		}

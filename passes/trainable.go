@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // TrainableLossVar is the var make-trainable computes the loss into, the
@@ -470,10 +470,10 @@ func (t *trainer) reshape() error {
 		if !reads {
 			continue
 		}
-		if def := opdef.Lookup(op.Type); def == nil || def.Infer == nil {
+		if def := ops.Lookup(op.Type); def == nil || def.Infer == nil {
 			return fmt.Errorf("shape=: %s reads a var whose shape changed, and the op table has no shape inference for %s", op, op.Type)
 		}
-		outs, err := opdef.InferOp(op, t.g.Var)
+		outs, err := ops.InferOp(op, t.g.Var)
 		if err != nil {
 			if outs, err = t.keepBatch(op, old, err); err != nil {
 				return fmt.Errorf("shape=: %w%s", err, t.reshapeHint(op))
@@ -537,7 +537,7 @@ func (t *trainer) reshape() error {
 // traced with, as [1, 1001]) and that dim changed: dim 0 of the attr
 // becomes 0, Paddle's "copy X's dim", so that the reshape keeps the new
 // batch. Any other failure is err.
-func (t *trainer) keepBatch(op *ir.Op, old map[string][]int64, err error) ([]opdef.Output, error) {
+func (t *trainer) keepBatch(op *ir.Op, old map[string][]int64, err error) ([]ops.Output, error) {
 	if op.Type != "reshape2" || len(op.Input("Shape")) > 0 || len(op.Input("ShapeTensor")) > 0 || len(op.Input("X")) != 1 {
 		return nil, err
 	}
@@ -550,7 +550,7 @@ func (t *trainer) keepBatch(op *ir.Op, old map[string][]int64, err error) ([]opd
 	keep := slices.Clone(s)
 	keep[0] = 0
 	op.Attrs.Set("shape", ir.Ints(keep))
-	outs, err2 := opdef.InferOp(op, t.g.Var)
+	outs, err2 := ops.InferOp(op, t.g.Var)
 	if err2 != nil {
 		op.Attrs.Set("shape", ir.Ints(s))
 		return nil, err
@@ -566,7 +566,7 @@ func (t *trainer) reshapeHint(op *ir.Op) string {
 		return ""
 	}
 	s, _ := op.Attrs.Ints("shape")
-	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable rewrites only an exported dim 0 of X that changed)", opdef.ValueString(ir.Ints(s)))
+	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable rewrites only an exported dim 0 of X that changed)", ops.ValueString(ir.Ints(s)))
 }
 
 // use is one read of a var: the op and the input slot.

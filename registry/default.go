@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // DefaultImpl copies the op: the impl of every op without a special one.
@@ -22,7 +22,7 @@ func DefaultImpl() *Impl {
 		Compatible: defaultCompatible,
 		Forward: func(ctx *Lowering, op *ir.Op) error {
 			ctx.Keep(op)
-			if opdef.Has(op.Type, opdef.ShapeOfOut) {
+			if ops.Has(op.Type, ops.ShapeOfOut) {
 				if err := divideShapeAttr(ctx, op, "Out"); err != nil {
 					return err
 				}
@@ -111,7 +111,7 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 
 // SyncGrads is the data-parallel gradient sync of a grad op (Paddle's
 // batch-dim rule), once the loss-grad op has been seen: along the axis
-// of opdef.BatchAxis, each grad output is synced as opdef.SyncOf says,
+// of ops.BatchAxis, each grad output is synced as ops.SyncOf says,
 // from what the op computed, never from the var's name: a fold over the
 // batch (a param's grad, or a gathered copy's whose reshard slices it
 // after) is summed and averaged, a parameter split along the axis only
@@ -125,7 +125,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if !ctx.LossGradSeen() || op.Role.IsOptimize() {
 		return nil
 	}
-	axis := opdef.BatchAxis(op, ctx.Mesh().Shape, ctx.IsParam, func(s string) []int {
+	axis := ops.BatchAxis(op, ctx.Mesh().Shape, ctx.IsParam, func(s string) []int {
 		if m := ctx.Mapping(s); m != nil {
 			return m
 		}
@@ -143,8 +143,8 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 			if gv == nil || gv.Type.Kind != ir.DenseTensor || !gv.Type.DType.IsFloat() {
 				continue
 			}
-			sync := opdef.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam)
-			if sync == opdef.GradKept {
+			sync := ops.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam)
+			if sync == ops.GradKept {
 				continue
 			}
 			if gv.Dist.IsPartial() {
@@ -159,7 +159,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 			}
 			dim := ctx.Mesh().DimNames[axis]
 			scale := ir.A("scale", ir.Float(1/float64(size)))
-			if sync == opdef.GradScaled {
+			if sync == ops.GradScaled {
 				// The parameter is split along the axis: each rank holds the
 				// only copy of its shard, whose grad is its own loss's
 				// (the batch shard it saw); the loss is their average, so the
@@ -236,7 +236,7 @@ func defaultCompatible(ctx *Lowering, op *ir.Op) error {
 	// another rank than the split inputs (a norm's statistics, a
 	// reduction's result) are not compared: without the op's rule, their
 	// dim 0 need not be the batch.
-	if inBatch == -1 && hasTensorInput(ctx, op) && !opdef.Has(op.Type, opdef.ShapeOfOut) {
+	if inBatch == -1 && hasTensorInput(ctx, op) && !ops.Has(op.Type, ops.ShapeOfOut) {
 		// Nothing of the inputs is split: each rank computes all of every
 		// output, which must then be whole on every rank.
 		for _, s := range op.Outputs {
@@ -319,7 +319,7 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 		}
 		return nil
 	}
-	rule, err := opdef.ShardingRuleOf(op, ctx.serialVar)
+	rule, err := ops.ShardingRuleOf(op, ctx.serialVar)
 	if err != nil || rule == nil {
 		return accept() // no rule: the batch-dim convention stands alone
 	}
@@ -382,9 +382,9 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 
 // carriesPartials refuses an op that reads a partial input unless the
 // op of the parts is the parts of the op, into outputs partial alike
-// (opdef.CarriedPartial): each rank computes the op on what it holds.
+// (ops.CarriedPartial): each rank computes the op on what it holds.
 func carriesPartials(ctx *Lowering, op *ir.Op) error {
-	if opdef.Has(op.Type, opdef.OwnPart) {
+	if ops.Has(op.Type, ops.OwnPart) {
 		return nil
 	}
 	partial := false
@@ -418,11 +418,11 @@ func carriesPartials(ctx *Lowering, op *ir.Op) error {
 			}
 		}
 	}
-	carried, err := opdef.CarriedPartial(op, in, func(k int) string { return inNames[k] })
+	carried, err := ops.CarriedPartial(op, in, func(k int) string { return inNames[k] })
 	if err != nil || len(carried) == 0 {
 		return err
 	}
-	return opdef.CarriedPartialOut(op, carried, out, func(k int) string { return outNames[k] })
+	return ops.CarriedPartialOut(op, carried, out, func(k int) string { return outNames[k] })
 }
 
 // fitKey spells into ctx.st.fitBuf what batchByRule's verdict on op

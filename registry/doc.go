@@ -23,7 +23,7 @@
 // two same-shaped collectives apart.
 //
 // Besides the Paddle-flavoured impls, the generic rule-based impl (SPMD,
-// impl spmd:0) lowers any op with a sharding rule (analysis/opdef): each
+// impl spmd:0) lowers any op with a sharding rule (ops): each
 // rank computes the op on its shards as the rule maps them, outputs
 // partial where the rule says, and emits no collective; its grads are
 // partial too, averaged where the loss is (SPMDGradPartial), and

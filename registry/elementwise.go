@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Elementwise is impl 0 "replicate_parallel" of the "elementwise"
@@ -89,7 +89,7 @@ func elementwisePartial(ctx *Lowering, op *ir.Op, a, out string) error {
 	if v == nil || !v.Dist.IsPartial() {
 		return nil
 	}
-	if opdef.PassesPartial(op, v.Dist.Partial) {
+	if ops.PassesPartial(op, v.Dist.Partial) {
 		xs, os := op.Input("X"), op.Output("Out")
 		if len(xs) == 1 && len(os) == 1 {
 			xv, ov := ctx.Var(xs[0]), ctx.Var(os[0])

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The lowering driver: each op of a phase is replaced by what its impl
@@ -146,10 +146,10 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			break
 		}
 	}
-	if op.Type == opdef.ReshardType {
+	if op.Type == ops.ReshardType {
 		// Its own impl's Forward in every phase, on the ranks of either
 		// end: the mesh of each of its steps is the impl's to choose.
-		impl, err := r.Lookup(opdef.ReshardType, 0)
+		impl, err := r.Lookup(ops.ReshardType, 0)
 		if err != nil {
 			return err
 		}
@@ -158,9 +158,9 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			lower = impl.Backward
 		}
 		if lower == nil {
-			return fmt.Errorf("impl %s:0 (%s) has no %s lowering", opdef.ReshardType, impl.Name, phase)
+			return fmt.Errorf("impl %s:0 (%s) has no %s lowering", ops.ReshardType, impl.Name, phase)
 		}
-		ctx.begin(op, nil, opdef.ReshardType, 0)
+		ctx.begin(op, nil, ops.ReshardType, 0)
 		return lower(ctx, op)
 	}
 	if op.Dist == nil {
@@ -182,7 +182,7 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	}
 	// The impl: the op's own, or for a backward op its forward op's.
 	implOf := op
-	if phase == BackwardPhase && !opdef.Has(op.Type, opdef.BackwardOnly) && op.Fwd != 0 {
+	if phase == BackwardPhase && !ops.Has(op.Type, ops.BackwardOnly) && op.Fwd != 0 {
 		f, n := byID.Get(op.Fwd)
 		switch {
 		case n == 0:
@@ -199,7 +199,7 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 	if d := implOf.Dist; d != nil && d.ImplType != "" {
 		implType, implIndex = d.ImplType, d.ImplIndex
 	}
-	if phase == BackwardPhase && implOf == op && !opdef.Has(op.Type, opdef.BackwardOnly) {
+	if phase == BackwardPhase && implOf == op && !ops.Has(op.Type, ops.BackwardOnly) {
 		implType, implIndex = "default", 0 // a grad op without a forward op: sum, the loss grad
 	}
 	impl, err := r.Lookup(implType, implIndex)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // This file holds the small helpers the built-in impls share: reading an
@@ -213,7 +213,7 @@ func collectiveAttrs(id int, modelParallel bool) []ir.Attr {
 // boolAttr reads a boolean attr that may be absent (false); an attr of
 // another kind is an error naming the op.
 func boolAttr(op *ir.Op, name string) (bool, error) {
-	b, err := opdef.AttrBool(op, name)
+	b, err := ops.AttrBool(op, name)
 	if err != nil {
 		return false, fmt.Errorf("%s: %v", op, err)
 	}

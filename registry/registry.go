@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Impl is one way to lower an op: a dist-op implementation.
@@ -130,6 +130,6 @@ func DefaultRegistry() *Registry {
 	r.Register("limit_by_capacity", ExpertCapacity())
 	r.Register("prune_gate_by_capacity", ExpertCapacity())
 	r.Register(SPMDType, SPMD())
-	r.Register(opdef.ReshardType, Reshard())
+	r.Register(ops.ReshardType, Reshard())
 	return r
 }

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The lowering of reshard ops: a reshard(X) -> (Out) becomes, on each
@@ -339,7 +339,7 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 				ir.A("value", ir.Float(0)), ir.A("dtype", ir.Int(-1)))
 		}
 	case stepRescale:
-		if err := opdef.ExactPartial(from.Type.DType, ir.ReduceAvg); err != nil {
+		if err := ops.ExactPartial(from.Type.DType, ir.ReduceAvg); err != nil {
 			return fmt.Errorf("%s of %s: %v", what, from.Name(), err)
 		}
 		f := float64(n) // sum parts to avg parts

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // What a reshard's steps may do to values of a dtype. The steps of
@@ -29,7 +29,7 @@ func exactPlaces(v *ir.Var, ps []place, pm *ir.ProcessMesh) error {
 		if !p.partial {
 			continue
 		}
-		if err := opdef.ExactPartial(v.Type.DType, p.reduce); err != nil {
+		if err := ops.ExactPartial(v.Type.DType, p.reduce); err != nil {
 			return fmt.Errorf("%s %s is partial along mesh dim %d (%s) by %s: %v", v.Name(), v.Type, k, pm.DimNames[k], p.reduce, err)
 		}
 	}

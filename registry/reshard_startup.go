@@ -3,8 +3,8 @@ package registry
 import (
 	"fmt"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // lowerStartupReshards lowers the reshard ops of m's startup program
@@ -30,19 +30,19 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 		if b.Index != 0 {
 			// A sub-block's vars are looked up through main's blocks.
 			for _, op := range b.Ops {
-				if op.Type == opdef.ReshardType {
+				if op.Type == ops.ReshardType {
 					fail(b, op, fmt.Errorf("a reshard in a sub-block of the startup program is not lowered: move it to block 0"))
 				}
 			}
 			continue
 		}
-		impl, err := r.Lookup(opdef.ReshardType, 0)
+		impl, err := r.Lookup(ops.ReshardType, 0)
 		if err != nil || impl.Forward == nil {
 			if err == nil {
-				err = fmt.Errorf("impl %s:0 (%s) has no forward lowering", opdef.ReshardType, impl.Name)
+				err = fmt.Errorf("impl %s:0 (%s) has no forward lowering", ops.ReshardType, impl.Name)
 			}
 			for _, op := range b.Ops {
-				if op.Type == opdef.ReshardType {
+				if op.Type == ops.ReshardType {
 					fail(b, op, err)
 				}
 			}
@@ -50,11 +50,11 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 		}
 		ctx := newLowering(m, s.Rank, b, st)
 		for _, op := range b.Ops {
-			if op.Type != opdef.ReshardType {
+			if op.Type != ops.ReshardType {
 				ctx.Keep(op)
 				continue
 			}
-			ctx.begin(op, nil, opdef.ReshardType, 0)
+			ctx.begin(op, nil, ops.ReshardType, 0)
 			if err := impl.Forward(ctx, op); err != nil {
 				fail(b, op, err)
 			}
@@ -66,7 +66,7 @@ func (r *Registry) lowerStartupReshards(m *ir.Module, st *state) []error {
 
 func hasReshard(b *ir.Block) bool {
 	for _, op := range b.Ops {
-		if op.Type == opdef.ReshardType {
+		if op.Type == ops.ReshardType {
 			return true
 		}
 	}

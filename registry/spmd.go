@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The generic rule-based impl: each rank computes the op on its shards,
-// exactly as the op's sharding rule (analysis/opdef) maps them, and emits
+// exactly as the op's sharding rule (ops) maps them, and emits
 // no collective; whatever must move is left to reshards.
 //
 // Its grad ops follow the data-parallel convention of every other impl:
@@ -209,7 +209,7 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 			}
 		}
 	}
-	rule, err := opdef.ShardingRuleOf(op, ctx.serialVar)
+	rule, err := ops.ShardingRuleOf(op, ctx.serialVar)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %s", op, impl, strings.TrimPrefix(err.Error(), op.String()+": "))
 	}
@@ -304,8 +304,8 @@ func localFill(op *ir.Op, slot string) bool {
 	if slot != "Out" || !op.Attrs.Has("shape") {
 		return false
 	}
-	d := opdef.Lookup(op.Type)
-	return d != nil && d.Traits&opdef.Random == 0
+	d := ops.Lookup(op.Type)
+	return d != nil && d.Traits&ops.Random == 0
 }
 
 // ruleMapping is the rule's mapping of arg i, replicated when the rule

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 func init() {
@@ -188,7 +188,7 @@ func TestInferMatchesCollectives(t *testing.T) {
 			for r, m := range mods {
 				b := m.Main.Global()
 				op := b.Ops[0]
-				inferred, err := opdef.InferOp(op, b.Var)
+				inferred, err := ops.InferOp(op, b.Var)
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
 				}
@@ -203,9 +203,9 @@ func TestInferMatchesCollectives(t *testing.T) {
 						t.Errorf("rank %d: output %s[%d]: run dtype %s, inferred %s", r, res.Slot, res.Index, got.DType, res.Type.DType)
 					}
 					ok := slices.Equal(got.Shape, res.Type.Shape) ||
-						dataDependent[op.Type] && opdef.Compatible(got.Shape, res.Type.Shape)
+						dataDependent[op.Type] && ops.Compatible(got.Shape, res.Type.Shape)
 					if !ok {
-						t.Errorf("rank %d: output %s[%d]: run shape %v, inferred %v (%s)", r, res.Slot, res.Index, got.Shape, res.Type.Shape, opdef.Lookup(op.Type).Shape)
+						t.Errorf("rank %d: output %s[%d]: run shape %v, inferred %v (%s)", r, res.Slot, res.Index, got.Shape, res.Type.Shape, ops.Lookup(op.Type).Shape)
 					}
 				}
 			}

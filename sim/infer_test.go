@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // inferCase is one op run on random inputs to compare its kernel's
@@ -66,11 +66,11 @@ func TestInferMatchesKernels(t *testing.T) {
 			if err != nil {
 				t.Fatalf("kernel: %v", err)
 			}
-			inferred, err := opdef.InferOp(op, b.Var)
+			inferred, err := ops.InferOp(op, b.Var)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if opdef.Lookup(op.Type).Infer != nil && len(inferred) == 0 {
+			if ops.Lookup(op.Type).Infer != nil && len(inferred) == 0 {
 				t.Fatalf("%s: inference set no output", op.Type)
 			}
 			for _, r := range inferred {
@@ -85,16 +85,16 @@ func TestInferMatchesKernels(t *testing.T) {
 				}
 				shapeOK := slices.Equal(got.Shape, r.Type.Shape) ||
 					r.Scalar && (len(got.Shape) == 0 || len(got.Shape) == 1 && got.Shape[0] == 1) ||
-					dataDependent[op.Type] && opdef.Compatible(got.Shape, r.Type.Shape)
+					dataDependent[op.Type] && ops.Compatible(got.Shape, r.Type.Shape)
 				if !shapeOK {
-					t.Errorf("output %s[%d]: kernel shape %v, inferred %v (%s)", r.Slot, r.Index, got.Shape, r.Type.Shape, opdef.Lookup(op.Type).Shape)
+					t.Errorf("output %s[%d]: kernel shape %v, inferred %v (%s)", r.Slot, r.Index, got.Shape, r.Type.Shape, ops.Lookup(op.Type).Shape)
 				}
 			}
 		})
 	}
 	var missing []string
 	for _, typ := range slices.Sorted(maps.Keys(ks)) {
-		if !covered[typ] && opdef.Lookup(typ) != nil && opdef.Lookup(typ).Infer != nil {
+		if !covered[typ] && ops.Lookup(typ) != nil && ops.Lookup(typ).Infer != nil {
 			missing = append(missing, typ)
 		}
 	}
@@ -108,7 +108,7 @@ func TestInferMatchesKernels(t *testing.T) {
 func TestKernelsDefined(t *testing.T) {
 	var missing []string
 	for _, typ := range slices.Sorted(maps.Keys(DefaultKernels())) {
-		if d := opdef.Lookup(typ); d == nil || d.Infer == nil {
+		if d := ops.Lookup(typ); d == nil || d.Infer == nil {
 			missing = append(missing, typ)
 		}
 	}

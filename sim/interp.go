@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Scope maps a var name to its current value.
@@ -18,7 +18,7 @@ type Scope map[string]*Tensor
 // Hooks let a caller run the ops the interpreter cannot: an SPMD runner
 // sets Collective to meet the other ranks.
 type Hooks struct {
-	// Collective runs a collective op (opdef.IsCollective) given its inputs.
+	// Collective runs a collective op (ops.IsCollective) given its inputs.
 	// Nil: collectives are an error.
 	Collective func(op *ir.Op, in Args) (Args, error)
 }
@@ -219,7 +219,7 @@ func (ip *Interp) runOp(p *ir.Program, b *ir.Block, op *ir.Op, scope Scope, dept
 		in[s.Name] = ts
 	}
 	var k Kernel
-	if opdef.IsCollective(op.Type) {
+	if ops.IsCollective(op.Type) {
 		switch {
 		case ip.Hooks.Collective != nil:
 			k = ip.Hooks.Collective

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Args holds an op's tensors by slot name, one per arg of the slot, in
@@ -81,7 +81,7 @@ func DefaultKernels() Kernels {
 		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
 		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		opdef.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
+		ops.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
 		// moe.go
 		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
 		"gather": gather, "gather_grad": gatherGrad,
@@ -141,14 +141,14 @@ func wants(op *ir.Op, name string) bool { return len(op.Output(name)) > 0 }
 func out1(name string, t *Tensor) Args { return Args{name: {t}} }
 
 // attrInt, attrFloat and attrBool read an attr as the op table's view
-// does (opdef.AttrInt, AttrFloat, AttrBool: either width, an int for a
+// does (ops.AttrInt, AttrFloat, AttrBool: either width, an int for a
 // bool, the table's default); def serves an attr absent from the op that
 // the table gives no default, and a kind verify would have refused.
 func attrInt(op *ir.Op, name string, def int64) int64 {
-	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+	if op.Attrs.Get(name) == nil && ops.AttrDefault(op.Type, name) == nil {
 		return def
 	}
-	x, err := opdef.AttrInt(op, name)
+	x, err := ops.AttrInt(op, name)
 	if err != nil {
 		return def
 	}
@@ -156,10 +156,10 @@ func attrInt(op *ir.Op, name string, def int64) int64 {
 }
 
 func attrFloat(op *ir.Op, name string, def float64) float64 {
-	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+	if op.Attrs.Get(name) == nil && ops.AttrDefault(op.Type, name) == nil {
 		return def
 	}
-	x, err := opdef.AttrFloat(op, name)
+	x, err := ops.AttrFloat(op, name)
 	if err != nil {
 		return def
 	}
@@ -167,10 +167,10 @@ func attrFloat(op *ir.Op, name string, def float64) float64 {
 }
 
 func attrBool(op *ir.Op, name string, def bool) bool {
-	if op.Attrs.Get(name) == nil && opdef.AttrDefault(op.Type, name) == nil {
+	if op.Attrs.Get(name) == nil && ops.AttrDefault(op.Type, name) == nil {
 		return def
 	}
-	x, err := opdef.AttrBool(op, name)
+	x, err := ops.AttrBool(op, name)
 	if err != nil {
 		return def
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // DefaultDeadline is SPMD.Deadline's default: long, since a run of
@@ -142,7 +142,7 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 	for k, v := range ks {
 		out[k] = v
 	}
-	out[opdef.ReshardType] = unloweredReshard
+	out[ops.ReshardType] = unloweredReshard
 	for _, t := range commSetupTypes {
 		out[t] = commSetup
 	}
@@ -270,10 +270,10 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 	}
 	typ := op.Type
 	if rt, ok := op.Attrs.Int("reduce_type"); ok && (typ == "all_reduce" || typ == "reduce_scatter") {
-		name, ok := opdef.ReduceTypeName(rt)
+		name, ok := ops.ReduceTypeName(rt)
 		if !ok {
-			codes := make([]string, len(opdef.ReduceTypes))
-			for c, n := range opdef.ReduceTypes {
+			codes := make([]string, len(ops.ReduceTypes))
+			for c, n := range ops.ReduceTypes {
 				codes[c] = fmt.Sprintf("%s (%d)", n, c)
 			}
 			return nil, fmt.Errorf("%s: reduce_type %d is none of %s", op, rt, strings.Join(codes, ", "))

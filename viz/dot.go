@@ -7,8 +7,8 @@ import (
 
 	"github.com/emicklei/dot"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Options say what to draw.
@@ -229,7 +229,7 @@ func (d *drawing) label(buf []byte, nd node) []byte {
 				buf = append(buf, "recompute"...)
 			}
 		}
-		if op.Type == opdef.ReshardType {
+		if op.Type == ops.ReshardType {
 			buf = d.reshardLabel(append(buf, '\n'), nd)
 		}
 	case nodeVar, nodeOuter:
@@ -291,11 +291,11 @@ func styleNode(n dot.Node, nd node) {
 		n.Attr("shape", "box")
 		n.Attr("fillcolor", roleFill[roleClassOf(nd.op.Role)])
 		switch {
-		case opdef.IsCollective(nd.op.Type):
+		case ops.IsCollective(nd.op.Type):
 			n.Attr("style", "filled,bold")
 			n.Attr("color", collectiveColor)
 			n.Attr("penwidth", "3")
-		case nd.op.Type == opdef.ReshardType:
+		case nd.op.Type == ops.ReshardType:
 			n.Attr("style", "filled,bold,dashed")
 			n.Attr("color", reshardColor)
 			n.Attr("penwidth", "3")

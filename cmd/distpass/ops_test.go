@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/internal/cli"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
@@ -59,7 +59,7 @@ func TestOpsList(t *testing.T) {
 		t.Errorf("header %q", lines[0])
 	}
 	// One line per def, in the table's order (by type).
-	defs := opdef.All()
+	defs := ops.All()
 	if len(lines)-1 != len(defs) {
 		t.Fatalf("%d lines for %d defs", len(lines)-1, len(defs))
 	}
@@ -152,7 +152,7 @@ func TestOpsJSON(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("ops -json does not parse as its schema: %v", err)
 	}
-	defs := opdef.All()
+	defs := ops.All()
 	if len(doc) != len(defs) {
 		t.Fatalf("%d defs in the JSON, %d in the table", len(doc), len(defs))
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/internal/cli"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -91,16 +91,16 @@ func implTable() string {
 func opTable() string {
 	var sb strings.Builder
 	var n, derived int
-	for _, fam := range opdef.Families() {
-		var ops, grads, rules []string
-		for _, d := range opdef.All() {
+	for _, fam := range ops.Families() {
+		var types, grads, rules []string
+		for _, d := range ops.All() {
 			switch {
 			case d.Family != fam:
 			case d.Forward() != nil:
 				derived++
 			default:
 				n++
-				ops = append(ops, "`"+d.Type+"`")
+				types = append(types, "`"+d.Type+"`")
 				if d.Grad != nil {
 					grads = append(grads, "`"+d.Type+"`")
 				}
@@ -109,7 +109,7 @@ func opTable() string {
 				}
 			}
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", fam, strings.Join(ops, ", "), strings.Join(grads, ", "), strings.Join(rules, ", "))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", fam, strings.Join(types, ", "), strings.Join(grads, ", "), strings.Join(rules, ", "))
 	}
 	return fmt.Sprintf("%d op types, and %d grad op types derived from them; `distpass ops` shows their slots, attrs and shape rules:\n\n", n, derived) +
 		"| family | op types | with a gradient | with a sharding rule |\n|---|---|---|---|\n" + sb.String()

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // checkWatch shows a check's progress on the status line and times it:
@@ -139,7 +139,7 @@ func (w *checkWatch) summary(out io.Writer) {
 	defer w.mu.Unlock()
 	var kernels, collectives []string
 	for typ := range w.ops {
-		if opdef.IsCollective(typ) {
+		if ops.IsCollective(typ) {
 			collectives = append(collectives, typ)
 		} else {
 			kernels = append(kernels, typ)

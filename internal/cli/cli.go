@@ -12,9 +12,9 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 )
 
@@ -461,7 +461,7 @@ func runVerify(env *Env, args []string) int {
 		return code
 	}
 	return eachModule(env, "verify", files, func(in input, m *ir.Module) int {
-		st, err := opdef.Verify(m, opdef.Options{Strict: *strict})
+		st, err := ops.Verify(m, ops.Options{Strict: *strict})
 		if err == nil {
 			if len(st.Undefined) > 0 {
 				fmt.Fprintf(env.Stderr, "%s: note: %s\n", in.name, undefinedNote(st))
@@ -476,7 +476,7 @@ func runVerify(env *Env, args []string) int {
 }
 
 // undefinedNote says how many ops verify accepted without a definition.
-func undefinedNote(st opdef.Stats) string {
+func undefinedNote(st ops.Stats) string {
 	n := 0
 	var types []string
 	for _, tc := range st.Undefined {

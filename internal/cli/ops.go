@@ -10,9 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/internal/suggest"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
@@ -20,7 +20,7 @@ import (
 const opsArgs = "[-json] [TYPE]"
 
 // opsDoc is ops's help: the columns and the JSON schema.
-const opsDoc = `Ops lists every op type the op table (package analysis/opdef) defines,
+const opsDoc = `Ops lists every op type the op table (package ops) defines,
 one a line, sorted by type: its kernel (yes when the simulator has a
 kernel for it; collectives and control flow, which the interpreter runs
 itself, show -), its gradient (yes when the grad op is TYPE_grad, else
@@ -66,14 +66,14 @@ func runOps(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "distpass ops: unexpected argument %q\n", pos[1])
 		return ExitUsage
 	}
-	defs := opdef.All()
+	defs := ops.All()
 	if len(pos) == 1 {
-		d := opdef.Lookup(pos[0])
+		d := ops.Lookup(pos[0])
 		if d == nil {
 			fmt.Fprintf(env.Stderr, "distpass ops: %s\n", unknownOpType(pos[0]))
 			return ExitUsage
 		}
-		defs = []*opdef.Def{d}
+		defs = []*ops.Def{d}
 	}
 	facts := newOpFacts()
 	var err error
@@ -137,7 +137,7 @@ func yes(b bool) string {
 }
 
 // attrList spells d's attrs as {a:int=1, b:bool=false}, or "" for none.
-func attrList(d *opdef.Def) string {
+func attrList(d *ops.Def) string {
 	if len(d.Attrs) == 0 {
 		return ""
 	}
@@ -150,7 +150,7 @@ func attrList(d *opdef.Def) string {
 
 // writeOpList writes one line per def. The short columns are aligned; the
 // slots, attrs and shape rule, of any length, end the line.
-func writeOpList(w io.Writer, defs []*opdef.Def, f *opFacts) error {
+func writeOpList(w io.Writer, defs []*ops.Def, f *opFacts) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TYPE\tKERNEL\tGRAD\tIMPLS\tSHARDING\tSLOTS {ATTRS} SHAPE")
 	for _, d := range defs {
@@ -178,7 +178,7 @@ func writeOpList(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 
 // writeOp writes one def whole: a line per part, "part: value", and the
 // slots, attrs and impls as aligned rows below their part's line.
-func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
+func writeOp(w io.Writer, d *ops.Def, f *opFacts) error {
 	var sb strings.Builder
 	line := func(part, value string) {
 		if value == "" {
@@ -201,7 +201,7 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 	}
 	for _, side := range []struct {
 		name  string
-		slots []opdef.Slot
+		slots []ops.Slot
 	}{{"inputs", d.Inputs}, {"outputs", d.Outputs}} {
 		if len(side.slots) == 0 {
 			line(side.name, "none")
@@ -237,12 +237,12 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 		for _, a := range d.Attrs {
 			def := "no default"
 			if a.Default != nil {
-				def = "default " + opdef.ValueString(a.Default)
+				def = "default " + ops.ValueString(a.Default)
 			}
 			if a.Allowed != nil {
 				vs := make([]string, len(a.Allowed))
 				for i, v := range a.Allowed {
-					vs[i] = opdef.ValueString(v)
+					vs[i] = ops.ValueString(v)
 				}
 				def += "; one of " + strings.Join(vs, ", ")
 			}
@@ -255,12 +255,12 @@ func writeOp(w io.Writer, d *opdef.Def, f *opFacts) error {
 	switch g := d.GradType(); {
 	case g == "":
 		line("grad", "-")
-	case opdef.Lookup(g) != nil:
-		line("grad", g+": "+opdef.Lookup(g).Signature())
+	case ops.Lookup(g) != nil:
+		line("grad", g+": "+ops.Lookup(g).Signature())
 	default:
 		line("grad", g+" (undefined)")
 	}
-	if of := opdef.GradOf(d.Type); of != nil {
+	if of := ops.GradOf(d.Type); of != nil {
 		line("grad of", strings.Join(of, ", "))
 	}
 	line("kernel", yes(f.kernel(d.Type)))
@@ -315,12 +315,12 @@ type (
 	}
 )
 
-func writeOpsJSON(w io.Writer, defs []*opdef.Def, f *opFacts) error {
+func writeOpsJSON(w io.Writer, defs []*ops.Def, f *opFacts) error {
 	doc := make([]opJSON, 0, len(defs))
 	for _, d := range defs {
 		o := opJSON{Type: d.Type, Doc: d.Doc, Inputs: slotsJSON(d.Inputs), Outputs: slotsJSON(d.Outputs),
 			Attrs: []attrJSON{}, Traits: []string{}, Shape: d.Shape, Grad: d.GradType(),
-			GradOf: opdef.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}, Sharding: d.ShardingDoc}
+			GradOf: ops.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}, Sharding: d.ShardingDoc}
 		if o.GradOf == nil {
 			o.GradOf = []string{}
 		}
@@ -349,7 +349,7 @@ func writeOpsJSON(w io.Writer, defs []*opdef.Def, f *opFacts) error {
 	return enc.Encode(doc)
 }
 
-func slotsJSON(ss []opdef.Slot) []slotJSON {
+func slotsJSON(ss []ops.Slot) []slotJSON {
 	out := make([]slotJSON, len(ss))
 	for i, s := range ss {
 		out[i] = slotJSON{Name: s.Name, Optional: s.Optional, Variadic: s.Variadic, NoGrad: s.NoGrad, Numbered: s.Numbered}
@@ -396,7 +396,7 @@ func jsonValue(v ir.Value) any {
 			return append([]float64{}, x...)
 		}
 	}
-	return opdef.ValueString(v)
+	return ops.ValueString(v)
 }
 
 // unknownOpType says that t is not a defined op type, naming the nearest
@@ -408,7 +408,7 @@ func unknownOpType(t string) string {
 	}
 	limit := max(2, len(t)/3)
 	var cs []cand
-	for _, d := range opdef.All() {
+	for _, d := range ops.All() {
 		if k := suggest.Distance(t, d.Type); k <= limit {
 			cs = append(cs, cand{d.Type, k})
 		}

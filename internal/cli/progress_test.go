@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -152,7 +152,7 @@ func checkSummaryCounts(t *testing.T, stderr string, src []byte) {
 			if n != runs[typ] {
 				t.Errorf("summary: %s ran %d times, the programs run it %d times", typ, n, runs[typ])
 			}
-			if opdef.IsCollective(typ) != (i == 1) {
+			if ops.IsCollective(typ) != (i == 1) {
 				t.Errorf("summary: %s on the wrong line: %q", typ, line)
 			}
 		}

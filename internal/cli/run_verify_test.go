@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 )
 
@@ -36,7 +36,7 @@ func breakingPasses(t *testing.T) *passes.Registry {
 		Doc:  "point main's first collective at ring 99 (a test's broken pass)",
 		Run: func(_ *passes.Context, m *ir.Module) error {
 			for _, op := range m.Main.Global().Ops {
-				if opdef.IsCollective(op.Type) {
+				if ops.IsCollective(op.Type) {
 					op.Attrs.Set("ring_id", ir.Int(99))
 					return nil
 				}

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/distpass/distpass/analysis"
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // ShuffleOps reorders the ops of every block of m's programs, in place,
@@ -19,7 +19,7 @@ import (
 // analysis.DefUse, names resolved through the block chain; var attrs
 // count as reads); the earlier stays first. Some ops are barriers that
 // nothing crosses: ops with side effects (collectives, I/O, checks,
-// control flow: opdef.HasSideEffects), ops that own a sub-block (their
+// control flow: ops.HasSideEffects), ops that own a sub-block (their
 // sub-block reads and writes vars their slots need not list), and the
 // loss-grad op (role backward|loss), since lowering syncs the
 // data-parallel grads of the backward ops it has seen after it, a rule
@@ -62,7 +62,7 @@ func ShuffleOps(m *ir.Module, rng *rand.Rand) (int, error) {
 }
 
 func isBarrier(op *ir.Op) bool {
-	if opdef.HasSideEffects(op.Type) || op.Role.IsLossGrad() {
+	if ops.HasSideEffects(op.Type) || op.Role.IsLossGrad() {
 		return true
 	}
 	for range op.SubBlocks {

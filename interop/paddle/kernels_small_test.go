@@ -7,8 +7,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -70,7 +70,7 @@ func TestFixtureOpsRun(t *testing.T) {
 			// Ops alike in attrs the op table lists and input types
 			// run once (the models repeat their blocks).
 			key := op.Type
-			for _, a := range opdef.Lookup(op.Type).Attrs {
+			for _, a := range ops.Lookup(op.Type).Attrs {
 				key += fmt.Sprintf(" %s=%v", a.Name, op.Attrs.Get(a.Name))
 			}
 			for _, s := range op.Inputs {
@@ -119,7 +119,7 @@ func TestFixtureOpsRun(t *testing.T) {
 					}
 				}
 			}
-			inferred, err := opdef.InferOp(op, concrete)
+			inferred, err := ops.InferOp(op, concrete)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue

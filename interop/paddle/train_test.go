@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/distpass/distpass/analysis/opdef"
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 )
 
@@ -299,7 +299,7 @@ func TestTrainResNetCifarDPMP(t *testing.T) {
 	}
 	var reshards []string
 	for _, op := range g.Ops {
-		if op.Type == opdef.ReshardType {
+		if op.Type == ops.ReshardType {
 			x, out := g.Var(op.Input("X")[0]), g.Var(op.Output("Out")[0])
 			reshards = append(reshards, x.Name()+" "+x.Dist.String()+" -> "+out.Dist.String())
 		}

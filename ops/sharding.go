@@ -1,0 +1,556 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// A ShardingRule relates an op's input and output dims for sharding, in
+// both directions, as Paddle's phi SPMD rules do (InferSpmd and
+// InferSpmdReverse). Mappings are dims_mappings: per tensor dim, the
+// mesh dim it is split along, or -1. Args are the op's input and output
+// args flattened in slot order, as ir.VerifyOptions gives them; a nil
+// mapping is an arg the rule does not constrain (it gets nil back).
+//
+// mesh holds the sizes of the mesh's dims: a rule that splits or merges
+// dims (reshape) keeps a dim sharded only where the mesh dim divides it.
+type ShardingRule interface {
+	// Forward takes the inputs' mappings and returns what the op
+	// requires of its inputs, and its outputs' mappings and partials.
+	Forward(mesh []int, in [][]int) (Sharding, error)
+	// Backward takes the outputs' mappings and returns what the op
+	// requires of its inputs and outputs; it gives no partial.
+	Backward(mesh []int, out [][]int) (Sharding, error)
+}
+
+// Sharding is what a rule gives, per input and output arg.
+type Sharding struct {
+	Inputs, Outputs [][]int
+	// Partial lists, per output, the mesh dims it is partial along: the
+	// mesh dims of a contracted or reduced dim.
+	Partial [][]ir.Partial
+}
+
+// Einsum is the rule of most ops, in Paddle's notation: a letter per
+// dim of each arg; equal letters are one logical dim; '1' is a dim that
+// is never sharded (a broadcast size-1 dim, a softmax axis). A letter of
+// the inputs that no output has is contracted or reduced: an output is
+// partial along the mesh dim it is sharded on.
+type Einsum struct {
+	In, Out []string
+	// Reduce is the reduction of the partials (sum for a contraction,
+	// avg for reduce_mean, max for reduce_max).
+	Reduce ir.Reduce
+	// Strict makes a mesh dim on two letters an error, where the merge
+	// otherwise keeps it on the first and replicates the others (Paddle's
+	// merge_conflicts = false, which softmax and embedding use).
+	Strict bool
+	// NoPartial marks an op whose outputs are never partial: its kernel
+	// reduces itself (Paddle's rules that clear it).
+	NoPartial bool
+	// strictBack makes Strict hold for Backward only (Paddle's matmul
+	// reverse merges Out with merge_conflicts = false).
+	strictBack bool
+	// whole marks the outputs the rule does not spell (all '1', such as
+	// an XShape): never sharded, and never partial, since the op does not
+	// compute them from the contracted letters.
+	whole []bool
+	// selects lists the letters of the inputs that pick a slice rather
+	// than being summed over (grouped_matmul's experts): an output that
+	// lacks one is not partial along its mesh dim.
+	selects string
+}
+
+// String spells the rule as einsum: "mk,kn->mn".
+func (e *Einsum) String() string {
+	return strings.Join(e.In, ",") + "->" + strings.Join(e.Out, ",")
+}
+
+// Forward merges the inputs' mappings letter by letter (Merge), and
+// gives each arg the merged mesh dims of its letters. An einsum splits no
+// dim, so the mesh's sizes do not matter to it.
+func (e *Einsum) Forward(_ []int, in [][]int) (Sharding, error) {
+	if len(in) != len(e.In) {
+		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", e, len(in), len(e.In))
+	}
+	m, err := Merge(e.In, in, !e.Strict)
+	if err != nil {
+		return Sharding{}, fmt.Errorf("rule %s: %v", e, err)
+	}
+	s := Sharding{Inputs: m.dims(e.In, in), Outputs: m.dims(e.Out, nil), Partial: make([][]ir.Partial, len(e.Out))}
+	if !e.NoPartial {
+		for j, out := range e.Out {
+			if j < len(e.whole) && e.whole[j] {
+				continue
+			}
+			for _, l := range m.letters {
+				if d := m.dim(l); d >= 0 && strings.IndexByte(out, l) < 0 && strings.IndexByte(e.selects, l) < 0 {
+					s.Partial[j] = append(s.Partial[j], ir.Partial{Dim: d, Reduce: e.Reduce})
+				}
+			}
+			slices.SortFunc(s.Partial[j], func(a, b ir.Partial) int { return a.Dim - b.Dim })
+		}
+	}
+	return s, nil
+}
+
+// Backward merges the outputs' mappings, and gives each arg the merged
+// mesh dims of its letters: a letter no output has (a contraction) is
+// replicated.
+func (e *Einsum) Backward(_ []int, out [][]int) (Sharding, error) {
+	if len(out) != len(e.Out) {
+		return Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", e, len(out), len(e.Out))
+	}
+	m, err := Merge(e.Out, out, !e.Strict && !e.strictBack)
+	if err != nil {
+		return Sharding{}, fmt.Errorf("rule %s: %v", e, err)
+	}
+	return Sharding{Inputs: m.dims(e.In, nil), Outputs: m.dims(e.Out, out), Partial: make([][]ir.Partial, len(e.Out))}, nil
+}
+
+// LetterMap is the result of Merge: the mesh dim of each letter.
+type LetterMap struct {
+	letters []byte // in first-seen order
+	mesh    []int  // mesh[i] is letters[i]'s mesh dim, or -1
+}
+
+func (m *LetterMap) dim(l byte) int {
+	if i := slices.Index(m.letters, l); i >= 0 {
+		return m.mesh[i]
+	}
+	return -1
+}
+
+// Dim returns the mesh dim letter l is sharded on, or -1.
+func (m *LetterMap) Dim(l byte) int { return m.dim(l) }
+
+// dims returns, for each axes string, the mesh dims of its letters ('1'
+// and letters without a mesh dim give -1). An arg whose mapping in like
+// is nil (when like is given) gets nil.
+func (m *LetterMap) dims(axes []string, like [][]int) [][]int {
+	res := make([][]int, len(axes))
+	for i, a := range axes {
+		if like != nil && like[i] == nil {
+			continue
+		}
+		res[i] = make([]int, len(a))
+		for k := range len(a) {
+			res[i][k] = -1
+			if a[k] != '1' {
+				res[i][k] = m.dim(a[k])
+			}
+		}
+	}
+	return res
+}
+
+// Merge folds mappings into one mesh dim per letter, as Paddle's
+// ShardingMergeForTensors does: over the tensors in order and their dims
+// left to right, a replicated dim (-1) yields to a sharded one, and two
+// different mesh dims on one letter are an error. Then a mesh dim that
+// shards more than one letter keeps the letter that was sharded on it
+// first in that fold (not the letter seen first: a letter replicated in
+// the first tensor and sharded in a later one comes after the letters
+// the first tensor shards), and the others become -1 (when resolve;
+// otherwise that is an error). '1' dims and nil mappings take no part.
+func Merge(axes []string, mappings [][]int, resolve bool) (*LetterMap, error) {
+	m := &LetterMap{}
+	var order []int // letters' indexes, in the order they became sharded
+	for t, a := range axes {
+		dm := mappings[t]
+		if dm == nil {
+			continue
+		}
+		if len(dm) != len(a) {
+			return nil, fmt.Errorf("mapping %s of %d dims for axes %q", ir.FormatInts(dm), len(dm), a)
+		}
+		for k := range len(a) {
+			l := a[k]
+			if dm[k] < -1 {
+				return nil, fmt.Errorf("mapping %s has mesh dim %d", ir.FormatInts(dm), dm[k])
+			}
+			if l == '1' {
+				continue
+			}
+			i := slices.Index(m.letters, l)
+			if i < 0 {
+				m.letters = append(m.letters, l)
+				m.mesh = append(m.mesh, dm[k])
+				if dm[k] >= 0 {
+					order = append(order, len(m.letters)-1)
+				}
+				continue
+			}
+			switch cur := m.mesh[i]; {
+			case cur == dm[k] || dm[k] < 0:
+			case cur < 0:
+				m.mesh[i] = dm[k]
+				order = append(order, i)
+			default:
+				return nil, fmt.Errorf("dim %q is sharded along two mesh dims, %d and %d", string(l), cur, dm[k])
+			}
+		}
+	}
+	// A mesh dim on several letters: the letter sharded on it first keeps
+	// it.
+	for n, j := range order {
+		d := m.mesh[j]
+		for _, i := range order[:n] {
+			if m.mesh[i] != d {
+				continue
+			}
+			if !resolve {
+				return nil, fmt.Errorf("mesh dim %d shards dims %q and %q", d, string(m.letters[i]), string(m.letters[j]))
+			}
+			m.mesh[j] = -1
+			break
+		}
+	}
+	return m, nil
+}
+
+// ShardingRuleOf returns the sharding rule of op, whose arg vars lookup
+// finds; nil when its type has no rule or an input does not resolve.
+func ShardingRuleOf(op *ir.Op, lookup func(name string) *ir.Var) (ShardingRule, error) {
+	return shardingRuleOf(Lookup(op.Type), op, lookup)
+}
+
+// shardingRuleOf is ShardingRuleOf with op's def d.
+func shardingRuleOf(d *Def, op *ir.Op, lookup func(name string) *ir.Var) (ShardingRule, error) {
+	if d == nil || d.Sharding == nil {
+		return nil, nil
+	}
+	c := newInfer(d, op, lookup)
+	if c == nil {
+		return nil, nil
+	}
+	// A rule spells each dim with a letter: more dims than letters would
+	// run the builders off the alphabet.
+	for _, vs := range [2][]*ir.Var{c.ins, c.outs} {
+		for _, v := range vs {
+			if v != nil && v.Type.IsTensor() && len(v.Type.Shape) > len(alphabet) {
+				return nil, fmt.Errorf("%s: sharding rule: %s has %d dims; a rule spells at most %d", op, v.Name(), len(v.Type.Shape), len(alphabet))
+			}
+		}
+	}
+	r, err := d.Sharding(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: sharding rule: %w", op, err)
+	}
+	return r, nil
+}
+
+// alignRule is the rule of an op whose several inputs share every dim
+// but one (concat), as Paddle's AlignDimsSharding makes it: per mesh dim,
+// if the inputs agree, their sharding stays (unless it is on the joined
+// dim); if they disagree, the mesh dim goes to the kept dim that costs
+// least to reshard the inputs to, every input not yet split there paying
+// its local size times the mesh dim's, and none on a dim smaller than
+// the mesh dim. Its Backward is the einsum's.
+type alignRule struct {
+	*Einsum
+	args   []int     // the aligned inputs' indexes among the op's inputs
+	shapes [][]int64 // their shapes
+	axis   int       // the dim they are joined along
+}
+
+func (r *alignRule) Forward(mesh []int, in [][]int) (Sharding, error) {
+	if len(in) != len(r.In) {
+		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
+	}
+	for md, size := range mesh {
+		if size < 1 {
+			return Sharding{}, fmt.Errorf("rule %s: mesh dim %d has size %d", r.Einsum, md, size)
+		}
+	}
+	// The first input with a shape and a mapping is the reference: the
+	// others are compared with it, and Out takes its result.
+	ref := -1
+	for k, i := range r.args {
+		if in[i] == nil || len(r.shapes[k]) == 0 || r.shapes[k][0] == 0 {
+			continue
+		}
+		if len(in[i]) != len(r.shapes[k]) {
+			return Sharding{}, fmt.Errorf("rule %s: mapping %s of %d dims for a %d-dim input", r.Einsum, ir.FormatInts(in[i]), len(in[i]), len(r.shapes[k]))
+		}
+		for d, md := range in[i] {
+			if md < -1 || md >= len(mesh) {
+				return Sharding{}, fmt.Errorf("rule %s: mapping %s uses mesh dim %d of a %d-dim mesh", r.Einsum, ir.FormatInts(in[i]), md, len(mesh))
+			}
+			if md >= 0 && slices.Index(in[i], md) != d {
+				return Sharding{}, fmt.Errorf("rule %s: mapping %s uses mesh dim %d twice", r.Einsum, ir.FormatInts(in[i]), md)
+			}
+		}
+		if ref < 0 {
+			ref = k
+		}
+	}
+	if ref < 0 {
+		return r.Einsum.Forward(mesh, in)
+	}
+	used := func(k int) bool {
+		i := r.args[k]
+		return in[i] != nil && len(r.shapes[k]) > 0 && r.shapes[k][0] != 0
+	}
+	refMap := in[r.args[ref]]
+	mismatch := func(md int) bool {
+		want := slices.Index(refMap, md)
+		for k := range r.args {
+			if used(k) && slices.Index(in[r.args[k]], md) != want {
+				return true
+			}
+		}
+		return false
+	}
+	n := len(refMap)
+	owner := make([]int, len(mesh)) // the dim each mesh dim shards, or -1
+	taken := make([]bool, n)
+	for md := range mesh {
+		owner[md] = -1
+		if d := slices.Index(refMap, md); !mismatch(md) && d >= 0 && d != r.axis {
+			owner[md], taken[d] = d, true
+		}
+	}
+	for md := range mesh {
+		if !mismatch(md) {
+			continue
+		}
+		best, bestCost := -1, math.Inf(1)
+		for d := range n {
+			if d == r.axis || taken[d] {
+				continue
+			}
+			cost := 0.0
+			for k := range r.args {
+				if !used(k) {
+					continue
+				}
+				shape, dm := r.shapes[k], in[r.args[k]]
+				switch {
+				case shape[d] < int64(mesh[md]):
+					cost = math.Inf(1)
+				case dm[d] >= 0:
+				default:
+					local := 1.0
+					for e, s := range shape {
+						if dm[e] >= 0 {
+							s = (s + int64(mesh[dm[e]]) - 1) / int64(mesh[dm[e]])
+						}
+						local *= float64(s)
+					}
+					cost += local * float64(mesh[md])
+				}
+			}
+			if cost < bestCost {
+				best, bestCost = d, cost
+			}
+		}
+		if best >= 0 {
+			owner[md], taken[best] = best, true
+		}
+	}
+	aligned := make([]int, n)
+	for d := range aligned {
+		aligned[d] = slices.Index(owner, d)
+	}
+	s := Sharding{Inputs: make([][]int, len(in)), Partial: make([][]ir.Partial, len(r.Out))}
+	for _, i := range r.args {
+		if in[i] != nil {
+			s.Inputs[i] = slices.Clone(aligned)
+		}
+	}
+	for range r.Out {
+		s.Outputs = append(s.Outputs, slices.Clone(aligned))
+	}
+	return s, nil
+}
+
+// splitRule is split's: its Forward is the einsum's; its Backward, as
+// Paddle's SplitWithNumInferSpmdReverse, merges the outputs with the
+// split axis a dim like the others (so a mesh dim it is sharded on in an
+// earlier output keeps it against the other dims), then replicates it.
+type splitRule struct {
+	*Einsum
+	back *Einsum // the split axis a letter
+	axis int
+}
+
+func (r *splitRule) Backward(mesh []int, out [][]int) (Sharding, error) {
+	s, err := r.back.Backward(mesh, out)
+	if err != nil {
+		return Sharding{}, err
+	}
+	for _, m := range append(slices.Clip(s.Inputs), s.Outputs...) {
+		if r.axis < len(m) {
+			m[r.axis] = -1
+		}
+	}
+	return s, nil
+}
+
+// PassesPartial reports whether op's Out is X's partial value carried
+// through: the op is linear in its X alone (assign, scale without bias,
+// cumsum, and the views reshape2, transpose2, squeeze2, unsqueeze2,
+// flatten), so that the op of the parts is the parts of the op (Paddle's
+// "with partial" rules), and each of X's partial
+// mesh dims is a sum or an average, or any reduction for the identities
+// (assign and the views: a max stays a max; scale by -1 would make it a
+// min). cast is not: a cast to an integer of a sum is not the sum of the
+// casts.
+func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
+	identity := false
+	switch op.Type {
+	case "assign", "reshape2", "transpose2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
+		identity = true
+	case "cumsum":
+	case "scale":
+		if b, ok := op.Attrs.Get("bias").(ir.Float); ok && b != 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, p := range partial {
+		if !identity && p.Reduce != ir.ReduceSum && p.Reduce != ir.ReduceAvg {
+			return false
+		}
+	}
+	return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
+}
+
+// LinearInParts reports whether op's outputs are linear in its inputs
+// that are partial (partial[k]: dense input k, in slot order, is partial
+// as a sum or average along the mesh dims in question), so that each
+// rank's op of the parts gives parts of the op's value: a linear unary
+// op (PassesPartial), a sum or difference of partial values alike
+// (elementwise_add, elementwise_sub, sum: every input partial), a
+// product or quotient with one partial factor (elementwise_mul, the
+// matmuls, elementwise_div's X). An add of a partial and a whole value
+// is not: each rank would add the whole one.
+func LinearInParts(op *ir.Op, partial []bool) bool {
+	n, all := 0, true
+	for _, p := range partial {
+		if p {
+			n++
+		} else {
+			all = false
+		}
+	}
+	switch op.Type {
+	case "elementwise_add", "elementwise_sub", "sum":
+		return all
+	case "elementwise_mul", "matmul_v2", "matmul", "mul":
+		return n == 1
+	case "elementwise_div":
+		return n == 1 && len(partial) > 0 && partial[0]
+	}
+	return n == 1 && len(partial) == 1 && PassesPartial(op, []ir.Partial{{}})
+}
+
+// CarriedPartial returns the partial state that op carries from its
+// partial inputs into its outputs when each rank computes the op on its
+// parts, or why the op of the parts is not the parts of the op. in gives
+// each dense input's partial state in slot order (nil: whole); name its
+// arg's name, for the message. The combination is exact only when every
+// partial input is partial alike (the same mesh dims with the same
+// reductions: a sum-partial plus an avg-partial counts one of them
+// twice, values partial along different mesh dims count each other's
+// parts again) and the op is linear in them (LinearInParts: sums and
+// averages), or, for a max or a min, the op's one partial input keeps
+// its extremum (KeepsExtremum). Each output that is partial along one of
+// the carried mesh dims must be so with the same reduction, and one
+// output at least carries it (CarriedPartialOut).
+func CarriedPartial(op *ir.Op, in [][]ir.Partial, name func(k int) string) ([]ir.Partial, error) {
+	first := -1
+	flags := make([]bool, len(in))
+	extremum := false
+	for k, p := range in {
+		if len(p) == 0 {
+			continue
+		}
+		flags[k] = true
+		for _, q := range p {
+			if q.Reduce == ir.ReduceMax || q.Reduce == ir.ReduceMin {
+				extremum = true
+			}
+		}
+		if first < 0 {
+			first = k
+			continue
+		}
+		if !slices.Equal(p, in[first]) {
+			return nil, fmt.Errorf("%s reads %s, %s, with %s, %s: the parts of values partial along other mesh dims or by other reductions do not add up",
+				op.Type, name(first), "partial "+ir.FormatPartial(in[first]), name(k), "partial "+ir.FormatPartial(p))
+		}
+	}
+	if first < 0 {
+		return nil, nil
+	}
+	if extremum {
+		if !slices.ContainsFunc(in[first], func(q ir.Partial) bool { return q.Reduce == ir.ReduceSum || q.Reduce == ir.ReduceAvg }) &&
+			slices.IndexFunc(flags[first+1:], func(b bool) bool { return b }) < 0 && KeepsExtremum(op) {
+			return in[first], nil
+		}
+	} else if LinearInParts(op, flags) {
+		return in[first], nil
+	}
+	return nil, fmt.Errorf("%s reads %s, %s: %w", op.Type, name(first), "partial "+ir.FormatPartial(in[first]), ErrReadsWhole)
+}
+
+// ErrReadsWhole is CarriedPartial's error for an op that reads a partial
+// input as a whole value: the op of the parts is not the parts of the op.
+var ErrReadsWhole = errors.New("the op reads it as a whole value: the op of the parts is not the parts of the op")
+
+// CarriedPartialOut checks the outputs of an op that carries partial
+// state carried (CarriedPartial's) into them: out gives each dense
+// output's declared partial state in slot order. It returns why they do
+// not hold it, or nil.
+func CarriedPartialOut(op *ir.Op, carried []ir.Partial, out [][]ir.Partial, name func(k int) string) error {
+	for _, c := range carried {
+		held := false
+		for k, p := range out {
+			i := slices.IndexFunc(p, func(q ir.Partial) bool { return q.Dim == c.Dim })
+			if i < 0 {
+				continue
+			}
+			if p[i].Reduce != c.Reduce {
+				return fmt.Errorf("%s carries %s over mesh dim %d into %s, which is %s: its parts would be reduced as %s",
+					op.Type, reduceNoun(c.Reduce), c.Dim, name(k), "partial "+ir.FormatPartial(p), reduceNoun(p[i].Reduce))
+			}
+			held = true
+		}
+		if !held {
+			return fmt.Errorf("%s carries %s over mesh dim %d into its outputs, and none is partial along it", op.Type, reduceNoun(c.Reduce), c.Dim)
+		}
+	}
+	return nil
+}
+
+// reduceNoun names a pending reduction: "a sum", "an average".
+func reduceNoun(r ir.Reduce) string {
+	if r == ir.ReduceAvg {
+		return "an average"
+	}
+	return "a " + r.String()
+}
+
+// KeepsExtremum reports whether op's Out of an X partial as a max (or a
+// min) is partial alike: the identities (PassesPartial's) and the unary
+// ops that never decrease (relu, sigmoid, tanh, exp, ...): the op of
+// the largest part is the largest of the op's parts. A non-monotone op
+// (gelu, silu) or a negation is not.
+func KeepsExtremum(op *ir.Op) bool {
+	switch op.Type {
+	case "relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "softplus", "cast":
+		return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
+	case "leaky_relu":
+		a, ok := op.Attrs.Get("alpha").(ir.Float)
+		return !ok || a >= 0
+	}
+	return PassesPartial(op, []ir.Partial{{Reduce: ir.ReduceMax}})
+}

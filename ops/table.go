@@ -1,0 +1,262 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/distpass/distpass/ir"
+)
+
+// family is one file's definitions, under the file's name.
+type family struct {
+	name string
+	defs []*Def
+}
+
+// families lists every family's definitions: the one place a def is
+// registered. Grad defs derived from the forward defs' Grad follow.
+func families() []family {
+	return []family{
+		{"matmul", matmulDefs()},
+		{"elementwise", elementwiseDefs()},
+		{"activation", activationDefs()},
+		{"reduce", reduceDefs()},
+		{"nn", nnDefs()},
+		{"conv", convDefs()},
+		{"data", dataDefs()},
+		{"moe", moeDefs()},
+		{"optimizer", optimizerDefs()},
+		{"collective", collectiveDefs()},
+		{"reshard", reshardDefs()},
+		{"control", controlDefs()},
+		{"quant", quantDefs()},
+	}
+}
+
+// Families returns the families' names in the table's order.
+func Families() []string {
+	var names []string
+	for _, f := range families() {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+type table struct {
+	byType map[string]*Def
+	all    []*Def // sorted by type
+	err    error  // a broken table: a test reports it
+}
+
+var theTable = sync.OnceValue(build)
+
+func build() *table {
+	t := &table{byType: map[string]*Def{}}
+	var errs []string
+	add := func(d *Def) {
+		if d.Type == "" {
+			errs = append(errs, "a def has no type")
+			return
+		}
+		if t.byType[d.Type] != nil {
+			errs = append(errs, d.Type+" is defined twice")
+			return
+		}
+		t.byType[d.Type] = d
+		t.all = append(t.all, d)
+	}
+	for _, fam := range families() {
+		for _, d := range fam.defs {
+			d.Family = fam.name
+			slices.SortFunc(d.Attrs, func(a, b Attr) int { return strings.Compare(a.Name, b.Name) })
+			add(d)
+		}
+	}
+	// Derived grad defs come after every forward def, so that a grad op
+	// defined by hand (an Emit's cast, c_embedding_grad) wins only by
+	// being listed: a derived def of a type already defined is an error.
+	for _, d := range slices.Clone(t.all) {
+		if g := d.Grad; g != nil && g.Emit == nil {
+			add(gradDef(d))
+		}
+	}
+	for _, d := range t.all {
+		if msg := d.problem(t); msg != "" {
+			errs = append(errs, d.Type+": "+msg)
+		}
+	}
+	slices.SortFunc(t.all, func(a, b *Def) int { return strings.Compare(a.Type, b.Type) })
+	if errs != nil {
+		t.err = fmt.Errorf("ops: %s", strings.Join(errs, "; "))
+	}
+	return t
+}
+
+// problem returns what is wrong with d as a def, or "".
+func (d *Def) problem(t *table) string {
+	seen := map[string]bool{}
+	for _, ss := range [2][]Slot{d.Inputs, d.Outputs} {
+		for _, s := range ss {
+			if s.Name == "" || seen[s.Name] {
+				return fmt.Sprintf("slot %q empty or listed twice", s.Name)
+			}
+			seen[s.Name] = true
+		}
+	}
+	for i, a := range d.Attrs {
+		if a.Name == "" || i > 0 && d.Attrs[i-1].Name == a.Name {
+			return fmt.Sprintf("attr %q empty or listed twice", a.Name)
+		}
+		if a.Default != nil && !kindAccepts(a.Type, a.Default.Kind()) {
+			return fmt.Sprintf("attr %s: default of kind %s, not %s", a.Name, a.Default.Kind(), a.Type)
+		}
+	}
+	if d.Infer != nil && d.Shape == "" {
+		return "an inference without a one-line shape rule"
+	}
+	if (d.Sharding != nil) != (d.ShardingDoc != "") {
+		return "a sharding rule goes with its one-line ShardingDoc"
+	}
+	if g := d.Grad; g != nil {
+		for _, s := range g.Diff {
+			if !d.hasInput(s) {
+				return "grad: Diff slot " + s + " is not an input"
+			}
+		}
+		if (g.Infer != nil) != (g.Shape != "") {
+			return "grad: an Infer goes with its one-line Shape"
+		}
+		if g.Emit != nil && t.byType[g.Type] == nil && g.Type != "" {
+			return "grad: emits undefined type " + g.Type
+		}
+	}
+	return ""
+}
+
+func (d *Def) hasInput(name string) bool {
+	for _, s := range d.Inputs {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// GradType returns the type of d's grad op, "" when d has no gradient.
+func (d *Def) GradType() string {
+	switch {
+	case d.Grad == nil:
+		return ""
+	case d.Grad.Type != "":
+		return d.Grad.Type
+	}
+	return d.Type + "_grad"
+}
+
+// Lookup returns the def of op type t, or nil.
+func Lookup(t string) *Def { return theTable().byType[t] }
+
+// IsCollective reports whether ops of type t communicate between ranks
+// (the Collective trait). A collective must run on every rank of its
+// group, so no pass may drop one on some ranks only.
+func IsCollective(t string) bool { return Has(t, Collective) }
+
+// Has reports whether op type t's def has any of traits tr (false for a
+// type the table does not define).
+func Has(t string, tr Traits) bool {
+	d := Lookup(t)
+	return d != nil && d.Traits&tr != 0
+}
+
+// HasSideEffects reports whether ops of type t matter beyond the values
+// they write: collectives, I/O with the caller, checks and control flow
+// (and a type the table does not define: nothing says it is pure).
+// Dead-code elimination keeps them.
+func HasSideEffects(t string) bool {
+	d := Lookup(t)
+	return d == nil || d.Traits&(Collective|SideEffects|ControlFlow) != 0
+}
+
+// The one reading of an op's attrs, by the kind the table declares: the
+// impls and the kernels read through these, so that a value means what
+// verify accepted it as (Paddle's loader reads a bool from an int, an
+// int from a long), and an absent attr is the table's default.
+
+// AttrBool returns op's bool attr name: a bool, or an int or a long
+// (non-zero is true, as Paddle's loader reads is_test = 1); absent, the
+// table's default (false when it declares none); an error for a value of
+// another kind.
+func AttrBool(op *ir.Op, name string) (bool, error) {
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
+		return false, nil
+	case ir.Bool:
+		return bool(x), nil
+	case ir.Int:
+		return x != 0, nil
+	case ir.Long:
+		return x != 0, nil
+	}
+	return false, fmt.Errorf("attr %s has kind %s, want bool", name, op.Attrs.Get(name).Kind())
+}
+
+// AttrInt returns op's int attr name: an int or a long; absent, the
+// table's default (0 when it declares none); an error for a value of
+// another kind.
+func AttrInt(op *ir.Op, name string) (int64, error) {
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
+		return 0, nil
+	case ir.Int:
+		return int64(x), nil
+	case ir.Long:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("attr %s has kind %s, want int", name, op.Attrs.Get(name).Kind())
+}
+
+// AttrFloat returns op's float attr name: a float or a float64; absent,
+// the table's default (0 when it declares none); an error for a value of
+// another kind.
+func AttrFloat(op *ir.Op, name string) (float64, error) {
+	switch x := attrOrDefault(op, name).(type) {
+	case nil:
+		return 0, nil
+	case ir.Float:
+		return float64(x), nil
+	case ir.Float64:
+		return float64(x), nil
+	}
+	return 0, fmt.Errorf("attr %s has kind %s, want float", name, op.Attrs.Get(name).Kind())
+}
+
+// AttrDefault returns the table's default of attr name of op type t, or
+// nil: the type or the attr is not in the table, or it has no default.
+func AttrDefault(t, name string) ir.Value {
+	if d := Lookup(t); d != nil {
+		for i := range d.Attrs {
+			if d.Attrs[i].Name == name {
+				return d.Attrs[i].Default
+			}
+		}
+	}
+	return nil
+}
+
+func attrOrDefault(op *ir.Op, name string) ir.Value {
+	if v := op.Attrs.Get(name); v != nil {
+		return v
+	}
+	return AttrDefault(op.Type, name)
+}
+
+// All returns every def, forward and grad, sorted by type. The slice is
+// shared: callers must not change it.
+func All() []*Def { return theTable().all }
+
+// Check returns an error describing every broken def of the table (two
+// defs of one type, a duplicate slot, a default of the wrong kind), or
+// nil. A test keeps it nil.
+func Check() error { return theTable().err }

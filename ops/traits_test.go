@@ -1,0 +1,36 @@
+package ops_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/distpass/distpass/ops"
+)
+
+// TestTraitMembers: the traits that replaced the lists kept by the
+// lowering, completion and check-annotations hold the same op types.
+func TestTraitMembers(t *testing.T) {
+	for _, c := range []struct {
+		trait ops.Traits
+		want  []string
+	}{
+		{ops.ShapeOfOut, []string{"fill_constant", "fill_constant_batch_size_like", "gaussian_random", "uniform_random"}},
+		{ops.BackwardOnly, []string{"check_finite_and_unscale", "update_loss_scaling"}},
+		{ops.OwnPart, []string{"all_to_all", "alltoall", "assign_pos", "global_gather", "global_scatter", "limit_by_capacity", "prune_gate_by_capacity"}},
+		{ops.KeepsIndex, []string{"assign", "cast", "elementwise_add", "elementwise_floordiv", "elementwise_mod", "elementwise_mul",
+			"elementwise_sub", "flatten_contiguous_range", "reshape2", "scale", "squeeze2", "unsqueeze2"}},
+	} {
+		var got []string
+		for _, d := range ops.All() {
+			if ops.Has(d.Type, c.trait) {
+				got = append(got, d.Type)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got %q\nwant %q", c.trait, got, c.want)
+		}
+	}
+	if ops.Has("no_such_op", ops.OwnPart) {
+		t.Error("an undefined type has a trait")
+	}
+}
