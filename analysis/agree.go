@@ -520,6 +520,12 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 		}
 		return
 	}
+	if len(c.loss.Dist.Partial) == 0 {
+		// The loss is whole: every rank computed all of it (the batch
+		// split before it was gathered or reduced), and the sync sums
+		// the grads folded over the batch shards, without averaging.
+		return
+	}
 	c.opErr(bi, op, synced, fmt.Sprintf("the data-parallel sync would average %s over mesh dim %d (%s), along which %s's dim 0 is split, but the loss %s is %s, no average over it: dim 0 must be the batch the loss averages",
 		quoteName(synced), axis, meshDimName(pm, axis), quoteName(from), quoteName(c.loss.Name()), fmtDist(c.loss.Dist)))
 }

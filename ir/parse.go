@@ -340,6 +340,40 @@ func ParseDist(name, src string) (*TensorDist, error) {
 	return d, nil
 }
 
+// ParseOp reads one op as the text format writes it after its id, with
+// no role, fwd or dist: `type(Slot: a, Slot: [b, c]) -> (Out: d) {k = v}`.
+// src is line number line of file name (errors are at name:line:col):
+// a text that embeds ops in a grammar of its own (an op definition's
+// meaning) reads them with it.
+func ParseOp(name string, line int, src string) (*Op, error) {
+	p := fragmentParser(name, src)
+	p.line, p.tok.line = line, line
+	op := &Op{}
+	p.opBody(op)
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	if p.sawRef {
+		return nil, &ParseError{File: name, Line: line, Col: 1, Msg: "an op read alone cannot own a block"}
+	}
+	return op, nil
+}
+
+// ParseValue reads one attribute value as the text format writes it
+// ("[1, 2]", "long(3)", "ints[]"), at name:line as ParseOp.
+func ParseValue(name string, line int, src string) (Value, error) {
+	p := fragmentParser(name, src)
+	p.line, p.tok.line = line, line
+	v := p.value()
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	if p.sawRef {
+		return nil, &ParseError{File: name, Line: line, Col: 1, Msg: "a block ref means nothing outside a program"}
+	}
+	return v, nil
+}
+
 // fragmentParser is a parser over a piece of a module's text.
 func fragmentParser(name, src string) *parser {
 	p := &parser{
@@ -708,6 +742,27 @@ func (p *parser) op(b *Block) {
 	p.sawRef = false
 	op := p.ops.one()
 	op.ID = p.int64Lit("op id")
+	p.opBody(op)
+	if p.sawRef {
+		p.refOps = append(p.refOps, refOpPos{op, textPos{line, col}})
+	}
+	if p.is("role") {
+		p.next()
+		op.Role = p.role()
+	}
+	if p.is("fwd") {
+		p.next()
+		op.Fwd = p.int64Lit("forward op id")
+	}
+	if p.is("dist") {
+		p.next()
+		op.Dist = p.opDist()
+	}
+	b.Ops = append(b.Ops, op)
+}
+
+// opBody reads an op's type, slots and attrs: "type(...) -> (...) {...}".
+func (p *parser) opBody(op *Op) {
 	op.Type = p.name("op type")
 	op.Inputs = p.slots()
 	p.want(tArrow)
@@ -730,22 +785,6 @@ func (p *parser) op(b *Block) {
 			op.Attrs = p.attrSlab.copyOf(as)
 		}
 	}
-	if p.sawRef {
-		p.refOps = append(p.refOps, refOpPos{op, textPos{line, col}})
-	}
-	if p.is("role") {
-		p.next()
-		op.Role = p.role()
-	}
-	if p.is("fwd") {
-		p.next()
-		op.Fwd = p.int64Lit("forward op id")
-	}
-	if p.is("dist") {
-		p.next()
-		op.Dist = p.opDist()
-	}
-	b.Ops = append(b.Ops, op)
 }
 
 func (p *parser) slots() []Slot {

@@ -381,7 +381,7 @@ func inferLogical(c *Infer) error {
 // viewGradOf is the Grad of squeeze2 and flatten_contiguous_range, whose
 // grad ops (as Paddle's) read X's shape from XShape, and Out@GRAD.
 func viewGradOf() *Grad {
-	return &Grad{Reads: []string{"XShape", "Out@GRAD"}, Diff: []string{"X"},
+	return &Grad{Reads: []string{"XShape|X", "Out@GRAD"}, Diff: []string{"X"},
 		Infer: inferViewGrad, Shape: "X@GRAD = XShape[1:], dtype of Out@GRAD"}
 }
 

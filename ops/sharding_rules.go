@@ -64,6 +64,19 @@ func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
 	return e, nil
 }
 
+// Einsum spells a rule by slot, as the rule builders do, for a def made
+// outside the table (a custom op's): each arg of a slot named in in or
+// out gets the slot's letters, an arg of any other slot is never split;
+// a letter only inputs have is reduced by r.
+func (c *Infer) Einsum(in, out map[string]string, r ir.Reduce) (*Einsum, error) {
+	e, err := c.einsum(in, out)
+	if err != nil {
+		return nil, err
+	}
+	e.Reduce = r
+	return e, nil
+}
+
 // ones is '1' for each dim of vars[k] (none for a var that is not a
 // dense tensor).
 func ones(vars []*ir.Var, k int) string {

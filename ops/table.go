@@ -1,10 +1,13 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -50,7 +53,71 @@ type table struct {
 	err    error  // a broken table: a test reports it
 }
 
-var theTable = sync.OnceValue(build)
+var (
+	builtin = sync.OnceValue(build)
+	// added is the table with the defs Add added; nil before the first.
+	added atomic.Pointer[table]
+	addMu sync.Mutex // serialises Add
+)
+
+// theTable is the table as it stands: the built-in defs and those added.
+func theTable() *table {
+	if t := added.Load(); t != nil {
+		return t
+	}
+	return builtin()
+}
+
+// Add adds op types to the table, for the life of the process: each def,
+// and the grad def derived from its Grad (when Grad is data, not Emit).
+// A def without a Family gets "custom". Add checks the defs as the
+// table checks its own and adds none of them on an error: a type already
+// defined, a slot or attr listed twice, a default of the wrong kind, a
+// grad that names a slot the def lacks. Lookups running meanwhile see the
+// table before or after, never a part of it.
+func Add(defs ...*Def) error {
+	addMu.Lock()
+	defer addMu.Unlock()
+	old := theTable()
+	t := &table{byType: maps.Clone(old.byType), all: slices.Clone(old.all), err: old.err}
+	var fresh []*Def
+	put := func(d *Def) error {
+		if d.Type == "" {
+			return errors.New("ops: a def has no type")
+		}
+		if t.byType[d.Type] != nil {
+			return fmt.Errorf("ops: %s is already defined", d.Type)
+		}
+		t.byType[d.Type] = d
+		t.all = append(t.all, d)
+		fresh = append(fresh, d)
+		return nil
+	}
+	for _, d := range defs {
+		if d.Family == "" {
+			d.Family = "custom"
+		}
+		slices.SortFunc(d.Attrs, func(a, b Attr) int { return strings.Compare(a.Name, b.Name) })
+		if err := put(d); err != nil {
+			return err
+		}
+	}
+	for _, d := range defs {
+		if g := d.Grad; g != nil && g.Emit == nil {
+			if err := put(gradDef(d)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range fresh {
+		if msg := d.problem(t); msg != "" {
+			return fmt.Errorf("ops: %s: %s", d.Type, msg)
+		}
+	}
+	slices.SortFunc(t.all, func(a, b *Def) int { return strings.Compare(a.Type, b.Type) })
+	added.Store(t)
+	return nil
+}
 
 func build() *table {
 	t := &table{byType: map[string]*Def{}}

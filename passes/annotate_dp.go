@@ -20,7 +20,9 @@ func AnnotateDataParallelPass() *Pass {
 		Name: "annotate-data-parallel",
 		Doc: `annotate an unannotated module for data parallelism
 The batch dim (dim 0) of every data var (is_data, or written by a feed
-op) is split along the mesh dim axis, and so is dim 0 of every
+op) is split along the mesh dim axis (but a data var of one row beside
+data of more: a single target for a model whose output folds the batch
+stays whole), and so is dim 0 of every
 non-persistable var that carries it: an output of an op that reads a var
 carrying it, whose dim 0 is the data's batch size (-1 in inference
 programs), and v@GRAD of such a v. Everything else is replicated; every
@@ -406,8 +408,15 @@ func (a *dpAnnotator) seed() error {
 	if len(data) == 0 {
 		return errors.New("no data var (is_data, or written by a feed op) to take the batch dim from")
 	}
+	// A data var of one row beside data of more (a model's single target
+	// for a whole batch, when its output folds the batch) has no batch
+	// dim: it stays whole.
+	batched := slices.ContainsFunc(data, func(v *ir.Var) bool { return v.Type.Shape[0] > 1 })
 	for _, v := range data {
 		d := v.Type.Shape[0]
+		if batched && d == 1 {
+			continue
+		}
 		if a.size != 0 && d != a.size {
 			return fmt.Errorf("data vars disagree on the batch size: %s has %d, another %d", v.Name(), d, a.size)
 		}

@@ -68,7 +68,7 @@ func AppendBackward(m *ir.Module, loss string) (BackwardStats, error) {
 		return BackwardStats{}, errors.New("module has no main program")
 	}
 	bw := &backward{
-		m: m, b: m.Main.Global(), makers: gradMakerTable(),
+		m: m, b: m.Main.Global(), makers: gradMakers(),
 	}
 	n := m.Main.Global().NumVars()
 	bw.vars = make(map[string]*varState, n)

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
@@ -22,11 +21,8 @@ type gradMaker struct {
 	outs []string
 }
 
-// gradMakerTable is the table of grad makers, built once.
-var gradMakerTable = sync.OnceValue(gradMakers)
-
 // gradMakers returns the grad maker of every op type the op table gives
-// a gradient.
+// a gradient, as the table stands (ops.Add may have grown it).
 func gradMakers() map[string]*gradMaker {
 	t := map[string]*gradMaker{}
 	for _, d := range ops.All() {
@@ -135,5 +131,5 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 // GradOpTypes returns, sorted, the forward op types append-backward can
 // differentiate.
 func GradOpTypes() []string {
-	return slices.Sorted(maps.Keys(gradMakerTable()))
+	return slices.Sorted(maps.Keys(gradMakers()))
 }

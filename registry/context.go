@@ -48,6 +48,7 @@ type state struct {
 	synced       map[string]bool // params whose startup broadcast is emitted
 	lossGradSeen bool            // data-parallel gradient sync starts there
 	lossGrad     string          // the loss-grad op's output (loss@GRAD), once lowered
+	lossWhole    bool            // the loss op (forward|loss) writes a loss partial along no mesh dim
 
 	groups  map[groupKey]groupEntry // Group's answers, by mesh and axis
 	reads   []RankRead              // what of the rank the impls read
@@ -457,3 +458,11 @@ func (c *Lowering) LossGradSeen() bool { return c.st.lossGradSeen }
 
 // SeeLossGrad records that the loss-grad op (backward|loss) is lowered.
 func (c *Lowering) SeeLossGrad() { c.st.lossGradSeen = true }
+
+// LossWhole reports whether the loss is whole: not partial along any
+// mesh dim, every rank computed all of it. The data-parallel sync then
+// sums the grads folded over the batch shards, without averaging; a loss
+// that is the mean of the ranks' (partial avg along the batch axis) has
+// them averaged. A program without a loss op (forward|loss) is taken to
+// average.
+func (c *Lowering) LossWhole() bool { return c.st.lossWhole }

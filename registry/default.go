@@ -158,6 +158,17 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 				return err
 			}
 			dim := ctx.Mesh().DimNames[axis]
+			if ctx.LossWhole() {
+				// Every rank computed the whole loss: a grad folded over
+				// the batch shards is their sum, and a split param's grad
+				// its own shard's, whole.
+				if sync == ops.GradSummed {
+					ctx.Emit("c_allreduce_sum", ctx.Slot("X", g), ctx.Slot("Out", g),
+						"data-parallel: "+g+" summed over "+dim+" (the loss is whole along "+dim+")",
+						ir.A("ring_id", ir.Int(int64(id))), ir.A("use_calc_stream", ir.Bool(true)))
+				}
+				continue
+			}
 			scale := ir.A("scale", ir.Float(1/float64(size)))
 			if sync == ops.GradScaled {
 				// The parameter is split along the axis: each rank holds the

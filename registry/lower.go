@@ -135,6 +135,14 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 			return fmt.Errorf("role %s is neither forward, backward nor optimize", op.Role)
 		}
 	}
+	if phase == BackwardPhase && op.Role.IsLoss() {
+		// The loss's dist decides what the grad sync makes of the grads.
+		for out := range op.OutputNames {
+			v := ctx.Var(out)
+			ctx.st.lossWhole = v != nil && v.Dist != nil && len(v.Dist.Partial) == 0
+			break
+		}
+	}
 	if !mine {
 		ctx.Keep(op)
 		return nil

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
@@ -23,7 +24,21 @@ type Kernels map[string]Kernel
 // The caller may add or replace entries (the SPMD runner replaces dropout
 // to give it a global index map).
 func DefaultKernels() Kernels {
-	ks := Kernels{
+	ks := builtinKernels()
+	registeredMu.RLock()
+	for t, k := range registered {
+		ks[t] = k
+	}
+	registeredMu.RUnlock()
+	for t, k := range ks {
+		ks[t] = rounded(k)
+	}
+	return ks
+}
+
+// builtinKernels returns a fresh table of the built-in kernels, unwrapped.
+func builtinKernels() Kernels {
+	return Kernels{
 		// matmul.go
 		"matmul_v2": matmulV2, "matmul_v2_grad": matmulV2Grad,
 		"matmul": matmulV1, "matmul_grad": matmulV1Grad,
@@ -91,10 +106,30 @@ func DefaultKernels() Kernels {
 		"limit_by_capacity": limitByCapacity, "prune_gate_by_capacity": pruneGate,
 		"elementwise_floordiv": floorDiv,
 	}
-	for t, k := range ks {
-		ks[t] = rounded(k)
+}
+
+var (
+	registeredMu sync.RWMutex
+	registered   = map[string]Kernel{} // by Register
+)
+
+// Register adds the kernel of an op type the op table defines but no
+// built-in kernel computes (a custom op's, ops.Add), to every table
+// DefaultKernels returns from then on, for the life of the process.
+// Registering a type the table does not define, or one that has a kernel
+// already, is an error.
+func Register(typ string, k Kernel) error {
+	if ops.Lookup(typ) == nil {
+		return fmt.Errorf("sim: no kernel for %s: the op table does not define it", typ)
 	}
-	return ks
+	_, builtin := builtinKernels()[typ]
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	if _, ok := registered[typ]; ok || builtin {
+		return fmt.Errorf("sim: %s has a kernel already", typ)
+	}
+	registered[typ] = k
+	return nil
 }
 
 // rounded wraps k so that its outputs are rounded to their dtypes.

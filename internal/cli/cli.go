@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
+	"github.com/distpass/distpass/custom"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
@@ -130,11 +132,19 @@ func commands() []command {
 // Main runs distpass with args (without the program name) and returns the
 // exit code. Before the command, -cpuprofile FILE and -memprofile FILE
 // write Go's CPU profile of the whole command and a heap profile at its
-// end, for `go tool pprof`.
+// end, for `go tool pprof`; -defs FILE adds the op types of a definition
+// file (package custom) for the command.
 func Main(args []string, env *Env) int {
-	for len(args) >= 2 && (args[0] == "-cpuprofile" || args[0] == "-memprofile") {
+	for len(args) >= 2 && (args[0] == "-cpuprofile" || args[0] == "-memprofile" || args[0] == "-defs") {
 		flag, path := args[0], args[1]
 		args = args[2:]
+		if flag == "-defs" {
+			if err := loadDefs(path); err != nil {
+				fmt.Fprintf(env.Stderr, "distpass: -defs: %v\n", err)
+				return ExitUsage
+			}
+			continue
+		}
 		if flag == "-memprofile" {
 			defer func() {
 				if err := writeHeapProfile(path); err != nil {
@@ -187,7 +197,7 @@ func usage(w io.Writer) {
 	for _, c := range cs {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
 	}
-	fmt.Fprintf(w, "\nRun 'distpass help <command>' for a command's flags. Before the command,\n-cpuprofile FILE and -memprofile FILE write Go profiles of the run.\n")
+	fmt.Fprintf(w, "\nRun 'distpass help <command>' for a command's flags. Before the command,\n-defs FILE adds the op types of a definition file (repeatable), and\n-cpuprofile FILE and -memprofile FILE write Go profiles of the run.\n")
 }
 
 // newFlagSet returns a FlagSet whose usage names the command; -h prints it
@@ -525,4 +535,33 @@ func printErr(env *Env, file string, err error) {
 		}
 		fmt.Fprintln(env.Stderr, line)
 	}
+}
+
+var (
+	defsMu sync.Mutex
+	defsIn = map[string]bool{} // the definition files' texts loaded
+)
+
+// loadDefs defines the op types of the definition file at path. A text
+// already loaded is not defined again: one process may run several
+// commands (the tests do).
+func loadDefs(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	defsMu.Lock()
+	defer defsMu.Unlock()
+	if defsIn[string(src)] {
+		return nil
+	}
+	ts, err := custom.Parse(path, src)
+	if err != nil {
+		return err
+	}
+	if err := custom.Define(ts...); err != nil {
+		return err
+	}
+	defsIn[string(src)] = true
+	return nil
 }
