@@ -7,7 +7,6 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/passes"
 )
 
 // fsdpSrc is a two-layer MLP whose w1 is split by rows along dp, as
@@ -67,18 +66,8 @@ func TestGatheredParamGradsAreSummed(t *testing.T) {
 					name += "/renamed"
 				}
 				t.Run(name, func(t *testing.T) {
-					src := strings.NewReplacer("MESH", mesh.decl, "W2", mesh.w2).Replace(fsdpSrc)
-					m, err := ir.ParseString("fsdp.dpir", src)
-					if err != nil {
-						t.Fatal(err)
-					}
-					pl := "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards"
-					if f64 {
-						pl += ",to-f64"
-					}
-					if err := (&passes.Manager{}).Run(ctx, passes.DefaultRegistry().MustParse(pl), m); err != nil {
-						t.Fatal(err)
-					}
+					m := dataParallel(t, strings.NewReplacer("MESH", mesh.decl, "W2", mesh.w2).Replace(fsdpSrc), f64)
+					var err error
 					if renamed {
 						// w1@GRAD.reshard_0 (the gathered weight's grad) and
 						// w1@GRAD become names that share nothing with w1.

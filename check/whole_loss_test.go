@@ -61,18 +61,7 @@ func TestWholeLossGradsAreSummed(t *testing.T) {
 				name += "/f64"
 			}
 			t.Run(name, func(t *testing.T) {
-				src := strings.NewReplacer("MESH", mesh.decl, "W1", mesh.w1).Replace(wholeLossSrc)
-				m, err := ir.ParseString("whole_loss.dpir", src)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pl := "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards"
-				if f64 {
-					pl += ",to-f64"
-				}
-				if err := (&passes.Manager{}).Run(ctx, passes.DefaultRegistry().MustParse(pl), m); err != nil {
-					t.Fatal(err)
-				}
+				m := dataParallel(t, strings.NewReplacer("MESH", mesh.decl, "W1", mesh.w1).Replace(wholeLossSrc), f64)
 				d := m.Main.Global().Var("loss").Dist
 				if d == nil || slices.ContainsFunc(d.Partial, func(p ir.Partial) bool { return p.Dim == 0 }) {
 					t.Fatalf("the loss is %v: want it whole along dp, the premise of the test", d)
@@ -113,18 +102,28 @@ func TestWholeLossGradsAreSummed(t *testing.T) {
 // a whole loss, whose grads the sync sums, nor the dp ranks' mean, whose
 // grads it averages; partition refuses, naming the grad op and why.
 func TestWholeLossAveragedElsewhereIsRefused(t *testing.T) {
-	src := strings.NewReplacer("MESH", "mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]", "W1", "@world[-1, 1]").Replace(wholeLossSrc)
-	m, err := ir.ParseString("whole_loss.dpir", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards"
-	if err := (&passes.Manager{}).Run(context.Background(), passes.DefaultRegistry().MustParse(pl), m); err != nil {
-		t.Fatal(err)
-	}
-	_, err = check.Run(context.Background(), m, check.Options{Steps: 1})
+	m := dataParallel(t, strings.NewReplacer("MESH", "mesh world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]", "W1", "@world[-1, 1]").Replace(wholeLossSrc), false)
+	_, err := check.Run(context.Background(), m, check.Options{Steps: 1})
 	want := "matmul_v2_grad: the data-parallel sync would average w1@GRAD over mesh dim 0 (dp), along which x's dim 0 is split, but the loss loss is @world[] partial [1:avg], no average over it"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
 	}
+}
+
+// dataParallel parses src and trains it data-parallel along dp: backward,
+// the data split, sgd, completion and reshards (and f64 when asked).
+func dataParallel(t *testing.T, src string, f64 bool) *ir.Module {
+	t.Helper()
+	m, err := ir.ParseString("dp.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := "append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards"
+	if f64 {
+		pl += ",to-f64"
+	}
+	if err := (&passes.Manager{}).Run(context.Background(), passes.DefaultRegistry().MustParse(pl), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
