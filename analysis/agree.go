@@ -494,7 +494,7 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 	for _, s := range op.Outputs {
 		for k, a := range s.Args {
 			if g := c.pi.resolve(bi, a); synced == "" && g >= 0 && c.pi.v(g).Type.IsTensor() && c.pi.v(g).Type.DType.IsFloat() &&
-				ops.SyncOf(op, s, k, mapping(a), axis, isParam) != ops.GradKept {
+				ops.SyncOf(op, s, k, mapping(a), axis, isParam, c.paramGradView(bi)) != ops.GradKept {
 				synced = a
 			}
 		}
@@ -566,11 +566,10 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, is
 			// A parameter's grad, by the grad slot's forward input: other
 			// grads may hold each rank's own rows (a scatter's by local
 			// positions), which the batch-dim rule cannot tell from a fold.
-			fwd, _ := strings.CutSuffix(s.Name, "@GRAD")
-			if ins := op.Input(fwd); k >= len(ins) || !isParam(ins[k]) {
+			if !ops.IsParamGrad(op, s, k, isParam, c.paramGradView(bi)) {
 				continue
 			}
-			switch ops.SyncOf(op, s, k, mapping(a), avg, isParam) {
+			switch ops.SyncOf(op, s, k, mapping(a), avg, isParam, c.paramGradView(bi)) {
 			case ops.GradSummed:
 				if !read {
 					continue // computed from whole values: the same on every rank
@@ -642,4 +641,18 @@ func (c *annChecker) meshIndex(pm *ir.ProcessMesh) int {
 		}
 	}
 	return 0
+}
+
+// paramGradView returns whether a var of block bi reaches a param's
+// grad through reshards alone (ops.ParamGradViews), found once a block.
+func (c *annChecker) paramGradView(bi int) func(string) bool {
+	if c.gradViews == nil || c.gradViewsOf != bi {
+		var grads []string
+		for _, pg := range c.module.ParamGrads {
+			grads = append(grads, pg.Grad)
+		}
+		c.gradViews, c.gradViewsOf = ops.ParamGradViews(c.module.Main.Blocks[bi].Ops, grads), bi
+	}
+	views := c.gradViews
+	return func(name string) bool { return views[name] }
 }

@@ -147,6 +147,11 @@ type annChecker struct {
 	// lowers: their grad ops are lowered by it too, whatever their own
 	// dist says (the lowering takes a grad op's impl from its fwd op).
 	spmdFwd map[int64]bool
+	// gradViews is ops.ParamGradViews of block gradViewsOf, once the
+	// grad sync check asks.
+	gradViews   map[string]bool
+	gradViewsOf int
+	module      *ir.Module
 }
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
@@ -154,7 +159,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 	if m == nil || m.Main == nil {
 		return r
 	}
-	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}}
+	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}, module: m}
 	c.packed = make([]uint64, c.pi.nvars)
 	c.partitioned = m.Main.Rank >= 0
 	for i, pm := range m.Meshes {

@@ -168,7 +168,7 @@ mesh world shape [2, 2] dims [dp, mp] ranks RANKS
 program main {
   block 0 {
     var x : f32[4, 6, 4, 4] @world[0, 1, -1, -1] {is_data, stop_gradient}
-    param w : f32[4, 6, 4, 4] {trainable}
+    param w : f32[4, 6, 4, 4] @world[-1, 1, -1, -1] {trainable}
     var h : f32[4, 6, 4, 4]
     var y : f32[4, 6, 1, 1]
     var z : f32[4, 6, 1, 1]

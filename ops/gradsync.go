@@ -55,17 +55,54 @@ func BatchAxis(op *ir.Op, meshShape []int, isParam func(string) bool, mapping fu
 // SyncOf returns what the sync along mesh dim axis does to the k-th arg
 // of op's output slot s, a grad slot S@GRAD (the grad of the forward
 // input in slot S), mapped as mapping (the op's own mapping of it).
-// Outside a grad slot nothing is synced.
-func SyncOf(op *ir.Op, s ir.Slot, k int, mapping []int, axis int, isParam func(string) bool) GradSync {
-	fwd, ok := strings.CutSuffix(s.Name, "@GRAD")
-	if !ok {
+// Outside a grad slot nothing is synced. A param's grad is one whose
+// forward input is a param, or a param grad view (ParamGradViews: the
+// param was resharded before its op).
+func SyncOf(op *ir.Op, s ir.Slot, k int, mapping []int, axis int, isParam, isView func(string) bool) GradSync {
+	if !strings.HasSuffix(s.Name, "@GRAD") {
 		return GradKept
 	}
 	if !slices.Contains(mapping, axis) {
 		return GradSummed
 	}
-	if ins := op.Input(fwd); k < len(ins) && isParam(ins[k]) {
+	if IsParamGrad(op, s, k, isParam, isView) {
 		return GradScaled
 	}
 	return GradKept
+}
+
+// IsParamGrad reports whether the k-th arg of op's grad slot s is a
+// param's grad: its forward input is a param, or the arg is a param grad
+// view.
+func IsParamGrad(op *ir.Op, s ir.Slot, k int, isParam, isView func(string) bool) bool {
+	fwd, _ := strings.CutSuffix(s.Name, "@GRAD")
+	if ins := op.Input(fwd); k < len(ins) && isParam(ins[k]) {
+		return true
+	}
+	return k < len(s.Args) && isView(s.Args[k])
+}
+
+// ParamGradViews returns the vars that reach a param's grad (one of
+// grads) through reshards alone, among ops: the grad of a param sliced
+// or gathered before its op is resharded back into the param's grad, and
+// is that param's grad in another placement, whatever its name.
+func ParamGradViews(ops []*ir.Op, grads []string) map[string]bool {
+	from := map[string]string{} // a reshard's Out: its X
+	for _, op := range ops {
+		if op.Type == ReshardType {
+			if x, out := op.Input("X"), op.Output("Out"); len(x) == 1 && len(out) == 1 {
+				from[out[0]] = x[0]
+			}
+		}
+	}
+	views := map[string]bool{}
+	if len(from) == 0 {
+		return views
+	}
+	for _, g := range grads {
+		for v, ok := from[g]; ok && !views[v]; v, ok = from[v] {
+			views[v] = true
+		}
+	}
+	return views
 }

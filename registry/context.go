@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Lowering is what an impl sees while it lowers one op on one rank: the
@@ -49,6 +50,8 @@ type state struct {
 	lossGradSeen bool            // data-parallel gradient sync starts there
 	lossGrad     string          // the loss-grad op's output (loss@GRAD), once lowered
 	lossWhole    bool            // the loss op (forward|loss) writes a loss partial along no mesh dim
+	gradViews    map[string]bool // ops.ParamGradViews of gradViewsOf, once the sync asks
+	gradViewsOf  *ir.Block
 
 	groups  map[groupKey]groupEntry // Group's answers, by mesh and axis
 	reads   []RankRead              // what of the rank the impls read
@@ -296,6 +299,21 @@ func (c *Lowering) Var(name string) *ir.Var {
 func (c *Lowering) IsParam(name string) bool {
 	v := c.Var(name)
 	return v != nil && v.Kind == ir.KindParam
+}
+
+// paramGradView reports whether var name reaches a param's grad through
+// reshards alone (ops.ParamGradViews), found in the block's ops not
+// lowered yet: a grad's reshards come after the op that writes it.
+func (c *Lowering) paramGradView(name string) bool {
+	if c.st.gradViewsOf != c.block {
+		c.st.gradViewsOf = c.block
+		grads := make([]string, 0, len(c.module.ParamGrads))
+		for _, pg := range c.module.ParamGrads {
+			grads = append(grads, pg.Grad)
+		}
+		c.st.gradViews = ops.ParamGradViews(c.block.Ops, grads)
+	}
+	return c.st.gradViews[name]
 }
 
 // NewVar declares a temp var in the op's block, named prefix_N with a

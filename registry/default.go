@@ -143,7 +143,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 			if gv == nil || gv.Type.Kind != ir.DenseTensor || !gv.Type.DType.IsFloat() {
 				continue
 			}
-			sync := ops.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam)
+			sync := ops.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam, ctx.paramGradView)
 			if sync == ops.GradKept {
 				continue
 			}
