@@ -111,7 +111,7 @@ func collectiveDefs() []*Def {
 	// Stream syncs move no data: each Out is its X.
 	sync := func(t, doc string, attrs ...Attr) *Def {
 		return &Def{Type: t, Doc: doc, Inputs: slots(many("X")), Outputs: slots(many("Out")), Attrs: attrs,
-			Shape: "each Out = its X", Infer: inferEach}
+			Shape: "each Out = its X", Infer: inferEach, NoRule: "a stream sync, of partitioned programs only"}
 	}
 	defs = append(defs,
 		sync("c_sync_calc_stream", "waits for the computation stream"),

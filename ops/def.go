@@ -42,6 +42,10 @@ type Def struct {
 	// ShardingDoc states the rule in one line, with the Paddle rule it
 	// follows.
 	ShardingDoc string
+	// NoRule says why an op that is not a collective has no sharding
+	// rule (a stream sync, which only partitioned programs hold); the
+	// table's check (sim.CheckTable) holds every other op to having one.
+	NoRule string
 	// Check, when set, checks what an op of the type needs beyond its
 	// slots, attrs and types (a reshard's dists), reporting each problem
 	// with the var it is about. Verify calls it once the inputs resolve.

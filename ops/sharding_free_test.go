@@ -128,31 +128,3 @@ func TestShardingRuleBuildErrors(t *testing.T) {
 		})
 	}
 }
-
-// withoutRule lists the op types that have no sharding rule, and why;
-// every collective (they appear only in partitioned programs, where
-// completion does not run) is one too.
-var withoutRule = map[string]string{
-	"c_sync_calc_stream": "a stream sync of partitioned programs",
-	"c_sync_comm_stream": "a stream sync of partitioned programs",
-	"c_wait_comm":        "a stream sync of partitioned programs",
-	"c_wait_compute":     "a stream sync of partitioned programs",
-}
-
-// TestOpsWithoutShardingRule: the defs without a rule are the
-// collectives (but the MoE exchanges) and those withoutRule lists.
-func TestOpsWithoutShardingRule(t *testing.T) {
-	var missing []string
-	for _, d := range ops.All() {
-		_, listed := withoutRule[d.Type]
-		switch {
-		case d.Sharding == nil && d.Traits&ops.Collective == 0 && !listed:
-			t.Errorf("%s has no sharding rule, and withoutRule does not say why", d.Type)
-		case d.Sharding != nil && listed:
-			t.Errorf("%s has a sharding rule, but withoutRule lists it", d.Type)
-		case d.Sharding == nil:
-			missing = append(missing, d.Type)
-		}
-	}
-	t.Logf("%d op types without a rule: %v", len(missing), missing)
-}

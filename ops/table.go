@@ -186,6 +186,9 @@ func (d *Def) problem(t *table) string {
 	if (d.Sharding != nil) != (d.ShardingDoc != "") {
 		return "a sharding rule goes with its one-line ShardingDoc"
 	}
+	if d.Sharding != nil && d.NoRule != "" {
+		return "a sharding rule, and NoRule says why it has none"
+	}
 	if g := d.Grad; g != nil {
 		for _, s := range g.Diff {
 			if !d.hasInput(s) {

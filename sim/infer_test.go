@@ -103,20 +103,6 @@ func TestInferMatchesKernels(t *testing.T) {
 	}
 }
 
-// TestKernelsDefined: every kernel's op type has a definition with an
-// inference, so that what the simulator runs, verify checks.
-func TestKernelsDefined(t *testing.T) {
-	var missing []string
-	for _, typ := range slices.Sorted(maps.Keys(DefaultKernels())) {
-		if d := ops.Lookup(typ); d == nil || d.Infer == nil {
-			missing = append(missing, typ)
-		}
-	}
-	if len(missing) > 0 {
-		t.Errorf("kernels without a definition that infers: %s", strings.Join(missing, ", "))
-	}
-}
-
 // randomTensor returns a tensor of v's type with random values.
 func randomTensor(t *testing.T, rng *rand.Rand, v *ir.Var, intHigh int) *Tensor {
 	t.Helper()

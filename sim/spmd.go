@@ -255,12 +255,44 @@ func origin(op *ir.Op) int64 {
 
 func sig(t *Tensor) string { return fmt.Sprintf("%s%v", t.DType, t.Shape) }
 
+// collectiveKind is how the SPMD runner runs a collective.
+type collectiveKind uint8
+
+const (
+	notRun collectiveKind = iota
+	runP2P
+	runExperts
+	runIdentity
+	runSplit
+	runAllReduce
+	runReduceScatter
+	runBroadcast
+	runAllGather
+	runAllToAll
+)
+
+// runnerCollectives are the collectives the SPMD runner runs, by type.
+var runnerCollectives = map[string]collectiveKind{
+	"send_v2": runP2P, "recv_v2": runP2P,
+	"global_scatter": runExperts, "global_gather": runExperts,
+	"c_identity": runIdentity, "c_split": runSplit,
+	"c_allreduce_sum": runAllReduce, "c_allreduce_max": runAllReduce, "c_allreduce_min": runAllReduce,
+	"c_allreduce_prod": runAllReduce, "c_allreduce_avg": runAllReduce, "all_reduce": runAllReduce,
+	"c_reducescatter": runReduceScatter, "reduce_scatter": runReduceScatter,
+	"broadcast": runBroadcast, "c_broadcast": runBroadcast,
+	"c_allgather": runAllGather, "all_gather": runAllGather, "c_concat": runAllGather,
+	"alltoall": runAllToAll, "all_to_all": runAllToAll,
+}
+
 // collective runs one collective op of this rank.
 func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
-	switch op.Type {
-	case "send_v2", "recv_v2":
+	kind := runnerCollectives[op.Type]
+	switch kind {
+	case notRun:
+		return nil, fmt.Errorf("%s: the simulator has no collective %s", op, op.Type)
+	case runP2P:
 		return r.p2p(op, in)
-	case "global_scatter", "global_gather":
+	case runExperts:
 		return r.moe(op, in)
 	}
 	inSlot, outSlot := slotOf(op.Inputs, "X", "x"), slotOf(op.Outputs, "Out", "out")
@@ -269,7 +301,13 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		return nil, err
 	}
 	typ := op.Type
-	if rt, ok := op.Attrs.Int("reduce_type"); ok && (typ == "all_reduce" || typ == "reduce_scatter") {
+	if typ == "all_reduce" || typ == "reduce_scatter" {
+		// The newer dialect's reduction is an attr, read as verify reads
+		// it (absent: the table's default, sum).
+		rt, err := ops.AttrInt(op, "reduce_type")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", op, err)
+		}
 		name, ok := ops.ReduceTypeName(rt)
 		if !ok {
 			codes := make([]string, len(ops.ReduceTypes))
@@ -284,12 +322,12 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 			return nil, fmt.Errorf("%s: the simulator reduce-scatters sums only, not reduce_type %d", op, rt)
 		}
 	}
-	switch typ {
-	case "c_identity":
+	switch kind {
+	case runIdentity:
 		// The forward half of Megatron's f: an identity here; its
 		// backward allreduce is emitted explicitly by the lowering.
 		return Args{outSlot: {x.Clone()}}, nil
-	case "c_split":
+	case runSplit:
 		g, me, err := r.group(op)
 		if err != nil {
 			return nil, err
@@ -311,15 +349,15 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 	}
 	ringID, _ := op.Attrs.Int("ring_id")
 	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x, Origin: origin(op)}
-	switch typ {
-	case "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_avg":
+	switch kind {
+	case runAllReduce:
 		call.Signature = sig(x)
 		got, err := r.comm.Meet(call)
 		if err != nil {
 			return nil, err
 		}
 		return Args{outSlot: {reduceMembers(typ, got)}}, nil
-	case "c_reducescatter", "reduce_scatter":
+	case runReduceScatter:
 		// The members' sum, each keeping its block of dim 0 (its place
 		// in the group).
 		if err := checkNranks(op, g); err != nil {
@@ -341,7 +379,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 			return nil, err
 		}
 		return Args{outSlot: {t}}, nil
-	case "broadcast", "c_broadcast":
+	case runBroadcast:
 		root, _ := op.Attrs.Int("root")
 		call.Kind = fmt.Sprintf("broadcast/%d/root%d", ringID, root)
 		call.Signature = sig(x)
@@ -353,7 +391,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 			return nil, fmt.Errorf("%s: root %d outside group %v", op, root, g)
 		}
 		return Args{outSlot: {got[root].(*Tensor).Clone()}}, nil
-	case "c_allgather", "all_gather", "c_concat":
+	case runAllGather:
 		if err := checkNranks(op, g); err != nil {
 			return nil, err
 		}
@@ -377,7 +415,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 		return Args{outSlot: {t}}, nil
-	case "alltoall", "all_to_all":
+	case runAllToAll:
 		call.Signature = sig(x)
 		got, err := r.comm.Meet(call)
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/distpass/distpass/sim"
 )
 
-const opsArgs = "[-json] [TYPE]"
+const opsArgs = "[-json] [-check] [TYPE]"
 
 // opsDoc is ops's help: the columns and the JSON schema.
 const opsDoc = `Ops lists every op type the op table (package ops) defines,
@@ -37,6 +37,12 @@ variadic, no-grad), each attr (kind, default, allowed values), traits,
 shape rule, grad op and the grad op's slots, kernel, impls, and for a
 grad op the op types it is the gradient of. An unknown TYPE is an error
 that names the nearest defined types.
+
+-check instead checks the table, with the op types -defs added: every
+kernel's type defined with an inference, every type with a kernel and a
+gradient with a grad kernel, every op but the collectives with a
+sharding rule or a reason it has none; it lists every broken promise
+and exits 1, or prints "ok" and the count of op types.
 
 -json prints one JSON array instead (of every def, or of TYPE's alone),
 sorted by type:
@@ -58,9 +64,18 @@ sorted by type:
 func runOps(env *Env, args []string) int {
 	fs := newFlagSet(env, "ops", opsArgs, opsDoc)
 	asJSON := fs.Bool("json", false, "print a JSON array of defs (schema above)")
+	checkTable := fs.Bool("check", false, "check the table's promises (kernels, grad kernels, rules)")
 	pos, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
+	}
+	if *checkTable {
+		if err := sim.CheckTable(sim.DefaultKernels()); err != nil {
+			fmt.Fprintf(env.Stderr, "distpass ops: %v\n", err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "ok: %d op types\n", len(ops.All()))
+		return ExitOK
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.Stderr, "distpass ops: unexpected argument %q\n", pos[1])
