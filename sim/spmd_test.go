@@ -37,6 +37,7 @@ func TestSPMDCollectives(t *testing.T) {
   var p : f64[2, 1]
   var q : f64[2, 2]
   var r : f64[2, 2]
+  var rd : f64[2, 2]
   op 1 c_allreduce_sum(X: a) -> (Out: s) {ring_id = 0}
   op 2 c_allreduce_max(X: a) -> (Out: m) {ring_id = 0}
   op 3 c_allgather(X: a) -> (Out: g) {ring_id = 0, nranks = 2}
@@ -46,6 +47,7 @@ func TestSPMDCollectives(t *testing.T) {
   op 7 alltoall(X: a) -> (Out: q) {ring_id = 0}
   op 8 send_v2(X: a) -> () {peer = 1, ring_id = 0}
   op 9 all_reduce(x: a) -> (out: r) {reduce_type = 0, ring_id = 0}
+  op 10 all_reduce(x: a) -> (out: rd) {ring_id = 0}
 }}`
 	r1 := strings.Replace(strings.Replace(r0, "program main rank 0", "program main rank 1", 1),
 		"op 8 send_v2(X: a) -> () {peer = 1, ring_id = 0}", "op 8 recv_v2() -> (Out: r8) {peer = 0, ring_id = 0}", 1)
@@ -60,6 +62,8 @@ func TestSPMDCollectives(t *testing.T) {
 	want := map[string][2][]float64{
 		"s": {{11, 2, 33, 9}, {11, 2, 33, 9}},
 		"r": {{11, 2, 33, 9}, {11, 2, 33, 9}},
+		// reduce_type absent is the table's default, sum, as verify reads it.
+		"rd": {{11, 2, 33, 9}, {11, 2, 33, 9}},
 		"m": {{10, 2, 30, 5}, {10, 2, 30, 5}},
 		"g": {{1, 2, 3, 4, 10, 0, 30, 5}, {1, 2, 3, 4, 10, 0, 30, 5}},
 		"c": {{1, 2, 10, 0, 3, 4, 30, 5}, {1, 2, 10, 0, 3, 4, 30, 5}},
