@@ -330,9 +330,9 @@ func (c *annChecker) checkReduction(bi int, op *ir.Op, ins, outs []int32) {
 // dim is empty, as the kernels read it).
 func reducedDims(op *ir.Op, rank int) []bool {
 	red := make([]bool, rank)
-	dims, _ := op.Attrs.Ints("dim")
+	dims, _ := ir.AsInts(ops.AttrValue(op, "dim"))
 	all := op.Type == "mean" || len(dims) == 0
-	if b, ok := op.Attrs.Get("reduce_all").(ir.Bool); ok && bool(b) {
+	if b, _ := ir.AsBool(ops.AttrValue(op, "reduce_all")); b {
 		all = true
 	}
 	for i := range red {

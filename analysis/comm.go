@@ -320,8 +320,8 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 
 	// The group: the peer pair of a point-to-point op (peer is the other
 	// rank's index in the ring's group, as in Paddle), else the ring.
-	if peer, ok := op.Attrs.Int("peer"); ok && cst.full {
-		id, _ := op.Attrs.Int("ring_id")
+	if peer, ok := ir.AsInt(ops.AttrValue(op, "peer")); ok && cst.full {
+		id, _ := ir.AsInt(ops.AttrValue(op, "ring_id"))
 		c.RingID = id
 		g := b.m.Group(int(id))
 		if g == nil || peer < 0 || int(peer) >= len(g.Ranks) {
@@ -331,7 +331,9 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 		c.Group = []int{b.rank, g.Ranks[peer]}
 		slices.Sort(c.Group)
 	} else {
-		id, ok := op.Attrs.Int("ring_id")
+		// Given, at either width: a per-rank program's collective names
+		// its ring (verify holds it to that), the default ring 0 is none.
+		id, ok := ir.AsInt(op.Attrs.Get("ring_id"))
 		if !ok {
 			b.fail(prog, bi, op, "no ring_id attr")
 			return c, false
@@ -383,7 +385,7 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 	}
 	c.Bytes, _ = CollectiveBytes(op.Type, n, in.bytes, out.bytes)
 	if cst.partial {
-		if num, ok := op.Attrs.Int("num"); ok && num > 1 {
+		if num, ok := ir.AsInt(ops.AttrValue(op, "num")); ok && num > 1 {
 			c.Bytes = (c.Bytes + num/2) / num
 		}
 	}
@@ -440,7 +442,7 @@ type bufferRule func(b *commBuilder, p *ir.Program, bi int, op *ir.Op) (buffer, 
 // communicator, as the simulator takes it) of the buffer rule gives. The
 // buffer is no var of the program, so Payload stays "".
 func (b *commBuilder) inside(prog string, p *ir.Program, bi int, op *ir.Op, c CommOp, rule bufferRule) (CommOp, bool) {
-	id, _ := op.Attrs.Int("ring_id")
+	id, _ := ir.AsInt(ops.AttrValue(op, "ring_id"))
 	group, ok := b.ring(prog, bi, op, id)
 	if !ok {
 		return c, false
@@ -485,7 +487,7 @@ func syncBNBuffer(b *commBuilder, p *ir.Program, bi int, op *ir.Op) (buffer, err
 	if x.Type.DType == ir.F64 {
 		buf.dtype = ir.F64
 	}
-	buf.idle = op.Attrs.Flag("use_global_stats") || op.Attrs.Flag("is_test") && !op.Attrs.Flag("trainable_statistics")
+	buf.idle = ops.AttrOn(op, "use_global_stats") || ops.AttrOn(op, "is_test") && !ops.AttrOn(op, "trainable_statistics")
 	t := scale.Type
 	t.DType = buf.dtype
 	cb, ok, err := tensorBytes(t)

@@ -128,7 +128,7 @@ func (c *annChecker) checkLocalRead(bi int, op *ir.Op, index, ix string, s *loca
 	}
 	axis := 0
 	if op.Type == "gather" || op.Type == "gather_grad" {
-		if a, ok := op.Attrs.Int("axis"); ok {
+		if a, ok := ir.AsInt(ops.AttrValue(op, "axis")); ok {
 			axis = int(a)
 		}
 	}

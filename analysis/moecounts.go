@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The MoE count vectors hold one entry per expert of the whole layer:
@@ -57,7 +58,7 @@ func (c *annChecker) checkCounts(bi int, b *ir.Block) {
 		var src expertSource
 		switch op.Type {
 		case "number_count":
-			n, ok := op.Attrs.Int("upper_range")
+			n, ok := ir.AsInt(ops.AttrValue(op, "upper_range"))
 			if cnt = c.slotVar(op.Outputs, outs, "Out"); cnt == nil || !ok {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -38,7 +39,7 @@ func localBatchNorms(m *ir.Module) (map[int64]localBN, []int64) {
 	for _, b := range m.Main.Blocks {
 		for _, op := range b.Ops {
 			if op.Type != "batch_norm" || op.Dist == nil || op.Dist.ImplType == "batch_norm" ||
-				op.Attrs.Flag("is_test") || op.Attrs.Flag("use_global_stats") {
+				ops.AttrOn(op, "is_test") || ops.AttrOn(op, "use_global_stats") {
 				continue
 			}
 			mesh := m.Mesh(op.Dist.Mesh)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
@@ -162,9 +163,9 @@ func hasAllReduceInside(m *ir.Module) bool {
 // movedBytes is what rank moved for one run of op, given its tensors.
 func movedBytes(m *ir.Module, rank int, op *ir.Op, in, out sim.Args) (int64, error) {
 	group := []int{rank}
-	if peer, ok := op.Attrs.Int("peer"); ok && (op.Type == "send_v2" || op.Type == "recv_v2") {
+	if peer, ok := ir.AsInt(ops.AttrValue(op, "peer")); ok && (op.Type == "send_v2" || op.Type == "recv_v2") {
 		group = []int{rank, int(peer)}
-	} else if id, ok := op.Attrs.Int("ring_id"); ok {
+	} else if id, ok := ir.AsInt(ops.AttrValue(op, "ring_id")); ok {
 		if g := m.Group(int(id)); g != nil {
 			group = slices.Sorted(slices.Values(g.Ranks))
 		}

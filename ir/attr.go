@@ -294,19 +294,6 @@ func (as Attrs) Bool(name string) (bool, bool) {
 	return bool(v), ok
 }
 
-// Flag reports whether the attribute name is set true: a bool, or an int
-// other than 0, as Paddle's older files write bools. It is false when
-// absent.
-func (as Attrs) Flag(name string) bool {
-	switch v := as.Get(name).(type) {
-	case Bool:
-		return bool(v)
-	case Int:
-		return v != 0
-	}
-	return false
-}
-
 // Float returns the float attribute name, if it is one.
 func (as Attrs) Float(name string) (float64, bool) {
 	v, ok := as.Get(name).(Float)
@@ -323,6 +310,54 @@ func (as Attrs) String(name string) (string, bool) {
 func (as Attrs) Ints(name string) ([]int64, bool) {
 	v, ok := as.Get(name).(Ints)
 	return []int64(v), ok
+}
+
+// AsInt reads v as an int of either width (Int or Long), as Paddle's
+// attr loader does.
+func AsInt(v Value) (int64, bool) {
+	switch x := v.(type) {
+	case Int:
+		return int64(x), true
+	case Long:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// AsInts reads v as a list of ints of either width (Ints or Longs).
+func AsInts(v Value) ([]int64, bool) {
+	switch x := v.(type) {
+	case Ints:
+		return []int64(x), true
+	case Longs:
+		return []int64(x), true
+	}
+	return nil, false
+}
+
+// AsBool reads v as a bool: a Bool, or an int of either width (non-zero
+// is true), as Paddle's loader reads is_test = 1.
+func AsBool(v Value) (bool, bool) {
+	switch x := v.(type) {
+	case Bool:
+		return bool(x), true
+	case Int:
+		return x != 0, true
+	case Long:
+		return x != 0, true
+	}
+	return false, false
+}
+
+// AsFloat reads v as a float of either width (Float or Float64).
+func AsFloat(v Value) (float64, bool) {
+	switch x := v.(type) {
+	case Float:
+		return float64(x), true
+	case Float64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 // AppendOpKey appends to b an exact spelling of op's type and attrs, for

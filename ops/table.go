@@ -254,52 +254,71 @@ func HasSideEffects(t string) bool {
 // verify accepted it as (Paddle's loader reads a bool from an int, an
 // int from a long), and an absent attr is the table's default.
 
+// AttrValue returns op's attr name as given, or else the table's
+// default for op's type: nil when neither is there. ir.AsInt, AsInts,
+// AsBool and AsFloat read it at either width.
+func AttrValue(op *ir.Op, name string) ir.Value {
+	if v := op.Attrs.Get(name); v != nil {
+		return v
+	}
+	return AttrDefault(op.Type, name)
+}
+
 // AttrBool returns op's bool attr name: a bool, or an int or a long
 // (non-zero is true, as Paddle's loader reads is_test = 1); absent, the
 // table's default (false when it declares none); an error for a value of
 // another kind.
 func AttrBool(op *ir.Op, name string) (bool, error) {
-	switch x := attrOrDefault(op, name).(type) {
-	case nil:
-		return false, nil
-	case ir.Bool:
-		return bool(x), nil
-	case ir.Int:
-		return x != 0, nil
-	case ir.Long:
-		return x != 0, nil
+	v := AttrValue(op, name)
+	x, ok := ir.AsBool(v)
+	if !ok && v != nil {
+		return false, fmt.Errorf("attr %s has kind %s, want bool", name, v.Kind())
 	}
-	return false, fmt.Errorf("attr %s has kind %s, want bool", name, op.Attrs.Get(name).Kind())
+	return x, nil
+}
+
+// AttrOn reports whether op's bool attr name is true, as AttrBool reads
+// it (false for a value of another kind, which verify refuses).
+func AttrOn(op *ir.Op, name string) bool {
+	b, _ := AttrBool(op, name)
+	return b
 }
 
 // AttrInt returns op's int attr name: an int or a long; absent, the
 // table's default (0 when it declares none); an error for a value of
 // another kind.
 func AttrInt(op *ir.Op, name string) (int64, error) {
-	switch x := attrOrDefault(op, name).(type) {
-	case nil:
-		return 0, nil
-	case ir.Int:
-		return int64(x), nil
-	case ir.Long:
-		return int64(x), nil
+	v := AttrValue(op, name)
+	x, ok := ir.AsInt(v)
+	if !ok && v != nil {
+		return 0, fmt.Errorf("attr %s has kind %s, want int", name, v.Kind())
 	}
-	return 0, fmt.Errorf("attr %s has kind %s, want int", name, op.Attrs.Get(name).Kind())
+	return x, nil
 }
 
 // AttrFloat returns op's float attr name: a float or a float64; absent,
 // the table's default (0 when it declares none); an error for a value of
 // another kind.
 func AttrFloat(op *ir.Op, name string) (float64, error) {
-	switch x := attrOrDefault(op, name).(type) {
-	case nil:
-		return 0, nil
-	case ir.Float:
-		return float64(x), nil
-	case ir.Float64:
-		return float64(x), nil
+	v := AttrValue(op, name)
+	x, ok := ir.AsFloat(v)
+	if !ok && v != nil {
+		return 0, fmt.Errorf("attr %s has kind %s, want float", name, v.Kind())
 	}
-	return 0, fmt.Errorf("attr %s has kind %s, want float", name, op.Attrs.Get(name).Kind())
+	return x, nil
+}
+
+// AttrInts returns op's ints attr name: ints or longs (Paddle wrote
+// fill_constant's shape as ints before 2.0, as longs after); absent, the
+// table's default (nil when it declares none); an error for a value of
+// another kind.
+func AttrInts(op *ir.Op, name string) ([]int64, error) {
+	v := AttrValue(op, name)
+	x, ok := ir.AsInts(v)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("attr %s has kind %s, want ints", name, v.Kind())
+	}
+	return x, nil
 }
 
 // AttrDefault returns the table's default of attr name of op type t, or
@@ -313,13 +332,6 @@ func AttrDefault(t, name string) ir.Value {
 		}
 	}
 	return nil
-}
-
-func attrOrDefault(op *ir.Op, name string) ir.Value {
-	if v := op.Attrs.Get(name); v != nil {
-		return v
-	}
-	return AttrDefault(op.Type, name)
 }
 
 // All returns every def, forward and grad, sorted by type. The slice is

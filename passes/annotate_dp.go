@@ -9,6 +9,7 @@ import (
 
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -514,17 +515,17 @@ func boolAttrOf(op *ir.Op, name string) bool {
 func (a *dpAnnotator) movesBatch(b *ir.Block, op *ir.Op) string {
 	switch {
 	case strings.HasPrefix(op.Type, "reduce_"):
-		all, _ := op.Attrs.Bool("reduce_all")
-		dims, _ := op.Attrs.Ints("dim")
+		all, _ := ir.AsBool(ops.AttrValue(op, "reduce_all"))
+		dims, _ := ir.AsInts(ops.AttrValue(op, "dim"))
 		if all || len(dims) == 0 || slices.ContainsFunc(dims, func(d int64) bool { return d == 0 || d == -a.rankOf(b, op, "X") }) {
 			return fmt.Sprintf("it reduces over the batch dim (dim %v, reduce_all %v)", []int64(dims), all)
 		}
 	case op.Type == "transpose2" || op.Type == "transpose":
-		if perm, _ := op.Attrs.Ints("axis"); len(perm) > 0 && perm[0] != 0 {
+		if perm, _ := ir.AsInts(ops.AttrValue(op, "axis")); len(perm) > 0 && perm[0] != 0 {
 			return fmt.Sprintf("its perm %v moves the batch dim", []int64(perm))
 		}
 	case op.Type == "flatten_contiguous_range":
-		if start, _ := op.Attrs.Int("start_axis"); start == 0 {
+		if start, _ := ir.AsInt(ops.AttrValue(op, "start_axis")); start == 0 {
 			return "it folds the batch dim into others (start_axis 0)"
 		}
 	case op.Type == "reshape2" || op.Type == "reshape":
@@ -546,7 +547,7 @@ func (a *dpAnnotator) rankOf(b *ir.Block, op *ir.Op, slot string) int64 {
 // batch size, or it is -1 and the other dims hold exactly X's non-batch
 // elements.
 func (a *dpAnnotator) reshapeMoves(b *ir.Block, op *ir.Op) string {
-	shape, ok := op.Attrs.Ints("shape")
+	shape, ok := ir.AsInts(ops.AttrValue(op, "shape"))
 	if !ok || len(shape) == 0 {
 		return "its target shape is not a shape attr (ShapeTensor?), so dim 0 cannot be proved kept"
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -399,7 +400,7 @@ func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[in
 			}
 		}
 		for _, sop := range serialOps[opKey{p.Name, op.ID}] {
-			if sv, ok := sop.Attrs.Int(attr); ok && sv == v {
+			if sv, ok := ir.AsInt(ops.AttrValue(sop, attr)); ok && sv == v {
 				return true
 			}
 		}
@@ -445,7 +446,7 @@ func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[in
 				// verdict ends this one's, not the op's (a random op may
 				// carry a ring_id and a shard_offset).
 				if why := func() string {
-					id, ok := op.Attrs.Int("ring_id")
+					id, ok := ir.AsInt(ops.AttrValue(op, "ring_id"))
 					if !ra.ringID || !ok {
 						return ""
 					}
@@ -499,7 +500,7 @@ func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[in
 					site(p, op, "shard_offset", key, func() recipe { return rec })
 				}
 				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && ra.startIndex {
-					if start, _ := op.Attrs.Int("start_index"); asWritten(p, op, "start_index", start) {
+					if start, _ := ir.AsInt(ops.AttrValue(op, "start_index")); asWritten(p, op, "start_index", start) {
 						return fmt.Sprintf("%s op %d %s: start_index %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, start, rep)
 					}
 					rec, key, why := embeddingRecipe(m, p, b, op, rep)
@@ -554,7 +555,7 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 // W's own dist does.
 func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), recipeKey, string) {
 	ws := op.Input("W")
-	start, _ := op.Attrs.Int("start_index")
+	start, _ := ir.AsInt(ops.AttrValue(op, "start_index"))
 	var w *ir.Var
 	var wm []int
 	var pm *ir.ProcessMesh

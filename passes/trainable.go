@@ -541,7 +541,7 @@ func (t *trainer) keepBatch(op *ir.Op, old map[string][]int64, err error) ([]ops
 	if op.Type != "reshape2" || len(op.Input("Shape")) > 0 || len(op.Input("ShapeTensor")) > 0 || len(op.Input("X")) != 1 {
 		return nil, err
 	}
-	s, ok := op.Attrs.Ints("shape")
+	s, ok := ir.AsInts(ops.AttrValue(op, "shape"))
 	x := t.g.Var(op.Input("X")[0])
 	was := old[op.Input("X")[0]]
 	if !ok || len(s) == 0 || x == nil || len(was) == 0 || x.Type.Rank() == 0 || s[0] != was[0] || x.Type.Shape[0] == was[0] {
@@ -565,7 +565,7 @@ func (t *trainer) reshapeHint(op *ir.Op) string {
 	if op.Type != "reshape2" {
 		return ""
 	}
-	s, _ := op.Attrs.Ints("shape")
+	s, _ := ir.AsInts(ops.AttrValue(op, "shape"))
 	return fmt.Sprintf(" (its shape attr %s bakes in dims of the exported shape; make-trainable rewrites only an exported dim 0 of X that changed)", ops.ValueString(ir.Ints(s)))
 }
 
@@ -682,7 +682,7 @@ func initialiserOf(v *ir.Var, uses []use, state bool) (string, []ir.Attr) {
 			// Paddle's conv default: Normal(0, sqrt(2/fan_in)), fan_in the
 			// filter's spatial size times the input's channels (all groups).
 			groups := int64(1)
-			if g, ok := u.op.Attrs.Int("groups"); ok && g > 0 {
+			if g, ok := ir.AsInt(ops.AttrValue(u.op, "groups")); ok && g > 0 {
 				groups = g
 			}
 			fan := v.Type.Shape[1] * groups
@@ -744,7 +744,7 @@ func (t *trainer) softmaxInput(out *ir.Var) *ir.Var {
 		}
 		switch op.Type {
 		case "softmax":
-			axis, ok := op.Attrs.Int("axis")
+			axis, ok := ir.AsInt(ops.AttrValue(op, "axis"))
 			if ok && axis != -1 && axis != int64(x.Type.Rank()-1) {
 				return nil
 			}
@@ -753,11 +753,11 @@ func (t *trainer) softmaxInput(out *ir.Var) *ir.Var {
 			}
 			return x
 		case "scale":
-			scale, ok := op.Attrs.Float("scale")
+			scale, ok := ir.AsFloat(ops.AttrValue(op, "scale"))
 			if !ok {
 				scale = 1 // Paddle's default
 			}
-			bias, _ := op.Attrs.Float("bias")
+			bias, _ := ir.AsFloat(ops.AttrValue(op, "bias"))
 			if scale != 1 || bias != 0 || len(op.Input("ScaleTensor")) > 0 {
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // SyncBatchNorm is impl 0 "sync_batch_norm" of batch_norm: a training
@@ -48,7 +49,7 @@ func SyncBatchNorm() *Impl {
 // that batch dim).
 func syncBNCompatible(ctx *Lowering, op *ir.Op) error {
 	for _, a := range [...]string{"is_test", "use_global_stats"} {
-		if op.Attrs.Flag(a) {
+		if ops.AttrOn(op, a) {
 			return fmt.Errorf("%s: sync_batch_norm synchronises batch statistics; with %s = true the op normalises by its running ones (the default impl lowers it)", op, a)
 		}
 	}

@@ -51,7 +51,7 @@ func floorDiv(a, b int64) int64 {
 // divideShapeAttr divides the op's shape attr on the dims where its
 // output slot's arg is sharded.
 func divideShapeAttr(ctx *Lowering, op *ir.Op, slot string) error {
-	shape, ok := op.Attrs.Ints("shape")
+	shape, ok := ir.AsInts(ops.AttrValue(op, "shape"))
 	outs := op.Output(slot)
 	if !ok || len(shape) == 0 || len(outs) == 0 {
 		return nil

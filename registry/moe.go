@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // ExpertAxisAttr names the attr of an MoE exchange op (global_scatter,
@@ -235,8 +236,8 @@ func ExpertCapacity() *Impl {
 		}
 		w := int64(size)
 		if op.Type == "prune_gate_by_capacity" {
-			ne, ok := op.Attrs.Int("n_expert")
-			nw, ok2 := op.Attrs.Int("n_worker")
+			ne, ok := ir.AsInt(ops.AttrValue(op, "n_expert"))
+			nw, ok2 := ir.AsInt(ops.AttrValue(op, "n_worker"))
 			if !ok || !ok2 || nw != 1 || ne%w != 0 {
 				return fmt.Errorf("%s: want the serial n_worker = 1 and n_expert split evenly over the %d ranks along %s; have n_worker %d, n_expert %d",
 					op, w, ctx.Mesh().DimNames[axis], nw, ne)

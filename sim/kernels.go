@@ -190,6 +190,19 @@ func attrInt(op *ir.Op, name string, def int64) int64 {
 	return x
 }
 
+// requiredInt reads an int attr the op needs: given (either width), or
+// the table's default; an error when neither is there.
+func requiredInt(op *ir.Op, name string) (int64, error) {
+	if op.Attrs.Get(name) == nil && ops.AttrDefault(op.Type, name) == nil {
+		return 0, errf(op, "no %s", name)
+	}
+	x, err := ops.AttrInt(op, name)
+	if err != nil {
+		return 0, errf(op, "%v", err)
+	}
+	return x, nil
+}
+
 func attrFloat(op *ir.Op, name string, def float64) float64 {
 	if op.Attrs.Get(name) == nil && ops.AttrDefault(op.Type, name) == nil {
 		return def
@@ -213,8 +226,12 @@ func attrBool(op *ir.Op, name string, def bool) bool {
 }
 
 func attrString(op *ir.Op, name, def string) string {
-	if v, ok := op.Attrs.String(name); ok {
-		return v
+	v := op.Attrs.Get(name)
+	if v == nil {
+		v = ops.AttrDefault(op.Type, name)
+	}
+	if s, ok := v.(ir.String); ok {
+		return string(s)
 	}
 	return def
 }
@@ -222,7 +239,11 @@ func attrString(op *ir.Op, name, def string) string {
 // attrInts reads an ints attr of either width: Paddle writes some as
 // longs (fill_constant's and the random ops' shape, since 2.0).
 func attrInts(op *ir.Op, name string) ([]int64, bool) {
-	switch v := op.Attrs.Get(name).(type) {
+	v := op.Attrs.Get(name)
+	if v == nil {
+		v = ops.AttrDefault(op.Type, name) // absent: the table's default, as verify reads it
+	}
+	switch v := v.(type) {
 	case ir.Ints:
 		return slices.Clone([]int64(v)), true
 	case ir.Longs:

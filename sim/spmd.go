@@ -162,9 +162,9 @@ func unloweredReshard(op *ir.Op, _ Args) (Args, error) {
 // group of ring_id, as in Paddle; the pair meets on the group of the two
 // ranks, in order, and the receiver takes the sender's tensor.
 func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
-	idx, ok := op.Attrs.Int("peer")
-	if !ok {
-		return nil, fmt.Errorf("%s: no peer", op)
+	idx, err := requiredInt(op, "peer")
+	if err != nil {
+		return nil, err
 	}
 	ring, _, err := r.group(op)
 	if err != nil {
@@ -177,7 +177,7 @@ func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
 	if peer == r.rank {
 		return nil, fmt.Errorf("%s: peer %d is the rank itself (%d)", op, idx, peer)
 	}
-	ringID, _ := op.Attrs.Int("ring_id")
+	ringID := attrInt(op, "ring_id", 0)
 	g := []int{r.rank, peer}
 	if g[1] < g[0] {
 		g[0], g[1] = g[1], g[0]
@@ -209,9 +209,9 @@ func (r *rankRun) p2p(op *ir.Op, in Args) (Args, error) {
 }
 
 func (r *rankRun) group(op *ir.Op) ([]int, int, error) {
-	id, ok := op.Attrs.Int("ring_id")
-	if !ok {
-		return nil, 0, fmt.Errorf("%s: no ring_id", op)
+	id, err := requiredInt(op, "ring_id")
+	if err != nil {
+		return nil, 0, err
 	}
 	g := r.m.Group(int(id))
 	if g == nil {
@@ -347,7 +347,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 	if err != nil {
 		return nil, err
 	}
-	ringID, _ := op.Attrs.Int("ring_id")
+	ringID := attrInt(op, "ring_id", 0)
 	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type, Kind: fmt.Sprintf("%s/%d", typ, ringID), Payload: x, Origin: origin(op)}
 	switch kind {
 	case runAllReduce:
@@ -380,7 +380,7 @@ func (r *rankRun) collective(op *ir.Op, in Args) (Args, error) {
 		}
 		return Args{outSlot: {t}}, nil
 	case runBroadcast:
-		root, _ := op.Attrs.Int("root")
+		root := attrInt(op, "root", 0)
 		call.Kind = fmt.Sprintf("broadcast/%d/root%d", ringID, root)
 		call.Signature = sig(x)
 		got, err := r.comm.Meet(call)
@@ -451,7 +451,7 @@ func checkNranks(op *ir.Op, g []int) error {
 		return nil // only a written nranks is held to the group (the table's default is 1)
 	}
 	if n := attrInt(op, "nranks", int64(len(g))); n != int64(len(g)) {
-		ring, _ := op.Attrs.Int("ring_id")
+		ring := attrInt(op, "ring_id", 0)
 		return fmt.Errorf("%s: nranks %d, but ring %d's group %v has %d ranks", op, n, ring, g, len(g))
 	}
 	return nil
@@ -498,7 +498,7 @@ func (r *rankRun) moe(op *ir.Op, in Args) (Args, error) {
 	if err != nil {
 		return nil, err
 	}
-	ringID, _ := op.Attrs.Int("ring_id")
+	ringID := attrInt(op, "ring_id", 0)
 	call := &Call{Rank: r.rank, Group: g, OpID: op.ID, OpType: op.Type,
 		Kind:      fmt.Sprintf("%s/%d", op.Type, ringID),
 		Signature: fmt.Sprintf("%s[*,%d] counts %d", p.x.DType, p.x.Shape[1], len(p.local)),

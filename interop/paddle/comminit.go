@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Communicator set-up.
@@ -45,7 +46,7 @@ func RingsUsed(m *ir.Module) []int {
 				if slices.Contains(CommSetupTypes, op.Type) {
 					continue
 				}
-				if r, ok := op.Attrs.Int("ring_id"); ok && !slices.Contains(rings, int(r)) {
+				if r, ok := ir.AsInt(ops.AttrValue(op, "ring_id")); ok && !slices.Contains(rings, int(r)) {
 					rings = append(rings, int(r))
 				}
 			}
