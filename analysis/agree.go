@@ -8,6 +8,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // This file holds the annotation rules that compare an op's view of its
@@ -32,7 +33,7 @@ const reshardable = resharded + " (insert-reshards makes it explicit)"
 // with v's own dist: the same mesh (or an equal one) and the same
 // dims_mapping. A replicated value may cross into a mesh whose ranks all
 // hold it (a partial one only into an op that reads each rank's own
-// part, partialReaders). The test is ops.NeedsReshard's, which
+// part, partialReaders). The test is spmd.NeedsReshard's, which
 // completion and insert-reshards ask too.
 func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []int, pm *ir.ProcessMesh) {
 	d := v.Dist
@@ -46,14 +47,14 @@ func (c *annChecker) checkAgree(bi int, op *ir.Op, input bool, v *ir.Var, dm []i
 	if vm == nil || !mappingFits(d.DimsMapping, v.Type.Shape, vm) {
 		return // said already, at the var
 	}
-	if !ops.NeedsReshard(op.Type, input, dm, pm, d, vm, true) {
+	if !spmd.NeedsReshard(ops.ReadsOwnPart(op.Type), input, dm, pm, d, vm, true) {
 		return // partial states are checkPartials' to check
 	}
 	verb := "writes"
 	if input {
 		verb = "reads"
 	}
-	if !ops.SameMesh(vm, pm) {
+	if !spmd.SameMesh(vm, pm) {
 		c.opErr(bi, op, v.Name(), fmt.Sprintf("%s %s as @%s%s but %s is %s, on another mesh: %s",
 			verb, quoteName(v.Name()), quoteName(pm.Name), fmtInts(dm), quoteName(v.Name()), fmtDist(d), reshardable))
 		return
@@ -83,7 +84,7 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 	}
 	var in [][]ir.Partial
 	var inNames []string
-	if partial && !ops.Has(strings.TrimSuffix(op.Type, "_grad"), ops.OwnPart) {
+	if partial && !ops.ReadsOwnPart(op.Type) {
 		j := 0
 		for _, s := range op.Inputs {
 			forwardValue := op.Fwd != 0 && !strings.HasSuffix(s.Name, "@GRAD")
@@ -204,7 +205,7 @@ func (c *annChecker) argVar(g int32, pm *ir.ProcessMesh) *ir.Var {
 	if v == nil || v.Type.Kind != ir.DenseTensor || v.Dist == nil {
 		return nil
 	}
-	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !ops.SameMesh(vm, pm) {
+	if vm := c.meshes.get(v.Dist.Mesh); vm == nil || !spmd.SameMesh(vm, pm) {
 		return nil
 	}
 	return v

@@ -8,6 +8,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // Annotations checks that the main program is completely and soundly
@@ -38,7 +39,7 @@ var Annotations = &Analyzer{
 //     dims_mapping has one entry per tensor dim, each -1 or a mesh dim,
 //     no mesh dim twice, and whose partial dims are mesh dims that the
 //     mapping does not use, each with a reduction exact on the var's
-//     dtype (ops.ExactPartial: no average of integers or bools, no sum
+//     dtype (spmd.ExactPartial: no average of integers or bools, no sum
 //     of bools);
 //   - every op has an op dist on a declared mesh, with a dims_mapping for
 //     each of its args that names a dense tensor, each fitting the var as
@@ -258,7 +259,7 @@ func (c *annChecker) checkVar(bi int, v *ir.Var) {
 		case contains(d.DimsMapping, p.Dim):
 			c.varErr(bi, v, fmt.Sprintf("partial dim %d is also in dims_mapping %s", p.Dim, fmtInts(d.DimsMapping)))
 		}
-		if err := ops.ExactPartial(v.Type.DType, p.Reduce); err != nil {
+		if err := spmd.ExactPartial(v.Type.DType, p.Reduce); err != nil {
 			c.varErr(bi, v, fmt.Sprintf("partial along mesh dim %d: %v", p.Dim, err))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // Rank-local indices. assign_pos numbers the token slots of each rank's
@@ -141,7 +142,7 @@ func (c *annChecker) checkLocalRead(bi int, op *ir.Op, index, ix string, s *loca
 	if pm == nil {
 		return // reported as a dist on an unknown mesh
 	}
-	if !ops.SameMesh(pm, s.mesh) {
+	if !spmd.SameMesh(pm, s.mesh) {
 		c.opErr(bi, op, ix, fmt.Sprintf("%s: the op runs on mesh %s; it must run on mesh %s, where those rows are", head, quoteName(pm.Name), quoteName(s.mesh.Name)))
 		return
 	}

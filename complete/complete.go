@@ -7,6 +7,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/spmd"
 )
 
 // Options tune a completion.
@@ -194,14 +195,14 @@ func (e *engine) buildRule(n *opNode) {
 }
 
 // forward and backward run op n's rule (through the memo's results).
-func (e *engine) forward(n *opNode, ins [][]int) (ops.Sharding, error) {
+func (e *engine) forward(n *opNode, ins [][]int) (spmd.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Forward(n.mesh.Shape, ins)
 	}
 	return e.memo.run(n, false, e.meshIndex(n.mesh), ins)
 }
 
-func (e *engine) backward(n *opNode, outs [][]int) (ops.Sharding, error) {
+func (e *engine) backward(n *opNode, outs [][]int) (spmd.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Backward(n.mesh.Shape, outs)
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/spmd"
 )
 
 // step is where a var's dim got its mesh dim: through op (an index into
@@ -172,7 +172,7 @@ func (e *engine) visit(i int32, mark func(int32)) {
 			f, ferr = f2, nil
 		}
 	}
-	var b ops.Sharding
+	var b spmd.Sharding
 	var berr error
 	if anySplit(outs) {
 		b, berr = e.backward(n, outs)

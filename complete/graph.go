@@ -2,7 +2,7 @@ package complete
 
 import (
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // graph is the main program as completion sees it: its vars numbered
@@ -33,7 +33,7 @@ type opNode struct {
 	argVars []*ir.Var // nil for a name no block declares
 	nIn     int
 	mesh    *ir.ProcessMesh
-	rule    ops.ShardingRule
+	rule    spmd.ShardingRule
 	ruleErr error
 	fixed   bool // annotated by the user: its dist is kept
 	// ruleBuilt says rule and ruleErr are set; ruleID is the rule's

@@ -2,13 +2,14 @@ package complete
 
 import (
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // localRule is the rule of a gather or scatter whose index holds
 // positions into each rank's own rows split along mesh dim d.
 type localRule struct {
 	d    int
-	rule ops.ShardingRule
+	rule spmd.ShardingRule
 }
 
 // localRule returns op n's rule when n is a gather or a scatter whose
@@ -17,7 +18,7 @@ type localRule struct {
 // arithmetic makes of it) over an X whose rows are split along a mesh
 // dim, as the lattice has them now: mappings only grow, so a gather
 // once local stays so, along the same mesh dim.
-func (e *engine) localRule(n *opNode) ops.ShardingRule {
+func (e *engine) localRule(n *opNode) spmd.ShardingRule {
 	slot := ""
 	switch n.op.Type {
 	case "gather":

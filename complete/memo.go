@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // ruleMemo shares one rule among the ops that would build equal ones: a
@@ -23,19 +23,19 @@ type ruleMemo struct {
 }
 
 type memoRule struct {
-	rule ops.ShardingRule
+	rule spmd.ShardingRule
 	id   int32
 }
 
 type memoResult struct {
-	s   ops.Sharding
+	s   spmd.Sharding
 	err error
 }
 
 // run answers rule id's Forward (backward false) or Backward on ms,
 // from the results or by running it.
-func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (ops.Sharding, error) {
-	call := func() (ops.Sharding, error) {
+func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (spmd.Sharding, error) {
+	call := func() (spmd.Sharding, error) {
 		if backward {
 			return n.rule.Backward(n.mesh.Shape, ms)
 		}
@@ -76,7 +76,7 @@ func (m *ruleMemo) run(n *opNode, backward bool, mesh int, ms [][]int) (ops.Shar
 	return s, err
 }
 
-func cloneSharding(s ops.Sharding) ops.Sharding {
+func cloneSharding(s spmd.Sharding) spmd.Sharding {
 	c := func(ms [][]int) [][]int {
 		if ms == nil {
 			return nil
@@ -94,7 +94,7 @@ func cloneSharding(s ops.Sharding) ops.Sharding {
 	if s.Partial == nil {
 		p = nil
 	}
-	return ops.Sharding{Inputs: c(s.Inputs), Outputs: c(s.Outputs), Partial: p}
+	return spmd.Sharding{Inputs: c(s.Inputs), Outputs: c(s.Outputs), Partial: p}
 }
 
 // key spells op n's key into m.buf; false when an attr is of a kind the

@@ -9,6 +9,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/spmd"
 )
 
 // implRef is one candidate impl of an op.
@@ -67,7 +68,7 @@ func (e *engine) candidates(opType string) []implRef {
 
 // place gives op n the dist res describes and its outputs their dists,
 // and picks its impl.
-func (e *engine) place(n *opNode, res ops.Sharding) error {
+func (e *engine) place(n *opNode, res spmd.Sharding) error {
 	// The outputs this op gives their dist: not annotated, not settled
 	// before (an in-place or loop-carried var keeps its first).
 	var mine []bool
@@ -85,7 +86,7 @@ func (e *engine) place(n *opNode, res ops.Sharding) error {
 	// No impl lowers what the rule gives (a lookup in a vocabulary split
 	// along another dim than an impl splits it): the op reads and writes
 	// every arg replicated, its inputs resharded, and the report says so.
-	rep := ops.Sharding{Inputs: make([][]int, n.nIn), Outputs: make([][]int, len(n.args)-n.nIn)}
+	rep := spmd.Sharding{Inputs: make([][]int, n.nIn), Outputs: make([][]int, len(n.args)-n.nIn)}
 	for k, v := range n.args {
 		if v < 0 {
 			continue
@@ -114,7 +115,7 @@ func (e *noFit) Error() string { return e.msg }
 
 // placeWith gives op n the dist res describes and the outputs it owns
 // (mine) their dists, and picks its impl.
-func (e *engine) placeWith(n *opNode, res ops.Sharding, mine []bool) error {
+func (e *engine) placeWith(n *opNode, res spmd.Sharding, mine []bool) error {
 	d := e.slab.opDist()
 	d.Mesh = n.mesh.Name
 	d.Inputs = e.slab.argDists(n.nIn)
@@ -285,7 +286,7 @@ func (e *engine) asRequired(n *opNode, d *ir.OpDist, partial func(j int) []ir.Pa
 		kept = append(kept, saved{x, x.Dist})
 		x.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: m, Partial: p}
 	}
-	own := ops.Has(strings.TrimSuffix(n.op.Type, "_grad"), ops.OwnPart)
+	own := ops.ReadsOwnPart(n.op.Type)
 	for k, v := range n.ins() {
 		if v < 0 || n.passes || own {
 			continue
@@ -400,7 +401,7 @@ func (e *engine) noteReshards(n *opNode) {
 		if vd == nil {
 			continue
 		}
-		same := !ops.NeedsReshard(n.op.Type, !out, m, n.mesh, vd, e.m.Mesh(vd.Mesh), n.passes)
+		same := !spmd.NeedsReshard(ops.ReadsOwnPart(n.op.Type), !out, m, n.mesh, vd, e.m.Mesh(vd.Mesh), n.passes)
 		if !same {
 			e.rep.reshard(n, name, out, vd, m)
 		}

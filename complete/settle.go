@@ -7,6 +7,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/spmd"
 )
 
 // settle gives every op its dist and every var its own, in settling
@@ -153,7 +154,7 @@ func (e *engine) settleRule(n *opNode) error {
 	if n.gradOf != nil {
 		e.readAsForward(n, ins, outs)
 	}
-	var res ops.Sharding
+	var res spmd.Sharding
 	e.buildRule(n)
 	switch {
 	case n.rule == nil:
@@ -225,7 +226,7 @@ func (e *engine) settleRule(n *opNode) error {
 // passPartial carries a partial X through an op that is linear in it
 // (ops.PassesPartial) when the op reads X as it is: Out is partial
 // alike, and X needs no reshard.
-func (e *engine) passPartial(n *opNode, res ops.Sharding) ops.Sharding {
+func (e *engine) passPartial(n *opNode, res spmd.Sharding) spmd.Sharding {
 	n.passes = false
 	if n.op.Type == "sum" {
 		return e.passPartials(n, res)
@@ -251,7 +252,7 @@ func (e *engine) passPartial(n *opNode, res ops.Sharding) ops.Sharding {
 // several ops) inputs all partial alike that it reads as they are: its
 // Out is their sum's part, and each part needs no reshard (the column-
 // parallel q, k and v matmuls' X@GRAD are then reduced once).
-func (e *engine) passPartials(n *opNode, res ops.Sharding) ops.Sharding {
+func (e *engine) passPartials(n *opNode, res spmd.Sharding) spmd.Sharding {
 	if len(n.args)-n.nIn != 1 || len(res.Inputs) != n.nIn || len(res.Outputs) != 1 {
 		return res
 	}
@@ -283,7 +284,7 @@ func (e *engine) passPartials(n *opNode, res ops.Sharding) ops.Sharding {
 // firstWins finds the longest run of leading inputs whose dists the
 // rule accepts together, the others given as replicated for the rule
 // to split as it requires.
-func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, ops.Sharding, bool) {
+func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, spmd.Sharding, bool) {
 	for j := len(ins) - 1; j >= 1; j-- {
 		trial := slices.Clone(ins)
 		for k := j; k < len(trial); k++ {
@@ -298,13 +299,13 @@ func (e *engine) firstWins(n *opNode, ins [][]int) ([][]int, ops.Sharding, bool)
 			return trial, f, true
 		}
 	}
-	return nil, ops.Sharding{}, false
+	return nil, spmd.Sharding{}, false
 }
 
 // nonBatchPartials returns the mesh dims that res makes loss op n's
 // outputs partial along, other than the one splitting dim 0 (the batch)
 // of its first dense input.
-func (e *engine) nonBatchPartials(n *opNode, res ops.Sharding) []int {
+func (e *engine) nonBatchPartials(n *opNode, res spmd.Sharding) []int {
 	batch := -1
 	for k := range n.ins() {
 		if k < len(res.Inputs) && res.Inputs[k] != nil {
@@ -327,7 +328,7 @@ func (e *engine) nonBatchPartials(n *opNode, res ops.Sharding) []int {
 
 // unevenOutputs returns the mesh dims that res would split an output
 // dim of op n along without dividing it, listing each in the report.
-func (e *engine) unevenOutputs(n *opNode, res ops.Sharding) []int {
+func (e *engine) unevenOutputs(n *opNode, res spmd.Sharding) []int {
 	var drop []int
 	for k, v := range n.outs() {
 		if v < 0 || k >= len(res.Outputs) {
@@ -436,7 +437,7 @@ func (e *engine) joinAll(n *opNode, f, b [][]int) [][]int {
 }
 
 // replicated is the barrier's sharding: every dense arg replicated.
-func replicated(ins, outs [][]int) ops.Sharding {
+func replicated(ins, outs [][]int) spmd.Sharding {
 	rep := func(ms [][]int) [][]int {
 		out := make([][]int, len(ms))
 		for i, m := range ms {
@@ -449,5 +450,5 @@ func replicated(ins, outs [][]int) ops.Sharding {
 		}
 		return out
 	}
-	return ops.Sharding{Inputs: rep(ins), Outputs: rep(outs), Partial: make([][]ir.Partial, len(outs))}
+	return spmd.Sharding{Inputs: rep(ins), Outputs: rep(outs), Partial: make([][]ir.Partial, len(outs))}
 }

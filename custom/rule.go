@@ -6,6 +6,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // Rule is an op type's rule in the printable notation: each slot's dims
@@ -216,7 +217,7 @@ func (r *Rule) shapes(in func(slot string) (ir.Type, bool)) (map[string][]int64,
 
 // sharding builds the rule for an op of the type: the letters by slot,
 // whole dims never split.
-func (r *Rule) sharding(c *ops.Infer) (ops.ShardingRule, error) {
+func (r *Rule) sharding(c *ops.Infer) (spmd.ShardingRule, error) {
 	letters := func(ss []SlotDims) map[string]string {
 		m := map[string]string{}
 		for _, s := range ss {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/spmd"
 )
 
 // Def defines one op type: its slots and attrs as Paddle names them, how
@@ -38,7 +39,7 @@ type Def struct {
 	// Sharding, when set, builds the op's sharding rule from its inputs'
 	// types and attrs (the letters depend on ranks and transposes); nil
 	// when the op has no rule (completion treats it as replicated).
-	Sharding func(c *Infer) (ShardingRule, error)
+	Sharding func(c *Infer) (spmd.ShardingRule, error)
 	// ShardingDoc states the rule in one line, with the Paddle rule it
 	// follows.
 	ShardingDoc string

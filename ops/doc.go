@@ -15,10 +15,12 @@
 // A def may also give the op's sharding rule (Sharding, ShardingDoc):
 // how its inputs' and outputs' dims relate when they are split over a
 // mesh, in both directions, as Paddle's phi SPMD rules say
-// (InferSpmd and InferSpmdReverse). Most rules are an Einsum: a letter
-// per dim of each arg, merged as Paddle's ShardingMergeForTensors does;
-// a letter only inputs have is contracted, and makes the outputs
-// partial. ShardingRuleOf builds an op's rule from its types and attrs.
+// (InferSpmd and InferSpmdReverse). Rules are built from package spmd,
+// the algebra of shardings, which names no op type. Most rules are an
+// spmd.Einsum: a letter per dim of each arg, merged (spmd.Merge) as
+// Paddle's ShardingMergeForTensors does; a letter only inputs have is
+// contracted, and makes the outputs partial. ShardingRuleOf builds an
+// op's rule from its types and attrs.
 // A gather or scatter whose index holds positions into each rank's own
 // rows (assign_pos's, and what the KeepsIndex ops make of them)
 // has another rule, LocalIndexRule, which its caller chooses, knowing
@@ -36,6 +38,6 @@
 // Everything that needs to know an op type reads this table: Verify
 // (slots, attr kinds and ranges and declared shapes against inference), autodiff's
 // grad makers, the simulator's kernel set (checked against it in a
-// test), `distpass ops` and README's op list. It imports only package
-// ir, so that every layer above may.
+// test), `distpass ops` and README's op list. It imports only packages
+// ir and spmd, so that every layer above may.
 package ops

@@ -6,6 +6,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // TestLocalIndexRule: a gather or scatter by positions into each rank's
@@ -39,7 +40,7 @@ func TestLocalIndexRule(t *testing.T) {
 		if err != nil || r == nil {
 			t.Fatalf("%s: rule %v, %v", op, r, err)
 		}
-		var s ops.Sharding
+		var s spmd.Sharding
 		if forward {
 			s, err = r.Forward(mesh, given)
 		} else {

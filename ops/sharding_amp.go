@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/spmd"
 )
 
 const ampDoc = "each Out is its X dim for dim; the scale, the steps and the flag replicated; check_finite_and_unscale's FoundInfinite is partial (max) along the mesh dims any X is split on"
@@ -23,7 +24,7 @@ type ampRule struct {
 	flag   int   // the output FoundInfinite, or -1
 }
 
-func ampRuleOf(c *Infer) (ShardingRule, error) {
+func ampRuleOf(c *Infer) (spmd.ShardingRule, error) {
 	r := &ampRule{flag: -1}
 	k := 0
 	for _, s := range c.op.Inputs {
@@ -65,9 +66,9 @@ func ampRuleOf(c *Infer) (ShardingRule, error) {
 
 func (r *ampRule) String() string { return "each X to its Out" }
 
-func (r *ampRule) Forward(mesh []int, in [][]int) (Sharding, error) {
+func (r *ampRule) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {
 	if len(in) != len(r.ins) {
-		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r, len(in), len(r.ins))
+		return spmd.Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r, len(in), len(r.ins))
 	}
 	s := r.replicated(in, nil)
 	var split []int // the mesh dims the Xs are split on
@@ -77,7 +78,7 @@ func (r *ampRule) Forward(mesh []int, in [][]int) (Sharding, error) {
 			continue
 		}
 		if err := checkMapping(m, r.ins[xi], mesh); err != nil {
-			return Sharding{}, fmt.Errorf("rule %s: X %d: %v", r, i, err)
+			return spmd.Sharding{}, fmt.Errorf("rule %s: X %d: %v", r, i, err)
 		}
 		s.Inputs[xi], s.Outputs[r.out[i]] = slices.Clone(m), slices.Clone(m)
 		for _, d := range m {
@@ -95,9 +96,9 @@ func (r *ampRule) Forward(mesh []int, in [][]int) (Sharding, error) {
 	return s, nil
 }
 
-func (r *ampRule) Backward(mesh []int, out [][]int) (Sharding, error) {
+func (r *ampRule) Backward(mesh []int, out [][]int) (spmd.Sharding, error) {
 	if len(out) != len(r.outs) {
-		return Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", r, len(out), len(r.outs))
+		return spmd.Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", r, len(out), len(r.outs))
 	}
 	s := r.replicated(nil, out)
 	for i, oi := range r.out {
@@ -106,7 +107,7 @@ func (r *ampRule) Backward(mesh []int, out [][]int) (Sharding, error) {
 			continue
 		}
 		if err := checkMapping(m, r.outs[oi], mesh); err != nil {
-			return Sharding{}, fmt.Errorf("rule %s: Out %d: %v", r, i, err)
+			return spmd.Sharding{}, fmt.Errorf("rule %s: Out %d: %v", r, i, err)
 		}
 		s.Inputs[r.x[i]], s.Outputs[oi] = slices.Clone(m), slices.Clone(m)
 	}
@@ -114,8 +115,8 @@ func (r *ampRule) Backward(mesh []int, out [][]int) (Sharding, error) {
 }
 
 // replicated gives every dense arg all -1 (nil for an arg given nil).
-func (r *ampRule) replicated(in, out [][]int) Sharding {
-	s := Sharding{Inputs: make([][]int, len(r.ins)), Outputs: make([][]int, len(r.outs)), Partial: make([][]ir.Partial, len(r.outs))}
+func (r *ampRule) replicated(in, out [][]int) spmd.Sharding {
+	s := spmd.Sharding{Inputs: make([][]int, len(r.ins)), Outputs: make([][]int, len(r.outs)), Partial: make([][]ir.Partial, len(r.outs))}
 	for i, n := range r.ins {
 		if n >= 0 && (in == nil || in[i] != nil) {
 			s.Inputs[i] = replicatedLike(make([]int, n))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/distpass/distpass/spmd"
 )
 
 // The rules of the ops that leave some args unconstrained (feed, fetch,
@@ -27,7 +29,7 @@ const (
 // in the merge and get nil (unconstrained) both ways. Its letters for a
 // free arg are "".
 type freeArgs struct {
-	*Einsum
+	*spmd.Einsum
 	in, out []bool // the free inputs and outputs
 }
 
@@ -45,9 +47,9 @@ func (r *freeArgs) String() string {
 	return spell(r.In, r.in) + "->" + spell(r.Out, r.out)
 }
 
-func (r *freeArgs) Forward(mesh []int, in [][]int) (Sharding, error) {
+func (r *freeArgs) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {
 	if len(in) != len(r.In) {
-		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r, len(in), len(r.In))
+		return spmd.Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r, len(in), len(r.In))
 	}
 	given := make([][]int, len(in))
 	for i, m := range in {
@@ -57,14 +59,14 @@ func (r *freeArgs) Forward(mesh []int, in [][]int) (Sharding, error) {
 	}
 	s, err := r.Einsum.Forward(mesh, given)
 	if err != nil {
-		return Sharding{}, err
+		return spmd.Sharding{}, err
 	}
 	return r.clear(s), nil
 }
 
-func (r *freeArgs) Backward(mesh []int, out [][]int) (Sharding, error) {
+func (r *freeArgs) Backward(mesh []int, out [][]int) (spmd.Sharding, error) {
 	if len(out) != len(r.Out) {
-		return Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", r, len(out), len(r.Out))
+		return spmd.Sharding{}, fmt.Errorf("rule %s: %d output mappings for %d outputs", r, len(out), len(r.Out))
 	}
 	given := make([][]int, len(out))
 	for i, m := range out {
@@ -74,13 +76,13 @@ func (r *freeArgs) Backward(mesh []int, out [][]int) (Sharding, error) {
 	}
 	s, err := r.Einsum.Backward(mesh, given)
 	if err != nil {
-		return Sharding{}, err
+		return spmd.Sharding{}, err
 	}
 	return r.clear(s), nil
 }
 
 // clear gives the free args nil, and their outputs no partial.
-func (r *freeArgs) clear(s Sharding) Sharding {
+func (r *freeArgs) clear(s spmd.Sharding) spmd.Sharding {
 	for i, f := range r.in {
 		if f {
 			s.Inputs[i] = nil
@@ -97,7 +99,7 @@ func (r *freeArgs) clear(s Sharding) Sharding {
 
 // freeing makes the args of the slots free (input or output slots by
 // name) in e, c's op's einsum; it passes a nil e or an error through.
-func (c *Infer) freeing(e *Einsum, err error, free ...string) (ShardingRule, error) {
+func (c *Infer) freeing(e *spmd.Einsum, err error, free ...string) (spmd.ShardingRule, error) {
 	if e == nil || err != nil {
 		return nil, err
 	}
@@ -124,7 +126,7 @@ func (c *Infer) freeing(e *Einsum, err error, free ...string) (ShardingRule, err
 }
 
 // freeRule constrains no arg of the op (feed, fetch, while, ...).
-func freeRule(c *Infer) (ShardingRule, error) {
+func freeRule(c *Infer) (spmd.ShardingRule, error) {
 	var free []string
 	for _, s := range c.op.Inputs {
 		free = append(free, s.Name)
@@ -141,8 +143,8 @@ func freeRule(c *Infer) (ShardingRule, error) {
 // output is free, as the impl fills the local part of its shape; the
 // value and shape inputs are replicated. When the shape comes from a
 // tensor, Out is replicated: the shape is data that no impl divides.
-func fillRule(out string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func fillRule(out string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		e, err := c.einsum(nil, nil)
 		if c.NumIn("ShapeTensor") > 0 || c.NumIn("ShapeTensorList") > 0 {
 			return e, err
@@ -156,7 +158,7 @@ func fillRule(out string) func(c *Infer) (ShardingRule, error) {
 // (replicated forward, kept backward: the value is the same everywhere),
 // and Input's pass through (Out is never partial: Input's values are not
 // read).
-func fillLikeRule(c *Infer) (ShardingRule, error) {
+func fillLikeRule(c *Infer) (spmd.ShardingRule, error) {
 	x, ok := c.In("Input")
 	o, oko := c.Out("Out", 0)
 	if !ok || !oko {
@@ -181,15 +183,15 @@ func fillLikeRule(c *Infer) (ShardingRule, error) {
 
 // shapeRule: shape's Input is free (its dims are its global ones, however
 // it is split), its Out replicated.
-func shapeRule(c *Infer) (ShardingRule, error) {
+func shapeRule(c *Infer) (spmd.ShardingRule, error) {
 	e, err := c.einsum(nil, nil)
 	return c.freeing(e, err, "Input")
 }
 
 // unaryOf is unaryRule with input slot x (X, PIR's in0): every output
 // of x's rank is x dim for dim.
-func unaryOf(x string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func unaryOf(x string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		n := c.rank(x)
 		if n < 0 {
 			return nil, nil
@@ -206,14 +208,14 @@ func unaryOf(x string) func(c *Infer) (ShardingRule, error) {
 
 // numpyRule is the broadcast rule of the ops without an axis attr
 // (logical_and, PIR's equal): inputs x and y right-aligned.
-func numpyRule(x, y, out string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) { return broadcastOf(c, x, y, out, -1) }
+func numpyRule(x, y, out string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) { return broadcastOf(c, x, y, out, -1) }
 }
 
 // argRule: Paddle's ArgMaxInferSpmdBase: the axis is replicated and
 // dropped from Out (1 with keepdims); with flatten X is replicated and
 // Out is one element (X's rank of 1s with keepdims).
-func argRule(c *Infer) (ShardingRule, error) {
+func argRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		return nil, nil
@@ -241,7 +243,7 @@ func argRule(c *Infer) (ShardingRule, error) {
 // scattered into would be summed once per rank: here Ids and Updates'
 // rows are replicated instead, and Out is never partial. scatter_grad,
 // which reads no X, is spelled from Updates' rank.
-func scatterRule(c *Infer) (ShardingRule, error) {
+func scatterRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		n = c.rank("Updates")
@@ -260,19 +262,19 @@ func scatterRule(c *Infer) (ShardingRule, error) {
 // likeOutput is an einsum whose input in takes no part in the Forward
 // merge and is wanted as the first output is (scatter's X).
 type likeOutput struct {
-	*Einsum
+	*spmd.Einsum
 	in int
 }
 
-func (r *likeOutput) Forward(mesh []int, in [][]int) (Sharding, error) {
+func (r *likeOutput) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {
 	if len(in) != len(r.In) {
-		return Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
+		return spmd.Sharding{}, fmt.Errorf("rule %s: %d input mappings for %d inputs", r.Einsum, len(in), len(r.In))
 	}
 	given := slices.Clone(in)
 	given[r.in] = nil
 	s, err := r.Einsum.Forward(mesh, given)
 	if err != nil {
-		return Sharding{}, err
+		return spmd.Sharding{}, err
 	}
 	if in[r.in] != nil {
 		s.Inputs[r.in] = slices.Clone(s.Outputs[0])
@@ -284,7 +286,7 @@ func (r *likeOutput) Forward(mesh []int, in [][]int) (Sharding, error) {
 // softmax_with_cross_entropy rule: the class axis (the last) is
 // replicated; Label, Y and MatchX have 1 there (or lack it: a hard Label
 // of X's rank - 1), the other dims pass through, to XShape (X + [0]) too.
-func crossEntropyRule(c *Infer) (ShardingRule, error) {
+func crossEntropyRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 1 {
 		return nil, nil
@@ -321,7 +323,7 @@ const cEmbeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's fi
 // merge refuses a mesh dim on two dims. c_embedding_grad (a grad of its
 // own) takes the forward's letters: W@GRAD is W's, partial along the
 // mesh dims of Ids (as CEmbeddingGradInferSpmd gives it).
-func cEmbeddingRule(c *Infer) (ShardingRule, error) {
+func cEmbeddingRule(c *Infer) (spmd.ShardingRule, error) {
 	n, nw := c.rank("Ids"), c.rank("W")
 	if n < 0 || nw != 2 {
 		return nil, nil

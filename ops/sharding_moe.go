@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/spmd"
 )
 
 // The MoE ops' rules. The counts after the first (number_count's, which
@@ -29,7 +30,7 @@ const (
 // equal to it: every dim of numbers is summed over (Out partial along
 // their mesh dims), Out's experts are not split (a shard would count
 // the wrong ids).
-func countRule(c *Infer) (ShardingRule, error) {
+func countRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("numbers")
 	if n < 0 {
 		return nil, nil
@@ -42,7 +43,7 @@ func countRule(c *Infer) (ShardingRule, error) {
 // assignPosRule: assign_pos reads X's choices in order, each rank its
 // own: X passes through and makes nothing partial; the prefix counts and
 // the slots are each rank's own.
-func assignPosRule(c *Infer) (ShardingRule, error) {
+func assignPosRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		return nil, nil
@@ -56,14 +57,14 @@ func assignPosRule(c *Infer) (ShardingRule, error) {
 
 // limitRule: limit_by_capacity cuts each rank's counts to the capacity,
 // the same on every rank.
-func limitRule(c *Infer) (ShardingRule, error) {
+func limitRule(c *Infer) (spmd.ShardingRule, error) {
 	e, err := c.einsum(nil, nil)
 	return c.freeing(e, err, "expert_count", "Out")
 }
 
 // pruneRule: prune_gate_by_capacity prunes each token's choice by the
 // counts of its rank: GateIdx and NewGateIdx share their dims.
-func pruneRule(c *Infer) (ShardingRule, error) {
+func pruneRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("GateIdx")
 	if n < 0 {
 		return nil, nil
@@ -75,7 +76,7 @@ func pruneRule(c *Infer) (ShardingRule, error) {
 // exchangeRule: global_scatter and global_gather move whole rows within
 // the expert axis' groups: rows split along another mesh dim stay split
 // along it; the features are replicated (the impl moves whole rows).
-func exchangeRule(c *Infer) (ShardingRule, error) {
+func exchangeRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 1 {
 		return nil, nil
@@ -89,13 +90,13 @@ func exchangeRule(c *Infer) (ShardingRule, error) {
 // weight W[e]: k is contracted, the experts select (a split of them
 // gives each rank the rows of its experts, which the exchange sends it,
 // not a partial sum).
-func groupedRule(c *Infer) (ShardingRule, error) {
+func groupedRule(c *Infer) (spmd.ShardingRule, error) {
 	if c.rank("X") != 2 || c.rank("W") != 3 {
 		return nil, nil
 	}
 	e, err := c.einsum(map[string]string{"X": "mk", "W": "ekp"}, map[string]string{"Out": "mp"})
 	if e != nil {
-		e.selects = "e"
+		e.Selects = "e"
 	}
 	return c.freeing(e, err, "ExpertCount")
 }
@@ -111,7 +112,7 @@ const LocalIndexDoc = "with its Index (Ids) positions into each rank's own rows 
 // they are (read whole, the rank's positions would pick other rows), and
 // the rows it gathers are the rank's own, with no global order to split.
 // It is nil for another op, or one its plain rule has none for.
-func LocalIndexRule(op *ir.Op, lookup func(name string) *ir.Var, d int) (ShardingRule, error) {
+func LocalIndexRule(op *ir.Op, lookup func(name string) *ir.Var, d int) (spmd.ShardingRule, error) {
 	def := Lookup(op.Type)
 	if def == nil || d < 0 || op.Type != "gather" && op.Type != "scatter" {
 		return nil, nil
@@ -121,7 +122,7 @@ func LocalIndexRule(op *ir.Op, lookup func(name string) *ir.Var, d int) (Shardin
 		return nil, nil
 	}
 	r := &localIndexRule{d: d}
-	var e *Einsum
+	var e *spmd.Einsum
 	var err error
 	switch op.Type {
 	case "gather":
@@ -163,12 +164,12 @@ func LocalIndexRule(op *ir.Op, lookup func(name string) *ir.Var, d int) (Shardin
 // outs: arg index -> dim) held to mesh dim d, both ways; no other dim
 // of any arg is split along d.
 type localIndexRule struct {
-	ShardingRule
+	spmd.ShardingRule
 	d         int
 	ins, outs map[int]int
 }
 
-func (r *localIndexRule) hold(s Sharding) Sharding {
+func (r *localIndexRule) hold(s spmd.Sharding) spmd.Sharding {
 	for _, ms := range [2][][]int{s.Inputs, s.Outputs} {
 		for _, m := range ms {
 			for j := range m {
@@ -192,7 +193,7 @@ func (r *localIndexRule) hold(s Sharding) Sharding {
 	return s
 }
 
-func (r *localIndexRule) Forward(mesh []int, in [][]int) (Sharding, error) {
+func (r *localIndexRule) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {
 	s, err := r.ShardingRule.Forward(mesh, in)
 	if err != nil {
 		return s, err
@@ -200,7 +201,7 @@ func (r *localIndexRule) Forward(mesh []int, in [][]int) (Sharding, error) {
 	return r.hold(s), nil
 }
 
-func (r *localIndexRule) Backward(mesh []int, out [][]int) (Sharding, error) {
+func (r *localIndexRule) Backward(mesh []int, out [][]int) (spmd.Sharding, error) {
 	s, err := r.ShardingRule.Backward(mesh, out)
 	if err != nil {
 		return s, err

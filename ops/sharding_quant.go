@@ -1,5 +1,9 @@
 package ops
 
+import (
+	"github.com/distpass/distpass/spmd"
+)
+
 const (
 	quantComputeDoc = "the scale is a max over X (per channel: over the dims but quant_axis), which a shard does not see: X and Out replicated but the channel axis, which the per-channel scales follow; the running state replicated"
 	quantReadDoc    = "X to Out dim for dim (the scale is given); per-channel scales follow X's quant_axis, per-tensor ones and the state replicated"
@@ -16,8 +20,8 @@ const (
 // perChannel is the scale's axis attr ("" for a per-tensor op; for
 // quantize_linear quant_axis -1 is per tensor); scales lists the input
 // and output slots that hold one scale per channel.
-func quantRule(perChannel string, computes func(c *Infer) bool, scales ...string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func quantRule(perChannel string, computes func(c *Infer) bool, scales ...string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		n := c.rank("X")
 		if n < 0 {
 			return nil, nil
@@ -78,7 +82,7 @@ func linearComputes(c *Infer) bool {
 // channelDequantRule: fake_channel_wise_dequantize_max_abs's first scale
 // is per channel along quant_axis (dim 1 with two scales), its second
 // one value.
-func channelDequantRule(c *Infer) (ShardingRule, error) {
+func channelDequantRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		return nil, nil

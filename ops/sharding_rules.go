@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/spmd"
 )
 
 // The rule builders of the defs: each reads the op's input types and
 // attrs through Infer and spells Paddle's phi SPMD rule for the op as an
-// Einsum, with letters in the order of the op's own slots.
+// spmd.Einsum, with letters in the order of the op's own slots.
 
 // The rules in one line each, for `distpass ops`.
 const (
@@ -33,8 +34,8 @@ const alphabet = "abcdefghijlopqrstuvwxyz"
 // einsum spells a rule from letters by slot: each arg of a slot in in
 // or out gets the slot's letters (all its args the same); an arg of any
 // other slot is not sharded ('1' for each of its dims).
-func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
-	e := &Einsum{}
+func (c *Infer) einsum(in, out map[string]string) (*spmd.Einsum, error) {
+	e := &spmd.Einsum{}
 	k := 0
 	for _, s := range c.op.Inputs {
 		for range s.Args {
@@ -57,7 +58,7 @@ func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
 				l = ones(c.outs, k)
 			}
 			e.Out = append(e.Out, l)
-			e.whole = append(e.whole, !ok)
+			e.Whole = append(e.Whole, !ok)
 			k++
 		}
 	}
@@ -68,7 +69,7 @@ func (c *Infer) einsum(in, out map[string]string) (*Einsum, error) {
 // outside the table (a custom op's): each arg of a slot named in in or
 // out gets the slot's letters, an arg of any other slot is never split;
 // a letter only inputs have is reduced by r.
-func (c *Infer) Einsum(in, out map[string]string, r ir.Reduce) (*Einsum, error) {
+func (c *Infer) Einsum(in, out map[string]string, r ir.Reduce) (*spmd.Einsum, error) {
 	e, err := c.einsum(in, out)
 	if err != nil {
 		return nil, err
@@ -97,18 +98,18 @@ func (c *Infer) rank(slot string) int {
 
 // unaryRule: Out (and every other output of X's shape, dropout's Mask)
 // is X dim for dim (Paddle's ElementwiseUnaryInferSpmd).
-func unaryRule(c *Infer) (ShardingRule, error) { return unaryOf("X")(c) }
+func unaryRule(c *Infer) (spmd.ShardingRule, error) { return unaryOf("X")(c) }
 
 // broadcastRule: Paddle's ElementwiseBinaryInferSpmd, with the static
 // ops' axis: X and Y right-aligned (or Y at axis), a size-1 dim '1', Out
 // '1' only where every input is.
-func broadcastRule(c *Infer) (ShardingRule, error) {
+func broadcastRule(c *Infer) (spmd.ShardingRule, error) {
 	return broadcastOf(c, "X", "Y", "Out", int(c.Int("axis")))
 }
 
 // broadcastOf is broadcastRule over input slots xslot and yslot and
 // output slot outslot, with the static axis (-1: right-aligned).
-func broadcastOf(c *Infer, xslot, yslot, outslot string, axis int) (ShardingRule, error) {
+func broadcastOf(c *Infer, xslot, yslot, outslot string, axis int) (spmd.ShardingRule, error) {
 	x, okx := c.In(xslot)
 	y, oky := c.In(yslot)
 	if !okx || !oky {
@@ -153,8 +154,8 @@ func broadcastOf(c *Infer, xslot, yslot, outslot string, axis int) (ShardingRule
 // (their last two dims swapped when transposed), batch dims right-aligned
 // and shared; a 1-D operand has k alone. Out is partial along k's mesh
 // dim.
-func matmulRule(transX, transY string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func matmulRule(transX, transY string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		nx, ny := c.rank("X"), c.rank("Y")
 		if nx < 1 || ny < 1 {
 			return nil, nil
@@ -187,7 +188,7 @@ func matmulRule(transX, transY string) func(c *Infer) (ShardingRule, error) {
 		xs, ys = unitOnes(c, "X", xs), unitOnes(c, "Y", ys)
 		e, err := c.einsum(map[string]string{"X": xs, "Y": ys}, map[string]string{"Out": out})
 		if e != nil {
-			e.strictBack = true
+			e.StrictBackward = true
 		}
 		return e, err
 	}
@@ -212,7 +213,7 @@ func unitOnes(c *Infer, slot, axes string) string {
 // mulRule: mul's X [M..., K] times Y [K, N...] at x_num_col_dims and
 // y_num_col_dims; a contraction over several dims of either side is
 // not sharded (the flattening would interleave shards).
-func mulRule(c *Infer) (ShardingRule, error) {
+func mulRule(c *Infer) (spmd.ShardingRule, error) {
 	nx, ny := c.rank("X"), c.rank("Y")
 	xn, yn := int(c.Int("x_num_col_dims")), int(c.Int("y_num_col_dims"))
 	if nx < 2 || ny < 2 || xn < 1 || xn >= nx || yn < 1 || yn >= ny {
@@ -234,7 +235,7 @@ func mulRule(c *Infer) (ShardingRule, error) {
 
 // softmaxRule: Paddle's SoftmaxInferSpmd: the axis is never sharded, and
 // a mesh dim on two dims is an error.
-func softmaxRule(c *Infer) (ShardingRule, error) {
+func softmaxRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		return nil, nil
@@ -259,7 +260,7 @@ func softmaxRule(c *Infer) (ShardingRule, error) {
 
 // transposeRule: Out's dim i is X's dim axis[i] (Paddle's
 // TransposeInferSpmd); XShape is not sharded.
-func transposeRule(c *Infer) (ShardingRule, error) {
+func transposeRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	perm, ok := c.Ints("axis")
 	if n < 0 || !ok || len(perm) != n {
@@ -283,13 +284,13 @@ func transposeRule(c *Infer) (ShardingRule, error) {
 // reduceRule: Paddle's ReductionInferSpmdBase: Out lacks the reduced
 // dims ('1' with keep_dim), and is partial along their mesh dims with
 // the op's reduction.
-func reduceRule(r ir.Reduce) func(c *Infer) (ShardingRule, error) { return reduceRuleOf(r, false) }
+func reduceRule(r ir.Reduce) func(c *Infer) (spmd.ShardingRule, error) { return reduceRuleOf(r, false) }
 
 // reduceRuleOf is reduceRule; with replicate, the reduced dims are
 // replicated in X instead, and Out is never partial (reduce_prod: no
 // partial multiplies).
-func reduceRuleOf(r ir.Reduce, replicate bool) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func reduceRuleOf(r ir.Reduce, replicate bool) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		n := c.rank("X")
 		if n < 0 {
 			return nil, nil
@@ -343,7 +344,7 @@ func outAxes(c *Infer, slot, axes string) string {
 // flattened product, of which a rank's block is contiguous only when
 // the first leading dim alone is split: the others are then replicated,
 // as a reshape's flatten keeps only its first dim's sharding.
-func layerNormRule(c *Infer) (ShardingRule, error) {
+func layerNormRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	b := int(c.Int("begin_norm_axis"))
 	if n < 1 || b < 1 || b > n {
@@ -377,7 +378,7 @@ func layerNormRule(c *Infer) (ShardingRule, error) {
 // (each rank looks up its rows, zeros for the others). With padding_idx
 // or is_sparse, the vocabulary is not sharded: where Paddle refuses, the
 // rule requires W replicated on it.
-func embeddingRule(c *Infer) (ShardingRule, error) {
+func embeddingRule(c *Infer) (spmd.ShardingRule, error) {
 	n, nw := c.rank("Ids"), c.rank("W")
 	if n < 0 || nw != 2 {
 		return nil, nil
@@ -421,8 +422,8 @@ func (c *Infer) axisOf(name string, n int) (int, error) {
 // (concat's) that disagree are aligned by cost, as Paddle's ConcatInferSpmd
 // does with AlignDimsSharding, where a merge would refuse or keep the
 // first input's choice.
-func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, error) {
-	return func(c *Infer) (ShardingRule, error) {
+func alongAxisRule(slot string, outs ...string) func(c *Infer) (spmd.ShardingRule, error) {
+	return func(c *Infer) (spmd.ShardingRule, error) {
 		n := c.rank(slot)
 		if n < 0 || c.NumIn("AxisTensor") > 0 {
 			return nil, nil // the axis is data
@@ -470,7 +471,7 @@ func alongAxisRule(slot string, outs ...string) func(c *Infer) (ShardingRule, er
 }
 
 // sumRule: sum's X, all of one shape, and Out share every dim.
-func sumRule(c *Infer) (ShardingRule, error) {
+func sumRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 0 {
 		return nil, nil
@@ -480,7 +481,7 @@ func sumRule(c *Infer) (ShardingRule, error) {
 
 // sliceRule: Paddle's SliceInferSpmd: the sliced axes are not sharded,
 // the others pass through; a decreased axis is dropped from Out.
-func sliceRule(c *Infer) (ShardingRule, error) {
+func sliceRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("Input")
 	if n < 0 {
 		return nil, nil
@@ -519,7 +520,7 @@ func slicesContains(xs []int64, x int64) bool {
 // Index). Where X and Index are sharded on one mesh dim, Out keeps X's
 // as Paddle's does, and Index is wanted replicated: Paddle wants it as
 // given, which contradicts Out (Index [0] with Out [0, -1, -1]).
-func gatherRule(c *Infer) (ShardingRule, error) {
+func gatherRule(c *Infer) (spmd.ShardingRule, error) {
 	n, ni := c.rank("X"), c.rank("Index")
 	if n < 1 || ni < 0 || ni > 1 || len(c.op.Input("Axis")) > 0 {
 		return nil, nil
@@ -542,7 +543,7 @@ func gatherRule(c *Infer) (ShardingRule, error) {
 // dynamic variant: the class axis is not sharded (a sharded one needs
 // the fused c_softmax_with_cross_entropy, which an impl chooses); Label
 // and Loss have 1 there, the other dims pass through.
-func softmaxXentRule(c *Infer) (ShardingRule, error) {
+func softmaxXentRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("Logits")
 	if n < 1 {
 		return nil, nil
@@ -574,7 +575,7 @@ const (
 )
 
 // cumsumRule: along its axis, or, flattened, over X whole: not sharded.
-func cumsumRule(c *Infer) (ShardingRule, error) {
+func cumsumRule(c *Infer) (spmd.ShardingRule, error) {
 	if c.Bool("flatten") {
 		return c.einsum(nil, nil)
 	}
@@ -600,7 +601,7 @@ func (c *Infer) channelLast(attr string) bool {
 // need the rows of the neighbouring shards (a halo), which no impl
 // exchanges. With groups > 1 the channels are replicated too: Filter's
 // second dim is a group's channels, not Input's.
-func convRule(c *Infer) (ShardingRule, error) {
+func convRule(c *Infer) (spmd.ShardingRule, error) {
 	if c.rank("Input") != 4 || c.rank("Filter") != 4 {
 		return nil, nil
 	}
@@ -624,7 +625,7 @@ func convRule(c *Infer) (ShardingRule, error) {
 
 // poolRule: a pool reduces each channel's window alone: the batch and
 // channels pass through, the spatial dims are replicated.
-func poolRule(c *Infer) (ShardingRule, error) {
+func poolRule(c *Infer) (spmd.ShardingRule, error) {
 	if c.rank("X") != 4 {
 		return nil, nil
 	}
@@ -639,7 +640,7 @@ func poolRule(c *Infer) (ShardingRule, error) {
 // normalises by its own batch's statistics, as Paddle's data-parallel
 // batch norm does by default); the channels split X, Y and every
 // per-channel tensor alike.
-func batchNormRule(c *Infer) (ShardingRule, error) {
+func batchNormRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 2 {
 		return nil, nil
@@ -669,7 +670,7 @@ func batchNormRule(c *Infer) (ShardingRule, error) {
 
 // affineChannelRule: X's dims pass through; Scale and Bias split as its
 // channels (first after the batch, or last).
-func affineChannelRule(c *Infer) (ShardingRule, error) {
+func affineChannelRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("X")
 	if n < 2 {
 		return nil, nil
@@ -687,7 +688,7 @@ const optimizerDoc = "Param, Grad, the moments and every *Out of Param's rank sh
 // optimizerRule: an update is elementwise over Param: every arg of
 // Param's rank (Grad, Velocity, Moment1, ParamOut, ...) takes Param's
 // letters; the one-element args (LearningRate, Beta1Pow) are not split.
-func optimizerRule(c *Infer) (ShardingRule, error) {
+func optimizerRule(c *Infer) (spmd.ShardingRule, error) {
 	n := c.rank("Param")
 	if n < 0 {
 		return nil, nil
@@ -712,13 +713,13 @@ const viewDoc = "X's dims regrouped into Out's: a split dim stays split where it
 
 // viewRule is the rule of the ops that regroup X's elements into Out's
 // shape (reshape2, squeeze2, unsqueeze2, flatten_contiguous_range):
-// ReshapeSharding between X's and Out's shapes.
-func viewRule(c *Infer) (ShardingRule, error) { return newView(c, "X", "Out", "XShape", "") }
+// spmd.ReshapeSharding between X's and Out's shapes.
+func viewRule(c *Infer) (spmd.ShardingRule, error) { return newView(c, "X", "Out", "XShape", "") }
 
 // newView builds the reshape rule from input slot from to output slot
 // to; the args of output slot xshape get -1 and from's wanted mapping,
 // those of input slot xshapeIn (a view grad's XShape) -1 and to's.
-func newView(c *Infer, from, to, xshape, xshapeIn string) (ShardingRule, error) {
+func newView(c *Infer, from, to, xshape, xshapeIn string) (spmd.ShardingRule, error) {
 	x, okx := c.In(from)
 	out, oko := c.Out(to, 0)
 	if !okx || !oko {
@@ -780,24 +781,24 @@ func (r *view) String() string {
 	return "reshape " + shapeString(r.in) + " -> " + shapeString(r.out)
 }
 
-func (r *view) Forward(mesh []int, in [][]int) (Sharding, error) {
+func (r *view) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {
 	if len(in) != r.nin || in[r.x] == nil {
-		return Sharding{}, fmt.Errorf("rule %s: want X's mapping among %d inputs", r, r.nin)
+		return spmd.Sharding{}, fmt.Errorf("rule %s: want X's mapping among %d inputs", r, r.nin)
 	}
-	want, out, err := ReshapeSharding(r.in, in[r.x], r.out, mesh)
+	want, out, err := spmd.ReshapeSharding(r.in, in[r.x], r.out, mesh)
 	if err != nil {
-		return Sharding{}, err
+		return spmd.Sharding{}, err
 	}
 	return r.sharding(in, want, out), nil
 }
 
-func (r *view) Backward(mesh []int, out [][]int) (Sharding, error) {
+func (r *view) Backward(mesh []int, out [][]int) (spmd.Sharding, error) {
 	if len(out) != r.nout || out[r.out0] == nil {
-		return Sharding{}, fmt.Errorf("rule %s: want Out's mapping among %d outputs", r, r.nout)
+		return spmd.Sharding{}, fmt.Errorf("rule %s: want Out's mapping among %d outputs", r, r.nout)
 	}
-	want, wantOut, err := ReshapeShardingReverse(r.in, r.out, out[r.out0], mesh)
+	want, wantOut, err := spmd.ReshapeShardingReverse(r.in, r.out, out[r.out0], mesh)
 	if err != nil {
-		return Sharding{}, err
+		return spmd.Sharding{}, err
 	}
 	return r.sharding(nil, want, wantOut), nil
 }
@@ -805,8 +806,8 @@ func (r *view) Backward(mesh []int, out [][]int) (Sharding, error) {
 // sharding spells the result for every arg: X's wanted mapping and Out's,
 // XShape [-1] + X's (an XShape input [-1] + Out's), the other inputs
 // replicated (nil when given nil).
-func (r *view) sharding(in [][]int, x, out []int) Sharding {
-	s := Sharding{Inputs: make([][]int, r.nin), Outputs: make([][]int, r.nout), Partial: make([][]ir.Partial, r.nout)}
+func (r *view) sharding(in [][]int, x, out []int) spmd.Sharding {
+	s := spmd.Sharding{Inputs: make([][]int, r.nin), Outputs: make([][]int, r.nout), Partial: make([][]ir.Partial, r.nout)}
 	for i := range s.Inputs {
 		switch {
 		case i == r.x:
@@ -840,8 +841,8 @@ const gradShardingDoc = "the forward rule's letters: each X@GRAD has X's, each o
 // Grad: the forward op's rule is built on the forward slots the grad op
 // reads (an output gradient standing for its output: they have one
 // shape), and its letters are given to the grad op's args. The forward
-// rule must be an Einsum; other rules (reshape's) give none.
-func gradSharding(c *Infer) (ShardingRule, error) {
+// rule must be an spmd.Einsum; other rules (reshape's) give none.
+func gradSharding(c *Infer) (spmd.ShardingRule, error) {
 	fwd := c.def.of
 	vars := map[string]*ir.Var{}
 	k := 0
@@ -916,7 +917,7 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 	case *view:
 		return viewGrad(c)
 	}
-	e, ok := r.(*Einsum)
+	e, ok := r.(*spmd.Einsum)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -946,7 +947,7 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 	g, err := c.einsum(in, out)
 	if g != nil {
 		g.Reduce = ir.ReduceSum
-		g.selects = e.selects
+		g.Selects = e.Selects
 	}
 	if free != nil {
 		return c.freeing(g, err, free...)
@@ -960,6 +961,6 @@ func gradSharding(c *Infer) (ShardingRule, error) {
 // Paddle's ReshapeGradInferSpmd, which refuses to reshard it): a rank's
 // XShape holds its local X's dims, which the grad kernel reshapes its
 // Out@GRAD to; replicated, it would hold the global ones.
-func viewGrad(c *Infer) (ShardingRule, error) {
+func viewGrad(c *Infer) (spmd.ShardingRule, error) {
 	return newView(c, "Out@GRAD", "X@GRAD", "", "XShape")
 }

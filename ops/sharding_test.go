@@ -8,6 +8,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // shardCase is one rule run: an op (with the vars it reads and writes),
@@ -47,7 +48,7 @@ func runShardCases(t *testing.T, cases []shardCase) {
 			if mesh == nil {
 				mesh = []int{2, 3}
 			}
-			var s ops.Sharding
+			var s spmd.Sharding
 			if c.forward {
 				s, err = r.Forward(mesh, given)
 			} else {
@@ -323,7 +324,7 @@ func TestShardingRulesOnCorpus(t *testing.T) {
 					n[op.Type]++
 					in, out := replicated(op.Inputs, lookup), replicated(op.Outputs, lookup)
 					for _, dir := range []string{"forward", "backward"} {
-						var s ops.Sharding
+						var s spmd.Sharding
 						if dir == "forward" {
 							s, err = r.Forward([]int{2, 2}, in)
 						} else {
@@ -479,7 +480,7 @@ func TestOptimizerShardingRule(t *testing.T) {
 	})
 }
 
-// TestViewShardingRules: reshape2 and its kin through ReshapeSharding,
+// TestViewShardingRules: reshape2 and its kin through spmd.ReshapeSharding,
 // with XShape following X and the shape inputs replicated.
 func TestViewShardingRules(t *testing.T) {
 	heads := "var x : f32[8, 1024, 768]\nvar o : f32[8, 1024, 12, 64]\nvar xs : f32[0, 8, 1024, 768]"

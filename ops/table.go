@@ -240,6 +240,14 @@ func Has(t string, tr Traits) bool {
 	return d != nil && d.Traits&tr != 0
 }
 
+// ReadsOwnPart reports whether an op of type t reads a rank's own part of
+// a partial input as what it is (the OwnPart trait), not as the whole
+// value; a grad type answers by its forward type (global_scatter_grad by
+// global_scatter's). spmd.NeedsReshard takes the answer as its own.
+func ReadsOwnPart(t string) bool {
+	return Has(strings.TrimSuffix(t, "_grad"), OwnPart)
+}
+
 // HasSideEffects reports whether ops of type t matter beyond the values
 // they write: collectives, I/O with the caller, checks and control flow
 // (and a type the table does not define: nothing says it is pure).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // InsertReshardsPass makes every data movement a completed module needs
@@ -20,7 +21,7 @@ reads that. The same var needed in the same dist in one block is
 resharded once, before its first reader; a reshard of a reshard's output
 starts from the original var. An op writing a var with another mapping
 than the var's writes a new var, and a reshard after it converts that
-into the var. The test is ops.NeedsReshard's, as completion's list of
+into the var. The test is spmd.NeedsReshard's, as completion's list of
 reshards and check-annotations'. Counter: reshards.`,
 		Run: func(ctx *Context, m *ir.Module) error {
 			ctx.Count("reshards", InsertReshards(m))
@@ -140,7 +141,7 @@ func (s *blockReshards) op(op *ir.Op) {
 				continue
 			}
 			dm, ok := d.InputMapping(name)
-			if !ok || !fits(dm, v, om) || !ops.NeedsReshard(op.Type, true, dm, om, v.Dist, vm, s.carries(op, v, om)) {
+			if !ok || !fits(dm, v, om) || !spmd.NeedsReshard(ops.ReadsOwnPart(op.Type), true, dm, om, v.Dist, vm, s.carries(op, v, om)) {
 				continue
 			}
 			if to := s.reshardIn(op, name, v, vm, dm, om); to != name {
@@ -160,7 +161,7 @@ func (s *blockReshards) op(op *ir.Op) {
 				continue
 			}
 			dm, ok := d.OutputMapping(name)
-			if !ok || !fits(dm, v, om) || !ops.NeedsReshard(op.Type, false, dm, om, v.Dist, vm, false) {
+			if !ok || !fits(dm, v, om) || !spmd.NeedsReshard(ops.ReadsOwnPart(op.Type), false, dm, om, v.Dist, vm, false) {
 				continue
 			}
 			// The op writes a new var as it gives it; a reshard after it
@@ -201,7 +202,7 @@ func (s *blockReshards) reshardIn(op *ir.Op, name string, v *ir.Var, vm *ir.Proc
 		}
 		from, fv, fvm = c.src, x, xm
 	}
-	if from != name && !ops.NeedsReshard(op.Type, true, dm, om, fv.Dist, fvm, false) {
+	if from != name && !spmd.NeedsReshard(ops.ReadsOwnPart(op.Type), true, dm, om, fv.Dist, fvm, false) {
 		return from // the original already is as the op reads it
 	}
 	key := reshardKey{from, om.Name, ir.FormatInts(dm)}
@@ -331,7 +332,7 @@ func (s *blockReshards) carries(op *ir.Op, v *ir.Var, om *ir.ProcessMesh) bool {
 		found := false
 		for name := range op.OutputNames {
 			o, m := s.arg(name)
-			if o != nil && ops.SameMesh(m, om) && slices.ContainsFunc(o.Dist.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
+			if o != nil && spmd.SameMesh(m, om) && slices.ContainsFunc(o.Dist.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
 				found = true
 				break
 			}
@@ -401,7 +402,7 @@ func seenSlotArg(slots []ir.Slot, name string) bool {
 // spellMapping spells dm, on mesh om, with the mesh when it is not the
 // var's (vm).
 func spellMapping(om, vm *ir.ProcessMesh, dm []int) string {
-	if vm != nil && ops.SameMesh(om, vm) {
+	if vm != nil && spmd.SameMesh(om, vm) {
 		return ir.FormatInts(dm)
 	}
 	return "@" + om.Name + ir.FormatInts(dm)

@@ -33,8 +33,9 @@
 // the ranks of either end's mesh, and those of block 0 of the startup
 // program with the forward phase, on the same lowering state (so that
 // their rank reads count): on one mesh, a plan of per-mesh-dim
-// steps (slices first, then reduce-scatters, all-to-alls, all-reduces,
-// gathers and pads, and last the local steps into partial states) moves
+// steps (spmd.PlanReshard: slices first, then reduce-scatters,
+// all-to-alls, all-reduces, gathers and pads, and last the local steps
+// into partial states) moves
 // few bytes and never goes through a replicated value where a direct
 // step exists; across two meshes of one shape, the sender shrinks its
 // part toward the destination, sends it to the rank at its coordinate

@@ -6,13 +6,13 @@ import (
 	"strconv"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // The lowering of reshard ops: a reshard(X) -> (Out) becomes, on each
 // rank, the local ops and collectives that turn the rank's part of X
 // (X's var dist) into its part of Out (Out's). On one mesh the steps are
-// planReshard's; across two meshes of one shape, the rank at each
+// spmd.PlanReshard's; across two meshes of one shape, the rank at each
 // coordinate of X's mesh sends to the rank at the same coordinate of
 // Out's, having first done the steps that shrink what it sends (slices
 // and reduce-scatters toward Out's dist), and the receiver does the rest.
@@ -49,10 +49,10 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 	if xm == nil || om == nil {
 		return fmt.Errorf("%s or %s is on an unknown mesh", x.Name(), out.Name())
 	}
-	if err := exactPlaces(x, placesOf(x.Dist, xm.Shape), xm); err != nil {
+	if err := exactPlaces(x, spmd.PlacesOf(x.Dist, xm.Shape), xm); err != nil {
 		return err
 	}
-	if err := exactPlaces(out, placesOf(out.Dist, om.Shape), om); err != nil {
+	if err := exactPlaces(out, spmd.PlacesOf(out.Dist, om.Shape), om); err != nil {
 		return err
 	}
 	rw := &reshardLowering{ctx: ctx, x: x, out: out}
@@ -62,7 +62,7 @@ func lowerReshard(ctx *Lowering, op *ir.Op) error {
 			return nil // another stage's op
 		}
 		ctx.mesh = om
-		return rw.sameMesh(x, placesOf(x.Dist, om.Shape), placesOf(out.Dist, om.Shape))
+		return rw.sameMesh(x, spmd.PlacesOf(x.Dist, om.Shape), spmd.PlacesOf(out.Dist, om.Shape))
 	}
 	if !slices.Equal(xm.Shape, om.Shape) {
 		return fmt.Errorf("%s on mesh %s %s to %s on mesh %s %s: a reshard across meshes needs meshes of one shape",
@@ -116,11 +116,11 @@ func divDim(d int64, n int) int64 {
 
 // localShape is the local shape, on mesh pm, of a tensor of global shape
 // g whose mesh dims hold ps.
-func localShape(g []int64, ps []place, pm *ir.ProcessMesh) []int64 {
+func localShape(g []int64, ps []spmd.Place, pm *ir.ProcessMesh) []int64 {
 	l := slices.Clone(g)
 	for k, p := range ps {
-		if p.dim >= 0 && !p.partial {
-			l[p.dim] = divDim(l[p.dim], pm.Shape[k])
+		if p.Dim >= 0 && !p.Partial {
+			l[p.Dim] = divDim(l[p.Dim], pm.Shape[k])
 		}
 	}
 	return l
@@ -128,8 +128,8 @@ func localShape(g []int64, ps []place, pm *ir.ProcessMesh) []int64 {
 
 // sameMesh emits the steps from src to dst on ctx's mesh, from var from
 // (which holds src) into the reshard's Out.
-func (rw *reshardLowering) sameMesh(from *ir.Var, src, dst []place) error {
-	steps, err := planReshard(src, dst)
+func (rw *reshardLowering) sameMesh(from *ir.Var, src, dst []spmd.Place) error {
+	steps, err := spmd.PlanReshard(src, dst)
 	if err != nil {
 		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
 	}
@@ -144,18 +144,18 @@ func (rw *reshardLowering) sameMesh(from *ir.Var, src, dst []place) error {
 
 // run emits steps from var cur, whose mesh dims hold ps, on ctx's mesh,
 // the last into last (nil: a fresh var), and returns the var written.
-func (rw *reshardLowering) run(cur *ir.Var, ps []place, steps []step, last *ir.Var) (*ir.Var, error) {
+func (rw *reshardLowering) run(cur *ir.Var, ps []spmd.Place, steps []spmd.Step, last *ir.Var) (*ir.Var, error) {
 	pm := rw.ctx.mesh
 	g := global(rw.x, rw.ctx.module.Mesh(rw.x.Dist.Mesh))
 	ps = slices.Clone(ps)
 	for i, s := range steps {
-		ps[s.axis] = s.to
+		ps[s.Axis] = s.To
 		var to *ir.Var
 		if i == len(steps)-1 && last != nil {
 			to = last
 		} else {
 			like := &ir.Var{Type: ir.Tensor(rw.x.Type.DType, localShape(g, ps, pm)...)}
-			to = rw.ctx.NewVar(rw.out.Name()+"."+shortStep[s.kind], like, distOf(pm.Name, ps, len(g)))
+			to = rw.ctx.NewVar(rw.out.Name()+"."+shortStep[s.Kind], like, spmd.DistOf(pm.Name, ps, len(g)))
 		}
 		if err := rw.emit(s, cur, to); err != nil {
 			return nil, err
@@ -195,13 +195,13 @@ func (rw *reshardLowering) order(axis int) ([]int, error) {
 }
 
 // emit emits the ops of step s from var from into var to, on ctx's mesh.
-func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
+func (rw *reshardLowering) emit(s spmd.Step, from, to *ir.Var) error {
 	ctx := rw.ctx
 	pm := ctx.mesh
-	n := pm.Shape[s.axis]
-	dimName := pm.DimNames[s.axis]
+	n := pm.Shape[s.Axis]
+	dimName := pm.DimNames[s.Axis]
 	ring := func() (ir.Attr, error) {
-		id, _, err := ctx.Group(s.axis)
+		id, _, err := ctx.Group(s.Axis)
 		return ir.A("ring_id", ir.Int(int64(id))), err
 	}
 	// ringAndOrder is the ring_id attr of the group along the step's
@@ -211,33 +211,33 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 		if err != nil {
 			return r, nil, err
 		}
-		ord, err := rw.order(s.axis)
+		ord, err := rw.order(s.Axis)
 		return r, ord, err
 	}
 	calc := ir.A("use_calc_stream", ir.Bool(true))
 	nranks := ir.A("nranks", ir.Int(int64(n)))
 	in, out := from.Name(), to.Name()
-	what := fmt.Sprintf("%s over %s", s.kind, dimName)
-	switch s.kind {
-	case stepSlice:
-		c, err := ctx.Coord(s.axis)
+	what := fmt.Sprintf("%s over %s", s.Kind, dimName)
+	switch s.Kind {
+	case spmd.StepSlice:
+		c, err := ctx.Coord(s.Axis)
 		if err != nil {
 			return err
 		}
-		if from.Type.Shape[s.to.dim] < 0 {
+		if from.Type.Shape[s.To.Dim] < 0 {
 			return fmt.Errorf("%s: slicing dim %d of %s %s, of unknown size, needs its size (a slice's starts and ends are static)",
-				what, s.to.dim, from.Name(), from.Type)
+				what, s.To.Dim, from.Name(), from.Type)
 		}
-		rows := from.Type.Shape[s.to.dim] / int64(n)
+		rows := from.Type.Shape[s.To.Dim] / int64(n)
 		ctx.Emit("slice", ctx.Slot("Input", in), ctx.Slot("Out", out), rw.why(what),
-			ir.A("axes", ir.Ints{int64(s.to.dim)}), ir.A("starts", ir.Ints{int64(c) * rows}),
+			ir.A("axes", ir.Ints{int64(s.To.Dim)}), ir.A("starts", ir.Ints{int64(c) * rows}),
 			ir.A("ends", ir.Ints{int64(c+1) * rows}), ir.A("infer_flags", ir.Ints{1}), ir.A("decrease_axis", ir.Ints{}))
-	case stepAllGather:
+	case spmd.StepAllGather:
 		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
-		d := s.from.dim
+		d := s.From.Dim
 		if d == 0 && isIdentity(ord) {
 			ctx.Emit("c_allgather", ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what), r, nranks, calc)
 			return nil
@@ -254,27 +254,27 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			byCoord[c] = parts[j]
 		}
 		rw.concat(byCoord, d, out, what)
-	case stepReduceScatter:
+	case spmd.StepReduceScatter:
 		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
 		// Member j keeps block j of dim 0.
-		src := rw.lineUp(in, from.Type.Shape, s.to.dim, ord, "rs", what)
+		src := rw.lineUp(in, from.Type.Shape, s.To.Dim, ord, "rs", what)
 		dst := out
-		if s.from.reduce == ir.ReduceAvg {
+		if s.From.Reduce == ir.ReduceAvg {
 			dst = rw.temp("rs", to.Type.Shape).Name()
 		}
 		ctx.Emit("c_reducescatter", ctx.Slot("X", src), ctx.Slot("Out", dst), rw.why(what), r, nranks, calc)
-		if s.from.reduce == ir.ReduceAvg {
+		if s.From.Reduce == ir.ReduceAvg {
 			rw.scale(dst, out, 1/float64(n), what+": the mean of the parts")
 		}
-	case stepAllToAll:
+	case spmd.StepAllToAll:
 		r, ord, err := ringAndOrder()
 		if err != nil {
 			return err
 		}
-		d, e := s.from.dim, s.to.dim
+		d, e := s.From.Dim, s.To.Dim
 		// Block j of dim 0 goes to member j.
 		src := rw.lineUp(in, from.Type.Shape, e, ord, "a2a", what)
 		bs := slices.Clone(from.Type.Shape)
@@ -294,26 +294,26 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			byCoord[c] = parts[j]
 		}
 		rw.concat(byCoord, d, out, what)
-	case stepAllReduce:
+	case spmd.StepAllReduce:
 		r, err := ring()
 		if err != nil {
 			return err
 		}
-		ctx.Emit("c_allreduce_"+s.from.reduce.String(), ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what), r, calc)
-	case stepPad:
+		ctx.Emit("c_allreduce_"+s.From.Reduce.String(), ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what), r, calc)
+	case spmd.StepPad:
 		// This rank's block in its place along the dim, and elsewhere the
 		// value that leaves the reduction unchanged.
-		c, err := ctx.Coord(s.axis)
+		c, err := ctx.Coord(s.Axis)
 		if err != nil {
 			return err
 		}
 		block := in
-		if s.to.reduce == ir.ReduceAvg {
+		if s.To.Reduce == ir.ReduceAvg {
 			// The parts' mean is the value: their sum is n times it.
 			block = rw.temp("pad", from.Type.Shape).Name()
 			rw.scale(in, block, float64(n), what+": n times the block, as the parts' mean is the value")
 		}
-		zero, err := rw.identity(in, from.Type.Shape, s.to.reduce, what)
+		zero, err := rw.identity(in, from.Type.Shape, s.To.Reduce, what)
 		if err != nil {
 			return err
 		}
@@ -322,11 +322,11 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			parts[j] = zero.Name()
 		}
 		parts[c] = block
-		rw.concat(parts, s.from.dim, out, what)
-	case stepPartial:
+		rw.concat(parts, s.From.Dim, out, what)
+	case spmd.StepPartial:
 		keep := true
-		if s.to.reduce == ir.ReduceSum {
-			c, err := ctx.Coord(s.axis)
+		if s.To.Reduce == ir.ReduceSum {
+			c, err := ctx.Coord(s.Axis)
 			if err != nil {
 				return err
 			}
@@ -338,17 +338,17 @@ func (rw *reshardLowering) emit(s step, from, to *ir.Var) error {
 			ctx.Emit("fill_any_like", ctx.Slot("X", in), ctx.Slot("Out", out), rw.why(what+": zero off coordinate 0"),
 				ir.A("value", ir.Float(0)), ir.A("dtype", ir.Int(-1)))
 		}
-	case stepRescale:
-		if err := ops.ExactPartial(from.Type.DType, ir.ReduceAvg); err != nil {
+	case spmd.StepRescale:
+		if err := spmd.ExactPartial(from.Type.DType, ir.ReduceAvg); err != nil {
 			return fmt.Errorf("%s of %s: %v", what, from.Name(), err)
 		}
 		f := float64(n) // sum parts to avg parts
-		if s.from.reduce == ir.ReduceAvg {
+		if s.From.Reduce == ir.ReduceAvg {
 			f = 1 / float64(n)
 		}
 		rw.scale(in, out, f, what)
 	default:
-		return fmt.Errorf("unknown reshard step %v", s.kind)
+		return fmt.Errorf("unknown reshard step %v", s.Kind)
 	}
 	return nil
 }
@@ -415,7 +415,7 @@ func (rw *reshardLowering) scale(in, out string, f float64, what string) {
 // coordinate of both keeps what it would send.
 func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) error {
 	ctx := rw.ctx
-	src, dst := placesOf(rw.x.Dist, xm.Shape), placesOf(rw.out.Dist, om.Shape)
+	src, dst := spmd.PlacesOf(rw.x.Dist, xm.Shape), spmd.PlacesOf(rw.out.Dist, om.Shape)
 	sent, err := shrinkToward(src, dst)
 	if err != nil {
 		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
@@ -424,7 +424,7 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 	what := fmt.Sprintf("send from mesh %s to mesh %s", xm.Name, om.Name)
 	if inX {
 		ctx.mesh = xm
-		steps, err := planReshard(src, sent)
+		steps, err := spmd.PlanReshard(src, sent)
 		if err != nil {
 			return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
 		}
@@ -475,8 +475,8 @@ func (rw *reshardLowering) crossMesh(xm, om *ir.ProcessMesh, inX, inOut bool) er
 
 // receive emits, on Out's mesh, the arrival of the sent part (by arrive,
 // into the var it is given) and the steps from sent to dst.
-func (rw *reshardLowering) receive(sent, dst []place, shape []int64, arrive func(to *ir.Var)) error {
-	steps, err := planReshard(sent, dst)
+func (rw *reshardLowering) receive(sent, dst []spmd.Place, shape []int64, arrive func(to *ir.Var)) error {
+	steps, err := spmd.PlanReshard(sent, dst)
 	if err != nil {
 		return fmt.Errorf("%s to %s: %v", rw.x.Name(), rw.out.Name(), err)
 	}
@@ -485,7 +485,7 @@ func (rw *reshardLowering) receive(sent, dst []place, shape []int64, arrive func
 		return nil
 	}
 	recvd := rw.ctx.NewVar(rw.out.Name()+".recv", &ir.Var{Type: ir.Tensor(rw.x.Type.DType, shape...)},
-		distOf(rw.ctx.mesh.Name, sent, len(shape)))
+		spmd.DistOf(rw.ctx.mesh.Name, sent, len(shape)))
 	arrive(recvd)
 	_, err = rw.run(recvd, sent, steps, rw.out)
 	return err
@@ -494,18 +494,18 @@ func (rw *reshardLowering) receive(sent, dst []place, shape []int64, arrive func
 // shrinkToward returns the places a cross-mesh reshard sends: src with
 // every slice and reduce-scatter toward dst done, the steps that shrink
 // what goes over the wire.
-func shrinkToward(src, dst []place) ([]place, error) {
-	if err := mixedPartials(src); err != nil {
+func shrinkToward(src, dst []spmd.Place) ([]spmd.Place, error) {
+	if err := spmd.MixedPartials(src); err != nil {
 		return nil, err
 	}
 	cur := slices.Clone(src)
 	for changed := true; changed; {
 		changed = false
 		for k, want := range dst {
-			if want.dim < 0 || cur[k] == want || (cur[k] != replicated && !cur[k].linear()) {
+			if want.Dim < 0 || cur[k] == want || (cur[k] != spmd.Replicated && !cur[k].Linear()) {
 				continue
 			}
-			if !slices.ContainsFunc(cur, func(p place) bool { return !p.partial && p.dim == want.dim }) {
+			if !slices.ContainsFunc(cur, func(p spmd.Place) bool { return !p.Partial && p.Dim == want.Dim }) {
 				cur[k] = want
 				changed = true
 			}

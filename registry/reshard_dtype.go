@@ -6,11 +6,11 @@ import (
 	"strconv"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 )
 
 // What a reshard's steps may do to values of a dtype. The steps of
-// planReshard are exact on floats; on integers and bools a step is only
+// spmd.PlanReshard are exact on floats; on integers and bools a step is only
 // taken when it is exact too:
 //
 //   - an average of parts (a partial avg, the reduce-scatter, all-reduce,
@@ -23,14 +23,14 @@ import (
 //     identity in the dtype (padIdentity), never ±inf.
 
 // exactPlaces refuses places of v (of v's dtype) that await a reduction
-// ExactPartial refuses, naming the var, the mesh dim and the dtype.
-func exactPlaces(v *ir.Var, ps []place, pm *ir.ProcessMesh) error {
+// spmd.ExactPartial refuses, naming the var, the mesh dim and the dtype.
+func exactPlaces(v *ir.Var, ps []spmd.Place, pm *ir.ProcessMesh) error {
 	for k, p := range ps {
-		if !p.partial {
+		if !p.Partial {
 			continue
 		}
-		if err := ops.ExactPartial(v.Type.DType, p.reduce); err != nil {
-			return fmt.Errorf("%s %s is partial along mesh dim %d (%s) by %s: %v", v.Name(), v.Type, k, pm.DimNames[k], p.reduce, err)
+		if err := spmd.ExactPartial(v.Type.DType, p.Reduce); err != nil {
+			return fmt.Errorf("%s %s is partial along mesh dim %d (%s) by %s: %v", v.Name(), v.Type, k, pm.DimNames[k], p.Reduce, err)
 		}
 	}
 	return nil

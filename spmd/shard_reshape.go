@@ -1,4 +1,4 @@
-package ops
+package spmd
 
 import (
 	"fmt"
@@ -534,4 +534,29 @@ func reshapeExact(d, t, dPrefix, tPrefix reshapeSize, n int64) bool {
 		return false
 	}
 	return t.coef%n == 0
+}
+
+// shapeString spells a shape as the op table's messages do: "[8, -1, 64]".
+func shapeString(s []int64) string {
+	b := []byte{'['}
+	for i, d := range s {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, d, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// prod is the number of elements of a tensor of dims dims, or -1 when
+// one of them is unknown.
+func prod(dims []int64) int64 {
+	p := int64(1)
+	for _, d := range dims {
+		if d < 0 {
+			return -1
+		}
+		p *= d
+	}
+	return p
 }

@@ -1,11 +1,11 @@
-package ops_test
+package spmd_test
 
 import (
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/distpass/distpass/ops"
+	"github.com/distpass/distpass/spmd"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,9 +28,9 @@ func runReshapeRows(t *testing.T, rows []reshapeRow) {
 			var in, out []int
 			var err error
 			if r.reverse {
-				in, out, err = ops.ReshapeShardingReverse(r.in, r.out, r.mapping, r.mesh)
+				in, out, err = spmd.ReshapeShardingReverse(r.in, r.out, r.mapping, r.mesh)
 			} else {
-				in, out, err = ops.ReshapeSharding(r.in, r.mapping, r.out, r.mesh)
+				in, out, err = spmd.ReshapeSharding(r.in, r.mapping, r.out, r.mesh)
 			}
 			if err != nil {
 				t.Fatalf("%v to %v, mapping %v: %v", r.in, r.out, r.mapping, err)
@@ -340,9 +340,9 @@ func TestReshapeShardingErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var err error
 			if c.reverse {
-				_, _, err = ops.ReshapeShardingReverse(c.in, c.out, c.mapping, c.mesh)
+				_, _, err = spmd.ReshapeShardingReverse(c.in, c.out, c.mapping, c.mesh)
 			} else {
-				_, _, err = ops.ReshapeSharding(c.in, c.mapping, c.out, c.mesh)
+				_, _, err = spmd.ReshapeSharding(c.in, c.mapping, c.out, c.mesh)
 			}
 			if err == nil || err.Error() != c.want {
 				t.Errorf("error %v, want %q", err, c.want)
@@ -482,13 +482,13 @@ func TestReshapeShardingExact(t *testing.T) {
 				}
 			}
 		}
-		wantIn, gotOut, err := ops.ReshapeSharding(hin, inMap, hout, mesh)
+		wantIn, gotOut, err := spmd.ReshapeSharding(hin, inMap, hout, mesh)
 		if err == nil && divides(hin, in, inMap) {
 			check("forward", in, wantIn, out, gotOut, inMap, wantIn)
 		} else if iter%2 == 0 {
 			t.Fatalf("forward %v to %v: %v", in, out, err)
 		}
-		gotIn, wantOut, err := ops.ReshapeShardingReverse(hin, hout, outMap, mesh)
+		gotIn, wantOut, err := spmd.ReshapeShardingReverse(hin, hout, outMap, mesh)
 		if err == nil && divides(hout, out, outMap) {
 			check("reverse", out, wantOut, in, gotIn, outMap, wantOut)
 		} else if iter%2 == 0 {
