@@ -374,6 +374,13 @@ func FormatInts(xs []int) string {
 	return string(p.buf)
 }
 
+// FormatShape spells a shape as the text format does: [8, -1, 64].
+func FormatShape(dims []int64) string {
+	var p printer
+	p.ints64(dims)
+	return string(p.buf)
+}
+
 func formatNames(ss []string) string {
 	var p printer
 	p.names(ss)

@@ -120,7 +120,7 @@ func axisOf(c *Infer, name, slot string, shape []int64) (int, error) {
 		return 0, nil
 	}
 	if a < -r || a >= r {
-		return 0, c.Errorf("%s %d out of range for %s %s %s", name, a, slot, c.Name(slot), shapeString(shape))
+		return 0, c.Errorf("%s %d out of range for %s %s %s", name, a, slot, c.Name(slot), ir.FormatShape(shape))
 	}
 	if a < 0 {
 		a += r

@@ -181,7 +181,7 @@ func mismatch(r *result, t ir.Type) string {
 		return "declared " + t.String() + ", inferred a scalar ([] or [1])"
 	}
 	if !Compatible(t.Shape, r.shape) {
-		return "declared " + t.String() + ", inferred " + shapeString(r.shape)
+		return "declared " + t.String() + ", inferred " + ir.FormatShape(r.shape)
 	}
 	return ""
 }
@@ -198,17 +198,6 @@ func Compatible(a, b []int64) bool {
 		}
 	}
 	return true
-}
-
-func shapeString(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, d, 10)
-	}
-	return string(append(b, ']'))
 }
 
 // checkSlots checks op's slots against d's and reports whether they are

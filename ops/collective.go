@@ -156,7 +156,7 @@ func scaleDim(x, out string, d int, gather bool) func(c *Infer) error {
 		case gather:
 			s[d] *= n
 		case s[d]%n != 0:
-			return c.Errorf("%s %s %s: dim %d (%d) does not split over nranks %d", x, c.Name(x), shapeString(t.Shape), d, s[d], n)
+			return c.Errorf("%s %s %s: dim %d (%d) does not split over nranks %d", x, c.Name(x), ir.FormatShape(t.Shape), d, s[d], n)
 		default:
 			s[d] /= n
 		}

@@ -92,7 +92,7 @@ func controlDefs() []*Def {
 				}
 				out, err := Broadcast(c, x.Shape, y.Shape, -1)
 				if err != nil {
-					return c.Errorf("in0 %s %s and in1 %s %s: %v", c.Name("in0"), shapeString(x.Shape), c.Name("in1"), shapeString(y.Shape), err)
+					return c.Errorf("in0 %s %s and in1 %s %s: %v", c.Name("in0"), ir.FormatShape(x.Shape), c.Name("in1"), ir.FormatShape(y.Shape), err)
 				}
 				c.Set("out0", ir.Boolean, out)
 				return nil
@@ -150,7 +150,7 @@ func inferPIRFull(c *Infer) error {
 	shape, _ := c.Ints("shape")
 	for i, d := range shape {
 		if d < -1 {
-			return c.Errorf("attr shape %s: dim %d is %d", shapeString(shape), i, d)
+			return c.Errorf("attr shape %s: dim %d is %d", ir.FormatShape(shape), i, d)
 		}
 	}
 	c.Set("out0", pirDTypes[c.String("dtype")], shape)

@@ -141,7 +141,7 @@ func convGradUnsupported(fwd *ir.Op) string {
 
 // operand describes input slot's arg for a message: "Filter w [8, 3, 3, 3]".
 func operand(c *Infer, slot string, shape []int64) string {
-	return slot + " " + c.Name(slot) + " " + shapeString(shape)
+	return slot + " " + c.Name(slot) + " " + ir.FormatShape(shape)
 }
 
 // window2d reads an attr of one value per spatial dim (strides,
@@ -153,7 +153,7 @@ func window2d(c *Infer, name string) ([2]int64, error) {
 		return w, c.Errorf("attr %s is missing", name)
 	}
 	if len(v) != 2 {
-		return w, c.Errorf("attr %s %s has %d values; a 2-D op takes 2", name, shapeString(v), len(v))
+		return w, c.Errorf("attr %s %s has %d values; a 2-D op takes 2", name, ir.FormatShape(v), len(v))
 	}
 	copy(w[:], v)
 	return w, nil
@@ -171,11 +171,11 @@ func pads2d(c *Infer) ([4]int64, error) {
 	case 4:
 		copy(p[:], v)
 	default:
-		return p, c.Errorf("attr paddings %s has %d values; a 2-D op takes 2 or 4", shapeString(v), len(v))
+		return p, c.Errorf("attr paddings %s has %d values; a 2-D op takes 2 or 4", ir.FormatShape(v), len(v))
 	}
 	for _, x := range p {
 		if x < 0 {
-			return p, c.Errorf("attr paddings %s has a negative value", shapeString(v))
+			return p, c.Errorf("attr paddings %s has a negative value", ir.FormatShape(v))
 		}
 	}
 	return p, nil
@@ -211,7 +211,7 @@ func inferConv(depthwise bool) func(c *Infer) error {
 		}
 		for i := range 2 {
 			if strides[i] < 1 || dil[i] < 1 {
-				return c.Errorf("attrs strides %s and dilations %s must be positive", shapeString(strides[:]), shapeString(dil[:]))
+				return c.Errorf("attrs strides %s and dilations %s must be positive", ir.FormatShape(strides[:]), ir.FormatShape(dil[:]))
 			}
 		}
 		pads, err := pads2d(c)
@@ -275,7 +275,7 @@ func inferConv(depthwise bool) func(c *Infer) error {
 			}
 		}
 		if r, ok := c.In("ResidualData"); ok && !Compatible(r.Shape, out) {
-			return c.Errorf("%s: the residual added to the output must have its shape %s", operand(c, "ResidualData", r.Shape), shapeString(out))
+			return c.Errorf("%s: the residual added to the output must have its shape %s", operand(c, "ResidualData", r.Shape), ir.FormatShape(out))
 		}
 		c.Set("Output", x.DType, out)
 		return nil
@@ -324,14 +324,14 @@ func inferPool(c *Infer) error {
 			continue
 		}
 		if k < 1 {
-			return c.Errorf("attr ksize %s must be positive", shapeString(ksize[:]))
+			return c.Errorf("attr ksize %s must be positive", ir.FormatShape(ksize[:]))
 		}
 		if adaptive {
 			out[sp+i] = k
 			continue
 		}
 		if s < 1 {
-			return c.Errorf("attr strides %s must be positive", shapeString(strides[:]))
+			return c.Errorf("attr strides %s must be positive", ir.FormatShape(strides[:]))
 		}
 		p0, p1 := pads[2*i], pads[2*i+1]
 		switch {

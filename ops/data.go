@@ -148,7 +148,7 @@ func dataDefs() []*Def {
 					return nil
 				}
 				if n := prod(x.Shape); n >= 0 && n != 1 {
-					return c.Errorf("X %s %s: increment needs one element, X has %d", c.Name("X"), shapeString(x.Shape), n)
+					return c.Errorf("X %s %s: increment needs one element, X has %d", c.Name("X"), ir.FormatShape(x.Shape), n)
 				}
 				c.Set("Out", x.DType, x.Shape)
 				return nil
@@ -299,7 +299,7 @@ func inferFill(c *Infer) error {
 		shape, _ := c.Ints("shape")
 		for i, d := range shape {
 			if d < -1 {
-				return c.Errorf("attr shape %s: dim %d is %d", shapeString(shape), i, d)
+				return c.Errorf("attr shape %s: dim %d is %d", ir.FormatShape(shape), i, d)
 			}
 		}
 		out = append(out, shape...)
@@ -332,13 +332,13 @@ func checkShardDraw(c *Infer, local []int64) error {
 	case !hasG && !hasO:
 		return nil
 	case hasG != hasO:
-		return c.Errorf("global_shape %s and shard_offset %s: one without the other", shapeString(global), shapeString(offset))
+		return c.Errorf("global_shape %s and shard_offset %s: one without the other", ir.FormatShape(global), ir.FormatShape(offset))
 	case len(global) != len(local) || len(offset) != len(local):
-		return c.Errorf("global_shape %s and shard_offset %s do not have the rank of the drawn shape %s", shapeString(global), shapeString(offset), shapeString(local))
+		return c.Errorf("global_shape %s and shard_offset %s do not have the rank of the drawn shape %s", ir.FormatShape(global), ir.FormatShape(offset), ir.FormatShape(local))
 	}
 	for d := range local {
 		if local[d] < 0 || global[d] < 0 || offset[d] < 0 || offset[d]+local[d] > global[d] {
-			return c.Errorf("the block of shape %s at shard_offset %s does not fit in global_shape %s (dim %d)", shapeString(local), shapeString(offset), shapeString(global), d)
+			return c.Errorf("the block of shape %s at shard_offset %s does not fit in global_shape %s (dim %d)", ir.FormatShape(local), ir.FormatShape(offset), ir.FormatShape(global), d)
 		}
 	}
 	return nil
@@ -355,7 +355,7 @@ func inferFillBatchSizeLike(c *Infer) error {
 	in, o := c.Int("input_dim_idx"), c.Int("output_dim_idx")
 	if in < 0 || in >= int64(len(x.Shape)) || o < 0 || o >= int64(len(out)) {
 		return c.Errorf("Input %s %s and attr shape %s: input_dim_idx %d or output_dim_idx %d out of range",
-			c.Name("Input"), shapeString(x.Shape), shapeString(shape), in, o)
+			c.Name("Input"), ir.FormatShape(x.Shape), ir.FormatShape(shape), in, o)
 	}
 	out[o] = x.Shape[in]
 	c.Set("Out", c.dtypeOf("dtype"), out)
@@ -372,7 +372,7 @@ func inferLogical(c *Infer) error {
 	}
 	out, err := Broadcast(c, x.Shape, y.Shape, -1)
 	if err != nil {
-		return c.Errorf("X %s %s and Y %s %s: %v", c.Name("X"), shapeString(x.Shape), c.Name("Y"), shapeString(y.Shape), err)
+		return c.Errorf("X %s %s and Y %s %s: %v", c.Name("X"), ir.FormatShape(x.Shape), c.Name("Y"), ir.FormatShape(y.Shape), err)
 	}
 	c.Set("Out", ir.Boolean, out)
 	return nil
@@ -454,17 +454,17 @@ func inferReshape(c *Infer) error {
 			switch {
 			case d == 0:
 				if i >= len(x.Shape) {
-					return c.Errorf("X %s %s: attr shape %s copies dim %d, which X does not have", c.Name("X"), shapeString(x.Shape), shapeString(shape), i)
+					return c.Errorf("X %s %s: attr shape %s copies dim %d, which X does not have", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(shape), i)
 				}
 				out[i] = x.Shape[i]
 			case d == -1:
 				if infer >= 0 {
-					return c.Errorf("X %s %s: attr shape %s has two -1 dims", c.Name("X"), shapeString(x.Shape), shapeString(shape))
+					return c.Errorf("X %s %s: attr shape %s has two -1 dims", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(shape))
 				}
 				infer = i
 				continue
 			case d < 0:
-				return c.Errorf("X %s %s: attr shape %s has dim %d", c.Name("X"), shapeString(x.Shape), shapeString(shape), d)
+				return c.Errorf("X %s %s: attr shape %s has dim %d", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(shape), d)
 			}
 			if known >= 0 && out[i] >= 0 {
 				known *= out[i]
@@ -476,13 +476,13 @@ func inferReshape(c *Infer) error {
 		switch {
 		case infer >= 0 && n >= 0 && known > 0:
 			if n%known != 0 {
-				return c.Errorf("X %s %s (%d elements) does not reshape to %s", c.Name("X"), shapeString(x.Shape), n, shapeString(shape))
+				return c.Errorf("X %s %s (%d elements) does not reshape to %s", c.Name("X"), ir.FormatShape(x.Shape), n, ir.FormatShape(shape))
 			}
 			out[infer] = n / known
 		case infer >= 0 && n >= 0 && known == 0:
-			return c.Errorf("X %s %s (%d elements) does not reshape to %s: the -1 dim is not determined", c.Name("X"), shapeString(x.Shape), n, shapeString(shape))
+			return c.Errorf("X %s %s (%d elements) does not reshape to %s: the -1 dim is not determined", c.Name("X"), ir.FormatShape(x.Shape), n, ir.FormatShape(shape))
 		case infer < 0 && n >= 0 && known >= 0 && n != known:
-			return c.Errorf("X %s %s (%d elements) does not reshape to %s (%d elements)", c.Name("X"), shapeString(x.Shape), n, shapeString(shape), known)
+			return c.Errorf("X %s %s (%d elements) does not reshape to %s (%d elements)", c.Name("X"), ir.FormatShape(x.Shape), n, ir.FormatShape(shape), known)
 		}
 	}
 	c.Set("Out", x.DType, out)
@@ -510,7 +510,7 @@ func inferTransposeGrad(c *Infer) error {
 	}
 	perm, _ := c.Ints("axis")
 	if len(perm) != len(g.Shape) {
-		return c.Errorf("Out@GRAD %s %s: attr axis %s has %d dims, Out@GRAD %d", c.Name("Out@GRAD"), shapeString(g.Shape), shapeString(perm), len(perm), len(g.Shape))
+		return c.Errorf("Out@GRAD %s %s: attr axis %s has %d dims, Out@GRAD %d", c.Name("Out@GRAD"), ir.FormatShape(g.Shape), ir.FormatShape(perm), len(perm), len(g.Shape))
 	}
 	out := c.Shape(len(perm))
 	for i := range out {
@@ -519,7 +519,7 @@ func inferTransposeGrad(c *Infer) error {
 	for i, p := range perm {
 		a, ok := normAxis(p, len(perm))
 		if !ok || out[a] != -2 {
-			return c.Errorf("Out@GRAD %s %s: attr axis %s is not a permutation of its dims", c.Name("Out@GRAD"), shapeString(g.Shape), shapeString(perm))
+			return c.Errorf("Out@GRAD %s %s: attr axis %s is not a permutation of its dims", c.Name("Out@GRAD"), ir.FormatShape(g.Shape), ir.FormatShape(perm))
 		}
 		out[a] = g.Shape[i]
 	}
@@ -535,14 +535,14 @@ func inferTranspose(c *Infer) error {
 	setXShape(c, x)
 	perm, _ := c.Ints("axis")
 	if len(perm) != len(x.Shape) {
-		return c.Errorf("X %s %s: attr axis %s has %d dims, X %d", c.Name("X"), shapeString(x.Shape), shapeString(perm), len(perm), len(x.Shape))
+		return c.Errorf("X %s %s: attr axis %s has %d dims, X %d", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(perm), len(perm), len(x.Shape))
 	}
 	out := c.Shape(len(perm))
 	var seen uint64
 	for i, p := range perm {
 		a, ok := normAxis(p, len(x.Shape))
 		if !ok || a < 64 && seen&(1<<a) != 0 {
-			return c.Errorf("X %s %s: attr axis %s is not a permutation of its dims", c.Name("X"), shapeString(x.Shape), shapeString(perm))
+			return c.Errorf("X %s %s: attr axis %s is not a permutation of its dims", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(perm))
 		}
 		if a < 64 {
 			seen |= 1 << a
@@ -567,7 +567,7 @@ func inferSqueeze(c *Infer) error {
 	for _, a := range axes {
 		i, ok := normAxis(a, len(x.Shape))
 		if !ok || i >= 64 {
-			return c.Errorf("X %s %s: attr axes %s names dim %d, out of range", c.Name("X"), shapeString(x.Shape), shapeString(axes), a)
+			return c.Errorf("X %s %s: attr axes %s names dim %d, out of range", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(axes), a)
 		}
 		if x.Shape[i] == 1 || x.Shape[i] == -1 {
 			drop |= 1 << i
@@ -606,7 +606,7 @@ func inferUnsqueeze(c *Infer) error {
 			a += r + 1
 		}
 		if a < 0 || a > r {
-			return c.Errorf("X %s %s: attr axes %s: axis out of range for %d dims", c.Name("X"), shapeString(x.Shape), shapeString(axes), r)
+			return c.Errorf("X %s %s: attr axes %s: axis out of range for %d dims", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(axes), r)
 		}
 		out = append(out, 0)
 		copy(out[a+1:], out[a:])
@@ -629,7 +629,7 @@ func inferFlatten(c *Infer) error {
 	start, ok1 := normAxis(c.Int("start_axis"), len(x.Shape))
 	stop, ok2 := normAxis(c.Int("stop_axis"), len(x.Shape))
 	if !ok1 || !ok2 || start > stop {
-		return c.Errorf("X %s %s: start_axis %d and stop_axis %d are not a range of its dims", c.Name("X"), shapeString(x.Shape), c.Int("start_axis"), c.Int("stop_axis"))
+		return c.Errorf("X %s %s: start_axis %d and stop_axis %d are not a range of its dims", c.Name("X"), ir.FormatShape(x.Shape), c.Int("start_axis"), c.Int("stop_axis"))
 	}
 	var buf [8]int64
 	out := append(buf[:0], x.Shape[:start]...)
@@ -649,7 +649,7 @@ func inferConcat(c *Infer) error {
 	}
 	ax, ok := normAxis(c.Int("axis"), len(x0.Shape))
 	if !ok {
-		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x0.Shape), c.Int("axis"))
+		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x0.Shape), c.Int("axis"))
 	}
 	out := c.Shape(len(x0.Shape))
 	copy(out, x0.Shape)
@@ -659,7 +659,7 @@ func inferConcat(c *Infer) error {
 			return nil
 		}
 		if len(xi.Shape) != len(out) {
-			return c.Errorf("X %s %s and X %s %s: ranks differ", c.Name("X"), shapeString(x0.Shape), c.op.Input("X")[i], shapeString(xi.Shape))
+			return c.Errorf("X %s %s and X %s %s: ranks differ", c.Name("X"), ir.FormatShape(x0.Shape), c.op.Input("X")[i], ir.FormatShape(xi.Shape))
 		}
 		for d, n := range xi.Shape {
 			switch {
@@ -672,7 +672,7 @@ func inferConcat(c *Infer) error {
 			case out[d] < 0:
 				out[d] = n
 			case n >= 0 && n != out[d]:
-				return c.Errorf("X %s %s and X %s %s: dim %d differs off the concat axis %d", c.Name("X"), shapeString(x0.Shape), c.op.Input("X")[i], shapeString(xi.Shape), d, ax)
+				return c.Errorf("X %s %s and X %s %s: dim %d differs off the concat axis %d", c.Name("X"), ir.FormatShape(x0.Shape), c.op.Input("X")[i], ir.FormatShape(xi.Shape), d, ax)
 			}
 		}
 	}
@@ -687,7 +687,7 @@ func inferSplit(c *Infer) error {
 	}
 	ax, ok := normAxis(c.Int("axis"), len(x.Shape))
 	if !ok {
-		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x.Shape), c.Int("axis"))
+		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Int("axis"))
 	}
 	n := c.NumOut("Out")
 	num := c.Int("num")
@@ -701,10 +701,10 @@ func inferSplit(c *Infer) error {
 	}
 	if num > 0 {
 		if int64(n) != num {
-			return c.Errorf("X %s %s: num %d, but %d outputs", c.Name("X"), shapeString(x.Shape), num, n)
+			return c.Errorf("X %s %s: num %d, but %d outputs", c.Name("X"), ir.FormatShape(x.Shape), num, n)
 		}
 		if dim >= 0 && dim%num != 0 {
-			return c.Errorf("X %s %s: dim %d (%d) does not split into %d", c.Name("X"), shapeString(x.Shape), ax, dim, num)
+			return c.Errorf("X %s %s: dim %d (%d) does not split into %d", c.Name("X"), ir.FormatShape(x.Shape), ax, dim, num)
 		}
 		part := int64(-1)
 		if dim >= 0 {
@@ -716,7 +716,7 @@ func inferSplit(c *Infer) error {
 		return nil
 	}
 	if len(sections) != n {
-		return c.Errorf("X %s %s: %d sections %s, but %d outputs", c.Name("X"), shapeString(x.Shape), len(sections), shapeString(sections), n)
+		return c.Errorf("X %s %s: %d sections %s, but %d outputs", c.Name("X"), ir.FormatShape(x.Shape), len(sections), ir.FormatShape(sections), n)
 	}
 	if c.NumIn("SectionsTensorList") > 0 {
 		for i := range n {
@@ -730,7 +730,7 @@ func inferSplit(c *Infer) error {
 		case s == -1 && infer < 0:
 			infer = i
 		case s < 0:
-			return c.Errorf("X %s %s: sections %s: bad section %d", c.Name("X"), shapeString(x.Shape), shapeString(sections), s)
+			return c.Errorf("X %s %s: sections %s: bad section %d", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(sections), s)
 		default:
 			sum += s
 		}
@@ -739,7 +739,7 @@ func inferSplit(c *Infer) error {
 	if dim >= 0 {
 		left = dim - sum
 		if left < 0 || infer < 0 && left != 0 {
-			return c.Errorf("X %s %s: sections %s do not sum to dim %d (%d)", c.Name("X"), shapeString(x.Shape), shapeString(sections), ax, dim)
+			return c.Errorf("X %s %s: sections %s do not sum to dim %d (%d)", c.Name("X"), ir.FormatShape(x.Shape), ir.FormatShape(sections), ax, dim)
 		}
 	}
 	for i, s := range sections {
@@ -767,15 +767,15 @@ func inferSlice(c *Infer) error {
 	dec, _ := c.Ints("decrease_axis")
 	fromTensors := c.NumIn("StartsTensor")+c.NumIn("EndsTensor")+c.NumIn("StartsTensorList")+c.NumIn("EndsTensorList") > 0
 	if !fromTensors && (len(starts) != len(axes) || len(ends) != len(axes)) {
-		return c.Errorf("Input %s %s: axes %s, starts %s and ends %s differ in length", c.Name("Input"), shapeString(x.Shape),
-			shapeString(axes), shapeString(starts), shapeString(ends))
+		return c.Errorf("Input %s %s: axes %s, starts %s and ends %s differ in length", c.Name("Input"), ir.FormatShape(x.Shape),
+			ir.FormatShape(axes), ir.FormatShape(starts), ir.FormatShape(ends))
 	}
 	var buf [8]int64
 	out := append(buf[:0], x.Shape...)
 	for i, a := range axes {
 		ax, ok := normAxis(a, len(x.Shape))
 		if !ok {
-			return c.Errorf("Input %s %s: axes %s names dim %d, out of range", c.Name("Input"), shapeString(x.Shape), shapeString(axes), a)
+			return c.Errorf("Input %s %s: axes %s names dim %d, out of range", c.Name("Input"), ir.FormatShape(x.Shape), ir.FormatShape(axes), a)
 		}
 		d := x.Shape[ax]
 		if d < 0 || fromTensors || i < len(flags) && flags[i] == -1 {
@@ -793,10 +793,10 @@ func inferSlice(c *Infer) error {
 	for _, a := range dec {
 		ax, ok := normAxis(a, len(x.Shape))
 		if !ok || ax >= 64 {
-			return c.Errorf("Input %s %s: decrease_axis %s names dim %d, out of range", c.Name("Input"), shapeString(x.Shape), shapeString(dec), a)
+			return c.Errorf("Input %s %s: decrease_axis %s names dim %d, out of range", c.Name("Input"), ir.FormatShape(x.Shape), ir.FormatShape(dec), a)
 		}
 		if out[ax] != 1 && out[ax] != -1 {
-			return c.Errorf("Input %s %s: decrease_axis %s drops dim %d of size %d, not 1", c.Name("Input"), shapeString(x.Shape), shapeString(dec), ax, out[ax])
+			return c.Errorf("Input %s %s: decrease_axis %s drops dim %d of size %d, not 1", c.Name("Input"), ir.FormatShape(x.Shape), ir.FormatShape(dec), ax, out[ax])
 		}
 		drop |= 1 << ax
 	}
@@ -849,7 +849,7 @@ func inferArgMinMax(c *Infer) error {
 	}
 	ax, ok := normAxis(c.Int("axis"), len(x.Shape))
 	if !ok {
-		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x.Shape), c.Int("axis"))
+		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Int("axis"))
 	}
 	var buf [8]int64
 	out := append(buf[:0], x.Shape[:ax]...)

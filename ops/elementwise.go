@@ -63,7 +63,7 @@ func inferBroadcast(d ir.DType) func(c *Infer) error {
 		}
 		out, err := Broadcast(c, x.Shape, y.Shape, int(c.Int("axis")))
 		if err != nil {
-			return c.Errorf("X %s %s and Y %s %s: %v", c.Name("X"), shapeString(x.Shape), c.Name("Y"), shapeString(y.Shape), err)
+			return c.Errorf("X %s %s and Y %s %s: %v", c.Name("X"), ir.FormatShape(x.Shape), c.Name("Y"), ir.FormatShape(y.Shape), err)
 		}
 		dt := d
 		if dt == ir.DTypeInvalid {

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/distpass/distpass/ir"
+
 func matmulDefs() []*Def {
 	binGrad := func() *Grad {
 		return &Grad{Reads: []string{"X", "Y", "Out@GRAD"}, Diff: []string{"X", "Y"}}
@@ -56,7 +58,7 @@ func inferMatmul(transX, transY string) func(c *Infer) error {
 		}
 		xs, ys := x.Shape, y.Shape
 		if len(xs) == 0 || len(ys) == 0 {
-			return c.Errorf("X %s %s and Y %s %s: matmul needs at least 1-D operands", c.Name("X"), shapeString(xs), c.Name("Y"), shapeString(ys))
+			return c.Errorf("X %s %s and Y %s %s: matmul needs at least 1-D operands", c.Name("X"), ir.FormatShape(xs), c.Name("Y"), ir.FormatShape(ys))
 		}
 		var m, kx, ky, n int64 = -2, 0, 0, -2 // -2: the dim a 1-D operand adds, dropped from Out
 		if len(xs) == 1 {
@@ -76,12 +78,12 @@ func inferMatmul(transX, transY string) func(c *Infer) error {
 			}
 		}
 		if kx >= 0 && ky >= 0 && kx != ky {
-			return c.Errorf("X %s %s and Y %s %s: contracted dims %d and %d differ", c.Name("X"), shapeString(xs), c.Name("Y"), shapeString(ys), kx, ky)
+			return c.Errorf("X %s %s and Y %s %s: contracted dims %d and %d differ", c.Name("X"), ir.FormatShape(xs), c.Name("Y"), ir.FormatShape(ys), kx, ky)
 		}
 		bx, by := xs[:max(len(xs)-2, 0)], ys[:max(len(ys)-2, 0)]
 		batch, err := Broadcast(c, bx, by, -1)
 		if err != nil {
-			return c.Errorf("X %s %s and Y %s %s: batch dims: %v", c.Name("X"), shapeString(xs), c.Name("Y"), shapeString(ys), err)
+			return c.Errorf("X %s %s and Y %s %s: batch dims: %v", c.Name("X"), ir.FormatShape(xs), c.Name("Y"), ir.FormatShape(ys), err)
 		}
 		var buf [8]int64
 		out := append(buf[:0], batch...)
@@ -114,7 +116,7 @@ func inferMatmulV1(c *Infer) error {
 	}
 	for _, a := range matmulFusions {
 		if v, _ := c.Ints(a); len(v) > 0 {
-			return c.Errorf("attr %s %s: matmul with a oneDNN reshape or transpose fused in is not supported", a, shapeString(v))
+			return c.Errorf("attr %s %s: matmul with a oneDNN reshape or transpose fused in is not supported", a, ir.FormatShape(v))
 		}
 	}
 	if h := c.Int("head_number"); h > 1 {
@@ -122,7 +124,7 @@ func inferMatmulV1(c *Infer) error {
 	}
 	xs, ys := x.Shape, y.Shape
 	both := func() string {
-		return "X " + c.Name("X") + " " + shapeString(xs) + " and Y " + c.Name("Y") + " " + shapeString(ys)
+		return "X " + c.Name("X") + " " + ir.FormatShape(xs) + " and Y " + c.Name("Y") + " " + ir.FormatShape(ys)
 	}
 	if len(xs) == 0 || len(ys) == 0 {
 		return c.Errorf("%s: matmul needs at least 1-D operands", both())
@@ -191,11 +193,11 @@ func inferMul(c *Infer) error {
 	}
 	xn, yn := int(c.Int("x_num_col_dims")), int(c.Int("y_num_col_dims"))
 	if xn < 1 || xn >= len(x.Shape) || yn < 1 || yn >= len(y.Shape) {
-		return c.Errorf("X %s %s and Y %s %s: x_num_col_dims %d or y_num_col_dims %d out of range", c.Name("X"), shapeString(x.Shape), c.Name("Y"), shapeString(y.Shape), xn, yn)
+		return c.Errorf("X %s %s and Y %s %s: x_num_col_dims %d or y_num_col_dims %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Name("Y"), ir.FormatShape(y.Shape), xn, yn)
 	}
 	kx, ky := prod(x.Shape[xn:]), prod(y.Shape[:yn])
 	if kx >= 0 && ky >= 0 && kx != ky {
-		return c.Errorf("X %s %s and Y %s %s: contracted sizes %d and %d differ", c.Name("X"), shapeString(x.Shape), c.Name("Y"), shapeString(y.Shape), kx, ky)
+		return c.Errorf("X %s %s and Y %s %s: contracted sizes %d and %d differ", c.Name("X"), ir.FormatShape(x.Shape), c.Name("Y"), ir.FormatShape(y.Shape), kx, ky)
 	}
 	var buf [8]int64
 	out := append(buf[:0], x.Shape[:xn]...)

@@ -79,7 +79,7 @@ func moeDefs() []*Def {
 					return nil
 				}
 				if _, ok := normAxis(c.Int("axis"), len(x.Shape)); !ok {
-					return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x.Shape), c.Int("axis"))
+					return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Int("axis"))
 				}
 				c.Set("Out", x.DType, x.Shape)
 				return nil
@@ -115,7 +115,7 @@ func moeDefs() []*Def {
 				w := c.Int("n_worker")
 				if len(ec.Shape) == 1 && len(cp.Shape) == 1 && ec.Shape[0] >= 0 && cp.Shape[0] >= 0 && ec.Shape[0] != w*cp.Shape[0] {
 					return c.Errorf("expert_count %s %s and capacity %s %s: want n_worker %d times as many counts as capacities",
-						c.Name("expert_count"), shapeString(ec.Shape), c.Name("capacity"), shapeString(cp.Shape), w)
+						c.Name("expert_count"), ir.FormatShape(ec.Shape), c.Name("capacity"), ir.FormatShape(cp.Shape), w)
 				}
 				c.Set("Out", ec.DType, ec.Shape)
 				return nil
@@ -136,7 +136,7 @@ func moeDefs() []*Def {
 				}
 				if n := c.Int("n_expert") * c.Int("n_worker"); len(ec.Shape) == 1 && ec.Shape[0] >= 0 && ec.Shape[0] != n {
 					return c.Errorf("ExpertCount %s %s: want n_expert %d × n_worker %d = %d counts",
-						c.Name("ExpertCount"), shapeString(ec.Shape), c.Int("n_expert"), c.Int("n_worker"), n)
+						c.Name("ExpertCount"), ir.FormatShape(ec.Shape), c.Int("n_expert"), c.Int("n_worker"), n)
 				}
 				c.Set("NewGateIdx", g.DType, g.Shape)
 				return nil
@@ -183,13 +183,13 @@ func inferTopK(c *Infer) error {
 	if len(x.Shape) > 0 {
 		ax, ok := normAxis(c.Int("axis"), len(x.Shape))
 		if !ok {
-			return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x.Shape), c.Int("axis"))
+			return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Int("axis"))
 		}
 		k := int64(-1)
 		if c.NumIn("K") == 0 {
 			k = c.Int("k")
 			if k < 1 || x.Shape[ax] >= 0 && k > x.Shape[ax] {
-				return c.Errorf("X %s %s: k %d out of range [1, %d] along axis %d", c.Name("X"), shapeString(x.Shape), k, x.Shape[ax], ax)
+				return c.Errorf("X %s %s: k %d out of range [1, %d] along axis %d", c.Name("X"), ir.FormatShape(x.Shape), k, x.Shape[ax], ax)
 			}
 		}
 		out[ax] = k
@@ -210,10 +210,10 @@ func inferGather(c *Infer) error {
 	}
 	ax, ok := normAxis(c.Int("axis"), len(x.Shape))
 	if !ok {
-		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), shapeString(x.Shape), c.Int("axis"))
+		return c.Errorf("X %s %s: axis %d out of range", c.Name("X"), ir.FormatShape(x.Shape), c.Int("axis"))
 	}
 	if len(idx.Shape) > 2 || len(idx.Shape) == 2 && idx.Shape[1] != 1 && idx.Shape[1] != -1 {
-		return c.Errorf("X %s %s and Index %s %s: Index must be [M] or [M, 1]", c.Name("X"), shapeString(x.Shape), c.Name("Index"), shapeString(idx.Shape))
+		return c.Errorf("X %s %s and Index %s %s: Index must be [M] or [M, 1]", c.Name("X"), ir.FormatShape(x.Shape), c.Name("Index"), ir.FormatShape(idx.Shape))
 	}
 	var buf [8]int64
 	out := append(buf[:0], x.Shape[:ax]...)
@@ -246,7 +246,7 @@ func checkScatter(c *Infer, s string, x, ids, u ir.Type) error {
 		return c.Errorf("%s %s is 0-D: scatter needs rows", s, c.Name(s))
 	}
 	if len(ids.Shape) > 2 || len(ids.Shape) == 2 && ids.Shape[1] != 1 && ids.Shape[1] != -1 {
-		return c.Errorf("Ids %s %s: want [M] or [M, 1]", c.Name("Ids"), shapeString(ids.Shape))
+		return c.Errorf("Ids %s %s: want [M] or [M, 1]", c.Name("Ids"), ir.FormatShape(ids.Shape))
 	}
 	bad := len(u.Shape) != len(x.Shape)
 	if !bad && len(ids.Shape) > 0 && !Compatible(u.Shape[:1], ids.Shape[:1]) {
@@ -256,8 +256,8 @@ func checkScatter(c *Infer, s string, x, ids, u ir.Type) error {
 		bad = true
 	}
 	if bad {
-		return c.Errorf("%s %s %s, Ids %s %s and Updates %s %s: want Updates = [len(Ids)] + %s[1:]", s, c.Name(s), shapeString(x.Shape),
-			c.Name("Ids"), shapeString(ids.Shape), c.Name("Updates"), shapeString(u.Shape), s)
+		return c.Errorf("%s %s %s, Ids %s %s and Updates %s %s: want Updates = [len(Ids)] + %s[1:]", s, c.Name(s), ir.FormatShape(x.Shape),
+			c.Name("Ids"), ir.FormatShape(ids.Shape), c.Name("Updates"), ir.FormatShape(u.Shape), s)
 	}
 	return nil
 }
@@ -290,10 +290,10 @@ func inferGroupedMatmul(c *Infer) error {
 		return nil
 	}
 	if len(x.Shape) != 2 || len(w.Shape) != 3 {
-		return c.Errorf("X %s %s and W %s %s: want X [M, K] and W [E, K, P]", c.Name("X"), shapeString(x.Shape), c.Name("W"), shapeString(w.Shape))
+		return c.Errorf("X %s %s and W %s %s: want X [M, K] and W [E, K, P]", c.Name("X"), ir.FormatShape(x.Shape), c.Name("W"), ir.FormatShape(w.Shape))
 	}
 	if k1, k2 := x.Shape[1], w.Shape[1]; k1 >= 0 && k2 >= 0 && k1 != k2 {
-		return c.Errorf("X %s %s and W %s %s: contracted dims %d and %d differ", c.Name("X"), shapeString(x.Shape), c.Name("W"), shapeString(w.Shape), k1, k2)
+		return c.Errorf("X %s %s and W %s %s: contracted dims %d and %d differ", c.Name("X"), ir.FormatShape(x.Shape), c.Name("W"), ir.FormatShape(w.Shape), k1, k2)
 	}
 	c.Set("Out", x.DType, []int64{x.Shape[0], w.Shape[2]})
 	return nil

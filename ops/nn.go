@@ -140,7 +140,7 @@ func inferEmbedding(trailing bool) func(c *Infer) error {
 			return nil
 		}
 		if len(w.Shape) != 2 {
-			return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), shapeString(w.Shape))
+			return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), ir.FormatShape(w.Shape))
 		}
 		if s := c.Int("start_index"); s < 0 {
 			return c.Errorf("start_index %d is negative", s)
@@ -151,7 +151,7 @@ func inferEmbedding(trailing bool) func(c *Infer) error {
 		rows := ids.Shape
 		if trailing {
 			if n := len(rows); n == 0 || rows[n-1] != 1 && rows[n-1] >= 0 {
-				return c.Errorf("Ids %s %s: want a last dim of 1", c.Name("Ids"), shapeString(ids.Shape))
+				return c.Errorf("Ids %s %s: want a last dim of 1", c.Name("Ids"), ir.FormatShape(ids.Shape))
 			}
 			rows = rows[:len(rows)-1]
 		}
@@ -172,13 +172,13 @@ func inferCEmbeddingGrad(c *Infer) error {
 		return nil
 	}
 	if len(w.Shape) != 2 {
-		return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), shapeString(w.Shape))
+		return c.Errorf("W %s %s: want a 2-D table", c.Name("W"), ir.FormatShape(w.Shape))
 	}
 	var buf [8]int64
 	want := append(append(buf[:0], ids.Shape...), w.Shape[1])
 	if !Compatible(g.Shape, want) {
-		return c.Errorf("Out@GRAD %s %s, Ids %s %s and W %s %s: want Out@GRAD %s", c.Name("Out@GRAD"), shapeString(g.Shape),
-			c.Name("Ids"), shapeString(ids.Shape), c.Name("W"), shapeString(w.Shape), shapeString(want))
+		return c.Errorf("Out@GRAD %s %s, Ids %s %s and W %s %s: want Out@GRAD %s", c.Name("Out@GRAD"), ir.FormatShape(g.Shape),
+			c.Name("Ids"), ir.FormatShape(ids.Shape), c.Name("W"), ir.FormatShape(w.Shape), ir.FormatShape(want))
 	}
 	c.Set("W@GRAD", w.DType, w.Shape)
 	return nil
@@ -209,8 +209,8 @@ func inferSoftmaxXent(c *Infer) error {
 		want[ax] = 1
 	}
 	if !Compatible(l.Shape, want) {
-		return c.Errorf("Logits %s %s and Label %s %s: want Label %s (axis %d)", c.Name("Logits"), shapeString(x.Shape),
-			c.Name("Label"), shapeString(l.Shape), shapeString(want), c.Int("axis"))
+		return c.Errorf("Logits %s %s and Label %s %s: want Label %s (axis %d)", c.Name("Logits"), ir.FormatShape(x.Shape),
+			c.Name("Label"), ir.FormatShape(l.Shape), ir.FormatShape(want), c.Int("axis"))
 	}
 	c.Set("Softmax", x.DType, x.Shape)
 	want[ax] = 1
@@ -250,8 +250,8 @@ func inferCrossEntropy(c *Infer) error {
 		if soft {
 			want = "X's shape (soft_label)"
 		}
-		return c.Errorf("X %s %s and Label %s %s: want Label of %s", c.Name("X"), shapeString(x.Shape),
-			c.Name("Label"), shapeString(l.Shape), want)
+		return c.Errorf("X %s %s and Label %s %s: want Label of %s", c.Name("X"), ir.FormatShape(x.Shape),
+			c.Name("Label"), ir.FormatShape(l.Shape), want)
 	}
 	var buf [8]int64
 	y := append(buf[:0], l.Shape...)
@@ -282,7 +282,7 @@ func inferLayerNorm(c *Infer) error {
 	}
 	b := c.Int("begin_norm_axis")
 	if b < 1 || b >= int64(len(x.Shape)) {
-		return c.Errorf("begin_norm_axis %d out of range [1, %d) for X %s %s", b, len(x.Shape), c.Name("X"), shapeString(x.Shape))
+		return c.Errorf("begin_norm_axis %d out of range [1, %d) for X %s %s", b, len(x.Shape), c.Name("X"), ir.FormatShape(x.Shape))
 	}
 	if e := c.Float("epsilon"); !(e >= 0 && e <= 0.001) {
 		return c.Errorf("epsilon %v outside [0, 0.001]", e)
@@ -294,8 +294,8 @@ func inferLayerNorm(c *Infer) error {
 			continue
 		}
 		if len(t.Shape) != 1 || t.Shape[0] >= 0 && right >= 0 && t.Shape[0] != right {
-			return c.Errorf("%s %s %s and X %s %s: want %s [%d] (begin_norm_axis %d)", s, c.Name(s), shapeString(t.Shape),
-				c.Name("X"), shapeString(x.Shape), s, right, b)
+			return c.Errorf("%s %s %s and X %s %s: want %s [%d] (begin_norm_axis %d)", s, c.Name(s), ir.FormatShape(t.Shape),
+				c.Name("X"), ir.FormatShape(x.Shape), s, right, b)
 		}
 	}
 	c.Set("Y", x.DType, x.Shape)

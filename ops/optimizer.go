@@ -105,8 +105,8 @@ func inferOptimizer(scalars, like []string, pairs [][2]string) func(c *Infer) er
 		if p, ok := c.In("Param"); ok {
 			for _, s := range like {
 				if t, ok := c.In(s); ok && !Compatible(p.Shape, t.Shape) {
-					return c.Errorf("Param %s %s and %s %s %s: want one shape", c.Name("Param"), shapeString(p.Shape),
-						s, c.Name(s), shapeString(t.Shape))
+					return c.Errorf("Param %s %s and %s %s %s: want one shape", c.Name("Param"), ir.FormatShape(p.Shape),
+						s, c.Name(s), ir.FormatShape(t.Shape))
 				}
 			}
 		}
@@ -127,7 +127,7 @@ func oneElement(c *Infer, s string) error {
 		return nil
 	}
 	if n := prod(t.Shape); n != 1 && n != -1 {
-		return c.Errorf("%s %s %s: want one element", s, c.Name(s), shapeString(t.Shape))
+		return c.Errorf("%s %s %s: want one element", s, c.Name(s), ir.FormatShape(t.Shape))
 	}
 	return nil
 }

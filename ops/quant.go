@@ -179,7 +179,7 @@ func inferChannelDequant(c *Infer) error {
 	}
 	n := c.NumIn("Scales")
 	if bitsOf, _ := c.Ints("quant_bits"); len(bitsOf) != n {
-		return c.Errorf("attr quant_bits %s has %d values for %d Scales; it takes one per scale", shapeString(bitsOf), len(bitsOf), n)
+		return c.Errorf("attr quant_bits %s has %d values for %d Scales; it takes one per scale", ir.FormatShape(bitsOf), len(bitsOf), n)
 	}
 	// One scale dequantises a weight along quant_axis; two, an
 	// activation: per channel of dim 1, then by one value.
@@ -201,7 +201,7 @@ func inferChannelDequant(c *Infer) error {
 			continue
 		}
 		if len(s.Shape) != 1 || s.Shape[0] >= 0 && want[i] >= 0 && s.Shape[0] != want[i] {
-			return c.Errorf("Scales %s %s and %s: Scales[%d] must be [%d]", c.Op().Input("Scales")[i], shapeString(s.Shape), operand(c, "X", x.Shape), i, want[i])
+			return c.Errorf("Scales %s %s and %s: Scales[%d] must be [%d]", c.Op().Input("Scales")[i], ir.FormatShape(s.Shape), operand(c, "X", x.Shape), i, want[i])
 		}
 	}
 	c.Set("Out", x.DType, x.Shape)
@@ -229,7 +229,7 @@ func inferQuantLinear(c *Infer) error {
 		n, known := s.Numel()
 		if a >= 0 && (len(s.Shape) != 1 || s.Shape[0] >= 0 && scale[0] >= 0 && s.Shape[0] != scale[0]) ||
 			a < 0 && known && n != 1 {
-			return c.Errorf("%s and %s: Scale must be %s for quant_axis %d", operand(c, "Scale", s.Shape), operand(c, "X", x.Shape), shapeString(scale[:]), a)
+			return c.Errorf("%s and %s: Scale must be %s for quant_axis %d", operand(c, "Scale", s.Shape), operand(c, "X", x.Shape), ir.FormatShape(scale[:]), a)
 		}
 	}
 	// dequantize_linear turns int8 values back to floats of the scale's

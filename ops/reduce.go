@@ -77,12 +77,12 @@ func inferReduce(c *Infer) error {
 	for _, d := range dims {
 		if r == 0 {
 			if d != 0 && d != -1 {
-				return c.Errorf("dim %s out of range for 0-D X %s", shapeString(dims), c.Name("X"))
+				return c.Errorf("dim %s out of range for 0-D X %s", ir.FormatShape(dims), c.Name("X"))
 			}
 			continue
 		}
 		if d < -int64(r) || d >= int64(r) {
-			return c.Errorf("dim %s out of range for X %s %s", shapeString(dims), c.Name("X"), shapeString(x.Shape))
+			return c.Errorf("dim %s out of range for X %s %s", ir.FormatShape(dims), c.Name("X"), ir.FormatShape(x.Shape))
 		}
 		if d < 0 {
 			d += int64(r)
@@ -136,7 +136,7 @@ func inferSum(c *Infer) error {
 			continue
 		}
 		if !Compatible(first.Shape, t.Shape) {
-			return c.Errorf("X %s %s and X %s %s: sum needs one shape", names[0], shapeString(first.Shape), names[i], shapeString(t.Shape))
+			return c.Errorf("X %s %s and X %s %s: sum needs one shape", names[0], ir.FormatShape(first.Shape), names[i], ir.FormatShape(t.Shape))
 		}
 		for k, d := range t.Shape {
 			if out[k] < 0 {

@@ -778,7 +778,7 @@ func inputRanks(c *Infer) []int {
 }
 
 func (r *view) String() string {
-	return "reshape " + shapeString(r.in) + " -> " + shapeString(r.out)
+	return "reshape " + ir.FormatShape(r.in) + " -> " + ir.FormatShape(r.out)
 }
 
 func (r *view) Forward(mesh []int, in [][]int) (spmd.Sharding, error) {

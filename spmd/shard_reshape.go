@@ -91,7 +91,7 @@ func reshapeReplicated(n int) []int {
 }
 
 func reshapeErr(in, out []int64, format string, args ...any) error {
-	return fmt.Errorf("reshape %s to %s: %s", shapeString(in), shapeString(out), fmt.Sprintf(format, args...))
+	return fmt.Errorf("reshape %s to %s: %s", ir.FormatShape(in), ir.FormatShape(out), fmt.Sprintf(format, args...))
 }
 
 func checkReshapeMapping(in, out []int64, slot string, shape []int64, m []int, mesh []int) error {
@@ -353,7 +353,7 @@ func (t *reshapeDimTrans) String() string {
 		}
 		return "Flatten(" + strings.Join(s, ",") + ")"
 	case reshapeSplit:
-		return fmt.Sprintf("Split(%v, %s, %d)", t.of, shapeString(t.sizes), t.piece)
+		return fmt.Sprintf("Split(%v, %s, %d)", t.of, ir.FormatShape(t.sizes), t.piece)
 	}
 	return "Singleton()"
 }
@@ -534,18 +534,6 @@ func reshapeExact(d, t, dPrefix, tPrefix reshapeSize, n int64) bool {
 		return false
 	}
 	return t.coef%n == 0
-}
-
-// shapeString spells a shape as the op table's messages do: "[8, -1, 64]".
-func shapeString(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, d, 10)
-	}
-	return string(append(b, ']'))
 }
 
 // prod is the number of elements of a tensor of dims dims, or -1 when
