@@ -41,7 +41,11 @@ func activationDefs() []*Def {
 	logSoftmax.ShardingDoc = softmaxDoc
 	scale := unary("scale", "scale * X + bias, or scale * (X + bias)",
 		floatAttr("scale", 1), floatAttr("bias", 0), boolAttr("bias_after_scale", true))
-	scale.Traits |= KeepsIndex
+	scale.Traits |= KeepsIndex | LinearUnary
+	scale.PartialIf = func(op *ir.Op) bool { // linear only without a bias (absent: 0)
+		b, ok := ir.AsFloat(op.Attrs.Get("bias"))
+		return !ok || b == 0
+	}
 	scale.Inputs = slots("X", Slot{Name: "ScaleTensor", Optional: true, NoGrad: true})
 	scale.Grad = &Grad{
 		Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
@@ -52,16 +56,22 @@ func activationDefs() []*Def {
 			return ""
 		},
 	}
+	leakyRelu := unary("leaky_relu", "X where X >= 0, alpha * X elsewhere", floatAttr("alpha", 0.02))
+	leakyRelu.Traits |= Monotone
+	leakyRelu.PartialIf = func(op *ir.Op) bool { // non-decreasing only for alpha >= 0 (absent: 0.02)
+		a, ok := ir.AsFloat(op.Attrs.Get("alpha"))
+		return !ok || a >= 0
+	}
 	pow := unary("pow", "X ** factor", floatAttr("factor", 1))
 	pow.Inputs = slots("X", Slot{Name: "FactorTensor", Optional: true, NoGrad: true})
 	return []*Def{
-		withGrad(unary("relu", "max(X, 0)"), "Out"),
-		withGrad(unary("tanh", "tanh(X)"), "Out"),
-		withGrad(unary("sigmoid", "1 / (1 + exp(-X))"), "Out"),
+		monotone(withGrad(unary("relu", "max(X, 0)"), "Out")),
+		monotone(withGrad(unary("tanh", "tanh(X)"), "Out")),
+		monotone(withGrad(unary("sigmoid", "1 / (1 + exp(-X))"), "Out")),
 		withGrad(unary("gelu", "X * Phi(X), exact or tanh-approximated", boolAttr("approximate", false)), "X"),
 		softmax, logSoftmax, scale, pow,
-		withGrad(unary("relu6", "min(max(X, 0), threshold)", floatAttr("threshold", 6)), "Out"),
-		unary("leaky_relu", "X where X >= 0, alpha * X elsewhere", floatAttr("alpha", 0.02)),
+		monotone(withGrad(unary("relu6", "min(max(X, 0), threshold)", floatAttr("threshold", 6)), "Out")),
+		leakyRelu,
 		unary("elu", "X where X > 0, alpha * (exp(X) - 1) elsewhere", floatAttr("alpha", 1)),
 		unary("celu", "max(0, X) + min(0, alpha * (exp(X / alpha) - 1))", floatAttr("alpha", 1)),
 		unary("selu", "scale * (X where X > 0, alpha * (exp(X) - 1) elsewhere)",
@@ -76,14 +86,14 @@ func activationDefs() []*Def {
 		unary("swish", "X * sigmoid(beta * X)", floatAttr("beta", 1)),
 		unary("silu", "X * sigmoid(X)"),
 		unary("mish", "X * tanh(softplus(X))", floatAttr("threshold", 20)),
-		unary("softplus", "log(1 + exp(beta * X)) / beta, X where beta * X > threshold",
-			floatAttr("beta", 1), floatAttr("threshold", 20)),
+		monotone(unary("softplus", "log(1 + exp(beta * X)) / beta, X where beta * X > threshold",
+			floatAttr("beta", 1), floatAttr("threshold", 20))),
 		unary("softsign", "X / (1 + |X|)"),
 		unary("logsigmoid", "log(sigmoid(X))"),
 		unary("tanh_shrink", "X - tanh(X)"),
-		unary("exp", "exp(X)"),
-		unary("log", "ln(X)"),
-		unary("sqrt", "sqrt(X)"),
+		monotone(unary("exp", "exp(X)")),
+		monotone(unary("log", "ln(X)")),
+		monotone(unary("sqrt", "sqrt(X)")),
 		unary("rsqrt", "1 / sqrt(X)"),
 		unary("square", "X * X"),
 		unary("abs", "|X|"),
@@ -142,4 +152,10 @@ func gradFrom(src string) func(c *Infer) error {
 		}
 		return nil
 	}
+}
+
+// monotone marks d's op as never decreasing in X (Monotone).
+func monotone(d *Def) *Def {
+	d.Traits |= Monotone
+	return d
 }

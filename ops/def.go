@@ -43,6 +43,15 @@ type Def struct {
 	// ShardingDoc states the rule in one line, with the Paddle rule it
 	// follows.
 	ShardingDoc string
+	// LinearIn lists the input slots the op is linear in while its other
+	// inputs are whole (the matmuls' and elementwise_mul's X and Y,
+	// elementwise_div's X): one partial input among them, a sum or an
+	// average, gives Out partial alike.
+	LinearIn []string
+	// PartialIf, when set, is the condition on an op's attrs under which
+	// its traits and LinearIn about partial values hold (scale without a
+	// bias; leaky_relu with alpha >= 0).
+	PartialIf func(op *ir.Op) bool
 	// NoRule says why an op that is not a collective has no sharding
 	// rule (a stream sync, which only partitioned programs hold); the
 	// table's check (sim.CheckTable) holds every other op to having one.
@@ -157,10 +166,26 @@ const (
 	// arithmetic, copies, casts and views): what assign_pos numbers in
 	// each rank's own rows stays so through them.
 	KeepsIndex
+	// Identity ops give X's values unchanged, moved or relabelled
+	// (assign, the views): a partial X of any reduction is Out partial
+	// alike.
+	Identity
+	// LinearUnary ops are linear in their one input X (cumsum, scale
+	// without a bias): X partial as a sum or an average gives Out partial
+	// alike.
+	LinearUnary
+	// Additive ops sum or subtract their inputs (elementwise_add and
+	// _sub, sum): inputs all partial alike, as sums or averages, give Out
+	// partial alike.
+	Additive
+	// Monotone ops never decrease in their one input X (relu, tanh,
+	// exp, cast, ...): the op of the largest part is the largest of the
+	// op's parts, so X partial as a max or a min gives Out partial alike.
+	Monotone
 )
 
 var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects",
-	"shape-of-out", "backward-only", "own-part", "keeps-index"}
+	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {

@@ -34,10 +34,10 @@ func elementwiseDefs() []*Def {
 		return d
 	}
 	return []*Def{
-		index(binary("elementwise_add", "X + Y", true)),
-		index(binary("elementwise_sub", "X - Y", true)),
-		index(binary("elementwise_mul", "X * Y", true)),
-		binary("elementwise_div", "X / Y", true),
+		additive(index(binary("elementwise_add", "X + Y", true))),
+		additive(index(binary("elementwise_sub", "X - Y", true))),
+		linearIn(index(binary("elementwise_mul", "X * Y", true)), "X", "Y"),
+		linearIn(binary("elementwise_div", "X / Y", true), "X"),
 		binary("elementwise_max", "max(X, Y)", false),
 		binary("elementwise_min", "min(X, Y)", false),
 		index(binary("elementwise_floordiv", "X // Y, rounding down", false)),
@@ -110,4 +110,16 @@ func Broadcast(c *Infer, x, y []int64, axis int) ([]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// additive marks d's op as a sum or difference of its inputs (Additive).
+func additive(d *Def) *Def {
+	d.Traits |= Additive
+	return d
+}
+
+// linearIn gives d the input slots its op is linear in (LinearIn).
+func linearIn(d *Def, slots ...string) *Def {
+	d.LinearIn = slots
+	return d
 }

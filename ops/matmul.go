@@ -9,7 +9,7 @@ func matmulDefs() []*Def {
 	return []*Def{
 		{
 			Type: "matmul_v2", Doc: "batched matrix product of X and Y, each optionally transposed",
-			Inputs: in("X", "Y"), Outputs: in("Out"),
+			Inputs: in("X", "Y"), Outputs: in("Out"), LinearIn: []string{"X", "Y"},
 			Attrs:       []Attr{boolAttr("trans_x", false), boolAttr("trans_y", false)},
 			Shape:       "Out = broadcast(X[:-2], Y[:-2]) + [M, N] for X [.., M, K], Y [.., K, N]",
 			Infer:       inferMatmul("trans_x", "trans_y"),
@@ -19,7 +19,7 @@ func matmulDefs() []*Def {
 		},
 		{
 			Type: "matmul", Doc: "alpha times the batched matrix product of X and Y (Paddle 1.x)",
-			Inputs: in("X", "Y"), Outputs: in("Out"),
+			Inputs: in("X", "Y"), Outputs: in("Out"), LinearIn: []string{"X", "Y"},
 			Attrs: []Attr{
 				boolAttr("transpose_X", false), boolAttr("transpose_Y", false), floatAttr("alpha", 1),
 				intAttr("head_number", 1),
@@ -36,7 +36,7 @@ func matmulDefs() []*Def {
 		},
 		{
 			Type: "mul", Doc: "X flattened to a matrix at x_num_col_dims times Y flattened at y_num_col_dims",
-			Inputs: in("X", "Y"), Outputs: in("Out"),
+			Inputs: in("X", "Y"), Outputs: in("Out"), LinearIn: []string{"X", "Y"},
 			Attrs:       []Attr{intAttr("x_num_col_dims", 1), intAttr("y_num_col_dims", 1)},
 			Shape:       "Out = X[:xn] + Y[yn:], with prod(X[xn:]) = prod(Y[:yn])",
 			Infer:       inferMul,

@@ -64,7 +64,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "cumsum", Doc: "the running sums of X along axis (over all elements with flatten)",
-			Inputs: in("X"), Outputs: in("Out"),
+			Inputs: in("X"), Outputs: in("Out"), Traits: LinearUnary,
 			Attrs:       []Attr{intAttr("axis", -1), boolAttr("flatten", false), boolAttr("exclusive", false), boolAttr("reverse", false)},
 			Shape:       "Out = X ([numel(X)] with flatten)",
 			Sharding:    cumsumRule,

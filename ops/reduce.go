@@ -47,7 +47,7 @@ func reduceDefs() []*Def {
 		prod,
 		{
 			Type: "sum", Doc: "the elementwise sum of the tensors of X, which share one shape",
-			Inputs: []Slot{many("X")}, Outputs: in("Out"), Traits: Elementwise,
+			Inputs: []Slot{many("X")}, Outputs: in("Out"), Traits: Elementwise | Additive,
 			Shape:       "Out = X[0], every X of its shape",
 			Infer:       inferSum,
 			Sharding:    sumRule,

@@ -199,16 +199,12 @@ func (r *splitRule) Backward(mesh []int, out [][]int) (spmd.Sharding, error) {
 // min). cast is not: a cast to an integer of a sum is not the sum of the
 // casts.
 func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
-	identity := false
-	switch op.Type {
-	case "assign", "reshape2", "transpose2", "squeeze2", "unsqueeze2", "flatten_contiguous_range", "flatten2":
-		identity = true
-	case "cumsum":
-	case "scale":
-		if b, ok := op.Attrs.Get("bias").(ir.Float); ok && b != 0 {
-			return false
-		}
-	default:
+	d := partialDef(op)
+	if d == nil {
+		return false
+	}
+	identity := d.Traits&Identity != 0
+	if !identity && d.Traits&LinearUnary == 0 {
 		return false
 	}
 	for _, p := range partial {
@@ -217,6 +213,16 @@ func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
 		}
 	}
 	return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
+}
+
+// partialDef is op's def when the partial facts of its record hold for
+// op's attrs (PartialIf), or nil.
+func partialDef(op *ir.Op) *Def {
+	d := Lookup(op.Type)
+	if d == nil || d.PartialIf != nil && !d.PartialIf(op) {
+		return nil
+	}
+	return d
 }
 
 // LinearInParts reports whether op's outputs are linear in its inputs
@@ -229,23 +235,38 @@ func PassesPartial(op *ir.Op, partial []ir.Partial) bool {
 // matmuls, elementwise_div's X). An add of a partial and a whole value
 // is not: each rank would add the whole one.
 func LinearInParts(op *ir.Op, partial []bool) bool {
-	n, all := 0, true
-	for _, p := range partial {
+	n, all, first := 0, true, -1
+	for k, p := range partial {
 		if p {
 			n++
+			if first < 0 {
+				first = k
+			}
 		} else {
 			all = false
 		}
 	}
-	switch op.Type {
-	case "elementwise_add", "elementwise_sub", "sum":
+	d := partialDef(op)
+	switch {
+	case d == nil:
+		return false
+	case d.Traits&Additive != 0:
 		return all
-	case "elementwise_mul", "matmul_v2", "matmul", "mul":
-		return n == 1
-	case "elementwise_div":
-		return n == 1 && len(partial) > 0 && partial[0]
+	case len(d.LinearIn) > 0:
+		return n == 1 && slices.Contains(d.LinearIn, inputSlotAt(op, first))
 	}
 	return n == 1 && len(partial) == 1 && PassesPartial(op, []ir.Partial{{}})
+}
+
+// inputSlotAt returns the slot of op's k-th input arg in slot order, or "".
+func inputSlotAt(op *ir.Op, k int) string {
+	for _, s := range op.Inputs {
+		if k < len(s.Args) {
+			return s.Name
+		}
+		k -= len(s.Args)
+	}
+	return ""
 }
 
 // CarriedPartial returns the partial state that op carries from its
@@ -341,12 +362,8 @@ func reduceNoun(r ir.Reduce) string {
 // the largest part is the largest of the op's parts. A non-monotone op
 // (gelu, silu) or a negation is not.
 func KeepsExtremum(op *ir.Op) bool {
-	switch op.Type {
-	case "relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "softplus", "cast":
+	if d := partialDef(op); d != nil && d.Traits&Monotone != 0 {
 		return len(op.Input("X")) == 1 && len(op.Output("Out")) == 1
-	case "leaky_relu":
-		a, ok := op.Attrs.Get("alpha").(ir.Float)
-		return !ok || a >= 0
 	}
 	return PassesPartial(op, []ir.Partial{{Reduce: ir.ReduceMax}})
 }

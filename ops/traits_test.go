@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -19,6 +20,11 @@ func TestTraitMembers(t *testing.T) {
 		{ops.OwnPart, []string{"all_to_all", "alltoall", "assign_pos", "global_gather", "global_scatter", "limit_by_capacity", "prune_gate_by_capacity"}},
 		{ops.KeepsIndex, []string{"assign", "cast", "elementwise_add", "elementwise_floordiv", "elementwise_mod", "elementwise_mul",
 			"elementwise_sub", "flatten_contiguous_range", "reshape2", "scale", "squeeze2", "unsqueeze2"}},
+		// The lists PassesPartial, LinearInParts and KeepsExtremum kept.
+		{ops.Identity, []string{"assign", "flatten_contiguous_range", "reshape2", "squeeze2", "transpose2", "unsqueeze2"}},
+		{ops.LinearUnary, []string{"cumsum", "scale"}},
+		{ops.Additive, []string{"elementwise_add", "elementwise_sub", "sum"}},
+		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
 	} {
 		var got []string
 		for _, d := range ops.All() {
@@ -29,6 +35,15 @@ func TestTraitMembers(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s:\n got %q\nwant %q", c.trait, got, c.want)
 		}
+	}
+	var linear []string
+	for _, d := range ops.All() {
+		if len(d.LinearIn) > 0 {
+			linear = append(linear, d.Type+" "+fmt.Sprint(d.LinearIn))
+		}
+	}
+	if want := []string{"elementwise_div [X]", "elementwise_mul [X Y]", "matmul [X Y]", "matmul_v2 [X Y]", "mul [X Y]"}; !slices.Equal(linear, want) {
+		t.Errorf("LinearIn:\n got %q\nwant %q", linear, want)
 	}
 	if ops.Has("no_such_op", ops.OwnPart) {
 		t.Error("an undefined type has a trait")

@@ -48,8 +48,8 @@ and exits 1, or prints "ok" and the count of op types.
 sorted by type:
   [DEF...]
   DEF:  {"type": T, "doc": S, "inputs": [SLOT...], "outputs": [SLOT...],
-         "attrs": [ATTR...], "traits": [S...] ("elementwise", "reduction",
-         "view", "collective", "random", "control-flow"), "shape": S (the
+         "attrs": [ATTR...], "traits": [S...] (ops.Traits' names: "elementwise",
+         "reduction", "view", "collective", "monotone", ...), "shape": S (the
          one-line shape rule, "" for none), "grad": T ("": none), "grad_of": [T...] (the
          types whose grad op this is), "kernel": BOOL, "impls": [IMPL...],
          "sharding": S (the sharding rule in one line, "" for none)}
