@@ -149,35 +149,6 @@ func CommErrors(err error) []*CommError {
 	return out
 }
 
-// cost is the formula of one collective type: bytes = k(n-1)/n × size
-// (ring algorithms), or the whole size (full: point to point), or nothing
-// (zero: local ops and barriers), with n the group size and size the
-// bytes of the op's input payload, or of its output where out is set.
-// partial ops send one of their num attr's slices of the payload.
-type cost struct {
-	k       int64
-	out     bool
-	zero    bool
-	full    bool
-	partial bool
-}
-
-var costs = map[string]cost{
-	"c_allreduce_sum": {k: 2}, "c_allreduce_max": {k: 2}, "c_allreduce_min": {k: 2},
-	"c_allreduce_prod": {k: 2}, "c_allreduce_avg": {k: 2}, "all_reduce": {k: 2}, "mp_allreduce_sum": {k: 2},
-	"c_allgather": {k: 1, out: true}, "all_gather": {k: 1, out: true}, "c_concat": {k: 1, out: true},
-	"partial_allgather": {k: 1, out: true},
-	"c_reducescatter":   {k: 1}, "reduce_scatter": {k: 1},
-	"alltoall": {k: 1}, "all_to_all": {k: 1}, "c_alltoall": {k: 1},
-	"global_scatter": {k: 1}, "global_gather": {k: 1},
-	"c_broadcast": {k: 1}, "broadcast": {k: 1},
-	"c_reduce_sum": {k: 1}, "c_reduce_max": {k: 1}, "c_reduce_min": {k: 1}, "c_reduce_prod": {k: 1},
-	"c_reduce_avg": {k: 1}, "c_scatter": {k: 1},
-	"send_v2": {full: true}, "p_send": {full: true}, "recv_v2": {full: true, out: true}, "p_recv": {full: true, out: true},
-	"partial_send": {full: true, partial: true}, "partial_recv": {full: true, out: true, partial: true},
-	"c_identity": {zero: true}, "c_split": {zero: true}, "barrier": {zero: true},
-}
-
 // CollectiveBytes returns the bytes one rank moves for a collective of
 // type typ over a group of n ranks whose input and output payloads are
 // in and out bytes (on this rank): the package's formulas, rounded half
@@ -186,21 +157,30 @@ var costs = map[string]cost{
 // which move one of num slices, take the whole payload here; Comm divides
 // by num.
 func CollectiveBytes(typ string, n int, in, out int64) (int64, bool) {
-	c, ok := costs[typ]
-	if !ok {
+	c := costOf(typ)
+	if c == nil {
 		return 0, false
 	}
 	size := in
-	if c.out {
+	if c.OfOutput {
 		size = out
 	}
 	switch {
-	case c.zero || n <= 1:
+	case c.None || n <= 1:
 		return 0, true
-	case c.full:
+	case c.Whole:
 		return size, true
 	}
-	return ringBytes(c.k, n, size), true
+	return ringBytes(c.Ring, n, size), true
+}
+
+// costOf is the op table's cost of a collective type (ops.Def.Cost), or
+// nil.
+func costOf(typ string) *ops.Cost {
+	if d := ops.Lookup(typ); d != nil {
+		return d.Cost
+	}
+	return nil
 }
 
 // ringBytes is k(n-1)/n × size rounded half up, in integers: with
@@ -212,10 +192,6 @@ func ringBytes(k int64, n int, size int64) int64 {
 	num := k * (nn - 1) * r
 	return k*(nn-1)*q + (2*num+nn)/(2*nn)
 }
-
-// IsDataDependent reports whether typ is an MoE exchange, whose traffic
-// is decided by the routing counts at run time.
-func IsDataDependent(typ string) bool { return typ == "global_scatter" || typ == "global_gather" }
 
 func buildComm(m *ir.Module, x *IndexInfo) (*CommReport, error) {
 	rank, err := partitionedRank(m)
@@ -312,15 +288,15 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 	if rule, ok := allReducesInside[op.Type]; ok {
 		return b.inside(prog, p, bi, op, c, rule)
 	}
-	cst, known := costs[op.Type]
-	if !known {
+	cst := costOf(op.Type)
+	if cst == nil {
 		b.fail(prog, bi, op, "no cost formula for collective type %s", op.Type)
 		return c, false
 	}
 
 	// The group: the peer pair of a point-to-point op (peer is the other
 	// rank's index in the ring's group, as in Paddle), else the ring.
-	if peer, ok := ir.AsInt(ops.AttrValue(op, "peer")); ok && cst.full {
+	if peer, ok := ir.AsInt(ops.AttrValue(op, "peer")); ok && cst.Whole {
 		id, _ := ir.AsInt(ops.AttrValue(op, "ring_id"))
 		c.RingID = id
 		g := b.m.Group(int(id))
@@ -362,21 +338,21 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 	}
 	if shown.v != nil {
 		c.Payload, c.DType, c.Shape = shown.name, shown.v.Type.DType, shown.v.Type.Shape
-	} else if !cst.zero {
+	} else if !cst.None {
 		b.fail(prog, bi, op, "no payload: neither an X nor an Out arg names a declared dense tensor")
 		return c, false
 	}
 
 	n := len(c.Group)
 	switch {
-	case cst.zero || n <= 1:
+	case cst.None || n <= 1:
 		return c, true
-	case cst.out && !outOK, !cst.out && !inOK:
+	case cst.OfOutput && !outOK, !cst.OfOutput && !inOK:
 		c.DataDependent = true
 		return c, true
 	}
 	pv := in
-	if cst.out {
+	if cst.OfOutput {
 		pv = out
 	}
 	if pv.bytes > maxPayload {
@@ -384,7 +360,7 @@ func (b *commBuilder) op(prog string, p *ir.Program, bi int, op *ir.Op) (CommOp,
 		return c, false
 	}
 	c.Bytes, _ = CollectiveBytes(op.Type, n, in.bytes, out.bytes)
-	if cst.partial {
+	if cst.Sliced {
 		if num, ok := ir.AsInt(ops.AttrValue(op, "num")); ok && num > 1 {
 			c.Bytes = (c.Bytes + num/2) / num
 		}

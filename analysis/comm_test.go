@@ -8,7 +8,6 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
 	"github.com/distpass/distpass/registry"
 )
@@ -328,23 +327,5 @@ program main rank 0 {
 	}
 	if *rep != want {
 		t.Errorf("got %+v, want %+v", *rep, want)
-	}
-}
-
-// TestEveryCollectiveHasACost: every op type of the table with the
-// Collective trait has a formula, so Comm never fails on one.
-func TestEveryCollectiveHasACost(t *testing.T) {
-	n := 0
-	for _, d := range ops.All() {
-		if !ops.IsCollective(d.Type) {
-			continue
-		}
-		n++
-		if _, ok := analysis.CollectiveBytes(d.Type, 2, 8, 8); !ok {
-			t.Errorf("%s has no cost formula", d.Type)
-		}
-	}
-	if n < 35 {
-		t.Errorf("%d collectives in the table, want at least the 35 it had", n)
 	}
 }

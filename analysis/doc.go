@@ -55,7 +55,8 @@
 // blocks, in program order, and every sync_batch_norm and
 // sync_batch_norm_grad, which all-reduce inside their kernel, with the
 // bytes this rank moves for one run of it. With n the size of the op's
-// group and size the local bytes (elements × dtype size) of its payload:
+// group and size the local bytes (elements × dtype size) of its payload,
+// as each collective's record states it (ops.Def.Cost):
 //
 //	c_allreduce_*, all_reduce, mp_allreduce_sum   2(n-1)/n × size(X)    ring allreduce: reduce-scatter, then allgather
 //	c_allgather, all_gather, c_concat,            (n-1)/n × size(Out)   ring allgather: receive the n-1 other shards

@@ -170,7 +170,7 @@ func movedBytes(m *ir.Module, rank int, op *ir.Op, in, out sim.Args) (int64, err
 			group = slices.Sorted(slices.Values(g.Ranks))
 		}
 	}
-	if analysis.IsDataDependent(op.Type) {
+	if ops.Has(op.Type, ops.DataDependent) {
 		return exchangeBytes(op, in, group, rank)
 	}
 	b, ok := analysis.CollectiveBytes(op.Type, len(group), tensorBytes(first(in, "X", "x")), tensorBytes(first(out, "Out", "out")))

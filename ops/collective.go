@@ -119,6 +119,11 @@ func collectiveDefs() []*Def {
 		sync("c_wait_comm", "makes the computation stream wait for ring_id's communication", ring),
 		sync("c_wait_compute", "makes ring_id's communication wait for the computation stream", ring),
 	)
+	for _, d := range defs {
+		if c, ok := collectiveCosts[d.Type]; ok {
+			d.Cost = &c
+		}
+	}
 	return defs
 }
 
@@ -195,4 +200,20 @@ func inferEach(c *Infer) error {
 		}
 	}
 	return nil
+}
+
+// collectiveCosts are the collectives' traffic (Def.Cost), by type.
+var collectiveCosts = map[string]Cost{
+	"c_allreduce_sum": {Ring: 2}, "c_allreduce_max": {Ring: 2}, "c_allreduce_min": {Ring: 2},
+	"c_allreduce_prod": {Ring: 2}, "c_allreduce_avg": {Ring: 2}, "all_reduce": {Ring: 2}, "mp_allreduce_sum": {Ring: 2},
+	"c_allgather": {Ring: 1, OfOutput: true}, "all_gather": {Ring: 1, OfOutput: true}, "c_concat": {Ring: 1, OfOutput: true},
+	"partial_allgather": {Ring: 1, OfOutput: true},
+	"c_reducescatter":   {Ring: 1}, "reduce_scatter": {Ring: 1},
+	"alltoall": {Ring: 1}, "all_to_all": {Ring: 1}, "c_alltoall": {Ring: 1},
+	"c_broadcast": {Ring: 1}, "broadcast": {Ring: 1},
+	"c_reduce_sum": {Ring: 1}, "c_reduce_max": {Ring: 1}, "c_reduce_min": {Ring: 1}, "c_reduce_prod": {Ring: 1},
+	"c_reduce_avg": {Ring: 1}, "c_scatter": {Ring: 1},
+	"send_v2": {Whole: true}, "p_send": {Whole: true}, "recv_v2": {Whole: true, OfOutput: true}, "p_recv": {Whole: true, OfOutput: true},
+	"partial_send": {Whole: true, Sliced: true}, "partial_recv": {Whole: true, OfOutput: true, Sliced: true},
+	"c_identity": {None: true}, "c_split": {None: true}, "barrier": {None: true},
 }

@@ -52,6 +52,9 @@ type Def struct {
 	// its traits and LinearIn about partial values hold (scale without a
 	// bias; leaky_relu with alpha >= 0).
 	PartialIf func(op *ir.Op) bool
+	// Cost is what one rank of a collective moves (explain and check's
+	// traffic read it); nil for an op that is not one.
+	Cost *Cost
 	// NoRule says why an op that is not a collective has no sharding
 	// rule (a stream sync, which only partitioned programs hold); the
 	// table's check (sim.CheckTable) holds every other op to having one.
@@ -108,6 +111,19 @@ type Attr struct {
 	// (pd_op.full's "float32"). AttrDType and DTypeValue read and write
 	// such values.
 	DType bool
+}
+
+// Cost is a collective's traffic on one rank: Ring × (n−1)/n of its
+// payload (a ring algorithm over a group of n), the whole payload (Whole:
+// point to point), or nothing (None: a local copy or split, a barrier).
+// The payload is the input's bytes, or the output's where OfOutput;
+// Sliced ops move one of their num attr's slices of it.
+type Cost struct {
+	Ring     int64
+	OfOutput bool
+	Whole    bool
+	None     bool
+	Sliced   bool
 }
 
 // Newer is how Paddle's newer dialect spells a collective: its type, with
@@ -182,10 +198,13 @@ const (
 	// exp, cast, ...): the op of the largest part is the largest of the
 	// op's parts, so X partial as a max or a min gives Out partial alike.
 	Monotone
+	// DataDependent ops move what the data decides (the MoE exchanges:
+	// the routing's counts): their traffic is known only when they run.
+	DataDependent
 )
 
 var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects",
-	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone"}
+	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone", "data-dependent"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {

@@ -148,14 +148,14 @@ func moeDefs() []*Def {
 		{
 			Type: "global_scatter", Doc: "X's rows sent to the ranks of their experts, by local_count and global_count",
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
-			Attrs: exchangeAttrs, Traits: Collective | OwnPart,
+			Attrs: exchangeAttrs, Traits: Collective | OwnPart | DataDependent, Cost: &Cost{Ring: 1},
 			Shape: "Out = [-1] + X[1:] (the rows received)",
 			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
 			Grad: &Grad{Type: "global_gather", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_gather")}},
 		{
 			Type: "global_gather", Doc: "global_scatter's inverse: the expert outputs sent back to their tokens' ranks",
 			Inputs: slots("X", noGrad("local_count"), noGrad("global_count")), Outputs: in("Out"),
-			Attrs: exchangeAttrs, Traits: Collective | OwnPart,
+			Attrs: exchangeAttrs, Traits: Collective | OwnPart | DataDependent, Cost: &Cost{Ring: 1},
 			Shape: "Out = [-1] + X[1:] (the rows received)",
 			Infer: inferExchange, Sharding: exchangeRule, ShardingDoc: exchangeDoc,
 			Grad: &Grad{Type: "global_scatter", Reads: []string{"Out@GRAD"}, Diff: []string{"X"}, Emit: exchangeGrad("global_scatter")}},

@@ -14,8 +14,9 @@ import (
 // fail what a definition promises: a kernel of a type the table does not
 // define, or defines without an inference (what the simulator runs,
 // verify must check); a type with a kernel and a gradient whose grad op
-// type has no kernel; and an op that is not a collective and has no
-// sharding rule without saying why (ops.Def.NoRule). A type without a
+// type has no kernel; a collective without its traffic (ops.Def.Cost);
+// and an op that is not a collective and has no sharding rule without
+// saying why (ops.Def.NoRule). A type without a
 // kernel is one verify checks and the simulator does not run (an
 // imported program's): not a broken promise.
 func CheckTable(ks Kernels) error {
@@ -32,6 +33,9 @@ func CheckTable(ks Kernels) error {
 		collective := d.Traits&ops.Collective != 0
 		if g := d.GradType(); g != "" && ks[d.Type] != nil && ks[g] == nil {
 			errs = append(errs, d.Type+": a kernel and a gradient, and its grad op type "+g+" has no kernel")
+		}
+		if collective && d.Cost == nil {
+			errs = append(errs, d.Type+": a collective without a Cost (what explain and check's traffic count)")
 		}
 		if !collective && d.Sharding == nil && d.NoRule == "" {
 			errs = append(errs, d.Type+": no sharding rule, and no NoRule saying why")
