@@ -230,6 +230,12 @@ func (p *defParser) finish(t *OpType) error {
 			return at("the rule does not spell slot %s", s)
 		}
 	}
+	return checkMeaning(t, at)
+}
+
+// checkMeaning checks that t's meaning writes each temporary once before
+// reading it, every output and no input, with no reserved name.
+func checkMeaning(t *OpType, at func(format string, args ...any) error) error {
 	written := map[string]bool{}
 	for _, in := range t.Inputs {
 		written[in.Name] = true

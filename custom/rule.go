@@ -74,81 +74,97 @@ func isWhole(l byte) bool      { return l >= 'A' && l <= 'Z' }
 // byte offset of a problem in src with its message.
 func parseRule(src string) (*Rule, int, error) {
 	r := &Rule{}
-	pos := 0
-	skip := func() {
-		for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
-			pos++
-		}
-	}
-	side := func() ([]SlotDims, error) {
-		skip()
-		if pos >= len(src) || src[pos] != '(' {
-			return nil, fmt.Errorf(`want "("`)
-		}
-		pos++
-		var ss []SlotDims
-		for {
-			skip()
-			if pos < len(src) && src[pos] == ')' && len(ss) == 0 {
-				pos++
-				return ss, nil
-			}
-			start := pos
-			for pos < len(src) && (isSplittable(src[pos]) || isWhole(src[pos]) || src[pos] == '_' || src[pos] >= '0' && src[pos] <= '9') {
-				pos++
-			}
-			if start == pos {
-				return nil, fmt.Errorf("want a slot name")
-			}
-			slot := src[start:pos]
-			skip()
-			if pos >= len(src) || src[pos] != ':' {
-				return nil, fmt.Errorf(`want ":" after slot %s`, slot)
-			}
-			pos++
-			skip()
-			start = pos
-			for pos < len(src) && (isSplittable(src[pos]) || isWhole(src[pos]) || src[pos] == '1') {
-				pos++
-			}
-			ss = append(ss, SlotDims{Slot: slot, Dims: src[start:pos]})
-			skip()
-			if pos < len(src) && src[pos] == ',' {
-				pos++
-				continue
-			}
-			if pos < len(src) && src[pos] == ')' {
-				pos++
-				return ss, nil
-			}
-			return nil, fmt.Errorf(`want "," or ")" after %s's dims (a letter or 1 a dim)`, slot)
-		}
-	}
+	p := &ruleParser{src: src}
 	var err error
-	if r.In, err = side(); err != nil {
-		return nil, pos, err
+	if r.In, err = p.side(); err != nil {
+		return nil, p.pos, err
 	}
-	skip()
-	if !strings.HasPrefix(src[pos:], "->") {
-		return nil, pos, fmt.Errorf(`want "->"`)
+	p.skip()
+	if !strings.HasPrefix(src[p.pos:], "->") {
+		return nil, p.pos, fmt.Errorf(`want "->"`)
 	}
-	pos += 2
-	if r.Out, err = side(); err != nil {
-		return nil, pos, err
+	p.pos += 2
+	if r.Out, err = p.side(); err != nil {
+		return nil, p.pos, err
 	}
-	skip()
-	if pos < len(src) {
-		word := strings.TrimSpace(src[pos:])
+	p.skip()
+	if p.pos < len(src) {
+		word := strings.TrimSpace(src[p.pos:])
 		red, ok := ir.ParseReduce(word)
 		if !ok {
-			return nil, pos, fmt.Errorf("want a reduction (sum, avg, max or min), not %q", word)
+			return nil, p.pos, fmt.Errorf("want a reduction (sum, avg, max or min), not %q", word)
 		}
 		r.Reduce = red
 	}
+	return r, 0, r.check()
+}
+
+// ruleParser reads a rule's two sides.
+type ruleParser struct {
+	src string
+	pos int
+}
+
+func (p *ruleParser) skip() {
+	for p.pos < len(p.src) && (p.src[p.pos] == ' ' || p.src[p.pos] == '\t') {
+		p.pos++
+	}
+}
+
+// take reads the run of bytes ok accepts.
+func (p *ruleParser) take(ok func(byte) bool) string {
+	start := p.pos
+	for p.pos < len(p.src) && ok(p.src[p.pos]) {
+		p.pos++
+	}
+	return p.src[start:p.pos]
+}
+
+// side reads "(Slot: dims, ...)".
+func (p *ruleParser) side() ([]SlotDims, error) {
+	p.skip()
+	if p.pos >= len(p.src) || p.src[p.pos] != '(' {
+		return nil, fmt.Errorf(`want "("`)
+	}
+	p.pos++
+	var ss []SlotDims
+	for {
+		p.skip()
+		if p.pos < len(p.src) && p.src[p.pos] == ')' && len(ss) == 0 {
+			p.pos++
+			return ss, nil
+		}
+		slot := p.take(func(c byte) bool { return isSplittable(c) || isWhole(c) || c == '_' || c >= '0' && c <= '9' })
+		if slot == "" {
+			return nil, fmt.Errorf("want a slot name")
+		}
+		p.skip()
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+			return nil, fmt.Errorf(`want ":" after slot %s`, slot)
+		}
+		p.pos++
+		p.skip()
+		ss = append(ss, SlotDims{Slot: slot, Dims: p.take(func(c byte) bool { return isSplittable(c) || isWhole(c) || c == '1' })})
+		p.skip()
+		if p.pos < len(p.src) && p.src[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.pos < len(p.src) && p.src[p.pos] == ')' {
+			p.pos++
+			return ss, nil
+		}
+		return nil, fmt.Errorf(`want "," or ")" after %s's dims (a letter or 1 a dim)`, slot)
+	}
+}
+
+// check checks what the grammar does not: each slot spelled once, every
+// output dim an input's, a reduction named only with a reduced dim.
+func (r *Rule) check() error {
 	seen := map[string]bool{}
 	for _, s := range append(append([]SlotDims(nil), r.In...), r.Out...) {
 		if seen[s.Slot] {
-			return nil, 0, fmt.Errorf("slot %s is spelled twice", s.Slot)
+			return fmt.Errorf("slot %s is spelled twice", s.Slot)
 		}
 		seen[s.Slot] = true
 	}
@@ -161,14 +177,14 @@ func parseRule(src string) (*Rule, int, error) {
 	for _, o := range r.Out {
 		for i := range len(o.Dims) {
 			if l := o.Dims[i]; l != '1' && !inLetters[l] {
-				return nil, 0, fmt.Errorf("output %s's dim %c is no input's: an output's dims come from its inputs", o.Slot, l)
+				return fmt.Errorf("output %s's dim %c is no input's: an output's dims come from its inputs", o.Slot, l)
 			}
 		}
 	}
 	if r.Reduce != ir.ReduceSum && !r.reduces() {
-		return nil, 0, fmt.Errorf("a reduction (%s) but no reduced dim (a lowercase letter of the inputs no output has)", r.Reduce)
+		return fmt.Errorf("a reduction (%s) but no reduced dim (a lowercase letter of the inputs no output has)", r.Reduce)
 	}
-	return r, 0, nil
+	return nil
 }
 
 // shapes returns the outputs' shapes the rule gives for the inputs'

@@ -266,6 +266,12 @@ func writeOp(w io.Writer, d *ops.Def, f *opFacts) error {
 		rows(rs)
 	}
 	line("traits", d.Traits.String())
+	if len(d.LinearIn) > 0 {
+		line("linear", "in "+strings.Join(d.LinearIn, ", ")+": one of them partial, the others whole, gives Out partial alike")
+	}
+	if c := d.Cost; c != nil {
+		line("traffic", costString(c))
+	}
 	line("shape", dash(d.Shape))
 	switch g := d.GradType(); {
 	case g == "":
@@ -443,4 +449,24 @@ func unknownOpType(t string) string {
 		names = append(names, c.name)
 	}
 	return msg + "; nearest: " + strings.Join(names, ", ")
+}
+
+// costString spells a collective's traffic on one rank (ops.Cost), n
+// its group's size.
+func costString(c *ops.Cost) string {
+	payload := "size(X)"
+	if c.OfOutput {
+		payload = "size(Out)"
+	}
+	switch {
+	case c.None:
+		return "0 (local)"
+	case c.Whole && c.Sliced:
+		return payload + " / num"
+	case c.Whole:
+		return payload
+	case c.Ring == 1:
+		return "(n-1)/n × " + payload
+	}
+	return fmt.Sprintf("%d(n-1)/n × %s", c.Ring, payload)
 }
