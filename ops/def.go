@@ -148,7 +148,7 @@ func ReduceTypeName(code int64) (string, bool) {
 
 // Traits classify an op for the analyses that reason about many op types
 // at once.
-type Traits uint16
+type Traits uint32
 
 const (
 	// Elementwise ops compute each output element from the input
@@ -201,10 +201,14 @@ const (
 	// DataDependent ops move what the data decides (the MoE exchanges:
 	// the routing's counts): their traffic is known only when they run.
 	DataDependent
+	// RankStart ops hold, in their start_index attr, the first row of
+	// the rank's shard (c_embedding and its grad): each rank's lowering
+	// computes it, and rank classes recompute it.
+	RankStart
 )
 
 var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects",
-	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone", "data-dependent"}
+	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone", "data-dependent", "rank-start"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {

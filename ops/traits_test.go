@@ -25,6 +25,8 @@ func TestTraitMembers(t *testing.T) {
 		{ops.LinearUnary, []string{"cumsum", "scale"}},
 		{ops.Additive, []string{"elementwise_add", "elementwise_sub", "sum"}},
 		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
+		{ops.DataDependent, []string{"global_gather", "global_scatter"}},
+		{ops.RankStart, []string{"c_embedding", "c_embedding_grad"}},
 	} {
 		var got []string
 		for _, d := range ops.All() {

@@ -499,7 +499,7 @@ func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[in
 					}
 					site(p, op, "shard_offset", key, func() recipe { return rec })
 				}
-				if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && ra.startIndex {
+				if ops.Has(op.Type, ops.RankStart) && ra.startIndex {
 					if start, _ := ir.AsInt(ops.AttrValue(op, "start_index")); asWritten(p, op, "start_index", start) {
 						return fmt.Sprintf("%s op %d %s: start_index %d is as the serial op has it: copied, or computed for rank %d", p.Name, op.ID, op.Type, start, rep)
 					}

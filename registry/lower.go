@@ -106,12 +106,12 @@ func (r *Registry) Lower(m *ir.Module, phase Phase) (reads []RankRead, err error
 	return st.reads, errors.Join(errs...)
 }
 
-// startsAnEmbedding reports whether ops hold a c_embedding or
-// c_embedding_grad with a start_index: where Lowering.ShardStart's value
-// goes, and rank classes recompute it.
-func startsAnEmbedding(ops []*ir.Op) bool {
-	for _, op := range ops {
-		if (op.Type == "c_embedding" || op.Type == "c_embedding_grad") && op.Attrs.Has("start_index") {
+// startsAnEmbedding reports whether emitted holds an op of the RankStart
+// trait (c_embedding and its grad) with a start_index: where
+// Lowering.ShardStart's value goes, and rank classes recompute it.
+func startsAnEmbedding(emitted []*ir.Op) bool {
+	for _, op := range emitted {
+		if ops.Has(op.Type, ops.RankStart) && op.Attrs.Has("start_index") {
 			return true
 		}
 	}
