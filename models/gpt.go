@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // GPTConfig sizes a GPT decoder: Layers transformer blocks of width
@@ -409,7 +410,7 @@ func annotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []st
 		case "transpose2":
 			x, out := a.in(op, "X"), a.out(op, "Out")
 			xm := a.get(op, x)
-			perm, _ := op.Attrs.Get("axis").(ir.Ints)
+			perm, _ := ir.AsInts(ops.AttrValue(op, "axis"))
 			if len(perm) != len(xm) {
 				a.fail("%s: attr axis %v does not fit X %s", op, perm, x)
 				continue

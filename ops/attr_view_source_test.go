@@ -15,7 +15,8 @@ import (
 
 // TestAttrsReadThroughTheTable: outside packages ir and ops, no code
 // reads an attr the op table declares with ir.Attrs' typed getters
-// (Int, Ints, Bool, Float), which take one width and no default: such a
+// (Int, Ints, Bool, Float) or a type assertion on Attrs.Get, which take
+// one width and no default: such a
 // read goes through the table's view (ops.AttrValue with ir.AsInt and
 // the like, ops.AttrInt, AttrBool, AttrOn, ...), so that a long ring_id
 // or an absent reduce_type means there what verify accepted it as. The
@@ -28,6 +29,7 @@ func TestAttrsReadThroughTheTable(t *testing.T) {
 		}
 	}
 	getters := map[string]bool{"Int": true, "Ints": true, "Bool": true, "Float": true}
+	widths := map[string]bool{"Int": true, "Long": true, "Ints": true, "Longs": true, "Bool": true, "Float": true, "Float64": true}
 	fset := token.NewFileSet()
 	n := 0
 	err := filepath.WalkDir("..", func(path string, e fs.DirEntry, err error) error {
@@ -50,6 +52,17 @@ func TestAttrsReadThroughTheTable(t *testing.T) {
 		}
 		n++
 		ast.Inspect(f, func(x ast.Node) bool {
+			// op.Attrs.Get("axis").(ir.Int) is the same one-width read.
+			if ta, ok := x.(*ast.TypeAssertExpr); ok {
+				if sel, ok := ta.Type.(*ast.SelectorExpr); ok && widths[sel.Sel.Name] {
+					if call, ok := ta.X.(*ast.CallExpr); ok {
+						if name, ok := attrsCall(call, "Get"); ok && declared[name] {
+							t.Errorf("%s: reads attr %s as ir.%s: read it through the op table (ops.AttrValue, AttrInt, ...)", fset.Position(ta.Pos()), name, sel.Sel.Name)
+						}
+					}
+				}
+				return true
+			}
 			call, ok := x.(*ast.CallExpr)
 			if !ok || len(call.Args) != 1 {
 				return true
@@ -78,4 +91,21 @@ func TestAttrsReadThroughTheTable(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("read %d Go files: want the repository's", n)
 	}
+}
+
+// attrsCall reports the string literal argument of a call X.Attrs.method(lit).
+func attrsCall(call *ast.CallExpr, method string) (string, bool) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != method || len(call.Args) != 1 {
+		return "", false
+	}
+	if recv, ok := sel.X.(*ast.SelectorExpr); !ok || recv.Sel.Name != "Attrs" {
+		return "", false
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	name, err := strconv.Unquote(lit.Value)
+	return name, err == nil
 }

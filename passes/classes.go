@@ -602,8 +602,8 @@ func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int, co
 		}
 		return registry.DrawOffset(c, mapping, local)
 	}
-	got, _ := op.Attrs.Get("shard_offset").(ir.Ints)
-	if want, err := rec(rep); err != nil || !slices.Equal(want.(ir.Ints), got) {
+	got, _ := ir.AsInts(ops.AttrValue(op, "shard_offset"))
+	if want, err := rec(rep); err != nil || !slices.Equal([]int64(want.(ir.Ints)), got) {
 		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: shard_offset %v is not rank %d's block of %s", p.Name, op.ID, op.Type, got, rep, v.Name())
 	}
 	return rec, recipeKey{pm: pm, draw: fmt.Sprint(mapping, local)}, ""

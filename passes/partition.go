@@ -10,6 +10,7 @@ import (
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/registry"
 )
 
@@ -364,7 +365,7 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 				}
 				if v != nil && v.Type.IsTensor() {
 					// A replicated parameter keeps its shape: no new attr.
-					if cur, ok := op.Attrs.Get("shape").(ir.Ints); ok && slices.Equal(cur, v.Type.Shape) {
+					if cur, ok := ir.AsInts(ops.AttrValue(op, "shape")); ok && slices.Equal(cur, v.Type.Shape) {
 						continue
 					}
 					op.Attrs.Set("shape", ir.Ints(slices.Clone(v.Type.Shape)))

@@ -198,10 +198,16 @@ func (t *trainer) run() error {
 	}
 	for _, b := range t.m.Main.Blocks {
 		for _, op := range b.Ops {
-			if v, ok := op.Attrs.Get("is_test").(ir.Bool); ok && bool(v) {
-				op.Attrs.Set("is_test", ir.Bool(false))
-			} else if v, ok := op.Attrs.Get("is_test").(ir.Int); ok && v != 0 {
-				op.Attrs.Set("is_test", ir.Int(0))
+			if ops.AttrOn(op, "is_test") {
+				// Off, in the kind the program wrote it in.
+				switch op.Attrs.Get("is_test").(type) {
+				case ir.Int:
+					op.Attrs.Set("is_test", ir.Int(0))
+				case ir.Long:
+					op.Attrs.Set("is_test", ir.Long(0))
+				default:
+					op.Attrs.Set("is_test", ir.Bool(false))
+				}
 			}
 			if op.Type == "batch_norm" && t.opts.GlobalStats {
 				op.Attrs.Set("use_global_stats", ir.Bool(true))

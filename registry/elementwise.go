@@ -43,8 +43,8 @@ func elementwiseCompatible(ctx *Lowering, op *ir.Op) error {
 		return err
 	}
 	axis := int64(-1)
-	if v, ok := op.Attrs.Get("axis").(ir.Int); ok {
-		axis = int64(v)
+	if v, ok := ir.AsInt(ops.AttrValue(op, "axis")); ok {
+		axis = v
 	}
 	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		for _, s := range slots {

@@ -373,10 +373,10 @@ func spmdLocal(ctx *Lowering, op *ir.Op, impl string) error {
 			}
 		}
 	case "batch_norm":
-		if b, _ := op.Attrs.Get("is_test").(ir.Bool); b {
+		if ops.AttrOn(op, "is_test") {
 			return nil
 		}
-		if b, _ := op.Attrs.Get("use_global_stats").(ir.Bool); b {
+		if ops.AttrOn(op, "use_global_stats") {
 			return nil
 		}
 		for _, x := range op.Input("X") {
