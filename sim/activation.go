@@ -256,3 +256,17 @@ func hardSwishAttrs(op *ir.Op) (threshold, scale, offset float64, err error) {
 	}
 	return threshold, scale, offset, err
 }
+
+// activationKernels are the kernels of this file, by op type.
+func activationKernels() Kernels {
+	return Kernels{
+		"relu": relu, "relu_grad": reluGrad,
+		"gelu": gelu, "gelu_grad": geluGrad,
+		"tanh": tanhK, "tanh_grad": tanhGrad,
+		"sigmoid": sigmoid, "sigmoid_grad": sigmoidGrad,
+		"scale": scale, "scale_grad": scaleGrad,
+		"softmax": softmax, "softmax_grad": softmaxGrad,
+		"relu6": relu6, "relu6_grad": relu6Grad,
+		"hard_swish": hardSwish, "hard_swish_grad": hardSwishGrad,
+	}
+}

@@ -104,3 +104,10 @@ func affineChannelGrad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out, nil
 }
+
+// affineChannelKernels are the kernels of this file, by op type.
+func affineChannelKernels() Kernels {
+	return Kernels{
+		"affine_channel": affineChannel, "affine_channel_grad": affineChannelGrad,
+	}
+}

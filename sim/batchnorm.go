@@ -287,3 +287,11 @@ func perChannel(x, p *Tensor, v []float64) *Tensor {
 	copy(t.Data, v)
 	return t
 }
+
+// batchNormKernels are the kernels of this file, by op type.
+func batchNormKernels() Kernels {
+	return Kernels{
+		"batch_norm": batchNorm(nil), "batch_norm_grad": batchNormGrad(nil),
+		"sync_batch_norm": syncBatchNorm(nil), "sync_batch_norm_grad": syncBatchNormGrad(nil),
+	}
+}

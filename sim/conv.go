@@ -597,3 +597,11 @@ func conv2dGrad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out, nil
 }
+
+// convKernels are the kernels of this file, by op type.
+func convKernels() Kernels {
+	return Kernels{
+		"conv2d": conv2d, "conv2d_grad": conv2dGrad,
+		"depthwise_conv2d": conv2d, "depthwise_conv2d_grad": conv2dGrad,
+	}
+}

@@ -4,16 +4,19 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
+// dtypeAttr reads a dtype attr as verify does (a Paddle code at either
+// width, or the table's default); def when neither is there.
 func dtypeAttr(op *ir.Op, name string, def ir.DType) (ir.DType, error) {
-	if !op.Attrs.Has(name) {
+	v := ops.AttrValue(op, name)
+	if v == nil {
 		return def, nil
 	}
-	code := attrInt(op, name, -1)
-	dt, ok := ir.DTypeFromPaddle(code)
+	dt, ok := ops.AttrDType(v)
 	if !ok {
-		return 0, errf(op, "unknown dtype code %s = %d", name, code)
+		return 0, errf(op, "unknown dtype code %s = %s", name, ops.ValueString(v))
 	}
 	return dt, nil
 }
@@ -530,4 +533,17 @@ func argMaxLane(d []float64, base, st, n int64) int64 {
 		}
 	}
 	return best
+}
+
+// dataKernels are the kernels of this file, by op type.
+func dataKernels() Kernels {
+	return Kernels{
+		"fill_constant": fillConstant, "assign": assign, "increment": increment,
+		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
+		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
+		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
+		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
+		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
+		ops.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
+	}
 }

@@ -156,3 +156,20 @@ func compare(f func(a, b float64) bool) Kernel {
 		return out1("Out", out), nil
 	}
 }
+
+// elementwiseKernels are the kernels of this file, by op type.
+func elementwiseKernels() Kernels {
+	return Kernels{
+		"elementwise_add": binary(opAdd), "elementwise_add_grad": binaryGrad(opAdd),
+		"elementwise_sub": binary(opSub), "elementwise_sub_grad": binaryGrad(opSub),
+		"elementwise_mul": binary(opMul), "elementwise_mul_grad": binaryGrad(opMul),
+		"elementwise_div": binary(opDiv), "elementwise_div_grad": binaryGrad(opDiv),
+		"elementwise_max": binary(opMax), "elementwise_min": binary(opMin),
+		"less_than":     compare(func(a, b float64) bool { return a < b }),
+		"less_equal":    compare(func(a, b float64) bool { return a <= b }),
+		"greater_than":  compare(func(a, b float64) bool { return a > b }),
+		"greater_equal": compare(func(a, b float64) bool { return a >= b }),
+		"equal":         compare(func(a, b float64) bool { return a == b }),
+		"not_equal":     compare(func(a, b float64) bool { return a != b }),
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -36,76 +37,28 @@ func DefaultKernels() Kernels {
 	return ks
 }
 
-// builtinKernels returns a fresh table of the built-in kernels, unwrapped.
+// builtinKernels returns a fresh table of the built-in kernels, unwrapped:
+// each file's own, as it registers them next to its kernels.
 func builtinKernels() Kernels {
-	return Kernels{
-		// matmul.go
-		"matmul_v2": matmulV2, "matmul_v2_grad": matmulV2Grad,
-		"matmul": matmulV1, "matmul_grad": matmulV1Grad,
-		"mul": mul, "mul_grad": mulGrad,
-		// elementwise.go
-		"elementwise_add": binary(opAdd), "elementwise_add_grad": binaryGrad(opAdd),
-		"elementwise_sub": binary(opSub), "elementwise_sub_grad": binaryGrad(opSub),
-		"elementwise_mul": binary(opMul), "elementwise_mul_grad": binaryGrad(opMul),
-		"elementwise_div": binary(opDiv), "elementwise_div_grad": binaryGrad(opDiv),
-		"elementwise_max": binary(opMax), "elementwise_min": binary(opMin),
-		"less_than":     compare(func(a, b float64) bool { return a < b }),
-		"less_equal":    compare(func(a, b float64) bool { return a <= b }),
-		"greater_than":  compare(func(a, b float64) bool { return a > b }),
-		"greater_equal": compare(func(a, b float64) bool { return a >= b }),
-		"equal":         compare(func(a, b float64) bool { return a == b }),
-		"not_equal":     compare(func(a, b float64) bool { return a != b }),
-		// activation.go
-		"relu": relu, "relu_grad": reluGrad,
-		"gelu": gelu, "gelu_grad": geluGrad,
-		"tanh": tanhK, "tanh_grad": tanhGrad,
-		"sigmoid": sigmoid, "sigmoid_grad": sigmoidGrad,
-		"scale": scale, "scale_grad": scaleGrad,
-		"softmax": softmax, "softmax_grad": softmaxGrad,
-		"relu6": relu6, "relu6_grad": relu6Grad,
-		"hard_swish": hardSwish, "hard_swish_grad": hardSwishGrad,
-		// reduce.go
-		"reduce_sum": reduce(false), "reduce_sum_grad": reduceGrad(false),
-		"reduce_mean": reduce(true), "reduce_mean_grad": reduceGrad(true),
-		"mean": mean, "mean_grad": meanGrad,
-		"sum": sum,
-		// nn.go
-		"lookup_table_v2": embedding(false), "lookup_table_v2_grad": embeddingGrad(false),
-		"c_embedding": embedding(true), "c_embedding_grad": embeddingGrad(true),
-		"softmax_with_cross_entropy": softmaxXent, "softmax_with_cross_entropy_grad": softmaxXentGrad,
-		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
-		"dropout": dropout, "dropout_grad": dropoutGrad,
-		// conv.go
-		"conv2d": conv2d, "conv2d_grad": conv2dGrad,
-		"depthwise_conv2d": conv2d, "depthwise_conv2d_grad": conv2dGrad,
-		// pool.go, batchnorm.go
-		"pool2d": pool2d, "pool2d_grad": pool2dGrad,
-		"batch_norm": batchNorm(nil), "batch_norm_grad": batchNormGrad(nil),
-		"sync_batch_norm": syncBatchNorm(nil), "sync_batch_norm_grad": syncBatchNormGrad(nil),
-		// affine_channel.go
-		"affine_channel": affineChannel, "affine_channel_grad": affineChannelGrad,
-		// optim.go
-		"sgd": sgd, "momentum": momentum, "adam": adam,
-		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,
-		// random.go
-		"uniform_random": uniformRandom, "gaussian_random": gaussianRandom,
-		// data.go
-		"fill_constant": fillConstant, "assign": assign, "increment": increment,
-		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
-		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
-		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
-		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
-		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		ops.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
-		// moe.go
-		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
-		"gather": gather, "gather_grad": gatherGrad,
-		"scatter": scatter, "scatter_grad": scatterGrad,
-		"grouped_matmul": groupedMatmul, "grouped_matmul_grad": groupedMatmulGrad,
-		"number_count": numberCount, "cumsum": cumsum, "assign_pos": assignPos,
-		"limit_by_capacity": limitByCapacity, "prune_gate_by_capacity": pruneGate,
-		"elementwise_floordiv": floorDiv,
+	ks := Kernels{}
+	for _, fam := range []Kernels{
+		matmulKernels(),
+		elementwiseKernels(),
+		activationKernels(),
+		reduceKernels(),
+		nnKernels(),
+		convKernels(),
+		poolKernels(),
+		batchNormKernels(),
+		affineChannelKernels(),
+		optimKernels(),
+		randomKernels(),
+		dataKernels(),
+		moeKernels(),
+	} {
+		maps.Copy(ks, fam)
 	}
+	return ks
 }
 
 var (

@@ -387,3 +387,12 @@ func mulGrad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out, nil
 }
+
+// matmulKernels are the kernels of this file, by op type.
+func matmulKernels() Kernels {
+	return Kernels{
+		"matmul_v2": matmulV2, "matmul_v2_grad": matmulV2Grad,
+		"matmul": matmulV1, "matmul_grad": matmulV1Grad,
+		"mul": mul, "mul_grad": mulGrad,
+	}
+}

@@ -790,3 +790,16 @@ func pruneGate(op *ir.Op, in Args) (Args, error) {
 	}
 	return out1("NewGateIdx", out), nil
 }
+
+// moeKernels are the kernels of this file, by op type.
+func moeKernels() Kernels {
+	return Kernels{
+		"top_k_v2": topK, "top_k_v2_grad": topKGrad,
+		"gather": gather, "gather_grad": gatherGrad,
+		"scatter": scatter, "scatter_grad": scatterGrad,
+		"grouped_matmul": groupedMatmul, "grouped_matmul_grad": groupedMatmulGrad,
+		"number_count": numberCount, "cumsum": cumsum, "assign_pos": assignPos,
+		"limit_by_capacity": limitByCapacity, "prune_gate_by_capacity": pruneGate,
+		"elementwise_floordiv": floorDiv,
+	}
+}

@@ -312,3 +312,14 @@ func layerNormGrad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out, nil
 }
+
+// nnKernels are the kernels of this file, by op type.
+func nnKernels() Kernels {
+	return Kernels{
+		"lookup_table_v2": embedding(false), "lookup_table_v2_grad": embeddingGrad(false),
+		"c_embedding": embedding(true), "c_embedding_grad": embeddingGrad(true),
+		"softmax_with_cross_entropy": softmaxXent, "softmax_with_cross_entropy_grad": softmaxXentGrad,
+		"layer_norm": layerNorm, "layer_norm_grad": layerNormGrad,
+		"dropout": dropout, "dropout_grad": dropoutGrad,
+	}
+}

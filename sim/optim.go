@@ -244,3 +244,11 @@ func updateLossScaling(op *ir.Op, in Args) (Args, error) {
 		"OutGoodSteps": ref("InGoodSteps", good), "OutBadSteps": ref("InBadSteps", bad),
 	}, nil
 }
+
+// optimKernels are the kernels of this file, by op type.
+func optimKernels() Kernels {
+	return Kernels{
+		"sgd": sgd, "momentum": momentum, "adam": adam,
+		"check_finite_and_unscale": checkFiniteAndUnscale, "update_loss_scaling": updateLossScaling,
+	}
+}

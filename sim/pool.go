@@ -279,3 +279,10 @@ func pool2dGrad(op *ir.Op, in Args) (Args, error) {
 	})
 	return out1("X@GRAD", dx), nil
 }
+
+// poolKernels are the kernels of this file, by op type.
+func poolKernels() Kernels {
+	return Kernels{
+		"pool2d": pool2d, "pool2d_grad": pool2dGrad,
+	}
+}

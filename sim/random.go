@@ -195,3 +195,10 @@ func dropoutGrad(op *ir.Op, in Args) (Args, error) {
 	}
 	return out1("X@GRAD", dx), nil
 }
+
+// randomKernels are the kernels of this file, by op type.
+func randomKernels() Kernels {
+	return Kernels{
+		"uniform_random": uniformRandom, "gaussian_random": gaussianRandom,
+	}
+}

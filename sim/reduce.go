@@ -163,3 +163,13 @@ func sum(op *ir.Op, in Args) (Args, error) {
 	}
 	return out1("Out", out), nil
 }
+
+// reduceKernels are the kernels of this file, by op type.
+func reduceKernels() Kernels {
+	return Kernels{
+		"reduce_sum": reduce(false), "reduce_sum_grad": reduceGrad(false),
+		"reduce_mean": reduce(true), "reduce_mean_grad": reduceGrad(true),
+		"mean": mean, "mean_grad": meanGrad,
+		"sum": sum,
+	}
+}
