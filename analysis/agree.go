@@ -374,7 +374,7 @@ func meshDimName(pm *ir.ProcessMesh, a int) string {
 }
 
 // fmtDist writes a tensor dist as the text format does:
-// "@world[0, -1] partial [1, 0:avg]".
+// "@world[0, -1] partial [1, 0:avg]", "@world[-1] local [0]".
 func fmtDist(d *ir.TensorDist) string {
 	var sb strings.Builder
 	sb.WriteString("@" + quoteName(d.Mesh) + fmtInts(d.DimsMapping))
@@ -390,6 +390,9 @@ func fmtDist(d *ir.TensorDist) string {
 			}
 		}
 		sb.WriteByte(']')
+	}
+	if len(d.Local) > 0 {
+		sb.WriteString(" local " + fmtInts(d.Local))
 	}
 	return sb.String()
 }
@@ -589,7 +592,8 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, is
 // (entry + 1); bits 56-59 the mapping's length; bits 60-62 the mesh's
 // index + 1 among the module's first 7 meshes; bit 63 whether the dist
 // is partial. Zero packs nothing (a dist that does not fit the scheme is
-// compared the long way).
+// compared the long way): a rank-local dist packs nothing, so that what
+// the packing cannot hold never takes the short way past a check.
 const (
 	packPartial = 1 << 63
 	packMaxDims = 14
@@ -613,7 +617,7 @@ func packMapping(dm []int, mesh int) uint64 {
 // packDist packs v's dist, or returns 0.
 func (c *annChecker) packDist(v *ir.Var) uint64 {
 	d := v.Dist
-	if d == nil {
+	if d == nil || len(d.Local) > 0 {
 		return 0
 	}
 	pm := c.meshes.get(d.Mesh)

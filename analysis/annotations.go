@@ -81,12 +81,19 @@ var Annotations = &Analyzer{
 //   - a reshard op's ends differ by design: the rules above are not
 //     checked on it (its vars' dists are, as every var's), and its
 //     lowering refuses what it has no collectives for;
-//   - a gather or scatter (or their grads) whose indices are positions
-//     into each rank's own rows (assign_pos's Out, over its X split
-//     along a mesh dim, and what integer arithmetic and views make of
-//     it) indexes rows split as those rows are: the same mesh, its
-//     indexed dim along the mesh dim of the X's dim 0; and no reshard
-//     moves such positions (they mean nothing on another rank);
+//   - a var's local dims (local [d]: its values are positions into each
+//     rank's own rows split along mesh dim d) are what its writer makes
+//     of it: assign_pos over an X whose dim 0 it reads split along d, or
+//     an op keeping indices (ops.KeepsIndex: integer arithmetic, casts,
+//     views) of a local [d] input; an integer output of such an op
+//     without them, a local var any other op writes, and one no op
+//     writes are errors naming the var;
+//   - a gather or scatter (or their grads) whose index var is local [d]
+//     indexes rows split as those rows are: on the index's mesh, its
+//     indexed dim along mesh dim d (positions over an X whose rows are
+//     not split, only other dims, index no rows so split: refused); and
+//     no reshard moves rank-local positions (they mean nothing on
+//     another rank);
 //   - MoE count vectors hold one entry per expert of the layer
 //     (number_count's upper_range, a grouped_matmul's W), and a
 //     grouped_matmul's experts are split along the axis its rows are
@@ -153,6 +160,11 @@ type annChecker struct {
 	gradViews   map[string]bool
 	gradViewsOf int
 	module      *ir.Module
+	// localCheck: main numbers rank-local positions or declares a var
+	// local (localindex.go); localWritten the vars its ops write, once
+	// asked.
+	localCheck   bool
+	localWritten map[*ir.Var]bool
 }
 
 func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
@@ -163,6 +175,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 	c := &annChecker{meshes: newMeshes(m), pi: x.prog(m.Main), staged: map[string]bool{}, module: m}
 	c.packed = make([]uint64, c.pi.nvars)
 	c.partitioned = m.Main.Rank >= 0
+	c.localCheck = !c.partitioned && hasLocal(m.Main)
 	for i, pm := range m.Meshes {
 		if pm == nil {
 			c.out = append(c.out, ir.Violation{Block: -1, Msg: fmt.Sprintf("meshes[%d] is nil", i)})
@@ -190,13 +203,10 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		}
 		c.moe, c.losses, c.trained = c.moe[:0], c.losses[:0], false
 		c.loss, c.lossGradSeen = nil, false
-		positions := false
 		for pos, op := range b.Ops {
 			if op != nil {
 				c.checkOp(bi, pos, op)
 				switch {
-				case op.Type == "assign_pos":
-					positions = true
 				case isMoEOp(op.Type):
 					c.moe = append(c.moe, pos)
 				case op.Role.IsLoss():
@@ -208,7 +218,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		}
 		c.checkCounts(bi, b)
 		c.checkLossSync(bi, b)
-		if positions && !c.partitioned {
+		if c.localCheck {
 			c.checkLocalIndices(bi, b)
 		}
 	}

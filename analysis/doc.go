@@ -39,6 +39,15 @@
 //	Comm            *CommReport         a partitioned module's collectives, their groups, axes and bytes
 //	Memory          *MemoryReport       a partitioned module's parameter, persistable and activation bytes
 //
+// Annotations is check-annotations' list (AnnotationReport says each
+// rule). Among them, rank-local positions (localindex.go): a var's dist
+// says local [d] (ir.TensorDist.Local) when its values index each rank's
+// own rows split along mesh dim d, and the checker derives, op by op,
+// which vars are such positions (assign_pos over rows split along d;
+// integer arithmetic, casts and views of a local [d] var) and holds each
+// var's local dims to that both ways, naming the var, before it checks
+// the gathers, scatters and reshards that read them by those dims.
+//
 // Index does the bulk of the name hashing, once; the others require it
 // and work on the numbers it hands out. Each analysis costs O(ops + vars +
 // args) time and a few dozen allocations, a number that grows only

@@ -37,11 +37,11 @@ type engine struct {
 	fit   *registry.Fitter
 	slab  slab
 	memo  ruleMemo
-	// local holds the gathers and scatters that index rows by rank-local
-	// positions, and their rules (localRule); writer each var's one
-	// forward writer, built on first use.
-	local  map[int32]localRule
-	writer map[int32]int32
+	// localRules holds the gathers and scatters that index rows by
+	// rank-local positions, and their rules (localRule); localBuf is
+	// settle's scratch for the outputs whose local dims it decides.
+	localRules map[int32]localRule
+	localBuf   []int32
 }
 
 // Complete completes m's main program in place: every dense-tensor var

@@ -42,13 +42,20 @@
 //     default, elementwise (for elementwise ops), spmd:0; an impl that
 //     reduces its rule's partial output itself (registry.Impl.Reduces)
 //     makes it whole unless Options.Lazy.
-//     A gather or scatter whose index holds positions into each rank's
-//     own rows (assign_pos's Out over an X whose rows are split along a
-//     mesh dim of the op's mesh, and what integer arithmetic makes of
-//     it) runs ops.LocalIndexRule instead of its rule, in the fixpoint
-//     and settling alike: the rows it indexes stay split along that mesh
-//     dim (the MoE dispatch reads each rank's own tokens, and its
-//     combine writes each rank's own slots).
+//     Rank-local positions are a var's dist's local dims
+//     (ir.TensorDist.Local): completion gives assign_pos's Out local [d]
+//     when the op reads its X's rows split along mesh dim d, and an
+//     integer output of an op that keeps indices (ops.KeepsIndex:
+//     integer arithmetic, casts, views) its first local input's, in the
+//     fixpoint as mappings grow and again as each op settles; a var the
+//     user annotated keeps its own, local dims or none. A gather or
+//     scatter whose index var is local [d] on the op's mesh runs
+//     ops.LocalIndexRule instead of its rule, in the fixpoint and
+//     settling alike: the rows it indexes stay split along d (the MoE
+//     dispatch reads each rank's own tokens, and its combine writes
+//     each rank's own slots). Where they cannot be (a given local [d]
+//     over rows no rank splits), check-annotations refuses the module,
+//     naming the var or the op.
 //  4. Backward and optimizer ops follow their forward ops: a grad op
 //     takes its forward op's mesh and impl, each forward var its forward
 //     op's mapping, X@GRAD its forward var's, and its grads are whole

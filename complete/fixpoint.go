@@ -30,7 +30,11 @@ type state struct {
 	mesh        []*ir.ProcessMesh
 	origin      [][]step
 	partial     [][]ir.Partial
-	settled     []bool
+	// local holds, per var, the mesh dims its values are rank-local
+	// along (ir.TensorDist.Local): an annotated var's as given, others'
+	// as their writer makes them (local.go). Never written in place.
+	local   [][]int
+	settled []bool
 }
 
 func (e *engine) initState() {
@@ -43,6 +47,7 @@ func (e *engine) initState() {
 	s.mesh = make([]*ir.ProcessMesh, n)
 	s.origin = make([][]step, n)
 	s.partial = make([][]ir.Partial, n)
+	s.local = make([][]int, n)
 	s.settled = make([]bool, n)
 	flat := 0
 	for _, v := range g.vars {
@@ -63,6 +68,7 @@ func (e *engine) initState() {
 			s.settled[i] = true
 			copy(s.dims[i], v.Dist.DimsMapping)
 			s.partial[i] = v.Dist.Partial
+			s.local[i] = v.Dist.Local
 			s.partialOpen[i] = gradPartialOpen(g.p, v)
 		}
 	}
@@ -131,6 +137,18 @@ func (e *engine) fixpoint() error {
 				return fmt.Errorf("no fixpoint after %d op visits (the cap); still changing at %s", limit, n.op)
 			}
 			e.visit(g.fwd[k], mark)
+			if n := &g.ops[g.fwd[k]]; makesLocal(n.op.Type) {
+				// The op's outputs take the local dims it makes them;
+				// a change concerns their readers, not the op itself.
+				e.flowLocal(n, func(v int32) {
+					for _, j := range g.usersOf(v) {
+						if j != int32(k) && !dirty[j] {
+							dirty[j] = true
+							pending++
+						}
+					}
+				})
+			}
 		}
 		e.rep.Sweeps = sweep + 1
 	}

@@ -5,6 +5,16 @@ import (
 	"github.com/distpass/distpass/spmd"
 )
 
+// Rank-local positions. assign_pos numbers the slots of each rank's own
+// rows of its X (split along a mesh dim) from that rank's own counts, and
+// integer arithmetic on such positions (the op table's KeepsIndex trait)
+// keeps them so: their values are rank-local along that mesh dim, which
+// a var's dist states (ir.TensorDist.Local). The lattice holds it per var
+// (state.local): an annotated var's as given, any other's from its
+// writer, set in the fixpoint as mappings grow and again when the writer
+// settles; writeVar writes it into the var's dist. A gather or scatter
+// reads its index var's to choose its rule.
+
 // localRule is the rule of a gather or scatter whose index holds
 // positions into each rank's own rows split along mesh dim d.
 type localRule struct {
@@ -12,41 +22,47 @@ type localRule struct {
 	rule spmd.ShardingRule
 }
 
-// localRule returns op n's rule when n is a gather or a scatter whose
-// index holds positions into each rank's own rows (ops.LocalIndexRule),
-// or nil. The positions are assign_pos's Out (and what integer
-// arithmetic makes of it) over an X whose rows are split along a mesh
-// dim, as the lattice has them now: mappings only grow, so a gather
-// once local stays so, along the same mesh dim.
-func (e *engine) localRule(n *opNode) spmd.ShardingRule {
-	slot := ""
-	switch n.op.Type {
+// indexSlot returns the input slot of op type t that holds the row
+// indices, for the ops that may index by rank-local positions.
+func indexSlot(t string) string {
+	switch t {
 	case "gather":
-		slot = "Index"
+		return "Index"
 	case "scatter":
-		slot = "Ids"
-	default:
+		return "Ids"
+	}
+	return ""
+}
+
+// localRule returns op n's rule when n is a gather or a scatter whose
+// index var is rank-local along one mesh dim of n's mesh
+// (ops.LocalIndexRule), or nil. Mappings only grow and a var's local
+// dims are set once, so a gather once local stays so, along the same
+// mesh dim.
+func (e *engine) localRule(n *opNode) spmd.ShardingRule {
+	slot := indexSlot(n.op.Type)
+	if slot == "" {
 		return nil
 	}
+	// Local dims are a mesh's: an index on another mesh says nothing of
+	// the rows of n's, and one local along two mesh dims indexes rows no
+	// mapping splits so (check-annotations refuses it).
 	ix := e.inputVar(n, slot)
-	if ix < 0 {
+	if ix < 0 || e.s.mesh[ix] != n.mesh || len(e.s.local[ix]) != 1 {
 		return nil
 	}
-	d := e.positionsDim(n, ix, 0)
-	if d < 0 {
-		return nil
-	}
-	if c, ok := e.local[n.idx]; ok && c.d == d {
+	d := e.s.local[ix][0]
+	if c, ok := e.localRules[n.idx]; ok && c.d == d {
 		return c.rule
 	}
 	r, err := ops.LocalIndexRule(n.op, e.g.lookup(n), d)
 	if err != nil || r == nil {
 		return nil
 	}
-	if e.local == nil {
-		e.local = map[int32]localRule{}
+	if e.localRules == nil {
+		e.localRules = map[int32]localRule{}
 	}
-	e.local[n.idx] = localRule{d, r}
+	e.localRules[n.idx] = localRule{d, r}
 	return r
 }
 
@@ -64,56 +80,88 @@ func (e *engine) inputVar(n *opNode, slot string) int32 {
 	return -1
 }
 
-// positionsDim returns the mesh dim along which var v holds positions
-// into each rank's own rows of op n's mesh, or -1: v is written once, by
-// assign_pos whose X's rows are split along it on n's mesh, or by an op
-// that carries such positions (the op table's KeepsIndex trait) from an input.
-func (e *engine) positionsDim(n *opNode, v int32, depth int) int {
-	if depth > 16 {
-		return -1
-	}
-	w, ok := e.writerOf(v)
-	if !ok {
-		return -1
-	}
-	p := &e.g.ops[w]
-	switch {
-	case p.op.Type == "assign_pos":
-		x := e.inputVar(p, "X")
-		if x < 0 || e.s.mesh[x] != n.mesh || len(e.s.dims[x]) == 0 {
-			return -1
+// makesLocal reports whether ops of type t may write rank-local values:
+// assign_pos, and the ops that keep indices.
+func makesLocal(t string) bool { return t == "assign_pos" || ops.Has(t, ops.KeepsIndex) }
+
+// localOf returns the mesh dims op n makes its outputs rank-local along:
+// for assign_pos the one its X's rows are split along, xm being X's
+// mapping as n reads it on its mesh (nil: not on it); for an op that
+// keeps indices its first rank-local input's on its mesh; else nil.
+func (e *engine) localOf(n *opNode, xm []int) []int {
+	if n.op.Type == "assign_pos" {
+		if len(xm) > 0 && xm[0] >= 0 {
+			return []int{xm[0]}
 		}
-		return e.s.dims[x][0]
-	case ops.Has(p.op.Type, ops.KeepsIndex):
-		for _, in := range p.ins() {
-			if in >= 0 {
-				if d := e.positionsDim(n, in, depth+1); d >= 0 {
-					return d
-				}
-			}
+		return nil
+	}
+	if !ops.Has(n.op.Type, ops.KeepsIndex) {
+		return nil
+	}
+	for _, in := range n.ins() {
+		if in >= 0 && e.s.mesh[in] == n.mesh && len(e.s.local[in]) > 0 {
+			return e.s.local[in]
 		}
 	}
-	return -1
+	return nil
 }
 
-// writerOf returns the forward op that writes var v, when exactly one
-// does.
-func (e *engine) writerOf(v int32) (int32, bool) {
-	if e.writer == nil {
-		e.writer = map[int32]int32{}
-		for _, i := range e.g.fwd {
-			for _, o := range e.g.ops[i].outs() {
-				if o < 0 {
-					continue
-				}
-				if _, seen := e.writer[o]; seen {
-					e.writer[o] = -1
-				} else {
-					e.writer[o] = i
-				}
-			}
+// flowLocal gives the outputs of op n, visited by the fixpoint, the
+// local dims it makes them, where they have none yet (once set, they
+// stay: X's rows only get split), and marks those that change.
+func (e *engine) flowLocal(n *opNode, mark func(int32)) {
+	var xm []int
+	if n.op.Type == "assign_pos" {
+		if x := e.inputVar(n, "X"); x >= 0 && e.s.mesh[x] == n.mesh {
+			xm = e.s.dims[x]
 		}
 	}
-	w, ok := e.writer[v]
-	return w, ok && w >= 0
+	l := e.localOf(n, xm)
+	if l == nil {
+		return
+	}
+	for _, v := range n.outs() {
+		if v >= 0 && !e.s.closed[v] && e.holdsLocal(n, v) && e.s.local[v] == nil {
+			e.s.local[v] = l
+			mark(v)
+		}
+	}
+}
+
+// holdsLocal reports whether output v of op n can hold the positions n
+// makes: an integer tensor (a cast to floats is no index) on n's mesh.
+func (e *engine) holdsLocal(n *opNode, v int32) bool {
+	return e.s.mesh[v] == n.mesh && e.g.vars[v].Type.DType.IsInteger()
+}
+
+// localOuts appends to buf the outputs op n is about to settle whose
+// local dims settling decides: every output it settles when it may make
+// them local, else those the fixpoint made local (another writer's).
+func (e *engine) localOuts(buf []int32, n *opNode) []int32 {
+	carries := makesLocal(n.op.Type)
+	for _, v := range n.outs() {
+		if v >= 0 && !e.s.settled[v] && !e.s.closed[v] && (carries || e.s.local[v] != nil) {
+			buf = append(buf, v)
+		}
+	}
+	return buf
+}
+
+// settleLocal sets the local dims of vs, the outputs op n settled, from
+// n as it settled: assign_pos's X as its dist reads it.
+func (e *engine) settleLocal(n *opNode, vs []int32) {
+	var xm []int
+	if n.op.Type == "assign_pos" && n.mesh != nil && n.op.Dist != nil && n.op.Dist.Mesh == n.mesh.Name {
+		if xs := n.op.Input("X"); len(xs) == 1 {
+			xm, _ = n.op.Dist.InputMapping(xs[0])
+		}
+	}
+	l := e.localOf(n, xm)
+	for _, v := range vs {
+		e.s.local[v] = nil
+		if e.holdsLocal(n, v) {
+			e.s.local[v] = l
+		}
+		e.writeVar(v)
+	}
 }

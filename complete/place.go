@@ -370,10 +370,11 @@ func (e *engine) writeVar(v int32) {
 		d.Mesh = e.s.mesh[v].Name
 		copy(d.DimsMapping, e.s.dims[v])
 		d.Partial = slices.Clone(e.s.partial[v]) // the rule's answer is shared
+		d.Local = slices.Clone(e.s.local[v])
 		return
 	}
 	d := e.slab.dist()
-	*d = ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: e.slab.clone(e.s.dims[v]), Partial: slices.Clone(e.s.partial[v])}
+	*d = ir.TensorDist{Mesh: e.s.mesh[v].Name, DimsMapping: e.slab.clone(e.s.dims[v]), Partial: slices.Clone(e.s.partial[v]), Local: slices.Clone(e.s.local[v])}
 	x.Dist = d
 }
 

@@ -16,6 +16,7 @@ func (e *engine) settle() error {
 	var errs []error
 	for i := range e.g.ops {
 		n := &e.g.ops[i]
+		local := e.localOuts(e.localBuf[:0], n)
 		var err error
 		switch {
 		case n.fixed:
@@ -28,6 +29,10 @@ func (e *engine) settle() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		if len(local) > 0 {
+			e.settleLocal(n, local)
+		}
+		e.localBuf = local
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -242,6 +242,9 @@ func spellTensor(d *ir.TensorDist) string {
 		}
 		s += " partial [" + strings.Join(ps, ", ") + "]"
 	}
+	if len(d.Local) > 0 {
+		s += " local " + ir.FormatInts(d.Local)
+	}
 	return s
 }
 

@@ -162,6 +162,19 @@ func (v *Var) WithPartial(dim int, r Reduce) *Var {
 	return v
 }
 
+// WithLocal marks the var's values rank-local along mesh dim dim (see
+// TensorDist.Local). Call it after WithDist.
+func (v *Var) WithLocal(dim int) *Var {
+	if v.Dist == nil {
+		v.Dist = &TensorDist{}
+	}
+	if !slices.Contains(v.Dist.Local, dim) {
+		v.Dist.Local = append(v.Dist.Local, dim)
+		slices.Sort(v.Dist.Local)
+	}
+	return v
+}
+
 // WithFlags sets flags on the var.
 func (v *Var) WithFlags(f VarFlags) *Var {
 	v.Flags |= f

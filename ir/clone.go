@@ -131,7 +131,7 @@ func (cl *cloner) var_(v *Var) {
 	v.Attrs = cl.attrList(v.Attrs)
 	if d := v.Dist; d != nil {
 		d2 := cl.tdists.one()
-		*d2 = TensorDist{Mesh: d.Mesh, DimsMapping: cloneOrNil(&cl.ints, d.DimsMapping), Partial: cloneOrNil(&cl.parts, d.Partial)}
+		*d2 = TensorDist{Mesh: d.Mesh, DimsMapping: cloneOrNil(&cl.ints, d.DimsMapping), Partial: cloneOrNil(&cl.parts, d.Partial), Local: cloneOrNil(&cl.ints, d.Local)}
 		v.Dist = d2
 	}
 }

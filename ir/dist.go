@@ -46,12 +46,21 @@ type Partial struct {
 }
 
 // TensorDist is a tensor's distribution: the mesh it lives on, for each
-// tensor dim the mesh dim it is split along (-1: replicated), and the mesh
-// dims along which it is partial. Partial is kept sorted by Dim.
+// tensor dim the mesh dim it is split along (-1: replicated), the mesh
+// dims along which it is partial, and the mesh dims along which its
+// values are rank-local. Partial is kept sorted by Dim, Local ascending.
 type TensorDist struct {
 	Mesh        string
 	DimsMapping []int
 	Partial     []Partial
+	// Local lists the mesh dims along which the tensor's values are
+	// rank-local: integers that index each rank's own rows of a tensor
+	// split along that mesh dim (MoE's dispatch positions, numbered
+	// from each rank's own counts), not the serial tensor's. Such values
+	// mean nothing on another rank: an op indexing rows by them must
+	// read those rows split along the same mesh dim, and no reshard may
+	// move them. Empty: the values are the serial program's.
+	Local []int
 }
 
 // Clone returns a deep copy; nil stays nil.
@@ -59,8 +68,11 @@ func (d *TensorDist) Clone() *TensorDist {
 	if d == nil {
 		return nil
 	}
-	return &TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping), Partial: slices.Clone(d.Partial)}
+	return &TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping), Partial: slices.Clone(d.Partial), Local: slices.Clone(d.Local)}
 }
+
+// IsLocal reports whether the values are rank-local along any mesh dim.
+func (d *TensorDist) IsLocal() bool { return d != nil && len(d.Local) > 0 }
 
 // FormatPartial spells a partial state as the text format does, "[0,
 // 1:avg]" (a sum is the default reduction).
@@ -129,7 +141,7 @@ func findArgDist(as []ArgDist, name string) ([]int, bool) {
 }
 
 // String spells d as the text format does: "@world[0, -1] partial [1,
-// 0:avg]".
+// 0:avg]", "@world[-1] local [0]".
 func (d *TensorDist) String() string {
 	var p printer
 	p.tensorDist(d)

@@ -33,7 +33,7 @@
 //	          | "vocab" | "feed_var_list" | "pstring" | "sparse_coo" | "sparse_csr" | "fetch_var_list" .
 //	elem      = tensor | dtype | kind | "tensor" .   (a tuple's elements: dtypes or kinds; others': tensors)
 //	dtype     = "bool" | "u8" | "i8" | "i16" | "i32" | "i64" | "f16" | "bf16" | "f32" | "f64" .
-//	tdist     = "@" name ints [ "partial" "[" pdim { "," pdim } "]" ] .
+//	tdist     = "@" name ints [ "partial" "[" pdim { "," pdim } "]" ] [ "local" ints ] .
 //	pdim      = int [ ":" ( "sum" | "avg" | "max" | "min" ) ] .
 //	varattrs  = "{" [ varattr { "," varattr } ] "}" .
 //	varattr   = flag | name "=" value .
@@ -100,6 +100,17 @@
 // what the kind describes: tensor_array(f32[-1, 16] lod 1) is an array of
 // such tensors, reader(...) lists the tensors a reader yields,
 // tuple(f32, tensor_array) the element types of a tuple.
+//
+// A tensor dist's mapping says how the serial tensor is split; its "partial
+// [...]" which mesh dims hold parts of a sum (or avg, max, min) pending;
+// its "local [...]" (TensorDist.Local) the mesh dims along which the
+// tensor's values are rank-local: integers that index each rank's own rows
+// of a tensor split along that mesh dim, numbered from that rank's own
+// data, not the serial tensor's rows (MoE's dispatch positions: var pos :
+// i64[16] @world[-1] local [0]). Partial and local dims are written
+// ascending, each once; Verify also holds local dims to the mesh's range
+// and to integer tensors. The printer writes either only when it is
+// not empty.
 //
 // Positions in errors are "name:line:col" with 1-based lines and byte
 // columns.

@@ -211,6 +211,9 @@ func mixVar(s uint64, v *Var) uint64 {
 		for _, pd := range d.Partial {
 			s = mix(s, uint64(pd.Dim)|uint64(pd.Reduce)<<56)
 		}
+		if len(d.Local) > 0 {
+			s = mixInts(mix(s, 0x10ca1), d.Local)
+		}
 	}
 	return s
 }

@@ -90,8 +90,9 @@ const jsonVersion = 1
 //     (a tuple's elements have a dtype or a kind and no shape).
 //   - A var's "flags" are names: is_data, need_check_feed, need_clip,
 //     stop_gradient, trainable, written in that order. Its "dist" is
-//     {"mesh", "dims_mapping", "partial"}, each partial {"dim", "reduce"}
-//     with reduce sum, avg, max or min.
+//     {"mesh", "dims_mapping", "partial", "local"}, each partial {"dim",
+//     "reduce"} with reduce sum, avg, max or min, "local" a list of mesh
+//     dims (the text's local [...]).
 //   - An op's "role" is a single string, the names of its role bits joined
 //     by "|" as in the text format: "forward", "backward", "forward|loss",
 //     "backward|loss", "optimize|lrsched". "fwd" is a grad op's forward op
@@ -108,7 +109,8 @@ const jsonVersion = 1
 //   - A params-grads entry's "grad" is absent when the parameter has no
 //     gradient.
 //   - A var's "flags", "attrs" and "dist", an op's "attrs", "fwd" and
-//     "dist", and a dist's "partial" are absent when empty or zero.
+//     "dist", and a dist's "partial" and "local" are absent when empty or
+//     zero.
 //
 // When decoding, every member but "version" may be left out and then takes
 // its zero value, except that a program's "name" defaults to its slot's
@@ -122,9 +124,9 @@ const jsonVersion = 1
 // without "main", a program without blocks, named otherwise than its
 // slot or with a rank below -1, an integer outside 32 bits where the
 // text reads 32 (mesh shapes and ranks, group ids and ranks, ranks,
-// parents, forwards, mappings, partial dims, lod levels, impl indexes,
-// block refs), a negative lod level, partial dims not ascending and
-// unique, and a var attribute named as a flag.
+// parents, forwards, mappings, partial and local dims, lod levels, impl
+// indexes, block refs), a negative lod level, partial or local dims not
+// ascending and unique, and a var attribute named as a flag.
 //
 // EncodeJSON fails on what the schema cannot express or DecodeJSON would
 // reject: nil meshes, blocks, vars, ops or attribute values, a block whose
@@ -379,6 +381,7 @@ type jsonTensorDist struct {
 	Mesh        string         `json:"mesh"`
 	DimsMapping list[int]      `json:"dims_mapping"`
 	Partial     []*jsonPartial `json:"partial,omitempty"`
+	Local       list[int]      `json:"local,omitempty"`
 }
 
 type jsonPartial struct {
@@ -663,6 +666,9 @@ func encodeVar(where string, v *Var) (*jsonVar, error) {
 				return nil, fmt.Errorf("%s: unknown reduce %d", where, p.Reduce)
 			}
 			jd.Partial = append(jd.Partial, &jsonPartial{Dim: p.Dim, Reduce: new(p.Reduce.String())})
+		}
+		if len(d.Local) > 0 {
+			jd.Local = list[int](d.Local)
 		}
 		jv.Dist = jd
 	}
@@ -1056,6 +1062,9 @@ func decodeVar(where string, jv *jsonVar) (*Var, error) {
 				}
 			}
 			d.Partial = append(d.Partial, Partial{Dim: jp.Dim, Reduce: r})
+		}
+		if len(jd.Local) > 0 {
+			d.Local = jd.Local
 		}
 		v.Dist = d
 	}

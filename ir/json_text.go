@@ -117,6 +117,14 @@ func varText(where string, v *Var) error {
 				return fmt.Errorf("%s: partial dims must be ascending and unique", where)
 			}
 		}
+		for i, k := range d.Local {
+			if !fits32(k) {
+				return fmt.Errorf("%s: local dim %d out of range (the text format's integers here are 32-bit)", where, k)
+			}
+			if i > 0 && d.Local[i-1] >= k {
+				return fmt.Errorf("%s: local dims must be ascending and unique", where)
+			}
+		}
 	}
 	for _, a := range v.Attrs {
 		if _, isFlag := flagByName(a.Name); isFlag {

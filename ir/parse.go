@@ -324,7 +324,8 @@ func ParseMesh(name, src string) (*ProcessMesh, error) {
 }
 
 // ParseDist reads a tensor's dist as the text format writes it:
-// "@world[0, -1]", "@world[-1, 1] partial [0:avg]". name is used in
+// "@world[0, -1]", "@world[-1, 1] partial [0:avg]", "@world[-1] local
+// [0]". name is used in
 // error positions. Like Parse, it checks the grammar only; Verify checks
 // the dist against its var and mesh.
 func ParseDist(name, src string) (*TensorDist, error) {
@@ -675,6 +676,26 @@ func (p *parser) tensorDist() *TensorDist {
 				return d
 			}
 			d.Partial = append(d.Partial, pd)
+		}
+		p.next()
+	}
+	if p.is("local") && p.err == nil {
+		p.next()
+		if !p.want(tLBrack) {
+			return d
+		}
+		d.Local = []int{}
+		for p.tok.kind != tRBrack && p.err == nil {
+			if len(d.Local) > 0 && !p.want(tComma) {
+				return d
+			}
+			line, col := p.tok.line, p.tok.col
+			k := p.intLit("mesh dim")
+			if n := len(d.Local); n > 0 && d.Local[n-1] >= k && p.err == nil {
+				p.errorAt(line, col, "local dims must be ascending and unique")
+				return d
+			}
+			d.Local = append(d.Local, k)
 		}
 		p.next()
 	}

@@ -278,6 +278,10 @@ func (p *printer) tensorDist(d *TensorDist) {
 		p.str(" partial ")
 		p.partial(d.Partial)
 	}
+	if len(d.Local) > 0 {
+		p.str(" local ")
+		p.ints(d.Local)
+	}
 }
 
 func (p *printer) partial(ps []Partial) {

@@ -1008,6 +1008,37 @@ func (ps *progState) checkTensorDist(bi int, v *Var) {
 			ps.varErr(bi, v.name, msg)
 		}
 	}
+	if len(d.Local) > 0 {
+		for _, msg := range localProblems(d.Local, rank, d.Mesh, v.Type) {
+			ps.varErr(bi, v.name, msg)
+		}
+	}
+}
+
+// localProblems checks a dist's rank-local mesh dims: in the mesh (of
+// rank dims; -1: unknown mesh, range not checked), ascending, each
+// once, and on an integer tensor, as positions are.
+func localProblems(local []int, rank int, mesh string, t Type) []string {
+	var msgs []string
+	for i, k := range local {
+		switch {
+		case k < 0 && rank < 0:
+			msgs = append(msgs, fmt.Sprintf("local dim %d is negative", k))
+		case k < 0 || rank >= 0 && k >= rank:
+			msgs = append(msgs, fmt.Sprintf("local dim %d outside [0, %d) of mesh %s", k, rank, quoteName(mesh)))
+		}
+		if i > 0 {
+			if prev := local[i-1]; k == prev {
+				msgs = append(msgs, fmt.Sprintf("local dim %d listed twice", k))
+			} else if k < prev {
+				msgs = append(msgs, fmt.Sprintf("local dims not sorted: %d before %d", prev, k))
+			}
+		}
+	}
+	if t.DType.Valid() && !t.DType.IsInteger() {
+		msgs = append(msgs, fmt.Sprintf("local %s on a %s tensor: rank-local values are positions, which an integer tensor holds", FormatInts(local), t.DType))
+	}
+	return msgs
 }
 
 // mappingOK is the fast check of a dims_mapping against a mesh of rank

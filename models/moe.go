@@ -229,7 +229,8 @@ func MoETraining(cfg MoEConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 // the grouped matmuls run on the experts' mesh with their expert_parallel
 // impls; each rank's counts are partial sums over the token dim; the
 // data-dependent rows (dispatched, returned) are replicated in their
-// mapping.
+// mapping; the positions (assign_pos's Out, tok) index each rank's own
+// tokens: local along the mesh dim the tokens' rows are split along.
 func (a *annotator) moeOp(op *ir.Op) bool {
 	in := func(slot string) string { return a.in(op, slot) }
 	out := func(slot string) string { return a.out(op, slot) }
@@ -301,15 +302,26 @@ func (a *annotator) moeOp(op *ir.Op) bool {
 			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
 		}
 	case "assign_pos":
-		a.get(op, in("X"))
+		// Each rank numbers the slots of its own tokens: its positions
+		// are rank-local along the mesh dim its tokens' rows are split
+		// along.
+		xm := a.get(op, in("X"))
 		a.get(op, in("cum_count"))
-		a.set(out("Out"), rows(1))
+		o := out("Out")
+		a.set(o, rows(1))
+		if len(xm) > 0 && xm[0] >= 0 && a.dists[o] != nil {
+			a.dists[o].Local = []int{xm[0]}
+		}
 	case "elementwise_floordiv":
 		xm := a.get(op, in("X"))
 		if y := in("Y"); a.dists[y] == nil {
 			a.set(y, replicated(a.g.Var(y).Type.Rank()))
 		}
-		a.set(out("Out"), slices.Clone(xm))
+		o := out("Out")
+		a.set(o, slices.Clone(xm))
+		if x := a.dists[in("X")]; x.IsLocal() && a.dists[o] != nil {
+			a.dists[o].Local = slices.Clone(x.Local) // slot = position // k: still the rank's own
+		}
 	case "gather":
 		a.get(op, in("X"))
 		a.get(op, in("Index"))

@@ -180,7 +180,8 @@ const (
 	OwnPart
 	// KeepsIndex ops give positions when given positions (integer
 	// arithmetic, copies, casts and views): what assign_pos numbers in
-	// each rank's own rows stays so through them.
+	// each rank's own rows stays so through them (an integer output of
+	// a local [d] input is local [d], ir.TensorDist.Local).
 	KeepsIndex
 	// Identity ops give X's values unchanged, moved or relabelled
 	// (assign, the views): a partial X of any reduction is Out partial

@@ -22,10 +22,11 @@
 // contracted, and makes the outputs partial. ShardingRuleOf builds an
 // op's rule from its types and attrs.
 // A gather or scatter whose index holds positions into each rank's own
-// rows (assign_pos's, and what the KeepsIndex ops make of them)
-// has another rule, LocalIndexRule, which its caller chooses, knowing
-// where the index came from: the rows it indexes stay split as the
-// positions' rows are.
+// rows (assign_pos's, and what the KeepsIndex ops make of them) has
+// another rule, LocalIndexRule, which its caller chooses by the index
+// var's dist: local [d] (ir.TensorDist.Local) says its values index the
+// rows of each rank split along mesh dim d, and the rows the op indexes
+// stay split along d.
 //
 // A def may also check what an op needs beyond its types (Check: the
 // reshard's two dists).

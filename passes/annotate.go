@@ -25,7 +25,7 @@ again for more vars. The module is verified after, and left unchanged
 on any error. complete infers the rest from such annotations.`,
 		Options: []Option{
 			{Name: "mesh", Kind: OptString, Default: "", Doc: "a mesh to declare: NAME shape [..] dims [..] ranks [..]"},
-			{Name: "var", Kind: OptString, Default: "", Doc: "a var and its dist: NAME @MESH[..] [partial [..]]"},
+			{Name: "var", Kind: OptString, Default: "", Doc: "a var and its dist: NAME @MESH[..] [partial [..]] [local [..]]"},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
 			return Annotate(m, ctx.String("mesh"), ctx.String("var"))

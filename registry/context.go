@@ -328,7 +328,7 @@ func (c *Lowering) NewVar(prefix string, like *ir.Var, dist *ir.TensorDist) *ir.
 	v.Type.Shape = st.shapes.copyOf(like.Type.Shape, st.chunk())
 	if dist != nil {
 		v.Dist = st.varDists.one(st.chunk())
-		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: st.dims.copyOf(dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial)}
+		*v.Dist = ir.TensorDist{Mesh: dist.Mesh, DimsMapping: st.dims.copyOf(dist.DimsMapping, st.chunk()), Partial: slices.Clone(dist.Partial), Local: slices.Clone(dist.Local)}
 	}
 	if err := c.block.AddVar(v); err != nil {
 		panic(err) // FreshName never repeats a name of the module

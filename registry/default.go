@@ -489,6 +489,10 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 						b = binary.AppendUvarint(b, uint64(p.Dim))
 						b = append(b, byte(p.Reduce))
 					}
+					b = binary.AppendUvarint(b, uint64(len(v.Dist.Local)))
+					for _, k := range v.Dist.Local {
+						b = binary.AppendUvarint(b, uint64(k))
+					}
 				} else {
 					b = append(b, 0)
 				}

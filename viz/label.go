@@ -59,7 +59,7 @@ func appendType(buf []byte, t ir.Type) []byte {
 }
 
 // appendTensorDist appends a distribution as the text format writes it:
-// @world[0, -1] partial [0:avg].
+// @world[0, -1] partial [0:avg], @world[-1] local [0].
 func appendTensorDist(buf []byte, d *ir.TensorDist) []byte {
 	buf = append(buf, '@')
 	buf = appendName(buf, d.Mesh)
@@ -77,6 +77,10 @@ func appendTensorDist(buf []byte, d *ir.TensorDist) []byte {
 			}
 		}
 		buf = append(buf, ']')
+	}
+	if len(d.Local) > 0 {
+		buf = append(buf, " local "...)
+		buf = appendInts(buf, d.Local)
 	}
 	return buf
 }

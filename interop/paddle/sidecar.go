@@ -36,7 +36,8 @@ import (
 // (ExportOptions.Startup), "startup": {"separate": true, "vars": [...], ...}.
 //
 // Vars are keyed by block index and name, ops by block index and position
-// in the block. "id" is an op's id when it is not its number in program
+// in the block; a var's "dist" is the IR JSON's (its "partial" and
+// "local" as there). "id" is an op's id when it is not its number in program
 // order (Import numbers ops 1, 2, ...); "attrs" (in ir.EncodeAttrsJSON's
 // form) replaces the attrs read from the proto when some value there is
 // rounded or cannot be held, and the module's "attrs" the module attrs
@@ -192,6 +193,7 @@ type jsonTensorDist struct {
 	Mesh        string        `json:"mesh"`
 	DimsMapping []int         `json:"dims_mapping"`
 	Partial     []jsonPartial `json:"partial,omitempty"`
+	Local       []int         `json:"local,omitempty"`
 }
 
 type jsonPartial struct {
@@ -240,6 +242,7 @@ func (v *varEntry) MarshalJSON() ([]byte, error) {
 		for _, p := range d.Partial {
 			j.Dist.Partial = append(j.Dist.Partial, jsonPartial{Dim: p.Dim, Reduce: p.Reduce.String()})
 		}
+		j.Dist.Local = d.Local
 	}
 	if v.Attrs != nil {
 		raw, err := ir.EncodeAttrsJSON(v.Attrs)
@@ -278,6 +281,9 @@ func (v *varEntry) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("%s: unknown reduce %q", where, p.Reduce)
 			}
 			v.Dist.Partial = append(v.Dist.Partial, ir.Partial{Dim: p.Dim, Reduce: r})
+		}
+		if len(d.Local) > 0 {
+			v.Dist.Local = d.Local
 		}
 	}
 	if j.Attrs != nil {

@@ -206,6 +206,11 @@ func (a *applier) prog(p *ir.Program, ps *progSidecar, file string) error {
 					return a.errf("%s: partial dim %d is out of range (0 to %d)", where, pt.Dim, math.MaxInt32)
 				}
 			}
+			for _, k := range d.Local {
+				if !inInt32(k, 0) {
+					return a.errf("%s: local dim %d is out of range (0 to %d)", where, k, math.MaxInt32)
+				}
+			}
 		}
 		if ve.Attrs != nil {
 			if err := a.varAttrsAgree(where, file, v.Attrs, ve.Attrs); err != nil {

@@ -164,3 +164,35 @@ func TestSidecarErrors(t *testing.T) {
 		t.Errorf("empty sidecar: %v", err)
 	}
 }
+
+// Rank-local positions keep their local dims through the sidecar,
+// serial and partitioned (the per-rank program keeps them).
+func TestSidecarLocal(t *testing.T) {
+	serial, err := models.MoETraining(models.MoEConfig{DType: ir.F64}, "ep", models.Mesh([]int{2}, []string{"ep"}), "sgd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := serial.Clone()
+	if err := passes.Partition(rank, registry.DefaultRegistry(), 1); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*ir.Module{"serial": serial, "rank1": rank} {
+		if got := m.Main.Global().Var("pos").Dist.String(); got != "@world[-1] local [0]" {
+			t.Fatalf("%s: pos is %s, want @world[-1] local [0]", name, got)
+		}
+		pb, side, err := ExportWithSidecar(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Contains(side, []byte(`"local"`)) {
+			t.Errorf("%s: the sidecar says no local dims", name)
+		}
+		got, err := ImportWithSidecar("x.pdmodel", pb, side)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d := ir.Diff(m, got); d != "" {
+			t.Errorf("%s: round trip differs:\n%s", name, d)
+		}
+	}
+}
