@@ -69,19 +69,13 @@ func (f *localFact) origin(op *ir.Op) string {
 	return fmt.Sprintf("from %s, local %s", quoteName(f.kept), fmtInts(f.dims))
 }
 
-// localIndexSlots gives, for an op that indexes rows by an index input,
-// that input's slot, and the slots (inputs, then outputs) whose indexed
-// dim must be split as the index's source rows.
+// localIndexSlots gives, for an op that indexes rows by an index input
+// (its record's Indexing), that input's slot, and the slots (inputs,
+// then outputs) whose indexed dim must be split as the index's source
+// rows.
 func localIndexSlots(t string) (index string, ins, outs []string) {
-	switch t {
-	case "gather":
-		return "Index", []string{"X"}, nil
-	case "gather_grad":
-		return "Index", []string{"X"}, []string{"X@GRAD"}
-	case "scatter":
-		return "Ids", []string{"X"}, []string{"Out"}
-	case "scatter_grad":
-		return "Ids", []string{"Out@GRAD"}, []string{"X@GRAD"}
+	if d := ops.Lookup(t); d != nil && d.Indexing != nil {
+		return d.Indexing.Index, d.Indexing.RowsIn, d.Indexing.RowsOut
 	}
 	return "", nil, nil
 }
@@ -100,7 +94,7 @@ func hasLocal(p *ir.Program) bool {
 			}
 		}
 		for _, op := range b.Ops {
-			if op != nil && op.Type == "assign_pos" {
+			if op != nil && ops.Has(op.Type, ops.NumbersRows) {
 				return true
 			}
 		}
@@ -123,7 +117,7 @@ func (c *annChecker) checkLocalIndices(bi int, b *ir.Block) {
 		var f *localFact
 		why := "" // when f is nil: why op makes no output local ("": not said)
 		switch {
-		case op.Type == "assign_pos":
+		case ops.Has(op.Type, ops.NumbersRows):
 			f, why = c.assignPosFact(op)
 		case op.Type == ops.ReshardType:
 			for _, x := range op.Input("X") {
@@ -296,8 +290,8 @@ func (c *annChecker) checkLocalRead(bi int, op *ir.Op, p *ir.Program, b *ir.Bloc
 		return true
 	}
 	axis := 0
-	if op.Type == "gather" || op.Type == "gather_grad" {
-		if a, ok := ir.AsInt(ops.AttrValue(op, "axis")); ok {
+	if d := ops.Lookup(op.Type); d != nil && d.Indexing != nil && d.Indexing.Axis != "" {
+		if a, ok := ir.AsInt(ops.AttrValue(op, d.Indexing.Axis)); ok {
 			axis = int(a)
 		}
 	}

@@ -22,14 +22,12 @@ type localRule struct {
 	rule spmd.ShardingRule
 }
 
-// indexSlot returns the input slot of op type t that holds the row
-// indices, for the ops that may index by rank-local positions.
+// indexSlot returns the input slot of forward op type t that holds the
+// row positions (its record's Indexing), or "": completion chooses the
+// rule of the forward ops; their grads follow them.
 func indexSlot(t string) string {
-	switch t {
-	case "gather":
-		return "Index"
-	case "scatter":
-		return "Ids"
+	if d := ops.Lookup(t); d != nil && d.Indexing != nil && d.Forward() == nil {
+		return d.Indexing.Index
 	}
 	return ""
 }
@@ -82,14 +80,14 @@ func (e *engine) inputVar(n *opNode, slot string) int32 {
 
 // makesLocal reports whether ops of type t may write rank-local values:
 // assign_pos, and the ops that keep indices.
-func makesLocal(t string) bool { return t == "assign_pos" || ops.Has(t, ops.KeepsIndex) }
+func makesLocal(t string) bool { return ops.Has(t, ops.NumbersRows|ops.KeepsIndex) }
 
 // localOf returns the mesh dims op n makes its outputs rank-local along:
 // for assign_pos the one its X's rows are split along, xm being X's
 // mapping as n reads it on its mesh (nil: not on it); for an op that
 // keeps indices its first rank-local input's on its mesh; else nil.
 func (e *engine) localOf(n *opNode, xm []int) []int {
-	if n.op.Type == "assign_pos" {
+	if ops.Has(n.op.Type, ops.NumbersRows) {
 		if len(xm) > 0 && xm[0] >= 0 {
 			return []int{xm[0]}
 		}
@@ -111,7 +109,7 @@ func (e *engine) localOf(n *opNode, xm []int) []int {
 // stay: X's rows only get split), and marks those that change.
 func (e *engine) flowLocal(n *opNode, mark func(int32)) {
 	var xm []int
-	if n.op.Type == "assign_pos" {
+	if ops.Has(n.op.Type, ops.NumbersRows) {
 		if x := e.inputVar(n, "X"); x >= 0 && e.s.mesh[x] == n.mesh {
 			xm = e.s.dims[x]
 		}
@@ -151,7 +149,7 @@ func (e *engine) localOuts(buf []int32, n *opNode) []int32 {
 // n as it settled: assign_pos's X as its dist reads it.
 func (e *engine) settleLocal(n *opNode, vs []int32) {
 	var xm []int
-	if n.op.Type == "assign_pos" && n.mesh != nil && n.op.Dist != nil && n.op.Dist.Mesh == n.mesh.Name {
+	if ops.Has(n.op.Type, ops.NumbersRows) && n.mesh != nil && n.op.Dist != nil && n.op.Dist.Mesh == n.mesh.Name {
 		if xs := n.op.Input("X"); len(xs) == 1 {
 			xm, _ = n.op.Dist.InputMapping(xs[0])
 		}

@@ -52,6 +52,9 @@ type Def struct {
 	// its traits and LinearIn about partial values hold (scale without a
 	// bias; leaky_relu with alpha >= 0).
 	PartialIf func(op *ir.Op) bool
+	// Indexing, for an op that reads or writes rows at positions held in
+	// an input (gather, scatter), says which slots; nil for other ops.
+	Indexing *Indexing
 	// Cost is what one rank of a collective moves (explain and check's
 	// traffic read it); nil for an op that is not one.
 	Cost *Cost
@@ -111,6 +114,17 @@ type Attr struct {
 	// (pd_op.full's "float32"). AttrDType and DTypeValue read and write
 	// such values.
 	DType bool
+}
+
+// Indexing is how an op indexes rows by positions: Index is the input
+// slot holding them; RowsIn and RowsOut the input and output slots whose
+// indexed dim they point into (dim 0, or the one attr Axis names). By
+// rank-local positions (local [d]) those dims must be split along d as
+// the positions' source rows are.
+type Indexing struct {
+	Index           string
+	RowsIn, RowsOut []string
+	Axis            string
 }
 
 // Cost is a collective's traffic on one rank: Ring × (n−1)/n of its
@@ -206,10 +220,14 @@ const (
 	// the rank's shard (c_embedding and its grad): each rank's lowering
 	// computes it, and rank classes recompute it.
 	RankStart
+	// NumbersRows ops write positions into each rank's own rows of their
+	// X (assign_pos): on a rank, the positions are rank-local (local [d]
+	// in a dist) along the mesh dim X's rows are split on.
+	NumbersRows
 )
 
 var traitNames = []string{"elementwise", "reduction", "view", "collective", "random", "control-flow", "side-effects",
-	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone", "data-dependent", "rank-start"}
+	"shape-of-out", "backward-only", "own-part", "keeps-index", "identity", "linear-unary", "additive", "monotone", "data-dependent", "rank-start", "numbers-rows"}
 
 // String returns the traits' names joined by "|", or "-" for none.
 func (t Traits) String() string {
@@ -257,6 +275,8 @@ type Grad struct {
 	// Shape its one-line rule.
 	Infer func(c *Infer) error
 	Shape string
+	// Indexing is the grad op's (Def.Indexing), when it indexes rows.
+	Indexing *Indexing
 }
 
 // Infer is what a Def's Infer function sees of one op: the types of its

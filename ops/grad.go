@@ -15,7 +15,7 @@ func gradDef(d *Def) *Def {
 		// What the op's shape is, how it computes (elementwise, a
 		// view) carries to its grad; what it does as a forward op does
 		// not (a draw, a collective, a shape attr, positions, parts).
-		Traits: d.Traits &^ (Random | Collective | SideEffects | ShapeOfOut | BackwardOnly | OwnPart | KeepsIndex | Identity | LinearUnary | Additive | Monotone | DataDependent),
+		Traits: d.Traits &^ (Random | Collective | SideEffects | ShapeOfOut | BackwardOnly | OwnPart | KeepsIndex | Identity | LinearUnary | Additive | Monotone | DataDependent | RankStart | NumbersRows),
 		Shape:  "each X@GRAD = X",
 		Infer:  g.Infer,
 		of:     d,
@@ -44,6 +44,7 @@ func gradDef(d *Def) *Def {
 	if g.Shape != "" {
 		gd.Shape = g.Shape
 	}
+	gd.Indexing = g.Indexing
 	if d.Sharding != nil {
 		gd.Sharding, gd.ShardingDoc = gradSharding, gradShardingDoc
 	}

@@ -24,7 +24,9 @@ func moeDefs() []*Def {
 			Infer:       inferGather,
 			Sharding:    gatherRule,
 			ShardingDoc: gatherDoc,
-			Grad:        &Grad{Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"}},
+			Indexing:    &Indexing{Index: "Index", RowsIn: []string{"X"}, Axis: "axis"},
+			Grad: &Grad{Reads: []string{"X", "Index", "Out@GRAD"}, Diff: []string{"X"},
+				Indexing: &Indexing{Index: "Index", RowsIn: []string{"X"}, RowsOut: []string{"X@GRAD"}, Axis: "axis"}},
 		},
 		{
 			Type: "scatter", Doc: "X with the rows at Ids overwritten by (or added from) Updates",
@@ -33,8 +35,10 @@ func moeDefs() []*Def {
 			Shape:    "Out = X; Updates = [len(Ids)] + X[1:]",
 			Infer:    inferScatter,
 			Sharding: scatterRule, ShardingDoc: scatterDoc,
+			Indexing: &Indexing{Index: "Ids", RowsIn: []string{"X"}, RowsOut: []string{"Out"}},
 			Grad: &Grad{Reads: []string{"Ids", "Updates", "Out@GRAD"}, Diff: []string{"X", "Updates"},
-				Infer: inferScatterGrad, Shape: "X@GRAD = Out@GRAD, Updates@GRAD = Updates"},
+				Infer: inferScatterGrad, Shape: "X@GRAD = Out@GRAD, Updates@GRAD = Updates",
+				Indexing: &Indexing{Index: "Ids", RowsIn: []string{"Out@GRAD"}, RowsOut: []string{"X@GRAD"}}},
 		},
 		{
 			Type: "grouped_matmul", Doc: "each expert's rows of X times its weight W[e], the rows grouped by ExpertCount",
@@ -87,7 +91,7 @@ func moeDefs() []*Def {
 		},
 		{
 			Type: "assign_pos", Doc: "the token slots of X in expert order, by the prefix counts cum_count",
-			Traits:   OwnPart,
+			Traits:   OwnPart | NumbersRows,
 			Inputs:   slots(noGrad("X"), noGrad("cum_count"), Slot{Name: "eff_num_len", Optional: true, NoGrad: true}),
 			Outputs:  in("Out"),
 			Shape:    "Out = [-1] (the routed slots), int64",

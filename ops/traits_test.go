@@ -27,6 +27,7 @@ func TestTraitMembers(t *testing.T) {
 		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
 		{ops.DataDependent, []string{"global_gather", "global_scatter"}},
 		{ops.RankStart, []string{"c_embedding", "c_embedding_grad"}},
+		{ops.NumbersRows, []string{"assign_pos"}},
 	} {
 		var got []string
 		for _, d := range ops.All() {
@@ -46,6 +47,16 @@ func TestTraitMembers(t *testing.T) {
 	}
 	if want := []string{"elementwise_div [X]", "elementwise_mul [X Y]", "matmul [X Y]", "matmul_v2 [X Y]", "mul [X Y]"}; !slices.Equal(linear, want) {
 		t.Errorf("LinearIn:\n got %q\nwant %q", linear, want)
+	}
+	// The ops analysis/localindex.go and complete/local.go switched on.
+	var indexing []string
+	for _, d := range ops.All() {
+		if x := d.Indexing; x != nil {
+			indexing = append(indexing, fmt.Sprint(d.Type, " ", x.Index, " ", x.RowsIn, " ", x.RowsOut, " ", x.Axis))
+		}
+	}
+	if want := []string{"gather Index [X] [] axis", "gather_grad Index [X] [X@GRAD] axis", "scatter Ids [X] [Out] ", "scatter_grad Ids [Out@GRAD] [X@GRAD] "}; !slices.Equal(indexing, want) {
+		t.Errorf("Indexing:\n got %q\nwant %q", indexing, want)
 	}
 	if ops.Has("no_such_op", ops.OwnPart) {
 		t.Error("an undefined type has a trait")
