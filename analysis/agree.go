@@ -129,6 +129,13 @@ func (c *annChecker) checkPartials(bi int, op *ir.Op, ins, outs []int32, pm *ir.
 			c.opErr(bi, op, inNames[slices.IndexFunc(in, func(p []ir.Partial) bool { return len(p) > 0 })], fmt.Sprintf("%v: %s", err, reshardable))
 		}
 	}
+	c.checkPartialOutputs(bi, op, ins, outs, pm)
+}
+
+// checkPartialOutputs reports each output op declares partial along a
+// mesh dim that nothing makes it partial along: no input partial or
+// sharded along it, and no rule of the op's that folds it.
+func (c *annChecker) checkPartialOutputs(bi int, op *ir.Op, ins, outs []int32, pm *ir.ProcessMesh) {
 	j := 0
 	for _, s := range op.Outputs {
 		for _, name := range s.Args {

@@ -334,25 +334,8 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 	if err != nil || rule == nil {
 		return accept() // no rule: the batch-dim convention stands alone
 	}
-	var ins, outs [][]int
-	var names, outNames []string
-	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
-		for _, s := range slots {
-			for _, a := range s.Args {
-				var m []int
-				if v := ctx.Var(a); v != nil && v.Type.Kind == ir.DenseTensor {
-					if m = ctx.Mapping(a); m == nil {
-						m = []int{}
-					}
-				}
-				if side == 0 {
-					ins, names = append(ins, m), append(names, a)
-				} else {
-					outs, outNames = append(outs, m), append(outNames, a)
-				}
-			}
-		}
-	}
+	ins, names := argMappings(ctx, op.Inputs)
+	outs, outNames := argMappings(ctx, op.Outputs)
 	// Spelled on refusal only: an accepted op pays no string.
 	rs := func() string {
 		if str, ok := rule.(fmt.Stringer); ok {
@@ -389,6 +372,24 @@ func batchByRule(ctx *Lowering, op *ir.Op) error {
 		}
 	}
 	return accept()
+}
+
+// argMappings returns the mappings the op being lowered expects of the
+// args of slots, in slot order (nil for an arg that is not a dense
+// tensor, [] for one without a mapping), and the args' names.
+func argMappings(ctx *Lowering, slots []ir.Slot) (ms [][]int, names []string) {
+	for _, s := range slots {
+		for _, a := range s.Args {
+			var m []int
+			if v := ctx.Var(a); v != nil && v.Type.Kind == ir.DenseTensor {
+				if m = ctx.Mapping(a); m == nil {
+					m = []int{}
+				}
+			}
+			ms, names = append(ms, m), append(names, a)
+		}
+	}
+	return ms, names
 }
 
 // carriesPartials refuses an op that reads a partial input unless the
