@@ -316,19 +316,6 @@ func AttrFloat(op *ir.Op, name string) (float64, error) {
 	return x, nil
 }
 
-// AttrInts returns op's ints attr name: ints or longs (Paddle wrote
-// fill_constant's shape as ints before 2.0, as longs after); absent, the
-// table's default (nil when it declares none); an error for a value of
-// another kind.
-func AttrInts(op *ir.Op, name string) ([]int64, error) {
-	v := AttrValue(op, name)
-	x, ok := ir.AsInts(v)
-	if !ok && v != nil {
-		return nil, fmt.Errorf("attr %s has kind %s, want ints", name, v.Kind())
-	}
-	return x, nil
-}
-
 // AttrDefault returns the table's default of attr name of op type t, or
 // nil: the type or the attr is not in the table, or it has no default.
 func AttrDefault(t, name string) ir.Value {
