@@ -17,7 +17,7 @@ import (
 // mapping the op's dist gives: where the two differ, the data would have
 // to be moved first, and nothing moves it.
 
-// spmdImpl is registry.SPMDType, the rule-based impl (registry imports
+// spmdImpl is lower.SPMDType, the rule-based impl (lower imports
 // analysis, not the other way).
 const spmdImpl = "spmd"
 
@@ -461,7 +461,7 @@ func (c *annChecker) checkParamGrad(bi int, op *ir.Op) {
 }
 
 // checkGradSync follows the data-parallel grad sync of the lowering
-// (registry.SyncGrads, by ops.BatchAxis and ops.SyncOf): once the
+// (lower.SyncGrads, by ops.BatchAxis and ops.SyncOf): once the
 // loss grad is seen, a grad op whose first activation input has its dim
 // 0 split along a mesh dim of size > 1 averages the grads it folds over
 // that mesh dim. That is right when the loss is the average over it of

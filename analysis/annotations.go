@@ -74,7 +74,7 @@ var Annotations = &Analyzer{
 //     and their param grads are partial [d:avg] where the loss averages
 //     (the impl holds them to that);
 //   - after the loss grad, a grad op writing a param grad is one the
-//     data-parallel grad sync handles right (registry.SyncGrads, the
+//     data-parallel grad sync handles right (lower.SyncGrads, the
 //     batch-dim rule): the mesh dim of its first activation input's dim
 //     0 is one the loss averages over, and when no such input is split
 //     the loss averages over none (the grouped matmul averages itself);
@@ -288,7 +288,7 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	if op.Type == ops.ReshardType {
 		// Its two ends differ by design, so the checks below would
 		// misreport it: its vars' dists are checked as every var's, and
-		// its lowering (registry) refuses the conversions it has none for.
+		// its lowering (lower) refuses the conversions it has none for.
 		return
 	}
 	d := op.Dist
@@ -310,7 +310,7 @@ func (c *annChecker) checkOp(bi, pos int, op *ir.Op) {
 	c.opMesh = c.meshIndex(pm)
 	c.checkArgs(bi, op, op.Inputs, ins, d.Inputs, "input", pm)
 	c.checkArgs(bi, op, op.Outputs, outs, d.Outputs, "output", pm)
-	// The rule-based impl (registry.SPMD) emits no grad sync: its param
+	// The rule-based impl (lower.SPMD) emits no grad sync: its param
 	// grads are partial, and say so.
 	var ruled bool
 	if op.Role.IsBackward() && op.Fwd != 0 {

@@ -8,15 +8,15 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // partitioned returns m partitioned for rank, on a clone.
 func partitioned(t *testing.T, m *ir.Module, rank int) *ir.Module {
 	t.Helper()
 	c := m.Clone()
-	if err := passes.Partition(c, registry.DefaultRegistry(), rank); err != nil {
+	if err := passes.Partition(c, lower.DefaultRegistry(), rank); err != nil {
 		t.Fatal(err)
 	}
 	return c

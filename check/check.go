@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -29,8 +29,8 @@ type Options struct {
 	Tol float64
 	// Seed drives the fed data (default 1).
 	Seed uint64
-	// Registry lowers the ops (default registry.DefaultRegistry()).
-	Registry *registry.Registry
+	// Registry lowers the ops (default lower.DefaultRegistry()).
+	Registry *lower.Registry
 	// Kernels run them (default sim.DefaultKernels()).
 	Kernels sim.Kernels
 	// Deadline bounds every collective wait (default sim.DefaultDeadline).
@@ -211,7 +211,7 @@ func Run(ctx context.Context, m *ir.Module, opts Options) (*Report, error) {
 // writes it: m lowered by rank classes, each rank's module printed as
 // text and parsed back, then verified. progress, when not nil, is told
 // of the lowerings.
-func Written(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) ([]*ir.Module, error) {
+func Written(ctx context.Context, m *ir.Module, reg *lower.Registry, progress func(done, total int)) ([]*ir.Module, error) {
 	cs, err := passes.PartitionClasses(ctx, m, reg, progress)
 	if err != nil {
 		return nil, err
@@ -302,7 +302,7 @@ func defaults(opts Options) Options {
 		opts.Seed = 1
 	}
 	if opts.Registry == nil {
-		opts.Registry = registry.DefaultRegistry()
+		opts.Registry = lower.DefaultRegistry()
 	}
 	if opts.Kernels == nil {
 		opts.Kernels = sim.DefaultKernels()

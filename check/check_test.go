@@ -13,8 +13,8 @@ import (
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/internal/irgen"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -92,25 +92,25 @@ func TestFloat64(t *testing.T) {
 
 // brokenRow is the row-parallel matmul without its c_allreduce_sum: each
 // rank keeps its partial product.
-func brokenRow() *registry.Impl {
-	row := registry.MatmulRow()
-	return &registry.Impl{
+func brokenRow() *lower.Impl {
+	row := lower.MatmulRow()
+	return &lower.Impl{
 		Name:       "row_parallel_without_allreduce",
 		Compatible: row.Compatible,
-		Forward: func(ctx *registry.Lowering, op *ir.Op) error {
+		Forward: func(ctx *lower.Lowering, op *ir.Op) error {
 			ctx.Keep(op)
-			return registry.SyncParams(ctx, op)
+			return lower.SyncParams(ctx, op)
 		},
 		Backward: row.Backward,
 	}
 }
 
 func TestDroppedAllreduceIsCaught(t *testing.T) {
-	r := registry.NewRegistry()
-	r.Register("default", registry.DefaultImpl())
-	r.Register("matmul_v2", registry.MatmulColumn())
+	r := lower.NewRegistry()
+	r.Register("default", lower.DefaultImpl())
+	r.Register("matmul_v2", lower.MatmulColumn())
 	r.Register("matmul_v2", brokenRow())
-	r.Register("elementwise", registry.Elementwise())
+	r.Register("elementwise", lower.Elementwise())
 	rep, err := check.Run(context.Background(), goldenInput(t, "megatron_2d"), check.Options{Steps: 1, Registry: r})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestDroppedAllreduceIsCaught(t *testing.T) {
 // run; the run fails well before its deadline and names that rank.
 func TestSkippedCollective(t *testing.T) {
 	m := goldenInput(t, "megatron_2d")
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

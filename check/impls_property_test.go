@@ -10,9 +10,9 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // The per-impl property: for a representative op of each impl, every
@@ -344,7 +344,7 @@ type propRow struct {
 }
 
 func TestImplsProperty(t *testing.T) {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	var rows []propRow
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, c := range propCases() {
@@ -480,7 +480,7 @@ func TestImplsPropertyInContext(t *testing.T) {
 		}
 	}
 	cases = append(cases, ctxCase{name: "check_finite_and_unscale (loss_scaling)", mod: golden("loss_scaling"), op: 1})
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%-42s %6s %8s %7s %7s\n", "impl (op in context)", "tried", "accepted", "refused", "proven")
 	for _, c := range cases {

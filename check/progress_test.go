@@ -14,8 +14,8 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // Progress sees the stages in order, each SPMD step's ranks done once
@@ -80,7 +80,7 @@ func TestProgressAndOpTime(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
 	// The serial startup once and main twice, and every rank's: no loops.
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

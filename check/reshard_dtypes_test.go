@@ -11,8 +11,8 @@ import (
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // TestReshardPairsDTypes: the reshard pairs of TestReshardPairs (every
@@ -92,7 +92,7 @@ func dtypePair(t *testing.T, text, dt string, wantRefused bool) error {
 		if err := passes.PartitionVars(lm, passes.Ranks(lm)[0]); err != nil {
 			return err
 		}
-		_, err = registry.DefaultRegistry().Lower(lm, registry.ForwardPhase)
+		_, err = lower.DefaultRegistry().Lower(lm, lower.ForwardPhase)
 		if err == nil {
 			return fmt.Errorf("lowered, want a refusal of the partial %s", dt)
 		}

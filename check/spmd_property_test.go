@@ -10,9 +10,9 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // The per-impl property for the rule-based impl spmd:0, as
@@ -102,7 +102,7 @@ func (c propCase) buildForward(mesh propMesh, ms [][]int, partialOut int) string
 
 // spmdGradPartials gives each output var of a grad op lowered by spmd:0
 // the partial state the impl requires: its grad rule's, averaged along
-// the mesh dims the loss averages over (registry.SPMDGradPartial).
+// the mesh dims the loss averages over (lower.SPMDGradPartial).
 // append-backward leaves the grad ops of spmd:0 ops without a dist (for
 // completion): they get the impl and their vars' mappings first.
 func spmdGradPartials(m *ir.Module, loss string) error {
@@ -113,8 +113,8 @@ func spmdGradPartials(m *ir.Module, loss string) error {
 		fwd[op.ID] = op
 	}
 	for _, op := range g.Ops {
-		if f := fwd[op.Fwd]; op.Role.IsBackward() && op.Dist == nil && f != nil && f.Dist != nil && f.Dist.ImplType == registry.SPMDType {
-			d := &ir.OpDist{Mesh: f.Dist.Mesh, ImplType: registry.SPMDType}
+		if f := fwd[op.Fwd]; op.Role.IsBackward() && op.Dist == nil && f != nil && f.Dist != nil && f.Dist.ImplType == lower.SPMDType {
+			d := &ir.OpDist{Mesh: f.Dist.Mesh, ImplType: lower.SPMDType}
 			for a := range op.InputNames {
 				if v := g.Var(a); v != nil && v.Dist != nil {
 					d.Inputs = append(d.Inputs, ir.ArgDist{Name: a, DimsMapping: slices.Clone(v.Dist.DimsMapping)})
@@ -129,7 +129,7 @@ func spmdGradPartials(m *ir.Module, loss string) error {
 		}
 	}
 	for _, op := range g.Ops {
-		if !op.Role.IsBackward() || op.Fwd == 0 || op.Dist == nil || op.Dist.ImplType != registry.SPMDType {
+		if !op.Role.IsBackward() || op.Fwd == 0 || op.Dist == nil || op.Dist.ImplType != lower.SPMDType {
 			continue
 		}
 		rule, err := ops.ShardingRuleOf(op, g.Var)
@@ -151,7 +151,7 @@ func spmdGradPartials(m *ir.Module, loss string) error {
 		j := 0
 		for a := range op.OutputNames {
 			if v := g.Var(a); v != nil && v.Dist != nil && j < len(sh.Partial) && !slices.Contains(v.Type.Shape, 0) {
-				v.Dist.Partial = registry.SPMDGradPartial(sh.Partial[j], lv.Dist)
+				v.Dist.Partial = lower.SPMDGradPartial(sh.Partial[j], lv.Dist)
 			}
 			j++
 		}
@@ -160,7 +160,7 @@ func spmdGradPartials(m *ir.Module, loss string) error {
 }
 
 func TestSPMDProperty(t *testing.T) {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	rnd := rand.New(rand.NewPCG(3, 4))
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%-36s %6s %8s %7s %7s %8s\n", "impl (representative op)", "tried", "accepted", "refused", "proven", "fwd-only")

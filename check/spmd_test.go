@@ -6,8 +6,8 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // TestSPMDCases: every spmd_* golden case (the rule-based impl spmd:0,
@@ -59,7 +59,7 @@ func TestSPMDCases(t *testing.T) {
 // rule alone says) fail the check, by twice the grad.
 func TestSPMDGradIsAnAverage(t *testing.T) {
 	m := goldenInput(t, "spmd_train_dpmp")
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -55,7 +55,7 @@ func MeasureTraffic(ctx context.Context, m *ir.Module, opts Options) (*Traffic, 
 		opts.Seed = 1
 	}
 	if opts.Registry == nil {
-		opts.Registry = registry.DefaultRegistry()
+		opts.Registry = lower.DefaultRegistry()
 	}
 	if opts.Kernels == nil {
 		opts.Kernels = sim.DefaultKernels()

@@ -9,8 +9,8 @@ import (
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // TestMeasureTrafficSyncBatchNorm: the all-reduces inside the
@@ -23,7 +23,7 @@ func TestMeasureTrafficSyncBatchNorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -31,7 +31,7 @@ func TestMeasureTrafficMatchesStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

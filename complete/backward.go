@@ -2,7 +2,7 @@ package complete
 
 import (
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 )
 
 // settleGrad settles a grad op by its forward op, as Paddle's
@@ -22,7 +22,7 @@ func (e *engine) settleGrad(n *opNode) error {
 	if fd == nil {
 		return e.settleRule(n)
 	}
-	if fd.ImplType == registry.SPMDType {
+	if fd.ImplType == lower.SPMDType {
 		n.gradOf = fd
 		return e.settleRule(n)
 	}
@@ -46,7 +46,7 @@ func (e *engine) settleGrad(n *opNode) error {
 		name := e.argName(n, k)
 		out := k >= n.nIn
 		var m []int
-		fv := registry.ForwardVar(name)
+		fv := lower.ForwardVar(name)
 		switch {
 		case fv != "":
 			var ok bool

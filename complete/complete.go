@@ -5,15 +5,15 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/spmd"
 )
 
 // Options tune a completion.
 type Options struct {
 	// Registry holds the impls completion picks from (nil: the default).
-	Registry *registry.Registry
+	Registry *lower.Registry
 	// Lazy keeps a partial result partial even where the op's impl can
 	// reduce it itself (a row-parallel matmul's Out): whoever needs it
 	// whole pays, by a reshard. By default such an impl reduces it.
@@ -28,13 +28,13 @@ type engine struct {
 	m    *ir.Module
 	g    *graph
 	s    state
-	reg  *registry.Registry
+	reg  *lower.Registry
 	opts Options
 	rep  *Report
 	// impls lists the candidates of each op type, built on first use.
 	impls map[string][]implRef
 	byID  map[int64]int32
-	fit   *registry.Fitter
+	fit   *lower.Fitter
 	slab  slab
 	memo  ruleMemo
 	// localRules holds the gathers and scatters that index rows by
@@ -61,7 +61,7 @@ func Complete(m *ir.Module, o Options) (*Report, error) {
 	reshardDists(m)
 	e := &engine{m: m, g: buildGraph(m), reg: o.Registry, opts: o, rep: &Report{}}
 	if e.reg == nil {
-		e.reg = registry.DefaultRegistry()
+		e.reg = lower.DefaultRegistry()
 	}
 	e.rep.e = e
 	e.fit = e.reg.Fitter(m)

@@ -37,10 +37,10 @@
 //     it is: a linear op carries it into Out (ops.PassesPartial), as a
 //     sum does parts partial alike (a var's grad parts), an MoE op reads
 //     its own part (the op table's OwnPart trait). The impl is the
-//     first that fits (registry.Fitter), asked as the op will read its
+//     first that fits (lower.Fitter), asked as the op will read its
 //     inputs once resharded, in a fixed order: the op type's own impls,
 //     default, elementwise (for elementwise ops), spmd:0; an impl that
-//     reduces its rule's partial output itself (registry.Impl.Reduces)
+//     reduces its rule's partial output itself (lower.Impl.Reduces)
 //     makes it whole unless Options.Lazy.
 //     Rank-local positions are a var's dist's local dims
 //     (ir.TensorDist.Local): completion gives assign_pos's Out local [d]
@@ -64,7 +64,7 @@
 //     vars as its forward op read and wrote them (an input it
 //     all-gathers stays gathered, its weight split), its grads partial
 //     as the rule says, averaged along the mesh dims the loss averages
-//     over (registry.SPMDGradPartial). Grad ops without a
+//     over (lower.SPMDGradPartial). Grad ops without a
 //     forward op (sum, the loss grad) and optimizer ops run their rules
 //     on their settled inputs (an optimizer's state follows its Param).
 //

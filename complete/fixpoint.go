@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/spmd"
 )
 
@@ -83,7 +83,7 @@ func (e *engine) initState() {
 // the partial state its writer gives, and its readers that need it whole
 // get a reshard, as for any partial var.
 func gradPartialOpen(p *ir.Program, v *ir.Var) bool {
-	fv := registry.ForwardVar(v.Name())
+	fv := lower.ForwardVar(v.Name())
 	if fv == "" || v.Dist.IsPartial() {
 		return false
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/spmd"
 )
 
@@ -16,21 +16,21 @@ import (
 type implRef struct {
 	typ  string
 	idx  int
-	impl *registry.Impl
+	impl *lower.Impl
 }
 
 func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx, r.impl.Name) }
 
 // candidates returns, in the order completion tries them, the impls
 // that may lower an op of type opType: the impls of its own container
-// (registry.Registry.Register order, Paddle's impl index), then default,
+// (lower.Registry.Register order, Paddle's impl index), then default,
 // then the elementwise container's for an op the op table marks
 // elementwise, then spmd (the generic rule-based impl). Completion takes
 // the first that fits the inferred mappings. Paddle tries elementwise
 // before default; default and elementwise lower alike, and default
 // first gives annotate-data-parallel's impls to a data-parallel module
 // (default fits only batch-split args), elementwise the rest.
-func candidates(reg *registry.Registry, opType string) []implRef {
+func candidates(reg *lower.Registry, opType string) []implRef {
 	var out []implRef
 	add := func(typ string) {
 		for i := 0; ; i++ {
@@ -42,15 +42,15 @@ func candidates(reg *registry.Registry, opType string) []implRef {
 		}
 	}
 	switch opType {
-	case registry.DefaultType, registry.ElementwiseType, registry.SPMDType:
+	case lower.DefaultType, lower.ElementwiseType, lower.SPMDType:
 	default:
 		add(opType)
 	}
-	add(registry.DefaultType)
+	add(lower.DefaultType)
 	if d := ops.Lookup(opType); d != nil && d.Traits&ops.Elementwise != 0 {
-		add(registry.ElementwiseType)
+		add(lower.ElementwiseType)
 	}
-	add(registry.SPMDType)
+	add(lower.SPMDType)
 	return out
 }
 
@@ -176,9 +176,9 @@ func (e *engine) placeWith(n *opNode, res spmd.Sharding, mine []bool) error {
 	if n.gradOf != nil {
 		// The grad op of an op the rule-based impl lowers: that impl,
 		// with the grads' partials as the rule gives them, averaged
-		// where the loss is (registry.SPMDGradPartial).
+		// where the loss is (lower.SPMDGradPartial).
 		for j := range outs {
-			outs[j].partial = registry.SPMDGradPartial(outs[j].partial, e.lossDist())
+			outs[j].partial = lower.SPMDGradPartial(outs[j].partial, e.lossDist())
 		}
 		give(false)
 		d.ImplType, d.ImplIndex = n.gradOf.ImplType, n.gradOf.ImplIndex
@@ -196,8 +196,8 @@ func (e *engine) placeWith(n *opNode, res spmd.Sharding, mine []bool) error {
 		// the default impl's backward, which no compatibility check
 		// guards: optimize ops update shards elementwise.
 		give(false)
-		d.ImplType, d.ImplIndex = registry.DefaultType, 0
-		e.rep.implName(registry.DefaultType + ":0")
+		d.ImplType, d.ImplIndex = lower.DefaultType, 0
+		e.rep.implName(lower.DefaultType + ":0")
 		e.noteReshards(n)
 		return nil
 	}
@@ -319,7 +319,7 @@ func (e *engine) lossDist() *ir.TensorDist {
 			continue
 		}
 		for a := range n.op.OutputNames {
-			if f := registry.ForwardVar(a); f != "" {
+			if f := lower.ForwardVar(a); f != "" {
 				if v := e.g.p.LookupVar(n.block, f); v != nil {
 					return v.Dist
 				}

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/spmd"
 )
 
@@ -108,7 +108,7 @@ func (e *engine) readAsForward(n *opNode, ins, outs [][]int) {
 	fd := n.gradOf
 	as := func(k int, cur []int) []int {
 		name := e.argName(n, k)
-		if fv := registry.ForwardVar(name); fv != "" {
+		if fv := lower.ForwardVar(name); fv != "" {
 			name = fv
 		}
 		m, ok := fd.InputMapping(name)

@@ -12,9 +12,9 @@ import (
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -232,7 +232,7 @@ func TestGPTSeqParallelReshards(t *testing.T) {
 // rank0 partitions m for every rank and returns rank 0's collectives.
 func rank0(t *testing.T, m *ir.Module) *analysis.CommReport {
 	t.Helper()
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestGPTSeqParallelMemory(t *testing.T) {
 			// lived all step; the peak does not.
 			var upper, peak [2]int64
 			for i, m := range []*ir.Module{sp, tp} {
-				mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+				mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // TestGPTForwardOnly: the serial forward module verifies, and every
@@ -154,7 +154,7 @@ func TestGPTStrategyMappings(t *testing.T) {
 			if _, err := passes.AppendOptimizer(m, "sgd", 0.01); err != nil {
 				t.Fatal(err)
 			}
-			mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+			mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 )
 
 // MoEConfig sizes a mixture-of-experts layer. A zero field takes its
@@ -133,7 +133,7 @@ func moeBlock(b *ir.Builder, p, u string, cfg MoEConfig, param func(name string,
 		return p + name
 	}
 	exchange := []ir.Attr{ir.A("ring_id", ir.Int(0)), ir.A("use_calc_stream", ir.Bool(true)),
-		ir.A(registry.ExpertAxisAttr, ir.String("ep"))}
+		ir.A(lower.ExpertAxisAttr, ir.String("ep"))}
 	fill := func(out string, c int64, value float64, shape ...int64) {
 		b.Op("fill_constant", nil, ir.Slots("Out", out),
 			ir.A("dtype", ir.Int(c)), ir.A("shape", ir.Ints(shape)), ir.A("value", ir.Float(value)))
@@ -161,10 +161,10 @@ func moeBlock(b *ir.Builder, p, u string, cfg MoEConfig, param func(name string,
 		b.Op("alltoall", ir.Slots("X", all), ir.Slots("Out", allG), exchange...)
 		fill(capacity, i64code, float64(cfg.Capacity), e)
 		b.Op("limit_by_capacity", ir.Slots("expert_count", allG, "capacity", capacity), ir.Slots("Out", keptG),
-			ir.A("n_worker", ir.Int(1)), ir.A(registry.ExpertAxisAttr, ir.String("ep")))
+			ir.A("n_worker", ir.Int(1)), ir.A(lower.ExpertAxisAttr, ir.String("ep")))
 		b.Op("alltoall", ir.Slots("X", keptG), ir.Slots("Out", kept), exchange...)
 		b.Op("prune_gate_by_capacity", ir.Slots("GateIdx", topi, "ExpertCount", kept), ir.Slots("NewGateIdx", pruned),
-			ir.A("n_expert", ir.Int(e)), ir.A("n_worker", ir.Int(1)), ir.A(registry.ExpertAxisAttr, ir.String("ep")))
+			ir.A("n_expert", ir.Int(e)), ir.A("n_worker", ir.Int(1)), ir.A(lower.ExpertAxisAttr, ir.String("ep")))
 		topi = pruned
 	}
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -50,7 +50,7 @@ func TestMoEPartitionShapesAndGroups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+			mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // BenchmarkSyntheticGPTPartition sets the partition of one rank of the
@@ -17,7 +17,7 @@ import (
 // times the two in pairs (PartitionOverClone). The million-op module is
 // left out under -short.
 func BenchmarkSyntheticGPTPartition(b *testing.B) {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	for _, n := range []int{100000, 1000000} {
 		prefix := "ops=" + strconv.Itoa(n) + "/"
 		if n > 100000 && testing.Short() {

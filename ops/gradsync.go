@@ -11,7 +11,7 @@ import (
 // differentiates its own loss on its batch shard, and the loss is the
 // ranks' mean. What a grad op leaves in each of its grad outputs follows
 // from what it computed, read from its slots and mappings, never from
-// var names: both the lowering (registry.SyncGrads) and
+// var names: both the lowering (lower.SyncGrads) and
 // check-annotations decide by these two functions.
 
 // GradSync is what the data-parallel sync does to a grad output.

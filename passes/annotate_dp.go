@@ -9,8 +9,8 @@ import (
 
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 )
 
 // AnnotateDataParallelPass is the naive data-parallel completion: the
@@ -34,7 +34,7 @@ non-persistable tensor without it (a reduction over the batch), a
 reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
 transpose2 that moves it, a flatten that folds it, and any op that
 the impl it gets does not lower on batch shards (partition's own test,
-registry.Fitter: the default impl holds an op with a sharding rule to
+lower.Fitter: the default impl holds an op with a sharding rule to
 it, so a softmax over the batch is refused). A training batch_norm
 (not is_test, not use_global_stats) on the batch gets, with
 batch-norm=sync (the default), impl batch_norm:0: sync_batch_norm, its
@@ -237,7 +237,7 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 // softmax over the batch is no batch-parallel op), and undoes the
 // annotation when one does not fit, naming each.
 func (a *dpAnnotator) fits(pm *ir.ProcessMesh, newMesh bool) error {
-	f := registry.DefaultRegistry().Fitter(a.m)
+	f := lower.DefaultRegistry().Fitter(a.m)
 	for _, b := range a.p.Blocks {
 		for _, op := range b.Ops {
 			if !op.Role.IsForward() || op.Type == "feed" || op.Type == "fetch" {
@@ -323,7 +323,7 @@ func (a *dpAnnotator) annotateDataLocalBN(pm *ir.ProcessMesh, newMesh bool, axis
 				continue
 			}
 			d = d.Clone()
-			d.ImplType, d.ImplIndex = registry.DefaultType, 0
+			d.ImplType, d.ImplIndex = lower.DefaultType, 0
 			op.Dist = d
 		}
 	}

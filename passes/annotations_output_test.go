@@ -6,8 +6,8 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/internal/corpus"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // TestPartitionOutputIsAnnotated: check-annotations holds the
@@ -18,7 +18,7 @@ func TestPartitionOutputIsAnnotated(t *testing.T) {
 	for _, c := range corpus.Models(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			m := c.Module.Clone()
-			if err := passes.Partition(m, registry.DefaultRegistry(), passes.Ranks(c.Module)[0]); err != nil {
+			if err := passes.Partition(m, lower.DefaultRegistry(), passes.Ranks(c.Module)[0]); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := analysis.Get[*analysis.AnnotationReport](analysis.NewCache(m), analysis.Annotations)

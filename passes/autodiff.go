@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 )
 
 // AppendBackwardPass differentiates a serial forward program: it appends
@@ -425,7 +425,7 @@ func (bw *backward) emit(loss string) error {
 		if err != nil {
 			return err
 		}
-		if fwd.Dist != nil && fwd.Dist.ImplType != registry.SPMDType {
+		if fwd.Dist != nil && fwd.Dist.ImplType != lower.SPMDType {
 			// A rule-based op's grad op runs its own rule, its grads
 			// partial as the rule says: complete gives it its dist.
 			bw.annotate(op, fwd.Dist.Mesh, fwd.Dist.ImplType, fwd.Dist.ImplIndex)

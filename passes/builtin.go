@@ -2,14 +2,14 @@ package passes
 
 import (
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 )
 
 // DefaultRegistry returns the built-in passes and their order rules. It is
 // the one list of what distpass ships; nothing registers itself.
 func DefaultRegistry() *Registry {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	ps := []*Pass{
 		VerifyPass(),
 		DCEPass(),

@@ -10,8 +10,8 @@ import (
 
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 )
 
 // Partitioning by rank classes. In an SPMD program the ranks' programs
@@ -19,8 +19,8 @@ import (
 // collective (the group along a mesh dim is a different slice for each
 // rank), the start_index of a vocab-parallel embedding (the rank's
 // coordinate times the local rows), and what the impls read through
-// registry.Lowering (Rank, Coord, the member order of a gather's group),
-// each recorded as a registry.RankRead where it is read. Ranks that
+// lower.Lowering (Rank, Coord, the member order of a gather's group),
+// each recorded as a lower.RankRead where it is read. Ranks that
 // belong to the same meshes start in one class (a module that brings its
 // own group table also splits classes by membership of group 0, the
 // world group); a class is lowered for its first rank, and its ranks on
@@ -50,7 +50,7 @@ type Class struct {
 	Module *ir.Module
 	// Reads is what its lowering read of the rank, which every rank of
 	// the class answers alike.
-	Reads []registry.RankRead
+	Reads []lower.RankRead
 	// Sites are the rank-dependent attrs of Module. Many share a value
 	// (every collective over the same mesh dim): Site.Value indexes
 	// Values[i], the distinct values of rank Ranks[i].
@@ -140,9 +140,9 @@ func (c *Class) instantiate(i int) (*ir.Module, error) {
 // otherwise go on to classes of their own; m is not changed. progress,
 // when not nil, is called as each lowering finishes, with the lowerings
 // known so far as the total.
-func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) (*Classes, error) {
+func PartitionClasses(ctx context.Context, m *ir.Module, reg *lower.Registry, progress func(done, total int)) (*Classes, error) {
 	if reg == nil {
-		reg = registry.DefaultRegistry()
+		reg = lower.DefaultRegistry()
 	}
 	ranks := Ranks(m)
 	if len(ranks) == 0 {
@@ -151,7 +151,7 @@ func PartitionClasses(ctx context.Context, m *ir.Module, reg *registry.Registry,
 	// Class key: which meshes a rank belongs to, and whether it belongs
 	// to the world group (id 0) of a group table the module brings: AMP's
 	// found_inf is reduced over it, and a rank outside it cannot lower
-	// (registry.CheckFiniteAndUnscale). The table the lowering builds
+	// (lower.CheckFiniteAndUnscale). The table the lowering builds
 	// when the module has none holds every rank in group 0.
 	world := m.Group(0)
 	var keys []string
@@ -280,18 +280,18 @@ func (c *Class) split() ([]*Class, error) {
 }
 
 // rankReads collects, over the lowering passes of one rank's partition,
-// what the impls read of the rank (registry.Registry.Lower):
+// what the impls read of the rank (lower.Registry.Lower):
 // PartitionClasses splits a class by the answers. It travels in the
 // context.Context the pass manager hands each pass (Context embeds it),
 // so that the passes need no channel of their own; a run without one
 // records nothing.
-type rankReads struct{ reads []registry.RankRead }
+type rankReads struct{ reads []lower.RankRead }
 
 type rankReadsKey struct{}
 
 // lowerPhase runs one lowering phase on m, adding its rank reads to the
 // record ctx carries, if any.
-func lowerPhase(ctx context.Context, m *ir.Module, reg *registry.Registry, phase registry.Phase) error {
+func lowerPhase(ctx context.Context, m *ir.Module, reg *lower.Registry, phase lower.Phase) error {
 	reads, err := reg.Lower(m, phase)
 	if rec, ok := ctx.Value(rankReadsKey{}).(*rankReads); ok {
 		for _, r := range reads {
@@ -305,7 +305,7 @@ func lowerPhase(ctx context.Context, m *ir.Module, reg *registry.Registry, phase
 
 // lowerRanks partitions a clone of m for the rank of each job,
 // concurrently, in job order, with each one's rank reads.
-func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *registry.Registry, jobs []J, rankOf func(J) int,
+func lowerRanks[J any](ctx context.Context, m *ir.Module, reg *lower.Registry, jobs []J, rankOf func(J) int,
 	progress func(done, total int)) ([]*ir.Module, []rankReads, error) {
 	out := make([]*ir.Module, len(jobs))
 	reads := make([]rankReads, len(jobs))
@@ -361,7 +361,7 @@ func firstError(errs []error) error {
 func (c *Class) relabel(serial *ir.Module, coordsOf func(*ir.ProcessMesh) map[int][]int) string {
 	m := c.Module
 	rep := c.Ranks[0]
-	// A rank list's id is its first group's, as registry.Lowering.Group finds
+	// A rank list's id is its first group's, as lower.Lowering.Group finds
 	// it: a group table read from the input may list the same ranks twice.
 	groupID := map[string]int{}
 	for _, g := range m.Groups {
@@ -550,7 +550,7 @@ func groupAxis(m *ir.Module, op *ir.Op, ranks []int, rank int) (*ir.ProcessMesh,
 
 // embeddingRecipe is start_index = the rank's coordinate along W's row
 // axis × W's local rows, checked against the representative's value. It
-// reads W's row axis where the lowering does (registry's vocabShard):
+// reads W's row axis where the lowering does (lower's vocabShard):
 // from the op's dist, on the op's mesh, which may map W otherwise than
 // W's own dist does.
 func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int) (func(int) (ir.Value, error), recipeKey, string) {
@@ -585,10 +585,10 @@ func embeddingRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep in
 }
 
 // drawRecipe is shard_offset = where the rank's block of the var a random
-// op draws for begins (registry.DrawOffset), checked against the
+// op draws for begins (lower.DrawOffset), checked against the
 // representative's value.
 func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int, coordsOf func(*ir.ProcessMesh) map[int][]int) (func(int) (ir.Value, error), recipeKey, string) {
-	v, pm, mapping, ok := registry.DrawnBlock(m, p, b, op)
+	v, pm, mapping, ok := lower.DrawnBlock(m, p, b, op)
 	if !ok {
 		return nil, recipeKey{}, fmt.Sprintf("%s op %d %s: has a shard_offset but draws for no split var", p.Name, op.ID, op.Type)
 	}
@@ -600,7 +600,7 @@ func drawRecipe(m *ir.Module, p *ir.Program, b *ir.Block, op *ir.Op, rep int, co
 		if !ok {
 			return nil, fmt.Errorf("rank %d is not in mesh %s", r, pm.Name)
 		}
-		return registry.DrawOffset(c, mapping, local)
+		return lower.DrawOffset(c, mapping, local)
 	}
 	got, _ := ir.AsInts(ops.AttrValue(op, "shard_offset"))
 	if want, err := rec(rep); err != nil || !slices.Equal([]int64(want.(ir.Ints)), got) {

@@ -12,9 +12,9 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // classCases are the modules the class partitioner is held to: every
@@ -177,7 +177,7 @@ program main {
 }
 
 // A class is split by what its representative's lowering read of the
-// rank (registry.Lowering.Rank or Coord, or ShardStart put anywhere but
+// rank (lower.Lowering.Rank or Coord, or ShardStart put anywhere but
 // a c_embedding's start_index). An impl that reads
 // Lowering.Rank gives every rank a class of its own, whether or not it
 // uses the value; one that reads Lowering.Coord along b splits the class
@@ -199,34 +199,34 @@ program main {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := registry.DefaultImpl()
+	base := lower.DefaultImpl()
 	for _, tc := range []struct {
 		name    string
-		forward func(ctx *registry.Lowering, op *ir.Op)
+		forward func(ctx *lower.Lowering, op *ir.Op)
 		classes string
 	}{
-		{"rank into an attr", func(ctx *registry.Lowering, op *ir.Op) {
+		{"rank into an attr", func(ctx *lower.Lowering, op *ir.Op) {
 			op.Attrs.Set("seen_rank", ir.Int(int64(ctx.Rank())))
 		}, "[[0] [1] [2] [3]]"},
-		{"coord into an attr", func(ctx *registry.Lowering, op *ir.Op) {
+		{"coord into an attr", func(ctx *lower.Lowering, op *ir.Op) {
 			c, _ := ctx.Coord(1)
 			op.Attrs.Set("seen_coord", ir.Int(int64(c)))
 		}, "[[0 2] [1 3]]"},
-		{"rank read, not used", func(ctx *registry.Lowering, op *ir.Op) { _ = ctx.Rank() }, "[[0] [1] [2] [3]]"},
-		{"ring id only", func(ctx *registry.Lowering, op *ir.Op) {
+		{"rank read, not used", func(ctx *lower.Lowering, op *ir.Op) { _ = ctx.Rank() }, "[[0] [1] [2] [3]]"},
+		{"ring id only", func(ctx *lower.Lowering, op *ir.Op) {
 			id, _, _ := ctx.Group(1)
 			op.Attrs.Set("ring_id", ir.Int(int64(id)))
 		}, "[[0 1 2 3]]"},
-		{"shard start into another attr", func(ctx *registry.Lowering, op *ir.Op) {
+		{"shard start into another attr", func(ctx *lower.Lowering, op *ir.Op) {
 			s, _ := ctx.ShardStart(1, 4)
 			op.Attrs.Set("offset", ir.Int(s))
 		}, "[[0 2] [1 3]]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := registry.DefaultRegistry()
-			idx := reg.Register(registry.DefaultType, &registry.Impl{
+			reg := lower.DefaultRegistry()
+			idx := reg.Register(lower.DefaultType, &lower.Impl{
 				Name: "user", Compatible: base.Compatible, Backward: base.Backward,
-				Forward: func(ctx *registry.Lowering, op *ir.Op) error {
+				Forward: func(ctx *lower.Lowering, op *ir.Op) error {
 					tc.forward(ctx, op)
 					return base.Forward(ctx, op)
 				},

@@ -3,7 +3,7 @@ package passes
 import (
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 )
 
 // CompleteReportNote is the key under which the complete pass notes its
@@ -12,7 +12,7 @@ const CompleteReportNote = "complete.report"
 
 // CompletePass is sharding completion (package complete) with the impls
 // of reg.
-func CompletePass(reg *registry.Registry) *Pass {
+func CompletePass(reg *lower.Registry) *Pass {
 	return &Pass{
 		Name: "complete",
 		Doc: `infer every var's and op's dist and impl from a few annotations

@@ -23,9 +23,9 @@
 // program (Partition; PartitionAll for every rank, plainly). For many
 // ranks, PartitionClasses lowers once per class of ranks that belong to
 // the same meshes and answer alike what that lowering read of the rank
-// (registry.RankRead), and relabels the rank-dependent attrs (ring ids,
+// (lower.RankRead), and relabels the rank-dependent attrs (ring ids,
 // embedding offsets) for the others. Errors name the rank and the op
-// (registry.OpError).
+// (lower.OpError).
 // Partitioning allocates a large part of the module's heap again per
 // rank, and keeps little of what it reads alive: in a long-lived process
 // that partitions small modules one after another, the live heap stays

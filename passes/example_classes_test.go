@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // Partition a column-parallel matmul for the 4 ranks of a 2×2 mesh by
@@ -49,11 +49,11 @@ program main {
 	}
 
 	// The same matmul impl, wrapped in one that reads the rank.
-	reg := registry.NewRegistry()
-	reg.Register(registry.DefaultType, registry.DefaultImpl())
-	col := registry.MatmulColumn()
+	reg := lower.NewRegistry()
+	reg.Register(lower.DefaultType, lower.DefaultImpl())
+	col := lower.MatmulColumn()
 	forward := col.Forward
-	col.Forward = func(ctx *registry.Lowering, op *ir.Op) error {
+	col.Forward = func(ctx *lower.Lowering, op *ir.Op) error {
 		_ = ctx.Rank()
 		return forward(ctx, op)
 	}

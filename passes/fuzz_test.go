@@ -14,9 +14,9 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // FuzzParsePipeline feeds arbitrary text to the pipeline parser. It must
@@ -493,8 +493,8 @@ func partitionStepByStep(m *ir.Module, rank int) error {
 	if err := passes.PartitionVars(m, rank); err != nil {
 		return err
 	}
-	for _, ph := range []registry.Phase{registry.ForwardPhase, registry.BackwardPhase, registry.OptimizerPhase} {
-		if _, err := (*registry.Registry)(nil).Lower(m, ph); err != nil {
+	for _, ph := range []lower.Phase{lower.ForwardPhase, lower.BackwardPhase, lower.OptimizerPhase} {
+		if _, err := (*lower.Registry)(nil).Lower(m, ph); err != nil {
 			return err
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -277,7 +277,7 @@ func TestInsertReshards(t *testing.T) {
 // refuses the module, naming the first, until reshards are lowered.
 func TestInsertReshardsLazyGPT(t *testing.T) {
 	listed := loadExample(t, "gpt_bare.dpir")
-	rep, err := complete.Complete(listed, complete.Options{Registry: registry.DefaultRegistry(), Lazy: true})
+	rep, err := complete.Complete(listed, complete.Options{Registry: lower.DefaultRegistry(), Lazy: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 )
 
 // The partition passes turn an annotated serial module into the program
@@ -30,8 +30,8 @@ type partitionStep struct {
 
 // partitionSteps returns the partition pipeline's steps, lowering with
 // the impls of reg.
-func partitionSteps(reg *registry.Registry) []partitionStep {
-	lowering := func(phase registry.Phase) func(*Context, *ir.Module) error {
+func partitionSteps(reg *lower.Registry) []partitionStep {
+	lowering := func(phase lower.Phase) func(*Context, *ir.Module) error {
 		return func(ctx *Context, m *ir.Module) error { return lowerPhase(ctx, m, reg, phase) }
 	}
 	return []partitionStep{
@@ -82,7 +82,7 @@ the rank, and the module gets its process-group table.`,
 Each op whose role is forward (or forward|loss), or whose dist says
 recompute, is checked against its impl and replaced by what the impl's
 Forward emits. Needs partition-vars.`,
-			Run: lowering(registry.ForwardPhase),
+			Run: lowering(lower.ForwardPhase),
 		}, follows: "partition-vars", why: "lowering reads local shapes and the rank that partition-vars sets"},
 		{pass: &Pass{
 			Name: "lower-backward",
@@ -90,7 +90,7 @@ Forward emits. Needs partition-vars.`,
 Each backward op is replaced by what the impl of its forward op (found
 through fwd) emits; backward-only ops (check_finite_and_unscale,
 update_loss_scaling) use their own impl; others the default impl.`,
-			Run: lowering(registry.BackwardPhase),
+			Run: lowering(lower.BackwardPhase),
 		}, follows: "lower-forward", why: "backward ops find their impl through their lowered forward op"},
 		{pass: &Pass{
 			Name: "lower-optimizer",
@@ -98,7 +98,7 @@ update_loss_scaling) use their own impl; others the default impl.`,
 Optimize ops are lowered by their impl's Backward (shards update
 elementwise, so no compatibility check); an op whose role is neither
 forward, backward nor optimize is an error.`,
-			Run: lowering(registry.OptimizerPhase),
+			Run: lowering(lower.OptimizerPhase),
 		}, follows: "lower-backward", why: "optimizer ops update the grads that backward lowering synchronised"},
 		{pass: &Pass{
 			Name: "relink-block-attrs",
@@ -139,7 +139,7 @@ func partitionOrder() []OrderRule {
 
 // PartitionPasses returns the partition steps, lowering with the impls of
 // reg, and partition, the named pipeline that runs them in order.
-func PartitionPasses(reg *registry.Registry) []*Pass {
+func PartitionPasses(reg *lower.Registry) []*Pass {
 	steps := partitionSteps(reg)
 	var ps []*Pass
 	doc := `produce the program of one rank
@@ -200,18 +200,18 @@ func partitionFailure(ctx *Context, steps []partitionStep, err error) error {
 }
 
 // Partition runs the partition pipeline on m in place for rank, with the
-// impls of reg (nil: registry.DefaultRegistry()). Its error is the
+// impls of reg (nil: lower.DefaultRegistry()). Its error is the
 // partition step's message, without the pass manager's "pass partition"
 // prefix.
-func Partition(m *ir.Module, reg *registry.Registry, rank int) error {
+func Partition(m *ir.Module, reg *lower.Registry, rank int) error {
 	return partition(context.Background(), m, reg, rank)
 }
 
 // partition is Partition, whose steps see ctx (for its record of rank
 // reads: lowerPhase).
-func partition(ctx context.Context, m *ir.Module, reg *registry.Registry, rank int) error {
+func partition(ctx context.Context, m *ir.Module, reg *lower.Registry, rank int) error {
 	if reg == nil {
-		reg = registry.DefaultRegistry()
+		reg = lower.DefaultRegistry()
 	}
 	ps := PartitionPasses(reg)
 	pl := &Pipeline{Steps: []*Step{withRank(ps[len(ps)-1], int64(rank))}}
@@ -280,19 +280,19 @@ func shortRanks(ids []int) string {
 
 // PartitionAll partitions a clone of m for every rank of its meshes,
 // concurrently (at most GOMAXPROCS at once), and returns the modules in
-// rank order; reg nil means registry.DefaultRegistry(). The result does
+// rank order; reg nil means lower.DefaultRegistry(). The result does
 // not depend on scheduling: each rank's lowering reads only the serial
 // module and its own clone. m is not changed.
-func PartitionAll(ctx context.Context, m *ir.Module, reg *registry.Registry) ([]*ir.Module, error) {
+func PartitionAll(ctx context.Context, m *ir.Module, reg *lower.Registry) ([]*ir.Module, error) {
 	return PartitionAllProgress(ctx, m, reg, nil)
 }
 
 // PartitionAllProgress is PartitionAll that calls progress, when not nil,
 // as each rank finishes, with the number of ranks done and the total.
 // The calls do not overlap.
-func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *registry.Registry, progress func(done, total int)) ([]*ir.Module, error) {
+func PartitionAllProgress(ctx context.Context, m *ir.Module, reg *lower.Registry, progress func(done, total int)) ([]*ir.Module, error) {
 	if reg == nil {
-		reg = registry.DefaultRegistry()
+		reg = lower.DefaultRegistry()
 	}
 	ranks := Ranks(m)
 	if len(ranks) == 0 {
@@ -375,15 +375,15 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 	}
 	if s := m.Startup; s != nil {
 		// A split param's initialiser draws its rank's block of the
-		// serial draw (registry.ShardDraw): its halves are not one draw
+		// serial draw (lower.ShardDraw): its halves are not one draw
 		// of the local shape twice.
 		g := s.Global()
 		for _, op := range g.Ops {
-			v, mesh, mapping, ok := registry.DrawnBlock(m, s, g, op)
+			v, mesh, mapping, ok := lower.DrawnBlock(m, s, g, op)
 			if !ok || !mesh.Contains(rank) {
 				continue
 			}
-			if err := registry.ShardDraw(op, mesh, mapping, v.Type.Shape, rank); err != nil {
+			if err := lower.ShardDraw(op, mesh, mapping, v.Type.Shape, rank); err != nil {
 				return fmt.Errorf("startup op %d %s: %v", op.ID, op.Type, err)
 			}
 		}
@@ -392,7 +392,7 @@ func partitionVars(cache *analysis.Cache, m *ir.Module, rank int) error {
 		p.Rank = rank
 	}
 	if len(m.Groups) == 0 {
-		m.Groups = registry.BuildGroups(m.Meshes)
+		m.Groups = lower.BuildGroups(m.Meshes)
 	}
 	return nil
 }

@@ -9,20 +9,20 @@ import (
 	"time"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // keepRegistry has the containers of reg, each impl replaced by one that
 // keeps the op as it is: lowering with it costs what the lowering passes
 // cost without any impl's work.
-func keepRegistry(reg *registry.Registry) *registry.Registry {
-	keep := func(ctx *registry.Lowering, op *ir.Op) error { ctx.Keep(op); return nil }
-	out := registry.NewRegistry()
+func keepRegistry(reg *lower.Registry) *lower.Registry {
+	keep := func(ctx *lower.Lowering, op *ir.Op) error { ctx.Keep(op); return nil }
+	out := lower.NewRegistry()
 	for _, c := range reg.Containers() {
 		for range c.Impls {
-			out.Register(c.Type, &registry.Impl{Name: "keep", Forward: keep, Backward: keep})
+			out.Register(c.Type, &lower.Impl{Name: "keep", Forward: keep, Backward: keep})
 		}
 	}
 	return out
@@ -35,7 +35,7 @@ func keepRegistry(reg *registry.Registry) *registry.Registry {
 // impls that keep every op: the lowering passes' own cost, without the
 // impls' work.
 func BenchmarkPartitionSteps(b *testing.B) {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	for _, n := range []int{10000, 100000} {
 		gen, err := models.SyntheticGPTMesh(n, 1, 2, 4)
 		if err != nil {
@@ -57,7 +57,7 @@ func BenchmarkPartitionSteps(b *testing.B) {
 		})
 		for _, impls := range []struct {
 			name string
-			reg  *registry.Registry
+			reg  *lower.Registry
 		}{{"partition", reg}, {"keep-impls", keepRegistry(reg)}} {
 			b.Run(prefix+impls.name, func(b *testing.B) {
 				b.ReportAllocs()

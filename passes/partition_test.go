@@ -9,8 +9,8 @@ import (
 
 	"github.com/distpass/distpass/internal/irgen"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 func printAll(ms []*ir.Module) [][]byte {
@@ -27,7 +27,7 @@ func printAll(ms []*ir.Module) [][]byte {
 func TestPartitionAllKeepsInputAndIsDeterministic(t *testing.T) {
 	for _, m := range []*ir.Module{loadExample(t, "mlp_dp_mp.dpir"), irgen.MegatronMLP(200, 2, 4)} {
 		before := ir.Print(m)
-		reg := registry.DefaultRegistry()
+		reg := lower.DefaultRegistry()
 		var runs [][][]byte
 		for _, procs := range []int{1, 8} {
 			old := runtime.GOMAXPROCS(procs)
@@ -60,7 +60,7 @@ func TestPartitionAllKeepsInputAndIsDeterministic(t *testing.T) {
 }
 
 func BenchmarkPartition(b *testing.B) {
-	reg := registry.DefaultRegistry()
+	reg := lower.DefaultRegistry()
 	for _, n := range []int{10000, 100000} {
 		m := irgen.MegatronMLP(n, 2, 4)
 		b.Run("ops="+strconv.Itoa(n)+"/clone", func(b *testing.B) {

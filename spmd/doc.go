@@ -23,6 +23,6 @@
 // reads its own part of a partial value) is the op table's, package ops,
 // whose callers pass it in. Package ops builds each op type's rule from
 // this package; completion, check-annotations, insert-reshards and the
-// lowering (package registry) read the rules and the rest of it. It
+// lowering (package lower) read the rules and the rest of it. It
 // imports only package ir.
 package spmd

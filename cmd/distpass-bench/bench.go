@@ -14,9 +14,9 @@ import (
 
 	"github.com/distpass/distpass/interop/mlir"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // benchmark is one line of every round.
@@ -72,7 +72,7 @@ func measure(f func() error) (sample, error) {
 type suite struct {
 	seed    int64
 	dir     string // for the twin's files
-	reg     *registry.Registry
+	reg     *lower.Registry
 	modules map[moduleKey]*module
 }
 
@@ -108,9 +108,9 @@ func (s *suite) module(n, dp, mp int) (*module, error) {
 	return md, nil
 }
 
-func (s *suite) registry() *registry.Registry {
+func (s *suite) registry() *lower.Registry {
 	if s.reg == nil {
-		s.reg = registry.DefaultRegistry()
+		s.reg = lower.DefaultRegistry()
 	}
 	return s.reg
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/internal/cli"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -158,7 +158,7 @@ func TestOpsJSON(t *testing.T) {
 	}
 	kernels := sim.DefaultKernels()
 	impls := map[string]int{}
-	for _, c := range registry.DefaultRegistry().Containers() {
+	for _, c := range lower.DefaultRegistry().Containers() {
 		impls[c.Type] = len(c.Impls)
 	}
 	for i, d := range defs {

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/internal/cli"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 const readme = "../../README.md"
@@ -78,7 +78,7 @@ func passTable() string {
 func implTable() string {
 	var sb strings.Builder
 	sb.WriteString("| impl | name | what it emits |\n|---|---|---|\n")
-	for _, c := range registry.DefaultRegistry().Containers() {
+	for _, c := range lower.DefaultRegistry().Containers() {
 		for i, im := range c.Impls {
 			fmt.Fprintf(&sb, "| `%s:%d` | %s | %s |\n", c.Type, i, im.Name, im.Doc)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/distpass/distpass/complete"
-	"github.com/distpass/distpass/registry"
+	"github.com/distpass/distpass/lower"
 )
 
 const completeArgs = "[-lazy] [-report [-json]] [-o FILE] [FILE|-]"
@@ -69,7 +69,7 @@ func runComplete(env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	rep, err := complete.Complete(m, complete.Options{Registry: registry.DefaultRegistry(), Lazy: *lazy})
+	rep, err := complete.Complete(m, complete.Options{Registry: lower.DefaultRegistry(), Lazy: *lazy})
 	if err != nil {
 		printErr(env, in.name, err)
 		return ExitFail

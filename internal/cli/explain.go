@@ -18,8 +18,8 @@ import (
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/internal/suggest"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 const explainArgs = "[-rank R | -all] [-json] [-measure] [-memory] [FILE|-]\n       distpass explain -reshards [-json] [FILE|-]\n       distpass explain -sharding VAR [-json] [FILE|-]"
@@ -288,7 +288,7 @@ func explainSharding(env *Env, files []string, name string, asJSON bool) int {
 	annotated := v != nil && v.Dist != nil
 	// m is this command's own parse of FILE: completing it in place
 	// changes nothing the user holds.
-	rep, err := complete.Complete(m, complete.Options{Registry: registry.DefaultRegistry()})
+	rep, err := complete.Complete(m, complete.Options{Registry: lower.DefaultRegistry()})
 	if err != nil {
 		printErr(env, in.name, err)
 		return ExitFail
@@ -385,7 +385,7 @@ func partitionAndExplain(m *ir.Module, ranks []int) []*explained {
 	out := make([]*explained, len(ranks))
 	par.Do(len(ranks), 0, func(i int) {
 		c := m.Clone() // reads m only
-		if err := passes.Partition(c, registry.DefaultRegistry(), ranks[i]); err != nil {
+		if err := passes.Partition(c, lower.DefaultRegistry(), ranks[i]); err != nil {
 			out[i] = &explained{rank: ranks[i], err: err}
 			return
 		}

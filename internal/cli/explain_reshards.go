@@ -9,8 +9,8 @@ import (
 
 	"github.com/distpass/distpass/analysis"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // explainReshards partitions the serial module of files for every rank
@@ -34,7 +34,7 @@ func explainReshards(env *Env, files []string, asJSON bool) int {
 	if len(ranks) == 0 {
 		return fail("%s: the module has no mesh, so no ranks", in.name)
 	}
-	parts, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	parts, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		printErr(env, in.name, err)
 		return ExitFail

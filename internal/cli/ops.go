@@ -12,8 +12,8 @@ import (
 
 	"github.com/distpass/distpass/internal/suggest"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
-	"github.com/distpass/distpass/registry"
 	"github.com/distpass/distpass/sim"
 )
 
@@ -111,12 +111,12 @@ func runOps(env *Env, args []string) int {
 // kernels and the registry's impls.
 type opFacts struct {
 	kernels sim.Kernels
-	impls   map[string]*registry.Container
+	impls   map[string]*lower.Container
 }
 
 func newOpFacts() *opFacts {
-	f := &opFacts{kernels: sim.DefaultKernels(), impls: map[string]*registry.Container{}}
-	for _, c := range registry.DefaultRegistry().Containers() {
+	f := &opFacts{kernels: sim.DefaultKernels(), impls: map[string]*lower.Container{}}
+	for _, c := range lower.DefaultRegistry().Containers() {
 		f.impls[c.Type] = c
 	}
 	return f

@@ -17,8 +17,8 @@ import (
 	"github.com/distpass/distpass/internal/par"
 	"github.com/distpass/distpass/interop/paddle"
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 func runPartition(env *Env, args []string) int {
@@ -31,7 +31,7 @@ partition{rank=R}; -all takes none of them, nor -rank -shared (a usage
 error, exit 2).
 
 -all lowers once per class of ranks that belong to the same meshes and
-answer alike what the lowering read of the rank (see registry.RankRead),
+answer alike what the lowering read of the rank (see lower.RankRead),
 then gives every other rank of a class its own ring ids and embedding
 offsets; see passes.PartitionClasses. With -shared it
 writes class<K>.dpir, the program of each class's first rank, and
@@ -157,7 +157,7 @@ func partitionAll(env *Env, name string, m *ir.Module, dir string, shared, pdmod
 // by endpoint, for its startup's communicator set-up.
 func partitionAllTo(env *Env, name string, m *ir.Module, dir string, shared, pdmodel bool, endpoint func(rank int) (string, error)) int {
 	st := env.progress()
-	cs, err := passes.PartitionClasses(context.Background(), m, registry.DefaultRegistry(), func(done, total int) {
+	cs, err := passes.PartitionClasses(context.Background(), m, lower.DefaultRegistry(), func(done, total int) {
 		st.show("partition: lowered %d/%d", done, total)
 	})
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // Long runs show progress on stderr when it is a terminal, and nothing
@@ -121,7 +121,7 @@ func checkSummaryCounts(t *testing.T, stderr string, src []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods, err := passes.PartitionAll(context.Background(), m, registry.DefaultRegistry())
+	mods, err := passes.PartitionAll(context.Background(), m, lower.DefaultRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 func localEndpoint(r int) (string, error) { return fmt.Sprintf("127.0.0.1:%d", 6170+r), nil }
@@ -20,7 +20,7 @@ func TestAddCommSetupErrors(t *testing.T) {
 	}
 	rank := func() *ir.Module {
 		m := mlpModule(t)
-		if err := passes.Partition(m, registry.DefaultRegistry(), 3); err != nil {
+		if err := passes.Partition(m, lower.DefaultRegistry(), 3); err != nil {
 			t.Fatal(err)
 		}
 		return m

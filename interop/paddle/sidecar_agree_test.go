@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 // rankPair exports rank 3 of the partitioned examples/mlp_dp_mp.dpir as
@@ -24,7 +24,7 @@ func rankPair(t *testing.T) *Files {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := passes.Partition(m, registry.DefaultRegistry(), 3); err != nil {
+	if err := passes.Partition(m, lower.DefaultRegistry(), 3); err != nil {
 		t.Fatal(err)
 	}
 	f, err := ExportFiles(m, ExportOptions{Sidecar: true, Startup: true})

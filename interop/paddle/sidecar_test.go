@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/lower"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
-	"github.com/distpass/distpass/registry"
 )
 
 func mlpModule(t *testing.T) *ir.Module {
@@ -27,7 +27,7 @@ func mlpModule(t *testing.T) *ir.Module {
 func TestSidecarRoundTrip(t *testing.T) {
 	serial := mlpModule(t)
 	rank := serial.Clone()
-	if err := passes.Partition(rank, registry.DefaultRegistry(), 3); err != nil {
+	if err := passes.Partition(rank, lower.DefaultRegistry(), 3); err != nil {
 		t.Fatal(err)
 	}
 	if len(rank.Groups) == 0 || rank.Main.Rank != 3 {
@@ -173,7 +173,7 @@ func TestSidecarLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	rank := serial.Clone()
-	if err := passes.Partition(rank, registry.DefaultRegistry(), 1); err != nil {
+	if err := passes.Partition(rank, lower.DefaultRegistry(), 1); err != nil {
 		t.Fatal(err)
 	}
 	for name, m := range map[string]*ir.Module{"serial": serial, "rank1": rank} {
