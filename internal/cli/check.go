@@ -23,8 +23,10 @@ mismatch, naming the first var and rank that diverged.
 
 With -parts DIR it checks the per-rank programs in DIR (rank0.dpir,
 rank1.dpir, ..., as partition -all -o DIR writes them, or made by hand or
-by another partitioner) against FILE, the serial module, instead of
-partitioning FILE itself: one program for every rank of FILE's meshes.
+by another partitioner; or the Paddle files partition -all -format
+pdmodel writes: each rank's rank<N>.pdmodel, rank<N>.startup.pdmodel and
+rank<N>.json, all three read) against FILE, the serial module, instead
+of partitioning FILE itself: one program for every rank of FILE's meshes.
 
 With -pipeline P, a pass pipeline that names $RANK, such as
 'complete,partition{rank=$RANK}', it makes the per-rank programs by
