@@ -168,6 +168,25 @@ func (c *annChecker) checkPartialOutputs(bi int, op *ir.Op, ins, outs []int32, p
 	}
 }
 
+// lookup finds the vars of block bi by name, for the rules.
+func (c *annChecker) lookup(bi int) func(string) *ir.Var {
+	return func(name string) *ir.Var {
+		if g := c.pi.resolve(bi, name); g >= 0 {
+			return c.pi.v(g)
+		}
+		return nil
+	}
+}
+
+// gradFolds is ops.GradFolds for a grad op of block bi; nil in a
+// partitioned program, whose local shapes the rules do not read.
+func (c *annChecker) gradFolds(bi int, op *ir.Op, mapping func(string) []int, pm *ir.ProcessMesh, axis int) []ops.Fold {
+	if c.partitioned {
+		return nil
+	}
+	return ops.GradFolds(op, c.lookup(bi), mapping, pm.Shape, axis)
+}
+
 // rulePartial returns the partial state op's sharding rule gives its
 // output arg k (in slot order) from the op's input mappings, or nil: a
 // contraction or reduction over a split dim, whatever the shapes (a
@@ -177,12 +196,7 @@ func (c *annChecker) rulePartial(bi int, op *ir.Op, pm *ir.ProcessMesh, k int) [
 	if c.partitioned {
 		return nil
 	}
-	lookup := func(name string) *ir.Var {
-		if g := c.pi.resolve(bi, name); g >= 0 {
-			return c.pi.v(g)
-		}
-		return nil
-	}
+	lookup := c.lookup(bi)
 	rule, err := ops.ShardingRuleOf(op, lookup)
 	if err != nil || rule == nil {
 		return nil
@@ -502,10 +516,11 @@ func (c *annChecker) checkGradSync(bi int, op *ir.Op, ins []int32, pm *ir.Proces
 		}
 	}
 	synced := ""
+	folds := c.gradFolds(bi, op, mapping, pm, axis)
 	for _, s := range op.Outputs {
 		for k, a := range s.Args {
 			if g := c.pi.resolve(bi, a); synced == "" && g >= 0 && c.pi.v(g).Type.IsTensor() && c.pi.v(g).Type.DType.IsFloat() &&
-				ops.SyncOf(op, s, k, mapping(a), axis, isParam, c.paramGradView(bi)) != ops.GradKept {
+				ops.SyncOf(op, s, k, mapping(a), axis, ops.FoldAt(folds, op, s, k), isParam, c.paramGradView(bi)) != ops.GradKept {
 				synced = a
 			}
 		}
@@ -568,6 +583,7 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, is
 			read = true
 		}
 	}
+	folds := c.gradFolds(bi, op, mapping, pm, avg)
 	for _, s := range op.Outputs {
 		for k, a := range s.Args {
 			g := c.pi.resolve(bi, a)
@@ -580,7 +596,7 @@ func (c *annChecker) checkGradUnsynced(bi int, op *ir.Op, pm *ir.ProcessMesh, is
 			if !ops.IsParamGrad(op, s, k, isParam, c.paramGradView(bi)) {
 				continue
 			}
-			switch ops.SyncOf(op, s, k, mapping(a), avg, isParam, c.paramGradView(bi)) {
+			switch ops.SyncOf(op, s, k, mapping(a), avg, ops.FoldAt(folds, op, s, k), isParam, c.paramGradView(bi)) {
 			case ops.GradSummed:
 				if !read {
 					continue // computed from whole values: the same on every rank

@@ -112,10 +112,10 @@ func SyncParams(ctx *Lowering, op *ir.Op) error {
 // SyncGrads is the data-parallel gradient sync of a grad op (Paddle's
 // batch-dim rule), once the loss-grad op has been seen: along the axis
 // of ops.BatchAxis, each grad output is synced as ops.SyncOf says,
-// from what the op computed, never from the var's name: a fold over the
-// batch (a param's grad, or a gathered copy's whose reshard slices it
-// after) is summed and averaged, a parameter split along the axis only
-// averaged. check-annotations refuses the modules where this would
+// from what the op computed (its rule's partials, ops.GradFolds), never
+// from the var's name: a fold over the batch (a param's grad, or a
+// gathered copy's whose reshard slices it after) is summed and
+// averaged, a parameter split along the axis only averaged. check-annotations refuses the modules where this would
 // average over a mesh dim the loss does not average, or leave a grad
 // alone where the loss does.
 func SyncGrads(ctx *Lowering, op *ir.Op) error {
@@ -137,13 +137,14 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if axis < 0 {
 		return nil
 	}
+	folds := ops.GradFolds(op, ctx.serialVar, ctx.Mapping, ctx.Mesh().Shape, axis)
 	for _, s := range op.Outputs {
 		for i, g := range s.Args {
 			gv := ctx.Var(g)
 			if gv == nil || gv.Type.Kind != ir.DenseTensor || !gv.Type.DType.IsFloat() {
 				continue
 			}
-			sync := ops.SyncOf(op, s, i, ctx.Mapping(g), axis, ctx.IsParam, ctx.paramGradView)
+			sync := ops.SyncOf(op, s, i, ctx.Mapping(g), axis, ops.FoldAt(folds, op, s, i), ctx.IsParam, ctx.paramGradView)
 			if sync == ops.GradKept {
 				continue
 			}

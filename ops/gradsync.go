@@ -10,9 +10,10 @@ import (
 // The data-parallel grad sync (Paddle's batch-dim rule): each rank
 // differentiates its own loss on its batch shard, and the loss is the
 // ranks' mean. What a grad op leaves in each of its grad outputs follows
-// from what it computed, read from its slots and mappings, never from
-// var names: both the lowering (lower.SyncGrads) and
-// check-annotations decide by these two functions.
+// from what it computed: its rule's partials along the axis
+// (GradFolds), its slots and mappings, never var names. Both the
+// lowering (lower.SyncGrads) and check-annotations decide by these
+// functions.
 
 // GradSync is what the data-parallel sync does to a grad output.
 type GradSync uint8
@@ -52,23 +53,99 @@ func BatchAxis(op *ir.Op, meshShape []int, isParam func(string) bool, mapping fu
 	return -1
 }
 
+// Fold is what a grad op's sharding rule says of one of its grad
+// outputs, given the op's input mappings: whether each rank holds a part
+// of a sum along the sync's axis.
+type Fold uint8
+
+const (
+	// FoldUnknown: the op has no rule, or the rule refuses the
+	// mappings; the sync falls back to the batch-dim convention (a grad
+	// not split along the axis is a fold over it).
+	FoldUnknown Fold = iota
+	// FoldNone: the rule gives the output no partial along the axis.
+	FoldNone
+	// FoldAlong: the rule makes the output partial along the axis.
+	FoldAlong
+)
+
+// GradFolds returns, for each output arg of grad op op (flattened in
+// slot order), what its sharding rule says of it along mesh dim axis,
+// the op's inputs mapped as mapping gives and their vars found by
+// lookup (serial shapes); nil when the op has no rule or the rule
+// refuses the mappings.
+func GradFolds(op *ir.Op, lookup func(string) *ir.Var, mapping func(string) []int, mesh []int, axis int) []Fold {
+	rule, err := ShardingRuleOf(op, lookup)
+	if err != nil || rule == nil {
+		return nil
+	}
+	var in [][]int
+	for _, s := range op.Inputs {
+		for _, a := range s.Args {
+			var m []int // nil: not a dense tensor, or unmapped: free
+			if v := lookup(a); v != nil && v.Type.Kind == ir.DenseTensor {
+				m = mapping(a)
+			}
+			in = append(in, m)
+		}
+	}
+	sh, err := rule.Forward(mesh, in)
+	if err != nil {
+		return nil
+	}
+	var folds []Fold
+	for _, s := range op.Outputs {
+		for range s.Args {
+			j, f := len(folds), FoldNone
+			if j < len(sh.Partial) && slices.ContainsFunc(sh.Partial[j], func(p ir.Partial) bool { return p.Dim == axis }) {
+				f = FoldAlong
+			}
+			folds = append(folds, f)
+		}
+	}
+	return folds
+}
+
 // SyncOf returns what the sync along mesh dim axis does to the k-th arg
 // of op's output slot s, a grad slot S@GRAD (the grad of the forward
-// input in slot S), mapped as mapping (the op's own mapping of it).
-// Outside a grad slot nothing is synced. A param's grad is one whose
-// forward input is a param, or a param grad view (ParamGradViews: the
-// param was resharded before its op).
-func SyncOf(op *ir.Op, s ir.Slot, k int, mapping []int, axis int, isParam, isView func(string) bool) GradSync {
+// input in slot S), mapped as mapping (the op's own mapping of it), of
+// which the op's rule says fold (GradFolds). Outside a grad slot nothing
+// is synced. A grad the rule makes partial along the axis is summed (a
+// fold over the batch shards); one split along the axis is scaled when
+// it is a param's (its forward input is a param, or it is a param grad
+// view, ParamGradViews: the param was resharded before its op), kept
+// otherwise; one the rule computes whole is kept. Without a rule, a grad
+// not split along the axis is taken for a fold.
+func SyncOf(op *ir.Op, s ir.Slot, k int, mapping []int, axis int, fold Fold, isParam, isView func(string) bool) GradSync {
 	if !strings.HasSuffix(s.Name, "@GRAD") {
 		return GradKept
 	}
-	if !slices.Contains(mapping, axis) {
+	if fold == FoldAlong || fold == FoldUnknown && !slices.Contains(mapping, axis) {
 		return GradSummed
 	}
-	if IsParamGrad(op, s, k, isParam, isView) {
+	if slices.Contains(mapping, axis) && IsParamGrad(op, s, k, isParam, isView) {
 		return GradScaled
 	}
 	return GradKept
+}
+
+// FoldAt returns folds' entry for the k-th arg of op's output slot s,
+// FoldUnknown when folds is nil.
+func FoldAt(folds []Fold, op *ir.Op, s ir.Slot, k int) Fold {
+	if folds == nil {
+		return FoldUnknown
+	}
+	j := k
+	for _, o := range op.Outputs {
+		if o.Name == s.Name {
+			break
+		}
+		j += len(o.Args)
+	}
+	if j < len(folds) {
+		return folds[j]
+	}
+	return FoldUnknown
 }
 
 // IsParamGrad reports whether the k-th arg of op's grad slot s is a
