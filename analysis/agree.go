@@ -184,7 +184,8 @@ func (c *annChecker) gradFolds(bi int, op *ir.Op, mapping func(string) []int, pm
 	if c.partitioned {
 		return nil
 	}
-	return ops.GradFolds(op, c.lookup(bi), mapping, pm.Shape, axis)
+	lookup := c.lookup(bi)
+	return c.foldMemo.GradFolds(op, lookup, lookup, mapping, pm.Shape, axis)
 }
 
 // rulePartial returns the partial state op's sharding rule gives its

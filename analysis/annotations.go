@@ -125,12 +125,13 @@ func (r *AnnotationReport) Err() error {
 }
 
 type annChecker struct {
-	meshes meshes
-	global *ir.ProcessMesh // the pipeline's mesh (a "pp" dim), or nil
-	staged map[string]bool // meshes whose stage is checked
-	pi     *progIndex
-	out    []ir.Violation
-	used   []bool // scratch: which arg dists matched an arg
+	meshes   meshes
+	global   *ir.ProcessMesh // the pipeline's mesh (a "pp" dim), or nil
+	staged   map[string]bool // meshes whose stage is checked
+	pi       *progIndex
+	out      []ir.Violation
+	used     []bool // scratch: which arg dists matched an arg
+	foldMemo ops.FoldMemo
 	// sawPartial: an arg of the op being checked is partial, so its
 	// partial states need checking (most ops have none).
 	sawPartial bool

@@ -77,6 +77,8 @@ type state struct {
 	fits     map[string]bool
 	fitBuf   []byte
 	fitNames []string
+	// folds remembers what grad ops' rules say of their grads (SyncGrads).
+	folds ops.FoldMemo
 }
 
 func newState() *state { return &state{synced: map[string]bool{}, groups: map[groupKey]groupEntry{}} }

@@ -137,7 +137,7 @@ func SyncGrads(ctx *Lowering, op *ir.Op) error {
 	if axis < 0 {
 		return nil
 	}
-	folds := ops.GradFolds(op, ctx.serialVar, ctx.Mapping, ctx.Mesh().Shape, axis)
+	folds := ctx.st.folds.GradFolds(op, ctx.Var, ctx.serialVar, ctx.Mapping, ctx.Mesh().Shape, axis)
 	for _, s := range op.Outputs {
 		for i, g := range s.Args {
 			gv := ctx.Var(g)

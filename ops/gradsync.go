@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -104,6 +105,75 @@ func GradFolds(op *ir.Op, lookup func(string) *ir.Var, mapping func(string) []in
 		}
 	}
 	return folds
+}
+
+// FoldMemo remembers GradFolds' answers for ops alike (a model's layers
+// differ in names alone): the key spells the op's type and attrs, its
+// args' types and dists, their mappings, the mesh and the axis, all the
+// rule reads. The zero value is ready; it is not safe for concurrent
+// use.
+type FoldMemo struct {
+	m   map[string][]Fold
+	buf []byte
+}
+
+// GradFolds is the package's GradFolds, remembered. keyVar finds the
+// vars the key spells: lookup's, or vars whose type and dist decide
+// lookup's (a rank's local vars, of which lookup makes the serial ones
+// that the rules read, at a cost a hit need not pay).
+func (fm *FoldMemo) GradFolds(op *ir.Op, keyVar, lookup func(string) *ir.Var, mapping func(string) []int, mesh []int, axis int) []Fold {
+	b, ok := ir.AppendOpKey(fm.buf[:0], op)
+	if !ok {
+		return GradFolds(op, lookup, mapping, mesh, axis)
+	}
+	ints := func(xs []int) {
+		if xs == nil {
+			b = append(b, 0)
+			return
+		}
+		b = binary.AppendUvarint(b, uint64(len(xs)+1))
+		for _, x := range xs {
+			b = binary.AppendVarint(b, int64(x))
+		}
+	}
+	ints(mesh)
+	b = binary.AppendVarint(b, int64(axis))
+	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
+		b = append(b, byte(side))
+		for _, s := range slots {
+			b = append(b, s.Name...)
+			b = append(b, 0)
+			b = binary.AppendUvarint(b, uint64(len(s.Args)))
+			for _, a := range s.Args {
+				v := keyVar(a)
+				if v == nil {
+					b = append(b, 0xff)
+					continue
+				}
+				b = ir.AppendTypeKey(b, v.Type)
+				if v.Dist != nil {
+					b = append(b, v.Dist.Mesh...)
+					b = append(b, 0)
+					ints(v.Dist.DimsMapping)
+				} else {
+					b = append(b, 0xff)
+				}
+				if side == 0 {
+					ints(mapping(a))
+				}
+			}
+		}
+	}
+	fm.buf = b
+	if f, ok := fm.m[string(b)]; ok {
+		return f
+	}
+	f := GradFolds(op, lookup, mapping, mesh, axis)
+	if fm.m == nil {
+		fm.m = map[string][]Fold{}
+	}
+	fm.m[string(b)] = f
+	return f
 }
 
 // SyncOf returns what the sync along mesh dim axis does to the k-th arg

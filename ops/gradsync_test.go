@@ -78,3 +78,51 @@ func TestGradFoldsReadTheRule(t *testing.T) {
 		t.Errorf("a whole grad of an op without a rule: sync %d, want summed", got)
 	}
 }
+
+// TestFoldMemoKeysWhatTheRuleReads: the memo answers as GradFolds does,
+// for the same op and for its mappings changed (a key that left them out
+// would answer the first op's folds).
+func TestFoldMemoKeysWhatTheRuleReads(t *testing.T) {
+	m, err := models.MLPTraining(models.MLPConfig{Layers: 2, Hidden: 8, Batch: 4}, "dp", models.Mesh([]int{2}, []string{"dp"}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Main.Global()
+	lookup := func(n string) *ir.Var { return b.Var(n) }
+	var memo ops.FoldMemo
+	n := 0
+	for _, op := range b.Ops {
+		if op.Type != "matmul_v2_grad" {
+			continue
+		}
+		answers := map[string]bool{}
+		for _, whole := range []bool{false, true, false} {
+			mapping := func(a string) []int {
+				mm, ok := op.Dist.InputMapping(a)
+				if !ok {
+					mm, _ = op.Dist.OutputMapping(a)
+				}
+				if whole {
+					w := make([]int, len(mm)) // nothing split: nothing folded
+					for i := range w {
+						w[i] = -1
+					}
+					return w
+				}
+				return mm
+			}
+			want := fmt.Sprint(ops.GradFolds(op, lookup, mapping, []int{2}, 0))
+			answers[want] = true
+			if got := fmt.Sprint(memo.GradFolds(op, lookup, lookup, mapping, []int{2}, 0)); got != want {
+				t.Errorf("%s (whole: %v): memo %s, GradFolds %s", op, whole, got, want)
+			}
+			n++
+		}
+		if len(answers) != 2 {
+			t.Fatalf("%s: the two mappings get %d answers, want 2: the test cannot tell a key without mappings", op, len(answers))
+		}
+	}
+	if n == 0 {
+		t.Fatal("no matmul_v2_grad")
+	}
+}
