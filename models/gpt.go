@@ -289,26 +289,22 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 
 // AnnotateGPT gives every var and op of main's block 0 of a GPT-shaped
 // module (GPT's ops, with or without their grad ops) a distribution on
-// mesh for strategy, as Annotate does for the MLP (the same rules for
-// grads, grad ops, startup vars and errors).
+// mesh for strategy, as Annotate does for the MLP: seeds, then complete
+// (the same refusals; on error the module is unchanged). The seeds:
 //
-//   - "dp": data vars, activations and their grads have their batch dim
-//     on dp (an XShape its dim 1), causal_mask and params are replicated;
-//     the attention's batched matmuls use matmul_v2:2, softmax softmax:0,
-//     reshape2 0 (adding the head dim) or 1 (removing it), transpose2 0,
-//     every other op default:0.
-//   - "mp": Megatron. wte is vocab-parallel [mp, -1] (lookup_table_v2:0);
-//     q, k, v and fc1 weights column-parallel [-1, mp] (matmul_v2:0), their
-//     biases [mp] and outputs [., ., mp]; heads are split after the
-//     reshape [., ., mp, -1] and the transpose [., mp, -1, -1], as are the
-//     scores and probs (matmul_v2:2); proj and fc2 weights row-parallel
-//     [mp, -1] (matmul_v2:1). Elementwise ops (adds, scale, gelu) use
-//     elementwise:0; layer norms, wpe, lm_w, the loss and the residual
-//     stream are replicated along mp (default:0).
+//   - "dp": the data vars' batch dim on dp, causal_mask and the params
+//     replicated; completion splits the activations and their grads on
+//     the batch (an XShape on its dim 1).
+//   - "mp": Megatron. wte is vocab-parallel [mp, -1]; the q, k, v and
+//     fc1 weights column-parallel [-1, mp], their biases [mp]; the proj
+//     and fc2 weights row-parallel [mp, -1]; every other param
+//     replicated. Completion splits the heads between them and leaves
+//     the layer norms, the loss and the residual stream replicated along
+//     mp.
 //   - "dp,mp": both.
 //   - "ep" and "dp,ep": the dense part data parallel (over ep, or over
 //     every rank of the dp×ep mesh on a 1-D view of it, mesh "tokens"),
-//     the MoE blocks expert parallel along ep (see annotator.moeOp).
+//     the MoE blocks expert parallel along ep (see annotator.moeSeeds).
 //   - "mp,sp" and "dp,mp,sp": Megatron's sequence parallelism on top of
 //     mp (or dp,mp), on the same mesh (sp names no mesh dim). Between
 //     the tensor-parallel regions, the activations [B,S,H] (embeddings,
@@ -319,7 +315,8 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 //     their Out partial (matmul_v2:1 emits no all-reduce), and the bias
 //     add after them reads it split on S: insert-reshards turns these
 //     into all-gathers and reduce-scatters. Only the forward ops and vars
-//     are annotated; run complete for the backward and the optimizer.
+//     are annotated, op by op (annotateSeq); run complete for the
+//     backward and the optimizer.
 func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	return annotateGPT(m, strategy, mesh, GPTStrategies, "")
 }

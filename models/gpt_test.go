@@ -85,14 +85,14 @@ func TestGPTTrainingChecks(t *testing.T) {
 func TestGPTStrategyMappings(t *testing.T) {
 	type want struct{ name, text string }
 	cases := []struct {
-		c     strategyCase
-		vars  []want
+		c    strategyCase
+		vars []want
 		// impls: op type and position -> the impl completion picks (the
 		// first that fits: where the hand-written strategies said default:0
 		// or elementwise:0, it may pick matmul_v2:2 or default:0, which
 		// lower alike there).
 		impls map[string]string
-		colls map[string]int    // collective op types of rank 0's main, at least
+		colls map[string]int // collective op types of rank 0's main, at least
 	}{
 		{strategyCase{"dp", []int{2}, []string{"dp"}}, []want{
 			{"ids", "@world[0, -1]"}, {"labels", "@world[0, -1, -1]"}, {"causal_mask", "@world[-1, -1]"},

@@ -238,7 +238,7 @@ var moeOnly = []string{"number_count", "alltoall", "assign_pos", "global_scatter
 // dispatch's gather and the combine's scatter (and their grads) on the
 // tokens', with the dists of what they write; completed from the data
 // and params alone, the combine lands on the experts' mesh and
-// check-annotations refuses it (TestZoo's "moe dp,ep").
+// check-annotations refuses it (TestZooExchangesSeeded).
 func (a *annotator) moeSeeds() {
 	g := a.g
 	for _, op := range g.Ops {

@@ -42,8 +42,8 @@ type impl struct {
 //
 // The loss is then a scalar ([]), partial [dp:avg] when the batch is
 // split (each rank holds the mean of its shard), and a grad v@GRAD has
-// v's mapping: completion's rules, which TestHandwritten in package
-// complete holds to the hand-written strategies these seeds replaced.
+// v's mapping: completion's rules, which TestZoo in package complete
+// holds to the hand-written strategies these seeds replaced.
 func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	a, err := newAnnotator(m, strategy, mesh, Strategies, "")
 	if err != nil {
