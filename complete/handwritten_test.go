@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/models"
 	"github.com/distpass/distpass/passes"
@@ -37,7 +38,27 @@ func handwrittenCases() []zooCase {
 		zooCase{name: "moe ep capacity", build: func() (*ir.Module, error) {
 			return models.MoETraining(models.MoEConfig{Tokens: 16, TopK: 2, Capacity: 5, DType: ir.F64}, "ep", mesh([]int{4}, []string{"ep"}), "sgd")
 		}},
+		zooCase{name: "gpt mp,sp, completed, reshards inserted", build: gptSeq("mp,sp", mesh([]int{2}, []string{"mp"}))},
+		zooCase{name: "gpt dp,mp,sp, completed, reshards inserted", build: gptSeq("dp,mp,sp", mesh([]int{2, 2}, []string{"dp", "mp"}))},
 	)
+}
+
+// gptSeq builds a sequence-parallel GPT, which annotates the forward
+// only, and completes it with its reshards made ops.
+func gptSeq(s string, pm *ir.ProcessMesh) func() (*ir.Module, error) {
+	return func() (*ir.Module, error) {
+		cfg := models.TinyGPT()
+		cfg.Hidden, cfg.Vocab, cfg.Seq, cfg.DType = 16, 32, 4, ir.F64
+		m, err := models.GPTTraining(cfg, s, pm, "sgd")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := complete.Complete(m, complete.Options{}); err != nil {
+			return nil, err
+		}
+		passes.InsertReshards(m)
+		return m, nil
+	}
 }
 
 // record spells what a strategy gave m: every main var's dist, every
