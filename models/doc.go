@@ -18,12 +18,13 @@
 //
 // A strategy is seed annotations plus completion: it states the data
 // vars' batch split, the params' splits and, where the sharding rules
-// cannot say it (the MoE exchanges between two meshes under "dp,ep"), a
-// few ops' dists, and package complete infers every other dist and impl;
-// a strategy completion would need a reshard, a conflict or an uneven
-// split for is refused. The sequence-parallel GPT strategies ("mp,sp",
-// "dp,mp,sp") are the exception, written op by op (annotateSeq says
-// why). complete's TestZoo holds the strategies to a record of the
+// cannot say it, a few ops' dists (the MoE exchanges between two meshes
+// under "dp,ep"; under the sequence-parallel "mp,sp" and "dp,mp,sp", the
+// ops at each tensor-parallel region's edge, where the sequence is
+// gathered and reduce-scattered), and package complete infers every
+// other dist and impl; a strategy completion would need a conflict, an
+// uneven split or a reshard for (but those edges') is refused.
+// complete's TestZoo holds the strategies to a record of the
 // hand-written ones they replaced.
 //
 // Besides ir, the package imports passes, for the training programs'

@@ -314,9 +314,10 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 //     replicated) read their X with S whole, the row-parallel ones leave
 //     their Out partial (matmul_v2:1 emits no all-reduce), and the bias
 //     add after them reads it split on S: insert-reshards turns these
-//     into all-gathers and reduce-scatters. Only the forward ops and vars
-//     are annotated, op by op (annotateSeq); run complete for the
-//     backward and the optimizer.
+//     into all-gathers and reduce-scatters. Those ops are seeded
+//     (seqSeeds), the rest of the forward completed, and only the
+//     forward ops and vars are annotated; run complete for the backward
+//     and the optimizer.
 func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	return annotateGPT(m, strategy, mesh, GPTStrategies, "")
 }

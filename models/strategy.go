@@ -13,12 +13,6 @@ import (
 // Strategies lists the strategies Annotate knows.
 var Strategies = []string{"dp", "mp", "dp,mp"}
 
-// impl is an op's dist-op implementation.
-type impl struct {
-	typ   string
-	index int
-}
-
 // Annotate gives every var and op of main's block 0 of an MLP-shaped
 // module (MLP's ops, with or without their grad ops) a distribution on
 // mesh for strategy, and adds mesh to the module (a mesh of the same
@@ -107,16 +101,12 @@ type annotator struct {
 	dists map[string]*ir.TensorDist
 	// ops holds the seeded op dists, by op id.
 	ops map[int64]*ir.OpDist
-	// The sequence-parallel strategies, hand-written (see annotateSeq),
-	// give every forward op an impl, a mesh and the args it reads in
-	// another mapping than their var's dist.
-	impls  map[int64]impl
-	opMesh map[int64]string // ops not on mesh
-	// reads holds, by op id, the args an op requires in another mapping
-	// than their var's dist: insert-reshards makes those moves explicit.
-	reads map[int64]map[string][]int
-	// forwardOnly leaves grad vars and every op but the forward ones
-	// without a dist, for completion to derive.
+	// edges holds, by op id, the args a seeded op reads in another
+	// mapping than their var's: the reshards completion may list (the
+	// sequence-parallel strategies').
+	edges map[int64][]string
+	// forwardOnly keeps completion's dists of the forward ops and the
+	// vars they touch only, for a later completion to derive the rest.
 	forwardOnly bool
 	errs        []error
 }
@@ -134,7 +124,7 @@ func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []s
 		return nil, errors.New("annotate: a named mesh is required")
 	}
 	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1, epAxis: -1, rowAxis: -1,
-		dists: map[string]*ir.TensorDist{}, ops: map[int64]*ir.OpDist{}, impls: map[int64]impl{}, opMesh: map[int64]string{}, reads: map[int64]map[string][]int{}}
+		dists: map[string]*ir.TensorDist{}, ops: map[int64]*ir.OpDist{}}
 	for _, want := range strings.Split(strategy, ",") {
 		if want == "sp" { // along mp: no mesh dim of its own
 			a.seq = true
@@ -323,48 +313,74 @@ func (a *annotator) complete() error {
 	if err != nil {
 		return fmt.Errorf("annotate %s: %w", a.strategy, err)
 	}
+	// kept: the ops whose dists the module takes, all but with
+	// forwardOnly.
+	forward := map[int64]bool{}
+	for _, op := range a.forwardOps() {
+		forward[op.ID] = true
+	}
+	kept := func(op int64) bool { return !a.forwardOnly || forward[op] }
 	for _, u := range rep.Uneven {
 		if v := g.Var(u.Var); v != nil && v.Dist != nil {
 			uneven(u.Var, u.Dim, u.Size, byName[v.Dist.Mesh], u.MeshDim)
 		}
 	}
 	for _, x := range rep.Conflicts {
+		if !kept(x.Op) {
+			continue
+		}
 		a.fail("op %d %s: var %s dim %d: mesh dim %d (from %s) conflicts with %d (from %s)", x.Op, x.OpType, x.Var, x.Dim, x.Lost, x.LostFrom, x.Kept, x.KeptFrom)
 	}
 	for _, bs := range [][]complete.Barrier{rep.RuleConflicts, rep.RuleErrors, rep.Fallbacks} {
 		for _, b := range bs {
+			if !kept(b.Op) {
+				continue
+			}
 			a.fail("op %d %s: %s", b.Op, b.OpType, b.Why)
 		}
 	}
 	for _, r := range rep.Reshards {
+		if !kept(r.Op) || !r.Output && slices.Contains(a.edges[r.Op], r.Var) {
+			continue
+		}
 		a.fail("op %d %s: %s would need a reshard from %s to %s", r.Op, r.OpType, r.Var, ir.FormatInts(r.Have), ir.FormatInts(r.Want))
 	}
 	if err := errors.Join(a.errs...); err != nil {
 		return fmt.Errorf("annotate %s: completing from its seeds: %w", a.strategy, err)
 	}
-	copyDists(a.m, c)
-	return nil
-}
-
-// copyDists gives dst, a module src was cloned from, src's meshes and
-// dists.
-func copyDists(dst, src *ir.Module) {
-	dst.Meshes = src.Meshes
-	sp := src.Programs()
-	for pi, p := range dst.Programs() {
+	var touched map[string]bool // with forwardOnly, the forward ops' args
+	if a.forwardOnly {
+		touched = map[string]bool{}
+		for _, op := range a.forwardOps() {
+			for name := range op.InputNames {
+				touched[name] = true
+			}
+			for name := range op.OutputNames {
+				touched[name] = true
+			}
+		}
+	}
+	a.m.Meshes = c.Meshes
+	cp := c.Programs()
+	for pi, p := range a.m.Programs() {
 		for bi, b := range p.Blocks {
 			if b == nil {
 				continue
 			}
-			sb := sp[pi].Blocks[bi]
+			cb := cp[pi].Blocks[bi]
 			for _, v := range b.Vars() {
-				v.Dist = sb.Var(v.Name()).Dist
+				if touched == nil || touched[v.Name()] {
+					v.Dist = cb.Var(v.Name()).Dist
+				}
 			}
 			for i, op := range b.Ops {
-				op.Dist = sb.Ops[i].Dist
+				if p != a.m.Main || kept(op.ID) {
+					op.Dist = cb.Ops[i].Dist
+				}
 			}
 		}
 	}
+	return nil
 }
 
 // isForward reports whether op is a forward op (not a grad op).
