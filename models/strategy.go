@@ -292,6 +292,9 @@ func (a *annotator) complete() error {
 	}
 	for _, p := range c.Programs() {
 		for _, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
 			for _, v := range b.Vars() {
 				v.Dist = nil
 			}
@@ -360,7 +363,9 @@ func (a *annotator) complete() error {
 			}
 		}
 	}
-	a.m.Meshes = c.Meshes
+	for _, pm := range a.meshes {
+		a.m.Meshes = append(a.m.Meshes, cloneMesh(pm))
+	}
 	cp := c.Programs()
 	for pi, p := range a.m.Programs() {
 		for bi, b := range p.Blocks {

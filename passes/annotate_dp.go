@@ -153,13 +153,14 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 	// on error.
 	c := m.Clone()
 	ca := &dpAnnotator{m: c, p: c.Main, batch: a.batch, size: a.size}
+	cpm := c.Mesh(pm.Name)
 	if newMesh {
-		pm = cloneMesh(pm)
+		cpm = cloneMesh(pm)
 	}
 	if bn == "local" {
-		err = ca.annotateDataLocalBN(pm, newMesh, axis)
+		err = ca.annotateDataLocalBN(cpm, newMesh, axis)
 	} else {
-		err = ca.annotateData(pm, newMesh, axis)
+		err = ca.annotateData(cpm, newMesh, axis)
 	}
 	if err != nil {
 		return err
@@ -172,10 +173,15 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 	if err := errors.Join(ca.errs...); err != nil {
 		return err
 	}
-	m.Meshes = c.Meshes
+	if newMesh {
+		m.Meshes = append(m.Meshes, pm)
+	}
 	for pi, p := range m.Programs() {
 		cp := c.Programs()[pi]
 		for bi, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
 			for _, v := range b.Vars() {
 				v.Dist = cp.Blocks[bi].Var(v.Name()).Dist
 			}
