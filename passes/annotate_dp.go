@@ -33,8 +33,9 @@ shards alone are refused, each named: a reduce op whose dims include
 flatten that folds it (their attrs say so; completion's rules cannot
 tell a reshape of an unknown batch that keeps it), an op that reads the
 batch and writes a non-persistable tensor without it (a reduction over
-the batch; but the loss), and an op completion would reshard an arg
-for (a softmax over the batch reads it whole); and, when no op is
+the batch; but the loss), an op without a sharding rule, and an op
+completion would reshard an arg for (a softmax over the batch reads it
+whole); and, when no op is
 refused so, any reshard, conflict, rule conflict or error, or fallback
 completion reports: data parallelism moves no activations. A training
 batch_norm (not is_test, not use_global_stats) on the batch gets, with
@@ -197,7 +198,8 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 // keep the batch where it is, once: an op that reads a var split on dim
 // 0 along axis and moves that dim (movesBatch: what the op's attrs say,
 // as completion's rules cannot tell a reshape of an unknown batch that
-// keeps it from one that does not), reads an arg another way than its
+// keeps it from one that does not), has no sharding rule (a barrier:
+// nothing proves it computes on batch shards), reads an arg another way than its
 // var is split (completion would reshard it: the op does not compute on
 // batch shards alone), or writes a non-persistable tensor without the
 // batch (a reduction over it; but the loss, partial over it). Failing
@@ -214,6 +216,10 @@ func (a *dpAnnotator) refuse(rep *complete.Report, axis int) {
 		if !r.Output {
 			reshards[r.Op] = append(reshards[r.Op], r)
 		}
+	}
+	barrier := map[int64]string{}
+	for _, x := range rep.Barriers {
+		barrier[x.Op] = x.Why
 	}
 	// refused holds what refused ops write: a reshard of it follows from
 	// the refusal, and names nothing new.
@@ -238,6 +244,10 @@ func (a *dpAnnotator) refuse(rep *complete.Report, axis int) {
 			}
 			if why := a.movesBatch(b, op); why != "" {
 				fail(b, op, "not provably batch-parallel: %s", why)
+				continue
+			}
+			if why, ok := barrier[op.ID]; ok {
+				fail(b, op, "not provably batch-parallel: %s: completion replicates its args", why)
 				continue
 			}
 			if i := slices.IndexFunc(reshards[op.ID], func(r complete.Reshard) bool { return !refused[r.Var] }); i >= 0 {
