@@ -59,10 +59,10 @@ func trainForwardAnnotated(m *ir.Module, strategy string, mesh *ir.ProcessMesh, 
 // mirror the forward's. Data and param seeds alone do not make it:
 // completed from them, the sequence split spreads into every region,
 // with 99 reshards to insert, a rule error, and a program check refuses
-// (TinyGPT, hidden 16: l0_q_b diverges). The reshards completion lists
-// must be the edges' own (the all-gathers before the column-parallel
-// matmuls and the head, the reduce-scatters after the row-parallel
-// ones): any other is refused.
+// (TinyGPT, hidden 16: l0_q_b diverges). The forward reshards
+// completion lists must be the edges' own (the all-gathers before the
+// column-parallel matmuls and the head, the reduce-scatters after the
+// row-parallel ones): any other is refused.
 func (a *annotator) annotateSeq() error {
 	if v := a.g.Var("causal_mask"); v != nil && v.Type.IsTensor() {
 		a.set("causal_mask", replicated(v.Type.Rank()))
