@@ -28,8 +28,8 @@ func (r implRef) String() string { return fmt.Sprintf("%s:%d (%s)", r.typ, r.idx
 // elementwise, then spmd (the generic rule-based impl). Completion takes
 // the first that fits the inferred mappings. Paddle tries elementwise
 // before default; default and elementwise lower alike, and default
-// first gives annotate-data-parallel's impls to a data-parallel module
-// (default fits only batch-split args), elementwise the rest.
+// first keeps a data-parallel module's ops on default:0 (default fits
+// only batch-split args), elementwise the rest.
 func candidates(reg *lower.Registry, opType string) []implRef {
 	var out []implRef
 	add := func(typ string) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/distpass/distpass/ir"
-	"github.com/distpass/distpass/ops"
 )
 
 // GPTConfig sizes a GPT decoder: Layers transformer blocks of width
@@ -290,26 +289,22 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 
 // AnnotateGPT gives every var and op of main's block 0 of a GPT-shaped
 // module (GPT's ops, with or without their grad ops) a distribution on
-// mesh for strategy, as Annotate does for the MLP (the same rules for
-// grads, grad ops, startup vars and errors).
+// mesh for strategy, as Annotate does for the MLP: seeds, then complete
+// (the same refusals; on error the module is unchanged). The seeds:
 //
-//   - "dp": data vars, activations and their grads have their batch dim
-//     on dp (an XShape its dim 1), causal_mask and params are replicated;
-//     the attention's batched matmuls use matmul_v2:2, softmax softmax:0,
-//     reshape2 0 (adding the head dim) or 1 (removing it), transpose2 0,
-//     every other op default:0.
-//   - "mp": Megatron. wte is vocab-parallel [mp, -1] (lookup_table_v2:0);
-//     q, k, v and fc1 weights column-parallel [-1, mp] (matmul_v2:0), their
-//     biases [mp] and outputs [., ., mp]; heads are split after the
-//     reshape [., ., mp, -1] and the transpose [., mp, -1, -1], as are the
-//     scores and probs (matmul_v2:2); proj and fc2 weights row-parallel
-//     [mp, -1] (matmul_v2:1). Elementwise ops (adds, scale, gelu) use
-//     elementwise:0; layer norms, wpe, lm_w, the loss and the residual
-//     stream are replicated along mp (default:0).
+//   - "dp": the data vars' batch dim on dp, causal_mask and the params
+//     replicated; completion splits the activations and their grads on
+//     the batch (an XShape on its dim 1).
+//   - "mp": Megatron. wte is vocab-parallel [mp, -1]; the q, k, v and
+//     fc1 weights column-parallel [-1, mp], their biases [mp]; the proj
+//     and fc2 weights row-parallel [mp, -1]; every other param
+//     replicated. Completion splits the heads between them and leaves
+//     the layer norms, the loss and the residual stream replicated along
+//     mp.
 //   - "dp,mp": both.
 //   - "ep" and "dp,ep": the dense part data parallel (over ep, or over
 //     every rank of the dp×ep mesh on a 1-D view of it, mesh "tokens"),
-//     the MoE blocks expert parallel along ep (see annotator.moeOp).
+//     the MoE blocks expert parallel along ep (see annotator.moeSeeds).
 //   - "mp,sp" and "dp,mp,sp": Megatron's sequence parallelism on top of
 //     mp (or dp,mp), on the same mesh (sp names no mesh dim). Between
 //     the tensor-parallel regions, the activations [B,S,H] (embeddings,
@@ -319,8 +314,10 @@ func GPTTraining(cfg GPTConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 //     replicated) read their X with S whole, the row-parallel ones leave
 //     their Out partial (matmul_v2:1 emits no all-reduce), and the bias
 //     add after them reads it split on S: insert-reshards turns these
-//     into all-gathers and reduce-scatters. Only the forward ops and vars
-//     are annotated; run complete for the backward and the optimizer.
+//     into all-gathers and reduce-scatters. Those ops are seeded
+//     (seqSeeds), the rest of the forward completed, and only the
+//     forward ops and vars are annotated; run complete for the backward
+//     and the optimizer.
 func AnnotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	return annotateGPT(m, strategy, mesh, GPTStrategies, "")
 }
@@ -333,186 +330,41 @@ func annotateGPT(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []st
 	if err != nil {
 		return err
 	}
-	mp := a.mpAxis
-	a.set("causal_mask", []int{-1, -1})
 	if a.seq {
-		// The positions are fed split on the sequence too.
-		if v := a.g.Var("pos_ids"); v != nil && v.Type.IsTensor() {
-			a.set("pos_ids", a.seqMapping(v.Type.Rank()))
-		}
-		a.forwardOnly = true
+		return a.annotateSeq()
+	}
+	if v := a.g.Var("causal_mask"); v != nil && v.Type.IsTensor() {
+		a.set("causal_mask", replicated(v.Type.Rank()))
 	}
 	a.dataVars()
-	ew := a.elementwiseImpl()
-	for _, op := range a.forwardOps() {
-		if a.seq && a.seqOp(op) {
+	a.moeSeeds()
+	a.gptParams()
+	a.seedParams()
+	return a.complete()
+}
+
+// gptParams seeds the GPT's split params under mp: wte vocab-parallel
+// [mp, -1], the column-parallel weights [-1, mp] and their biases [mp],
+// the row-parallel weights [mp, -1].
+func (a *annotator) gptParams() {
+	mp := a.mpAxis
+	if mp < 0 {
+		return
+	}
+	for _, v := range a.g.Vars() {
+		name := v.Name()
+		if v.Kind != ir.KindParam {
 			continue
 		}
-		switch op.Type {
-		case "lookup_table_v2":
-			ids, w, out := a.in(op, "Ids"), a.in(op, "W"), a.out(op, "Out")
-			im := a.get(op, ids)
-			if mp >= 0 && w == gptWordEmbedding {
-				a.set(w, []int{mp, -1})
-				a.impls[op.ID] = impl{"lookup_table_v2", 0}
-			} else {
-				a.set(w, []int{-1, -1})
-				a.impls[op.ID] = impl{"default", 0}
-			}
-			a.set(out, append(slices.Clone(im), -1))
-		case "elementwise_add", "elementwise_mul":
-			x, y, out := a.in(op, "X"), a.in(op, "Y"), a.out(op, "Out")
-			xm := a.get(op, x)
-			if _, ok := a.dists[y]; !ok {
-				yv := a.g.Var(y)
-				if yv == nil || yv.Type.Rank() > len(xm) {
-					a.fail("%s: Y %s must not have more dims than X", op, y)
-					continue
-				}
-				a.set(y, slices.Clone(xm[len(xm)-yv.Type.Rank():]))
-			}
-			a.set(out, slices.Clone(xm))
-			a.impls[op.ID] = ew
-		case "scale", "gelu":
-			a.set(a.out(op, "Out"), slices.Clone(a.get(op, a.in(op, "X"))))
-			a.impls[op.ID] = ew
-		case "softmax":
-			a.set(a.out(op, "Out"), slices.Clone(a.get(op, a.in(op, "X"))))
-			a.impls[op.ID] = impl{"softmax", 0}
-		case "matmul_v2":
-			a.gptMatmul(op)
-		case "reshape2":
-			x, out := a.in(op, "X"), a.out(op, "Out")
-			xm := a.get(op, x)
-			xv, ov := a.g.Var(x), a.g.Var(out)
-			if xv == nil || ov == nil || len(xm) == 0 {
-				a.fail("%s: X or Out undeclared", op)
-				continue
-			}
-			switch ov.Type.Rank() - xv.Type.Rank() {
-			case 1:
-				a.set(out, append(slices.Clone(xm), -1))
-				a.impls[op.ID] = impl{"reshape2", 0}
-			case -1:
-				if xm[len(xm)-1] != -1 {
-					a.fail("%s: X %s's last dim (removed) must be replicated", op, x)
-				}
-				a.set(out, slices.Clone(xm[:len(xm)-1]))
-				a.impls[op.ID] = impl{"reshape2", 1}
-			case 0:
-				a.set(out, slices.Clone(xm))
-				a.impls[op.ID] = impl{"reshape2", 2}
-			default:
-				a.fail("%s: X and Out ranks differ by more than one", op)
-				continue
-			}
-			a.xshape(op, xm)
-		case "transpose2":
-			x, out := a.in(op, "X"), a.out(op, "Out")
-			xm := a.get(op, x)
-			perm, _ := ir.AsInts(ops.AttrValue(op, "axis"))
-			if len(perm) != len(xm) {
-				a.fail("%s: attr axis %v does not fit X %s", op, perm, x)
-				continue
-			}
-			om := make([]int, len(perm))
-			for i, p := range perm {
-				om[i] = xm[p]
-			}
-			a.set(out, om)
-			a.xshape(op, xm)
-			a.impls[op.ID] = impl{"transpose2", 0}
-		case "layer_norm":
-			x := a.in(op, "X")
-			xm := a.get(op, x)
-			if len(xm) == 0 || slices.ContainsFunc(xm[1:], func(d int) bool { return d >= 0 }) {
-				a.fail("%s: X %s must be split on its batch dim only", op, x)
-				continue
-			}
-			a.set(a.out(op, "Y"), slices.Clone(xm))
-			a.set(a.in(op, "Scale"), []int{-1})
-			a.set(a.in(op, "Bias"), []int{-1})
-			a.set(a.out(op, "Mean"), []int{xm[0]})
-			a.set(a.out(op, "Variance"), []int{xm[0]})
-			a.impls[op.ID] = impl{"default", 0}
-		case "softmax_with_cross_entropy":
-			xm := a.get(op, a.in(op, "Logits"))
-			a.get(op, a.in(op, "Label"))
-			a.set(a.out(op, "Softmax"), slices.Clone(xm))
-			a.set(a.out(op, "Loss"), slices.Clone(xm))
-			a.impls[op.ID] = impl{"default", 0}
-		case "mean":
-			a.meanLoss(op, a.out(op, "Out"), a.get(op, a.in(op, "X")))
-		default:
-			if !a.moeOp(op) {
-				a.fail("%s: the GPT strategies do not know this op type", op)
-			}
+		switch {
+		case name == gptWordEmbedding:
+			a.set(name, []int{mp, -1})
+		case hasSuffix(name, gptColumn):
+			a.set(name, []int{-1, mp})
+		case strings.HasSuffix(name, "_b") && hasSuffix(strings.TrimSuffix(name, "_b")+"_w", gptColumn):
+			a.set(name, []int{mp})
+		case hasSuffix(name, gptRow):
+			a.set(name, []int{mp, -1})
 		}
-	}
-	return a.finish()
-}
-
-// xshape maps a reshape2/transpose2 XShape output: [-1] followed by X's.
-func (a *annotator) xshape(op *ir.Op, xm []int) {
-	if xs := op.Output("XShape"); len(xs) == 1 {
-		a.set(xs[0], append([]int{-1}, xm...))
-	}
-}
-
-// gptMatmul maps a GPT matmul_v2: with a 2-D weight Y, replicated
-// (default:0), column-parallel (matmul_v2:0) or row-parallel
-// (matmul_v2:1) by the weight's name under mp; between two activations
-// (the attention), batch dims as X's and matrix dims replicated
-// (matmul_v2:2).
-func (a *annotator) gptMatmul(op *ir.Op) {
-	x, y, out := a.in(op, "X"), a.in(op, "Y"), a.out(op, "Out")
-	xm := a.get(op, x)
-	if len(xm) < 2 {
-		a.fail("%s: X %s must have two dims or more", op, x)
-		return
-	}
-	lead, last := xm[:len(xm)-1], xm[len(xm)-1]
-	yv := a.g.Var(y)
-	if yv == nil {
-		a.fail("%s: Y %s undeclared", op, y)
-		return
-	}
-	mp := a.mpAxis
-	if yv.Kind != ir.KindParam {
-		ym := a.get(op, y)
-		if len(ym) != len(xm) || !slices.Equal(ym[:len(ym)-2], xm[:len(xm)-2]) {
-			a.fail("%s: X %s and Y %s must have the same batch dims", op, x, y)
-			return
-		}
-		if slices.ContainsFunc(append(slices.Clone(xm[len(xm)-2:]), ym[len(ym)-2:]...), func(d int) bool { return d >= 0 }) {
-			a.fail("%s: the matrix dims of X %s and Y %s must be replicated", op, x, y)
-			return
-		}
-		a.set(out, append(slices.Clone(xm[:len(xm)-2]), -1, -1))
-		a.impls[op.ID] = impl{"matmul_v2", 2}
-		return
-	}
-	switch {
-	case mp >= 0 && hasSuffix(y, gptColumn):
-		if last != -1 {
-			a.fail("%s: column-parallel %s needs X %s replicated along its last dim", op, y, x)
-		}
-		a.set(y, []int{-1, mp})
-		a.set(out, append(slices.Clone(lead), mp))
-		a.impls[op.ID] = impl{"matmul_v2", 0}
-	case mp >= 0 && hasSuffix(y, gptRow):
-		if last != mp {
-			a.fail("%s: row-parallel %s needs X %s split along mp on its last dim", op, y, x)
-		}
-		a.set(y, []int{mp, -1})
-		a.set(out, append(slices.Clone(lead), -1))
-		a.impls[op.ID] = impl{"matmul_v2", 1}
-	default:
-		if last != -1 {
-			a.fail("%s: replicated %s needs X %s replicated along its last dim", op, y, x)
-		}
-		a.set(y, []int{-1, -1})
-		a.set(out, append(slices.Clone(lead), -1))
-		a.impls[op.ID] = impl{"default", 0}
 	}
 }

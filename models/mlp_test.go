@@ -138,7 +138,7 @@ func TestMLPStrategyMappings(t *testing.T) {
 	cases := []struct {
 		c     strategyCase
 		vars  []want
-		impls map[string]string // op type and fwd position -> impl
+		impls map[string]string // op type and fwd position -> the impl completion picks
 	}{
 		{strategyCases[0], []want{
 			{"x", "@world[0, -1]"}, {"w_0", "@world[-1, -1]"}, {"b_0", "@world[-1]"},
@@ -148,7 +148,7 @@ func TestMLPStrategyMappings(t *testing.T) {
 			{"x", "@world[-1, -1]"}, {"w_0", "@world[-1, 0]"}, {"b_0", "@world[0]"}, {"relu_0", "@world[-1, 0]"},
 			{"w_1", "@world[0, -1]"}, {"b_1", "@world[-1]"}, {"add_1", "@world[-1, -1]"}, {"loss", "@world[]"},
 		}, map[string]string{"matmul_v2#0": "matmul_v2:0", "matmul_v2#1": "matmul_v2:1", "relu#0": "elementwise:0",
-			"elementwise_add#1": "elementwise:0", "mean#0": "default:0", "matmul_v2_grad#0": "matmul_v2:1"}},
+			"elementwise_add#1": "default:0", "mean#0": "default:0", "matmul_v2_grad#0": "matmul_v2:1"}},
 		{strategyCases[3], []want{
 			{"x", "@world[0, -1]"}, {"w_0", "@world[-1, 1]"}, {"b_0", "@world[1]"}, {"mm_0", "@world[0, 1]"},
 			{"w_1", "@world[1, -1]"}, {"add_1", "@world[0, -1]"}, {"loss", "@world[] partial [0:avg]"},

@@ -214,149 +214,130 @@ func MoETraining(cfg MoEConfig, strategy string, mesh *ir.ProcessMesh, optimizer
 	return train(MoE(cfg), AnnotateMoE, strategy, mesh, optimizer)
 }
 
-// moeOp annotates an op of an MoE block (the op types only MoE blocks
-// use, and relu and fill_constant), or reports false for another op.
+// moeOnly lists the op types only MoE blocks use.
+var moeOnly = []string{"number_count", "alltoall", "assign_pos", "global_scatter", "global_gather",
+	"grouped_matmul", "limit_by_capacity", "prune_gate_by_capacity"}
+
+// moeSeeds seeds the MoE blocks. Under "ep" the tokens are split on
+// their batch dim along ep and the experts w1, w2 (grouped_matmul's W)
+// along their expert dim ([ep, -1, -1]); the gate weight is replicated,
+// so its grad is averaged over ep by the batch-dim rule; complete infers
+// the rest, the exchanges on the one mesh. With a capacity,
+// limit_by_capacity is seeded with its own impl, its capacity split
+// along ep as the experts are.
 //
-// Under "ep" the tokens are split on their batch dim along ep and the
-// experts w1, w2 along their expert dim ([ep, -1, -1]); the gate weight
-// is replicated, so its grad is averaged over ep by the batch-dim rule.
 // Under "dp,ep" the experts are split along ep and replicated along dp,
 // and the tokens are split over every rank: as a dims_mapping entry
 // names one mesh dim, they live on a 1-D view of the ranks, mesh
 // "tokens" (dim dp_ep), while the expert side lives on the strategy's
 // mesh with its rows [dp, -1] (each dp replica's experts see their own
-// tokens, so w1 and w2's grads are averaged over dp). The exchanges and
-// the grouped matmuls run on the experts' mesh with their expert_parallel
-// impls; each rank's counts are partial sums over the token dim; the
-// data-dependent rows (dispatched, returned) are replicated in their
-// mapping; the positions (assign_pos's Out, tok) index each rank's own
-// tokens: local along the mesh dim the tokens' rows are split along.
-func (a *annotator) moeOp(op *ir.Op) bool {
-	in := func(slot string) string { return a.in(op, slot) }
-	out := func(slot string) string { return a.out(op, slot) }
-	expert := func() bool {
-		if a.expert == nil {
+// tokens, so w1 and w2's grads are averaged over dp). Which mesh each
+// side of an exchange lives on is not the sharding rules' to say: the
+// exchanges (alltoall, global_scatter, global_gather, forward and grad)
+// are seeded on the experts' mesh with their own impls, and so are the
+// dispatch's gather and the combine's scatter (and their grads) on the
+// tokens', with the dists of what they write; completed from the data
+// and params alone, the combine lands on the experts' mesh and
+// check-annotations refuses it (TestZooExchangesSeeded).
+func (a *annotator) moeSeeds() {
+	g := a.g
+	for _, op := range g.Ops {
+		switch {
+		case !slices.Contains(moeOnly, op.Type):
+		case a.expert == nil:
 			a.fail("%s: MoE layers need strategy ep or dp,ep, not %s", op, a.strategy)
-			return false
+			return
+		case op.Type == "limit_by_capacity" && a.rowAxis >= 0:
+			// Each dp replica's experts would limit their own tokens
+			// only: not what the serial program computes.
+			a.fail("%s: a capacity limit under %s would apply per dp replica, which the serial program does not say; use ep", op, a.strategy)
+		case op.Type == "limit_by_capacity":
+			// Each rank limits its own experts, by their capacities split
+			// as they are: completion would leave the constant whole, and
+			// the op to the default impl, which needs it so.
+			x, c, o := op.Input("expert_count"), op.Input("capacity"), op.Output("Out")
+			if len(x) == 1 && len(c) == 1 && len(o) == 1 {
+				a.setOn(a.expert, c[0], []int{a.epAxis})
+				a.ops[op.ID] = &ir.OpDist{Mesh: a.expert.Name, ImplType: op.Type,
+					Inputs:  []ir.ArgDist{{Name: x[0], DimsMapping: []int{-1}}, {Name: c[0], DimsMapping: []int{a.epAxis}}},
+					Outputs: []ir.ArgDist{{Name: o[0], DimsMapping: []int{-1}}}}
+			}
+		case op.Type == "grouped_matmul":
+			if w := op.Input("W"); len(w) == 1 {
+				a.setOn(a.expert, w[0], []int{a.epAxis, -1, -1})
+			}
 		}
-		return true
 	}
-	rows := func(n int) []int { return replicated(n) }
-	partialSum := []ir.Partial{{Dim: a.dpAxis, Reduce: ir.ReduceSum}}
-	switch op.Type {
-	case "fill_constant":
-		// A constant takes the mapping its consumer gives it.
-		return len(op.Inputs) == 0
-	case "relu":
-		d, ok := a.dists[in("X")]
-		if !ok {
-			a.fail("%s: input %s has no dist yet", op, in("X"))
-			return true
-		}
-		a.dists[out("Out")] = d.Clone()
-		a.impls[op.ID] = a.elementwiseImpl()
-	case "top_k_v2":
-		xm := a.get(op, in("X"))
-		a.set(out("Out"), slices.Clone(xm))
-		a.set(out("Indices"), slices.Clone(xm))
-	case "number_count":
-		a.get(op, in("numbers"))
-		a.set(out("Out"), []int{-1}, partialSum...)
-	case "cumsum", "limit_by_capacity", "prune_gate_by_capacity":
-		var x string
+	if a.rowAxis < 0 {
+		return
+	}
+	fwdType := map[int64]string{}
+	for _, op := range g.Ops {
+		fwdType[op.ID] = op.Type
+	}
+	// expertRows: the rows an exchange delivers to, or takes from, the
+	// experts.
+	expertRows := map[string]bool{}
+	for _, op := range g.Ops {
 		switch op.Type {
-		case "cumsum":
-			x = in("X")
-		case "limit_by_capacity":
-			x = in("expert_count")
-			if a.rowAxis >= 0 {
-				// Each dp replica's experts would limit their own tokens
-				// only: not what the serial program computes.
-				a.fail("%s: a capacity limit under %s would apply per dp replica, which the serial program does not say; use ep", op, a.strategy)
+		case "global_scatter":
+			for _, o := range op.Output("Out") {
+				expertRows[o] = true
 			}
-			if expert() {
-				a.setOn(a.expert, in("capacity"), []int{a.epAxis})
-				a.opMesh[op.ID] = a.expert.Name
-				a.impls[op.ID] = impl{op.Type, 0}
+		case "global_gather":
+			for _, x := range op.Input("X") {
+				expertRows[x] = true
 			}
-		case "prune_gate_by_capacity":
-			x = in("GateIdx")
-			a.get(op, in("ExpertCount"))
-			a.impls[op.ID] = impl{op.Type, 0}
 		}
-		d, ok := a.dists[x]
-		if !ok {
-			a.fail("%s: input %s has no dist yet", op, x)
-			return true
-		}
-		o := op.Outputs[0].Args[0]
-		if op.Type == "limit_by_capacity" {
-			a.setOn(a.expert, o, []int{-1})
-		} else {
-			a.setOn(a.mesh, o, slices.Clone(d.DimsMapping), d.Partial...)
-		}
-	case "alltoall":
-		if expert() {
-			a.get(op, in("X"))
-			a.setOn(a.expert, out("Out"), []int{-1})
-			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
-		}
-	case "assign_pos":
-		// Each rank numbers the slots of its own tokens: its positions
-		// are rank-local along the mesh dim its tokens' rows are split
-		// along.
-		xm := a.get(op, in("X"))
-		a.get(op, in("cum_count"))
-		o := out("Out")
-		a.set(o, rows(1))
-		if len(xm) > 0 && xm[0] >= 0 && a.dists[o] != nil {
-			a.dists[o].Local = []int{xm[0]}
-		}
-	case "elementwise_floordiv":
-		xm := a.get(op, in("X"))
-		if y := in("Y"); a.dists[y] == nil {
-			a.set(y, replicated(a.g.Var(y).Type.Rank()))
-		}
-		o := out("Out")
-		a.set(o, slices.Clone(xm))
-		if x := a.dists[in("X")]; x.IsLocal() && a.dists[o] != nil {
-			a.dists[o].Local = slices.Clone(x.Local) // slot = position // k: still the rank's own
-		}
-	case "gather":
-		a.get(op, in("X"))
-		a.get(op, in("Index"))
-		a.set(out("Out"), rows(a.g.Var(out("Out")).Type.Rank()))
-	case "global_scatter", "global_gather":
-		if expert() {
-			for _, s := range []string{"X", "local_count", "global_count"} {
-				a.get(op, in(s))
-			}
-			o := out("Out")
-			if op.Type == "global_scatter" {
-				a.setOn(a.expert, o, append([]int{a.rowAxis}, rows(a.g.Var(o).Type.Rank()-1)...))
-			} else {
-				a.set(o, rows(a.g.Var(o).Type.Rank()))
-			}
-			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
-		}
-	case "grouped_matmul":
-		if expert() {
-			a.get(op, in("X"))
-			a.get(op, in("ExpertCount"))
-			a.setOn(a.expert, in("W"), []int{a.epAxis, -1, -1})
-			a.setOn(a.expert, out("Out"), []int{a.rowAxis, -1})
-			a.opMesh[op.ID], a.impls[op.ID] = a.expert.Name, impl{op.Type, 0}
-		}
-	case "scatter":
-		a.get(op, in("Ids"))
-		a.get(op, in("Updates"))
-		x := in("X")
-		if a.dists[x] == nil {
-			a.set(x, a.batchMapping(a.g.Var(x).Type.Rank()))
-		}
-		a.set(out("Out"), slices.Clone(a.get(op, x)))
-	default:
-		return false
 	}
-	return true
+	for _, op := range g.Ops {
+		exchange := false
+		switch op.Type {
+		case "alltoall", "global_scatter", "global_gather":
+			exchange = true
+		case "gather", "scatter", "gather_grad", "scatter_grad":
+		default:
+			continue
+		}
+		d := &ir.OpDist{Mesh: a.mesh.Name, ImplType: "default"}
+		if exchange {
+			d.Mesh, d.ImplType = a.expert.Name, op.Type
+			if op.Fwd != 0 {
+				d.ImplType = fwdType[op.Fwd] // a grad exchange runs its forward op's impl
+			}
+		}
+		mapping := func(name string) (*ir.ProcessMesh, []int) {
+			v := g.Var(name)
+			switch {
+			case v.Type.Rank() == 1: // counts and positions
+				if op.Type == "alltoall" {
+					return a.expert, []int{-1}
+				}
+				return a.mesh, []int{-1}
+			case expertRows[name]:
+				return a.expert, append([]int{a.rowAxis}, replicated(v.Type.Rank()-1)...)
+			case v.Type.Shape[0] < 0: // dispatched rows, replicated in their mapping
+				return a.mesh, replicated(v.Type.Rank())
+			}
+			return a.mesh, a.batchMapping(v.Type.Rank())
+		}
+		for _, in := range op.Inputs {
+			for _, arg := range in.Args {
+				if v := g.Var(arg); v != nil && v.Type.IsTensor() {
+					_, mp := mapping(arg)
+					d.Inputs = append(d.Inputs, ir.ArgDist{Name: arg, DimsMapping: mp})
+				}
+			}
+		}
+		for _, out := range op.Outputs {
+			for _, arg := range out.Args {
+				if v := g.Var(arg); v != nil && v.Type.IsTensor() {
+					pm, mp := mapping(arg)
+					d.Outputs = append(d.Outputs, ir.ArgDist{Name: arg, DimsMapping: slices.Clone(mp)})
+					a.setOn(pm, arg, mp)
+				}
+			}
+		}
+		a.ops[op.ID] = d
+	}
 }

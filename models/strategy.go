@@ -6,17 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/distpass/distpass/complete"
 	"github.com/distpass/distpass/ir"
 )
 
 // Strategies lists the strategies Annotate knows.
 var Strategies = []string{"dp", "mp", "dp,mp"}
-
-// impl is an op's dist-op implementation.
-type impl struct {
-	typ   string
-	index int
-}
 
 // Annotate gives every var and op of main's block 0 of an MLP-shaped
 // module (MLP's ops, with or without their grad ops) a distribution on
@@ -24,109 +19,68 @@ type impl struct {
 // name already there must be equal). Startup vars take the dist of
 // main's var of the same name. On error the module is left unchanged.
 //
-// The strategies, with dp and mp the mesh dims of those names:
+// A strategy is its seeds: the data vars' batch dim (dim 0) on dp, the
+// params' splits below; complete (package complete) infers every other
+// var's and op's dist and impl from them by the op table's sharding
+// rules. A strategy whose seeds would leave completion a conflict, an
+// uneven split or a reshard to insert is refused, naming them. The
+// strategies, with dp and mp the mesh dims of those names:
 //
-//   - "dp": data parallel. Data vars have their batch dim (dim 0) on dp,
-//     activations [dp, -1], params replicated; every op uses impl
-//     default:0 (a 2-D X split on its rows fits none of matmul_v2's
-//     impls, which is where Paddle falls back to the default impl too).
+//   - "dp": data parallel. Params are replicated; the activations
+//     follow the batch, [dp, -1].
 //   - "mp": Megatron tensor parallel, layers in pairs. The first of a
-//     pair is column-parallel: w [-1, mp], b [mp], matmul_v2:0, its
-//     activations [-1, mp]; the second row-parallel: w [mp, -1], b [-1],
-//     matmul_v2:1, its activations [-1, -1]. elementwise_add and relu use
-//     elementwise:0, mean default:0. mean needs its input replicated
+//     pair is column-parallel: w [-1, mp], b [mp]; the second
+//     row-parallel: w [mp, -1], b [-1]. mean needs its input replicated
 //     along mp, so the layer count must be even (an error otherwise).
-//   - "dp,mp": both, on a mesh with dims dp and mp: activations [dp, …]
-//     with the mp strategy's last dim.
+//   - "dp,mp": both, on a mesh with dims dp and mp.
 //
-// The loss is a scalar ([]), partial [dp:avg] when the batch is split
-// (each rank holds the mean of its shard). A grad var <v>@GRAD takes v's
-// mapping without the partial; a grad op takes its forward op's impl; any
-// other op without a forward op (the loss-grad fill_constant, optimizer
-// ops) default:0.
+// The loss is then a scalar ([]), partial [dp:avg] when the batch is
+// split (each rank holds the mean of its shard), and a grad v@GRAD has
+// v's mapping: completion's rules, which TestZoo in package complete
+// holds to the hand-written strategies these seeds replaced.
 func Annotate(m *ir.Module, strategy string, mesh *ir.ProcessMesh) error {
 	a, err := newAnnotator(m, strategy, mesh, Strategies, "")
 	if err != nil {
 		return err
 	}
-	g, mpAxis := a.g, a.mpAxis
-	set, get, fail := a.set, a.get, a.fail
-	dists, impls := a.dists, a.impls
 	a.dataVars()
-	elementwise := a.elementwiseImpl()
+	mp := a.mpAxis
 	layer := 0
+	column := map[string]bool{} // the Outs of column-parallel matmuls
 	for _, op := range a.forwardOps() {
-		ins := func(slot string) string { return a.in(op, slot) }
-		out := a.out(op, "Out")
-		if out == "" {
-			continue
-		}
 		switch op.Type {
 		case "matmul_v2":
-			x, y := ins("X"), ins("Y")
-			xm := get(op, x)
-			if len(xm) != 2 {
-				fail("%s: X %s must be 2-D", op, x)
+			w, out := op.Input("Y"), op.Output("Out")
+			if len(w) != 1 || len(out) != 1 {
+				a.fail("%s: want one Y and one Out", op)
 				continue
 			}
 			switch {
-			case mpAxis < 0:
-				set(y, []int{-1, -1})
-				set(out, []int{xm[0], -1})
-				impls[op.ID] = impl{"default", 0}
-			case layer%2 == 0: // column-parallel
-				if xm[1] != -1 {
-					fail("%s: column-parallel layer %d needs X %s replicated along its last dim", op, layer, x)
-				}
-				set(y, []int{-1, mpAxis})
-				set(out, []int{xm[0], mpAxis})
-				impls[op.ID] = impl{"matmul_v2", 0}
-			default: // row-parallel
-				if xm[1] != mpAxis {
-					fail("%s: row-parallel layer %d needs X %s split along mp on its last dim", op, layer, x)
-				}
-				set(y, []int{mpAxis, -1})
-				set(out, []int{xm[0], -1})
-				impls[op.ID] = impl{"matmul_v2", 1}
+			case mp < 0:
+				a.set(w[0], []int{-1, -1})
+			case layer%2 == 0:
+				a.set(w[0], []int{-1, mp})
+				column[out[0]] = true
+			default:
+				a.set(w[0], []int{mp, -1})
 			}
 			layer++
 		case "elementwise_add":
-			x, y := ins("X"), ins("Y")
-			xm := get(op, x)
-			if _, ok := dists[y]; !ok {
-				yv := g.Var(y)
-				if yv == nil || yv.Type.Rank() > len(xm) {
-					fail("%s: Y %s must not have more dims than X", op, y)
-					continue
-				}
-				set(y, slices.Clone(xm[len(xm)-yv.Type.Rank():]))
+			// A column-parallel layer's bias is split as its columns.
+			if x, b := op.Input("X"), op.Input("Y"); len(x) == 1 && len(b) == 1 && column[x[0]] && a.isParam(b[0]) {
+				a.set(b[0], []int{mp})
 			}
-			set(out, slices.Clone(xm))
-			impls[op.ID] = elementwise
-		case "relu":
-			set(out, slices.Clone(get(op, ins("X"))))
-			impls[op.ID] = elementwise
-		case "mean":
-			xm := get(op, ins("X"))
-			if mpAxis >= 0 && slices.Contains(xm, mpAxis) {
-				if layer%2 == 0 { // an odd count is reported below
-					fail("%s: the loss input must be replicated along mp", op)
-				}
-				continue
-			}
-			a.meanLoss(op, out, xm)
-		default:
-			fail("%s: the MLP strategies do not know this op type", op)
 		}
 	}
-	if mpAxis >= 0 && layer%2 != 0 {
-		fail("strategy %s needs an even number of layers (column- then row-parallel pairs, so that the loss input is replicated along mp), have %d", strategy, layer)
+	if mp >= 0 && layer%2 != 0 {
+		a.fail("strategy %s needs an even number of layers (column- then row-parallel pairs, so that the loss input is replicated along mp), have %d", strategy, layer)
 	}
-	return a.finish()
+	a.seedParams()
+	return a.complete()
 }
 
-// annotator holds the dists and impls a strategy gives a module's vars
-// and ops while it is being annotated; finish checks and applies them.
+// annotator holds a strategy's seeds while they are made: the dists of
+// a few vars and ops, from which complete infers the rest.
 type annotator struct {
 	m        *ir.Module
 	strategy string
@@ -143,15 +97,16 @@ type annotator struct {
 	epAxis, rowAxis int
 	// seq: sequence parallel, the activations between the tensor-
 	// parallel regions split on their sequence dim along mpAxis.
-	seq    bool
-	dists  map[string]*ir.TensorDist
-	impls  map[int64]impl
-	opMesh map[int64]string // ops not on mesh
-	// reads holds, by op id, the args an op requires in another mapping
-	// than their var's dist: insert-reshards makes those moves explicit.
-	reads map[int64]map[string][]int
-	// forwardOnly leaves grad vars and every op but the forward ones
-	// without a dist, for completion to derive.
+	seq   bool
+	dists map[string]*ir.TensorDist
+	// ops holds the seeded op dists, by op id.
+	ops map[int64]*ir.OpDist
+	// edges holds, by op id, the args a seeded op reads in another
+	// mapping than their var's: the reshards completion may list (the
+	// sequence-parallel strategies').
+	edges map[int64][]string
+	// forwardOnly keeps completion's dists of the forward ops and the
+	// vars they touch only, for a later completion to derive the rest.
 	forwardOnly bool
 	errs        []error
 }
@@ -169,7 +124,7 @@ func newAnnotator(m *ir.Module, strategy string, mesh *ir.ProcessMesh, known []s
 		return nil, errors.New("annotate: a named mesh is required")
 	}
 	a := &annotator{m: m, strategy: strategy, mesh: mesh, dpAxis: -1, mpAxis: -1, epAxis: -1, rowAxis: -1,
-		dists: map[string]*ir.TensorDist{}, impls: map[int64]impl{}, opMesh: map[int64]string{}, reads: map[int64]map[string][]int{}}
+		dists: map[string]*ir.TensorDist{}, ops: map[int64]*ir.OpDist{}}
 	for _, want := range strings.Split(strategy, ",") {
 		if want == "sp" { // along mp: no mesh dim of its own
 			a.seq = true
@@ -240,34 +195,6 @@ func (a *annotator) setOn(pm *ir.ProcessMesh, name string, mapping []int, partia
 	a.dists[name] = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mapping, Partial: partial}
 }
 
-// get returns the mapping of op's input name, set by an earlier op.
-func (a *annotator) get(op *ir.Op, name string) []int {
-	d, ok := a.dists[name]
-	if !ok {
-		a.fail("%s: input %s has no dist yet", op, name)
-		return nil
-	}
-	return d.DimsMapping
-}
-
-// in and out return the one arg of an input or output slot ("" and an
-// error when there is not exactly one).
-func (a *annotator) in(op *ir.Op, slot string) string {
-	if s := op.Input(slot); len(s) == 1 {
-		return s[0]
-	}
-	a.fail("%s: want one %s input", op, slot)
-	return ""
-}
-
-func (a *annotator) out(op *ir.Op, slot string) string {
-	if s := op.Output(slot); len(s) == 1 {
-		return s[0]
-	}
-	a.fail("%s: want one %s output", op, slot)
-	return ""
-}
-
 // dataVars maps the batch dim (dim 0) of every data var not yet mapped
 // on dp, its other dims replicated.
 func (a *annotator) dataVars() {
@@ -297,15 +224,6 @@ func replicated(n int) []int {
 	return mp
 }
 
-// elementwiseImpl is the impl of elementwise ops: default:0 without mp,
-// elementwise:0 with it.
-func (a *annotator) elementwiseImpl() impl {
-	if a.mpAxis >= 0 {
-		return impl{"elementwise", 0}
-	}
-	return impl{"default", 0}
-}
-
 // forwardOps lists the forward ops of block 0 (grad ops excluded).
 func (a *annotator) forwardOps() []*ir.Op {
 	var ops []*ir.Op
@@ -317,122 +235,48 @@ func (a *annotator) forwardOps() []*ir.Op {
 	return ops
 }
 
-// meanLoss maps the scalar loss out of a mean over X mapped xm: partial
-// [dp:avg] when the batch is split; the op uses default:0.
-func (a *annotator) meanLoss(op *ir.Op, out string, xm []int) {
-	var partial []ir.Partial
-	if len(xm) > 0 && xm[0] >= 0 {
-		partial = []ir.Partial{{Dim: xm[0], Reduce: ir.ReduceAvg}}
-	}
-	a.set(out, []int{}, partial...)
-	a.impls[op.ID] = impl{"default", 0}
+// isParam reports whether name is a param of main's block 0.
+func (a *annotator) isParam(name string) bool {
+	v := a.g.Var(name)
+	return v != nil && v.Kind == ir.KindParam
 }
 
-// finish gives grad ops their forward op's impl and other unannotated ops
-// default:0, grad vars (v@GRAD and its parts v@GRAD@RENAME@k) v's mapping
-// without partial, checks even splits and startup vars, and applies the
-// dists when nothing failed (the module is unchanged otherwise).
-func (a *annotator) finish() error {
-	g, dists, impls := a.g, a.dists, a.impls
+// seedParams replicates every param without a seed on the tokens' mesh.
+func (a *annotator) seedParams() {
+	for _, v := range a.g.Vars() {
+		if _, ok := a.dists[v.Name()]; !ok && v.Kind == ir.KindParam && v.Type.IsTensor() {
+			a.set(v.Name(), replicated(v.Type.Rank()))
+		}
+	}
+}
+
+// complete checks the seeds (even splits, startup vars main declares),
+// then completes a copy of the module from them alone (every other dist
+// dropped) and, when completion found nothing to refuse, gives the
+// module the copy's dists and meshes: on error it is unchanged.
+func (a *annotator) complete() error {
 	byName := map[string]*ir.ProcessMesh{}
 	for _, pm := range append(slices.Clone(a.m.Meshes), a.meshes...) {
 		byName[pm.Name] = pm
 	}
-	for _, op := range g.Ops {
-		if _, ok := impls[op.ID]; ok || a.forwardOnly && !isForward(op) {
-			continue
-		}
-		if op.Fwd != 0 {
-			im, ok := impls[op.Fwd]
-			if !ok {
-				a.fail("%s: its forward op %d has no impl", op, op.Fwd)
-			}
-			impls[op.ID] = im
-			continue
-		}
-		impls[op.ID] = impl{"default", 0}
+	uneven := func(v string, dim int, size int64, pm *ir.ProcessMesh, ax int) {
+		a.fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d", v, dim, size, pm.DimNames[ax], pm.Shape[ax])
 	}
-	fwdArgs := map[string]bool{}
-	if a.forwardOnly {
-		for _, op := range a.forwardOps() {
-			for name := range op.InputNames {
-				fwdArgs[name] = true
-			}
-			for name := range op.OutputNames {
-				fwdArgs[name] = true
-			}
-		}
-	}
-	for _, v := range g.Vars() {
-		if _, ok := dists[v.Name()]; ok || !v.Type.IsTensor() || a.forwardOnly && !fwdArgs[v.Name()] {
-			continue
-		}
-		if i := strings.Index(v.Name(), "@GRAD"); i > 0 {
-			if d, ok := dists[v.Name()[:i]]; ok {
-				a.setOn(byName[d.Mesh], v.Name(), slices.Clone(d.DimsMapping))
-				continue
-			}
-		}
-		a.fail("var %s: strategy %s does not know how to distribute it", v.Name(), a.strategy)
-	}
-	// Even splits.
-	for _, v := range g.Vars() {
-		d, ok := dists[v.Name()]
+	for _, v := range a.g.Vars() {
+		d, ok := a.dists[v.Name()]
 		if !ok {
 			continue
 		}
-		pm := byName[d.Mesh]
 		for i, ax := range d.DimsMapping {
-			if ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(pm.Shape[ax]) != 0 {
-				a.fail("var %s: dim %d of size %d does not split evenly over mesh dim %s of size %d",
-					v.Name(), i, v.Type.Shape[i], pm.DimNames[ax], pm.Shape[ax])
+			if pm := byName[d.Mesh]; ax >= 0 && i < v.Type.Rank() && v.Type.Shape[i] >= 0 && v.Type.Shape[i]%int64(pm.Shape[ax]) != 0 {
+				uneven(v.Name(), i, v.Type.Shape[i], pm, ax)
 			}
 		}
 	}
-	// Op meshes: set, or the forward op's, or the first output's (the
-	// loss grad, grad sums, optimizer ops), or the tokens'. An arg of
-	// another mesh must be replicated: nothing reshards between meshes.
-	meshOf := func(op *ir.Op) string {
-		if pm, ok := a.opMesh[op.ID]; ok {
-			return pm
-		}
-		if op.Fwd != 0 {
-			if pm, ok := a.opMesh[op.Fwd]; ok {
-				return pm
-			}
-		}
-		for _, slots := range [2][]ir.Slot{op.Outputs, op.Inputs} {
-			for _, s := range slots {
-				for _, arg := range s.Args {
-					if d := dists[arg]; d != nil {
-						return d.Mesh
-					}
-				}
-			}
-		}
-		return a.mesh.Name
-	}
-	for _, op := range g.Ops {
-		a.opMesh[op.ID] = meshOf(op)
-	}
-	for _, op := range g.Ops {
-		pm := a.opMesh[op.ID]
-		for _, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
-			for _, s := range slots {
-				for _, arg := range s.Args {
-					if d := dists[arg]; d != nil && d.Mesh != pm && slices.ContainsFunc(d.DimsMapping, func(x int) bool { return x >= 0 }) {
-						a.fail("%s on mesh %s: %s lives on mesh %s with dims_mapping %v; only replicated args cross meshes",
-							op, pm, arg, d.Mesh, d.DimsMapping)
-					}
-				}
-			}
-		}
-	}
-	m := a.m
-	if m.Startup != nil {
-		for _, b := range m.Startup.Blocks {
+	if a.m.Startup != nil {
+		for _, b := range a.m.Startup.Blocks {
 			for _, v := range b.Vars() {
-				if _, ok := dists[v.Name()]; !ok && v.Type.IsTensor() && !(a.forwardOnly && g.Var(v.Name()) != nil) {
+				if v.Type.IsTensor() && a.g.Var(v.Name()) == nil {
 					a.fail("startup var %s: main's block 0 has no var of that name", v.Name())
 				}
 			}
@@ -442,31 +286,103 @@ func (a *annotator) finish() error {
 		return fmt.Errorf("annotate %s: %w", a.strategy, err)
 	}
 
-	// Apply.
-	m.Meshes = append(m.Meshes, a.meshes...)
-	for _, v := range g.Vars() {
-		if d, ok := dists[v.Name()]; ok {
-			v.Dist = d.Clone()
-		}
+	c := a.m.Clone()
+	for _, pm := range a.meshes {
+		c.Meshes = append(c.Meshes, cloneMesh(pm))
 	}
-	if m.Startup != nil {
-		for _, b := range m.Startup.Blocks {
+	for _, p := range c.Programs() {
+		for _, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
 			for _, v := range b.Vars() {
-				if d, ok := dists[v.Name()]; ok {
-					v.Dist = &ir.TensorDist{Mesh: d.Mesh, DimsMapping: slices.Clone(d.DimsMapping)}
-				}
+				v.Dist = nil
+			}
+			for _, op := range b.Ops {
+				op.Dist = nil
 			}
 		}
 	}
-	for _, op := range g.Ops {
-		im, ok := impls[op.ID]
-		if !ok {
-			continue // forwardOnly: completion's
+	g := c.Main.Global()
+	for name, d := range a.dists {
+		if v := g.Var(name); v != nil {
+			v.Dist = d.Clone()
 		}
-		reads := a.reads[op.ID]
-		op.Dist = &ir.OpDist{
-			Mesh: a.opMesh[op.ID], ImplType: im.typ, ImplIndex: im.index,
-			Inputs: argDists(op.Inputs, dists, reads), Outputs: argDists(op.Outputs, dists, nil),
+	}
+	for _, op := range g.Ops {
+		op.Dist = a.ops[op.ID].Clone()
+	}
+	rep, err := complete.Complete(c, complete.Options{})
+	if err != nil {
+		return fmt.Errorf("annotate %s: %w", a.strategy, err)
+	}
+	// kept: the ops whose dists the module takes, all but with
+	// forwardOnly.
+	forward := map[int64]bool{}
+	for _, op := range a.forwardOps() {
+		forward[op.ID] = true
+	}
+	kept := func(op int64) bool { return !a.forwardOnly || forward[op] }
+	for _, u := range rep.Uneven {
+		if v := g.Var(u.Var); v != nil && v.Dist != nil {
+			uneven(u.Var, u.Dim, u.Size, byName[v.Dist.Mesh], u.MeshDim)
+		}
+	}
+	for _, x := range rep.Conflicts {
+		if !kept(x.Op) {
+			continue
+		}
+		a.fail("op %d %s: var %s dim %d: mesh dim %d (from %s) conflicts with %d (from %s)", x.Op, x.OpType, x.Var, x.Dim, x.Lost, x.LostFrom, x.Kept, x.KeptFrom)
+	}
+	for _, bs := range [][]complete.Barrier{rep.RuleConflicts, rep.RuleErrors, rep.Fallbacks} {
+		for _, b := range bs {
+			if !kept(b.Op) {
+				continue
+			}
+			a.fail("op %d %s: %s", b.Op, b.OpType, b.Why)
+		}
+	}
+	for _, r := range rep.Reshards {
+		if !kept(r.Op) || !r.Output && slices.Contains(a.edges[r.Op], r.Var) {
+			continue
+		}
+		a.fail("op %d %s: %s would need a reshard from %s to %s", r.Op, r.OpType, r.Var, ir.FormatInts(r.Have), ir.FormatInts(r.Want))
+	}
+	if err := errors.Join(a.errs...); err != nil {
+		return fmt.Errorf("annotate %s: completing from its seeds: %w", a.strategy, err)
+	}
+	var touched map[string]bool // with forwardOnly, the forward ops' args
+	if a.forwardOnly {
+		touched = map[string]bool{}
+		for _, op := range a.forwardOps() {
+			for name := range op.InputNames {
+				touched[name] = true
+			}
+			for name := range op.OutputNames {
+				touched[name] = true
+			}
+		}
+	}
+	for _, pm := range a.meshes {
+		a.m.Meshes = append(a.m.Meshes, cloneMesh(pm))
+	}
+	cp := c.Programs()
+	for pi, p := range a.m.Programs() {
+		for bi, b := range p.Blocks {
+			if b == nil {
+				continue
+			}
+			cb := cp[pi].Blocks[bi]
+			for _, v := range b.Vars() {
+				if touched == nil || touched[v.Name()] {
+					v.Dist = cb.Var(v.Name()).Dist
+				}
+			}
+			for i, op := range b.Ops {
+				if p != a.m.Main || kept(op.ID) {
+					op.Dist = cb.Ops[i].Dist
+				}
+			}
 		}
 	}
 	return nil
@@ -474,22 +390,6 @@ func (a *annotator) finish() error {
 
 // isForward reports whether op is a forward op (not a grad op).
 func isForward(op *ir.Op) bool { return op.Fwd == 0 && op.Role.IsForward() }
-
-// argDists lists the mappings of the args of slots: reads' where it
-// has one, else the var's dist's.
-func argDists(slots []ir.Slot, dists map[string]*ir.TensorDist, reads map[string][]int) []ir.ArgDist {
-	var out []ir.ArgDist
-	for _, s := range slots {
-		for _, a := range s.Args {
-			if m, ok := reads[a]; ok {
-				out = append(out, ir.ArgDist{Name: a, DimsMapping: slices.Clone(m)})
-			} else if d := dists[a]; d != nil {
-				out = append(out, ir.ArgDist{Name: a, DimsMapping: slices.Clone(d.DimsMapping)})
-			}
-		}
-	}
-	return out
-}
 
 func meshEqual(a, b *ir.ProcessMesh) bool {
 	return a.Name == b.Name && slices.Equal(a.Shape, b.Shape) &&

@@ -13,9 +13,8 @@ import (
 	"github.com/distpass/distpass/ops"
 )
 
-// AnnotateDataParallelPass is the naive data-parallel completion: the
-// batch dim of the data is split along one mesh dim, everything else is
-// replicated.
+// AnnotateDataParallelPass is data-parallel annotation: the batch dim
+// of the data split along one mesh dim, then complete.
 func AnnotateDataParallelPass() *Pass {
 	return &Pass{
 		Name: "annotate-data-parallel",
@@ -23,34 +22,36 @@ func AnnotateDataParallelPass() *Pass {
 The batch dim (dim 0) of every data var (is_data, or written by a feed
 op) is split along the mesh dim axis (but a data var of one row beside
 data of more: a single target for a model whose output folds the batch
-stays whole), and so is dim 0 of every
-non-persistable var that carries it: an output of an op that reads a var
-carrying it, whose dim 0 is the data's batch size (-1 in inference
-programs), and v@GRAD of such a v. Everything else is replicated; every
-op gets impl default:0 with its args' mappings; a loss (role loss) read
-from batch-split vars is partial avg. Ops it cannot prove batch-parallel
-are refused, each named: an op that reads the batch and writes a
-non-persistable tensor without it (a reduction over the batch), a
-reduce op whose dims include 0, a reshape2 that does not keep dim 0, a
-transpose2 that moves it, a flatten that folds it, and any op that
-the impl it gets does not lower on batch shards (partition's own test,
-lower.Fitter: the default impl holds an op with a sharding rule to
-it, so a softmax over the batch is refused). A training batch_norm
-(not is_test, not use_global_stats) on the batch gets, with
+stays whole), its other dims replicated; then complete infers every
+other var's and op's dist and impl from those alone, by the op table's
+sharding rules (the same completion as the complete pass): the batch
+follows through the ops that keep it, an XShape holds it in dim 1,
+v@GRAD takes v's mapping, params are replicated, and a loss read from
+batch-split vars is partial over axis. Ops that do not run on batch
+shards alone are refused, each named: a reduce op whose dims include
+0, a reshape2 that does not keep dim 0, a transpose2 that moves it, a
+flatten that folds it (their attrs say so; completion's rules cannot
+tell a reshape of an unknown batch that keeps it), an op that reads the
+batch and writes a non-persistable tensor without it (a reduction over
+the batch; but the loss), an op without a sharding rule, and an op
+completion would reshard an arg for (a softmax over the batch reads it
+whole); and, when no op is
+refused so, any reshard, conflict, rule conflict or error, or fallback
+completion reports: data parallelism moves no activations. A training
+batch_norm (not is_test, not use_global_stats) on the batch gets, with
 batch-norm=sync (the default), impl batch_norm:0: sync_batch_norm, its
 statistics all-reduced over axis, the serial program's, which check
 compares with the serial program; with batch-norm=local, impl
 default:0: Paddle's batch_norm, each rank's statistics its shard's,
-which check compares with the serial program run on each rank's shard.
-With data-only=true only the data vars are annotated (their batch dim
-split, their other dims replicated; a data var with a dist is refused),
-other vars may have dists already (a weight split for tensor
-parallelism), and no op is refused: complete then infers every other
-dist and impl. complete gives a training batch_norm whose X it splits
-along axis impl batch_norm:0 (sync); so that batch-norm=local holds
-with data-only too, each such op is annotated as well, with the op dist
-complete infers for it (found by completing a copy of the module) but
-impl default:0, which complete then keeps.
+which check compares with the serial program run on each rank's shard
+(complete would pick batch_norm:0 for it, so each such op is annotated
+first with the op dist complete infers for it, found by completing a
+copy of the module, but impl default:0, which complete then keeps).
+With data-only=true only the data vars are annotated (and, with
+batch-norm=local, the training batch_norms), other vars may have dists
+already (a weight split for tensor parallelism; a data var with a dist
+is refused), and no op is refused: run complete after it (after
+append-optimizer, say) to infer the rest.
 The mesh is mesh=NAME
 (declared, with a dim named axis) or shape=N (a new 1-D mesh "world" of
 N ranks 0..N-1 whose dim is axis; N is at most ir.MaxMeshRanks).
@@ -131,7 +132,7 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 			}
 		}
 	}
-	a := &dpAnnotator{m: m, p: m.Main, batch: map[string]bool{}, xshape: map[string]bool{}}
+	a := &dpAnnotator{m: m, p: m.Main, batch: map[string]bool{}}
 	if err := a.seed(); err != nil {
 		return err
 	}
@@ -148,124 +149,176 @@ func AnnotateDataParallelWith(m *ir.Module, o DataParallelOptions) error {
 		}
 		return a.annotateData(pm, newMesh, axis)
 	}
-	a.propagate()
-	if err := errors.Join(a.errs...); err != nil {
+
+	// The data vars, then complete, on a copy: the module is unchanged
+	// on error.
+	c := m.Clone()
+	ca := &dpAnnotator{m: c, p: c.Main, batch: a.batch, size: a.size}
+	cpm := c.Mesh(pm.Name)
+	if newMesh {
+		cpm = cloneMesh(pm)
+	}
+	if bn == "local" {
+		err = ca.annotateDataLocalBN(cpm, newMesh, axis)
+	} else {
+		err = ca.annotateData(cpm, newMesh, axis)
+	}
+	if err != nil {
 		return err
 	}
-	if a.size > 0 && a.size%int64(pm.Shape[axis]) != 0 {
-		return fmt.Errorf("the batch size %d does not split evenly over mesh dim %s of size %d", a.size, axisName, pm.Shape[axis])
+	rep, err := complete.Complete(c, complete.Options{})
+	if err != nil {
+		return err
 	}
-
-	// Apply.
+	ca.refuse(rep, axis)
+	if err := errors.Join(ca.errs...); err != nil {
+		return err
+	}
 	if newMesh {
 		m.Meshes = append(m.Meshes, pm)
 	}
-	mapping := func(v *ir.Var) []int {
-		mp := make([]int, v.Type.Rank())
-		for i := range mp {
-			mp[i] = -1
-		}
-		switch {
-		case a.batch[v.Name()] && len(mp) > 0:
-			mp[0] = axis
-		case a.xshape[v.Name()]:
-			mp[1] = axis
-		}
-		return mp
-	}
-	for _, b := range a.p.Blocks {
-		for _, v := range b.Vars() {
-			if v.Type.IsTensor() {
-				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mapping(v)}
-			}
-		}
-	}
-	for _, b := range a.p.Blocks {
-		for _, op := range b.Ops {
-			d := &ir.OpDist{Mesh: pm.Name, ImplType: "default"}
-			if bn == "sync" && trainingBN(op) && a.readsBatch(op) && pm.Shape[axis] > 1 {
-				d.ImplType = "batch_norm"
-			}
-			for i, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
-				for _, s := range slots {
-					for _, arg := range s.Args {
-						v := a.p.LookupVar(b, arg)
-						if v == nil || !v.Type.IsTensor() {
-							continue
-						}
-						ad := ir.ArgDist{Name: arg, DimsMapping: mapping(v)}
-						if i == 0 {
-							d.Inputs = append(d.Inputs, ad)
-						} else {
-							d.Outputs = append(d.Outputs, ad)
-						}
-					}
-				}
-			}
-			op.Dist = d
-			if op.Role.IsLoss() && op.Role.IsForward() && a.readsBatch(op) {
-				for out := range op.OutputNames {
-					if v := a.p.LookupVar(b, out); v != nil && v.Type.IsTensor() && !a.batch[out] {
-						v.Dist.Partial = []ir.Partial{{Dim: axis, Reduce: ir.ReduceAvg}}
-					}
-				}
-			}
-		}
-	}
-	if s := m.Startup; s != nil {
-		for _, b := range s.Blocks {
-			for _, v := range b.Vars() {
-				if !v.Type.IsTensor() {
-					continue
-				}
-				mp := make([]int, v.Type.Rank())
-				for i := range mp {
-					mp[i] = -1
-				}
-				if mv := m.Main.Global().Var(v.Name()); mv != nil && mv.Dist != nil {
-					mp = slices.Clone(mv.Dist.DimsMapping)
-				}
-				v.Dist = &ir.TensorDist{Mesh: pm.Name, DimsMapping: mp}
-			}
-		}
-	}
-	return a.fits(pm, newMesh)
-}
-
-// fits holds every forward op to the impl it was given, as partition
-// will (the default impl holds an op with a sharding rule to it: a
-// softmax over the batch is no batch-parallel op), and undoes the
-// annotation when one does not fit, naming each.
-func (a *dpAnnotator) fits(pm *ir.ProcessMesh, newMesh bool) error {
-	f := lower.DefaultRegistry().Fitter(a.m)
-	for _, b := range a.p.Blocks {
-		for _, op := range b.Ops {
-			if !op.Role.IsForward() || op.Type == "feed" || op.Type == "fetch" {
+	for pi, p := range m.Programs() {
+		cp := c.Programs()[pi]
+		for bi, b := range p.Blocks {
+			if b == nil {
 				continue
 			}
-			if err := f.Fits(b, op, op.Dist.ImplType, op.Dist.ImplIndex); err != nil {
-				a.fail(b, op, "not provably batch-parallel: %v", err)
-			}
-		}
-	}
-	err := errors.Join(a.errs...)
-	if err == nil {
-		return nil
-	}
-	for _, p := range a.m.Programs() {
-		for _, b := range p.Blocks {
 			for _, v := range b.Vars() {
-				v.Dist = nil
+				v.Dist = cp.Blocks[bi].Var(v.Name()).Dist
 			}
-			for _, op := range b.Ops {
-				op.Dist = nil
+			for i, op := range b.Ops {
+				op.Dist = cp.Blocks[bi].Ops[i].Dist
 			}
 		}
 	}
-	if newMesh {
-		a.m.Meshes = slices.DeleteFunc(a.m.Meshes, func(x *ir.ProcessMesh) bool { return x == pm })
+	return nil
+}
+
+// refuse names, in a completed module, each forward op that does not
+// keep the batch where it is, once: an op that reads a var split on dim
+// 0 along axis and moves that dim (movesBatch: what the op's attrs say,
+// as completion's rules cannot tell a reshape of an unknown batch that
+// keeps it from one that does not), has no sharding rule (a barrier:
+// nothing proves it computes on batch shards), reads an arg another way than its
+// var is split (completion would reshard it: the op does not compute on
+// batch shards alone), or writes a non-persistable tensor without the
+// batch (a reduction over it; but the loss, partial over it). Failing
+// those, any op completion would have to move data for: a reshard, a
+// conflict, a rule it could not follow. Data parallelism moves no
+// activations, so each is refused rather than left to insert-reshards.
+func (a *dpAnnotator) refuse(rep *complete.Report, axis int) {
+	split := func(v *ir.Var) bool {
+		return v != nil && v.Dist != nil && len(v.Dist.DimsMapping) > 0 && v.Dist.DimsMapping[0] == axis &&
+			!slices.ContainsFunc(v.Dist.Partial, func(p ir.Partial) bool { return p.Dim == axis })
 	}
-	return err
+	reshards := map[int64][]complete.Reshard{}
+	for _, r := range rep.Reshards {
+		if !r.Output {
+			reshards[r.Op] = append(reshards[r.Op], r)
+		}
+	}
+	barrier := map[int64]string{}
+	for _, x := range rep.Barriers {
+		barrier[x.Op] = x.Why
+	}
+	// refused holds what refused ops write: a reshard of it follows from
+	// the refusal, and names nothing new.
+	refused := map[string]bool{}
+	fail := func(b *ir.Block, op *ir.Op, format string, args ...any) {
+		a.fail(b, op, format, args...)
+		for out := range op.OutputNames {
+			refused[out] = true
+		}
+	}
+	for _, b := range a.p.Blocks {
+		for _, op := range b.Ops {
+			if op.Type == "feed" || op.Type == "fetch" || op.Role.IsBackward() || op.Role.IsOptimize() {
+				continue
+			}
+			reads := false
+			for in := range op.InputNames {
+				reads = reads || split(a.p.LookupVar(b, in))
+			}
+			if !reads {
+				continue
+			}
+			if why := a.movesBatch(b, op); why != "" {
+				fail(b, op, "not provably batch-parallel: %s", why)
+				continue
+			}
+			if why, ok := barrier[op.ID]; ok {
+				fail(b, op, "not provably batch-parallel: %s: completion replicates its args", why)
+				continue
+			}
+			if i := slices.IndexFunc(reshards[op.ID], func(r complete.Reshard) bool { return !refused[r.Var] }); i >= 0 {
+				r := reshards[op.ID][i]
+				fail(b, op, "not provably batch-parallel: completion would reshard %s from %s to %s: the op does not compute on batch shards alone",
+					r.Var, ir.FormatInts(r.Have), ir.FormatInts(r.Want))
+				continue
+			}
+			if why := a.dropsBatch(b, op, split); why != "" {
+				fail(b, op, "not provably batch-parallel: %s", why)
+			}
+		}
+	}
+	if len(a.errs) > 0 {
+		return
+	}
+	named := func(id int64) string {
+		for _, b := range a.p.Blocks {
+			for _, op := range b.Ops {
+				if op.ID == id {
+					return op.String()
+				}
+			}
+		}
+		return fmt.Sprintf("op %d", id)
+	}
+	for _, r := range rep.Reshards {
+		a.errs = append(a.errs, fmt.Errorf("%s: not provably batch-parallel: completion would reshard %s from %s to %s",
+			named(r.Op), r.Var, ir.FormatInts(r.Have), ir.FormatInts(r.Want)))
+	}
+	for _, x := range rep.Conflicts {
+		a.errs = append(a.errs, fmt.Errorf("%s: not provably batch-parallel: %s dim %d is split along mesh dim %d (from %s) and %d (from %s)",
+			named(x.Op), x.Var, x.Dim, x.Kept, x.KeptFrom, x.Lost, x.LostFrom))
+	}
+	for _, bs := range [][]complete.Barrier{rep.RuleConflicts, rep.RuleErrors, rep.Fallbacks} {
+		for _, x := range bs {
+			a.errs = append(a.errs, fmt.Errorf("%s: not provably batch-parallel: %s", named(x.Op), x.Why))
+		}
+	}
+}
+
+// dropsBatch says which non-persistable tensor op writes without the
+// batch split on its dim 0, or "". batch_norm's statistics are per
+// channel, an XShape holds the batch in dim 1, and the loss is partial
+// over it.
+func (a *dpAnnotator) dropsBatch(b *ir.Block, op *ir.Op, split func(*ir.Var) bool) string {
+	if op.Role.IsLoss() {
+		return ""
+	}
+	for _, s := range op.Outputs {
+		if op.Type == "batch_norm" && s.Name != "Y" || s.Name == "XShape" {
+			continue
+		}
+		for _, out := range s.Args {
+			v := a.p.LookupVar(b, out)
+			if v == nil || !v.Type.IsTensor() || v.Persistable() || split(v) {
+				continue
+			}
+			if v.Type.Rank() > 0 && v.Type.Shape[0] == a.size {
+				return fmt.Sprintf("it reads the batch and writes %s %s, which completion does not split on dim 0 (%s)",
+					out, fmtShape(v.Type.Shape), v.Dist)
+			}
+			return fmt.Sprintf("it reads the batch and writes %s %s, whose dim 0 is not the batch size %d (a reduction over the batch?)",
+				out, fmtShape(v.Type.Shape), a.size)
+		}
+	}
+	return ""
+}
+
+func cloneMesh(pm *ir.ProcessMesh) *ir.ProcessMesh {
+	return &ir.ProcessMesh{Name: pm.Name, Shape: slices.Clone(pm.Shape), DimNames: slices.Clone(pm.DimNames), ProcessIDs: slices.Clone(pm.ProcessIDs)}
 }
 
 // annotateData gives the data vars (the seeds) their dists and nothing
@@ -306,7 +359,7 @@ func (a *dpAnnotator) annotateDataLocalBN(pm *ir.ProcessMesh, newMesh bool, axis
 		return a.annotateData(pm, newMesh, axis)
 	}
 	c := a.m.Clone()
-	ca := &dpAnnotator{m: c, p: c.Main, batch: a.batch, xshape: a.xshape, size: a.size}
+	ca := &dpAnnotator{m: c, p: c.Main, batch: a.batch, size: a.size}
 	if err := ca.annotateData(pm, newMesh, axis); err != nil {
 		return err
 	}
@@ -370,11 +423,8 @@ type dpAnnotator struct {
 	m     *ir.Module
 	p     *ir.Program
 	batch map[string]bool // vars whose dim 0 is the batch
-	// xshape holds the XShape outputs of ops on the batch: the batch is
-	// their dim 1.
-	xshape map[string]bool
-	size   int64 // the batch size, -1 when unknown, 0 before the first data var
-	errs   []error
+	size  int64           // the batch size, -1 when unknown, 0 before the first data var
+	errs  []error
 }
 
 func (a *dpAnnotator) fail(b *ir.Block, op *ir.Op, format string, args ...any) {
@@ -425,72 +475,6 @@ func (a *dpAnnotator) seed() error {
 		a.batch[v.Name()] = true
 	}
 	return nil
-}
-
-func (a *dpAnnotator) readsBatch(op *ir.Op) bool {
-	for in := range op.InputNames {
-		if a.batch[in] {
-			return true
-		}
-	}
-	return false
-}
-
-// propagate marks, op by op in program order, the outputs that carry the
-// batch, and refuses what it cannot prove batch-parallel. Grad ops follow
-// their var: v@GRAD carries the batch when v does.
-func (a *dpAnnotator) propagate() {
-	for _, b := range a.p.Blocks {
-		for _, op := range b.Ops {
-			if op.Type == "feed" || !a.readsBatch(op) {
-				continue
-			}
-			if op.Role.IsBackward() || op.Role.IsOptimize() {
-				for out := range op.OutputNames {
-					if i := strings.Index(out, "@GRAD"); i > 0 && a.batch[out[:i]] {
-						a.batch[out] = true
-					}
-				}
-				continue
-			}
-			if why := a.movesBatch(b, op); why != "" {
-				a.fail(b, op, "not provably batch-parallel: %s", why)
-				continue
-			}
-			// batch_norm's statistics outputs are per channel, not per
-			// sample: in training they are the batch's (sync_batch_norm
-			// all-reduces them, local batch norm keeps each shard's).
-			for _, s := range op.Outputs {
-				if op.Type == "batch_norm" && s.Name != "Y" {
-					continue
-				}
-				if s.Name == "XShape" {
-					// [0, X's dims…]: the batch is its dim 1.
-					for _, out := range s.Args {
-						if v := a.p.LookupVar(b, out); v != nil && v.Type.Rank() > 1 && v.Type.Shape[1] == a.size {
-							a.xshape[out] = true
-						}
-					}
-					continue
-				}
-				for _, out := range s.Args {
-					v := a.p.LookupVar(b, out)
-					if v == nil || !v.Type.IsTensor() || v.Persistable() {
-						continue
-					}
-					if v.Type.Rank() > 0 && v.Type.Shape[0] == a.size {
-						a.batch[out] = true
-						continue
-					}
-					if op.Role.IsLoss() {
-						continue // the loss: partial avg over the batch
-					}
-					a.fail(b, op, "not provably batch-parallel: it reads the batch and writes %s %s, whose dim 0 is not the batch size %d (a reduction over the batch?)",
-						out, fmtShape(v.Type.Shape), a.size)
-				}
-			}
-		}
-	}
 }
 
 // trainingBN reports whether op is a batch_norm that takes its

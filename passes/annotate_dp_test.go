@@ -12,7 +12,7 @@ import (
 	"github.com/distpass/distpass/passes"
 )
 
-// On the MLP's training step, the naive completion gives what the
+// On the MLP's training step, annotate-data-parallel gives what the
 // hand-written dp strategy gives, and the result trains like the serial
 // program.
 func TestAnnotateDataParallelMatchesTheDPStrategy(t *testing.T) {

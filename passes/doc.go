@@ -36,8 +36,8 @@
 // root, has the figures of partitioning and the commands that make them.
 //
 // The training passes append-backward and append-optimizer, and
-// annotate-data-parallel (the naive data-parallel completion of an
-// unannotated program), build what the partitioner takes; complete
-// infers the dists, and insert-reshards makes each data movement they
+// annotate-data-parallel (the data vars' batch split, then complete,
+// refusing what does not run on batch shards alone), build what the
+// partitioner takes; complete infers the dists, and insert-reshards makes each data movement they
 // need an explicit reshard op.
 package passes

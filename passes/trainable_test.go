@@ -675,14 +675,14 @@ func checkSteps(t *testing.T, m *ir.Module, steps int) *check.Report {
 // logits, and the step checks data-parallel. A softmax over another
 // axis is not a classifier's: the loss reads its output; over the batch
 // (axis 0), annotate-data-parallel refuses it (it once annotated it, and
-// the step diverged).
+// the step diverged): completion reads its input whole.
 func TestMakeTrainableLossOnLogits(t *testing.T) {
 	for _, c := range []struct{ attrs, logits, refused string }{
 		{"{axis = -1}", "r", ""},
 		{"{axis = 1}", "r", ""},
 		{"{axis = -1}+scale {scale = 1.0, bias = 0.0}", "r", ""},
 		{"{axis = -1}+scale {scale = 2.0, bias = 0.0}", "p", ""},
-		{"{axis = 0}", "p", "op 5 softmax: not provably batch-parallel: its rule 1b->1b reads r as [-1, -1], not as its dims_mapping [0, -1]: the op does not compute on batch shards alone"},
+		{"{axis = 0}", "p", "op 5 softmax: not provably batch-parallel: completion would reshard r from [0, -1] to [-1, -1]: the op does not compute on batch shards alone"},
 	} {
 		t.Run(c.attrs, func(t *testing.T) {
 			// "attrs+scale attrs": the softmax, then a scale as Paddle's

@@ -20,6 +20,8 @@ func runExample(env *Env, args []string) int {
 		`Example prints an annotated serial training module: the forward program
 of model NAME, its backward, the sharding strategy's annotations and an
 optimizer, with the startup program. Known models: `+strings.Join(examples, ", ")+`.
+Each strategy is a few seed annotations (the data's batch, the params'
+splits, a few ops) that completion finishes.
 Strategies: dp (data parallel), mp (Megatron tensor parallel; an even
 number of layers), dp,mp (both); for moe, ep (expert parallel: experts
 split, tokens split on the batch) and dp,ep (experts split along ep and
