@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/spmd"
@@ -290,7 +291,8 @@ type Infer struct {
 	outs []*ir.Var
 	vals []ir.Value // by def's attrs: the op's value, or the default
 	res  []result
-	buf  []int64 // backs the shapes of res and of Shape
+	buf  []int64   // backs the shapes of res and of Shape
+	read *[]string // when set, collects the names of the attrs read (Def.Rule)
 }
 
 // result is one output type an Infer function set.
@@ -394,6 +396,9 @@ func (c *Infer) Errorf(format string, args ...any) error { return fmt.Errorf(for
 
 // attr returns the op's attr name, or the def's default for it.
 func (c *Infer) attr(name string) ir.Value {
+	if c.read != nil && !slices.Contains(*c.read, name) {
+		*c.read = append(*c.read, name)
+	}
 	if c.def != nil && len(c.vals) == len(c.def.Attrs) {
 		for i := range c.def.Attrs {
 			if c.def.Attrs[i].Name == name {
