@@ -41,8 +41,9 @@ type Def struct {
 	// types and attrs (the letters depend on ranks and transposes); nil
 	// when the op has no rule (completion treats it as replicated).
 	Sharding func(c *Infer) (spmd.ShardingRule, error)
-	// ShardingDoc states the rule in one line, with the Paddle rule it
-	// follows.
+	// ShardingDoc says why in one line, beside the rule as it prints
+	// itself (Rule): the Paddle rule it follows, and what the printed
+	// form does not say.
 	ShardingDoc string
 	// LinearIn lists the input slots the op is linear in while its other
 	// inputs are whole (the matmuls' and elementwise_mul's X and Y,
