@@ -19,7 +19,8 @@ import (
 type PrintedRule struct {
 	spmd.Notation
 	// Attrs are the attrs the rule read, with the values it was printed
-	// for (the defaults), as "name = value".
+	// for, as "name = value": the defaults, and for an ints attr without
+	// one the sample's (RuleSample).
 	Attrs []string
 	// Instance, when the leading dims do not fold (the rule is for one
 	// rank, or its attrs pin dims from the front), names the sample the
@@ -86,29 +87,53 @@ func (d *Def) Rule() *PrintedRule {
 	if d.Sharding == nil {
 		return nil
 	}
+	type printed struct {
+		s     *RuleSample
+		n     spmd.Notation
+		attrs []string
+		ok    bool
+	}
+	memo := map[[2]int]*printed{}
+	at := func(r int, square bool) *printed {
+		k := [2]int{r, 0}
+		if square {
+			k[1] = 1
+		}
+		if memo[k] == nil {
+			p := &printed{}
+			p.s, p.n, p.attrs, p.ok = d.printSample(r, square)
+			memo[k] = p
+		}
+		return memo[k]
+	}
 	// The lowest rank whose rule folds with the next rank's, and whose
 	// fold spells the rank after that: a fold that only two ranks agree
 	// on may be a coincidence (a reduced dim 0).
 	for r := range 5 {
 		for _, square := range []bool{false, true} {
-			p := d.fold(r, square)
-			if p != nil {
-				return p
+			a, b, c := at(r, square), at(r+1, square), at(r+2, square)
+			if !a.ok || !b.ok || !c.ok {
+				continue
+			}
+			if f := foldChecked(a.n, b.n, c.n, c.s); f != nil {
+				return &PrintedRule{Notation: *f, Attrs: a.attrs, Rank: r, Square: square}
 			}
 		}
 	}
 	// No fold: an instance, at a middling rank where one builds.
 	for _, r := range []int{2, 3, 1, 4, 0} {
 		for _, square := range []bool{false, true} {
-			s, n, attrs, ok := d.printSample(r, square)
-			if !ok {
+			a := at(r, square)
+			if !a.ok {
 				continue
 			}
-			p := &PrintedRule{Notation: n, Attrs: attrs, Rank: r, Square: square}
-			if n.Form == "" && len(s.Op.Inputs) > 0 {
-				p.Instance = instanceName(s)
-				if f := d.of; f != nil && f.RuleSample(r, square) != nil {
-					p.Instance = instanceName(f.RuleSample(r, square)) // a grad's, by its forward's
+			p := &PrintedRule{Notation: a.n, Attrs: a.attrs, Rank: r, Square: square}
+			if a.n.Form == "" && len(a.s.Op.Inputs) > 0 {
+				p.Instance = instanceName(a.s)
+				if f := d.of; f != nil {
+					if fs := f.RuleSample(r, square); fs != nil {
+						p.Instance = instanceName(fs) // a grad's, by its forward's
+					}
 				}
 			}
 			return p
@@ -129,15 +154,9 @@ func instanceName(s *RuleSample) string {
 	return "the sample"
 }
 
-// fold prints d's rule at ranks r and r+1 folded, checked at r+2; nil
-// when they do not fold.
-func (d *Def) fold(r int, square bool) *PrintedRule {
-	_, n1, attrs, ok1 := d.printSample(r, square)
-	_, n2, _, ok2 := d.printSample(r+1, square)
-	s3, n3, _, ok3 := d.printSample(r+2, square)
-	if !ok1 || !ok2 || !ok3 {
-		return nil
-	}
+// foldChecked folds n1 and n2 (of consecutive ranks), and checks the fold
+// against n3, the next rank's, of sample s3; nil when they do not fold.
+func foldChecked(n1, n2, n3 spmd.Notation, s3 *RuleSample) *spmd.Notation {
 	f, ok := foldNotations(n1, n2)
 	if !ok {
 		return nil
@@ -154,16 +173,15 @@ func (d *Def) fold(r int, square bool) *PrintedRule {
 	if err != nil || !sameUpToLetters(e, &n3) {
 		return nil
 	}
-	return &PrintedRule{Notation: *f, Attrs: attrs, Rank: r, Square: square}
+	return f
 }
 
 // foldNotations folds a (of some rank) and b (one more) into a's
 // notation with "..." for the leading dims b adds: every slot of b is
-// a's with the same lowercase prefix letters, which no other dim has,
-// or a's as it is; the other letters correspond one to one. The prefix
-// stands for a's leading dims too as far as they are lowercase letters
-// that only the slots with a prefix have, in the same places from the
-// end of the prefix.
+// a's with one lowercase letter before, the same in all and in no other
+// dim, or a's as it is; the other letters correspond one to one. The
+// "..." also takes a's leading letters, from the left, while each is
+// lowercase, the same in every slot that grew, and in no other dim.
 func foldNotations(a, b spmd.Notation) (*spmd.Notation, bool) {
 	if !sameWords(&a, &b) || len(a.In) != len(b.In) || len(a.Out) != len(b.Out) {
 		return nil, false
@@ -336,28 +354,34 @@ func (d *Def) printSample(r int, square bool) (*RuleSample, spmd.Notation, []str
 
 // RuleSample returns an op of d's type whose inputs have rank dims,
 // built from d's slots and attr defaults, and inferred; nil when none
-// infers. The required input slots take one arg (two when variadic),
-// the grad-free ones int64, the others float32; the dims are 10, 11,
+// infers. The required input slots take one arg (a variadic one two,
+// or one where two do not infer), the grad-free ones int64, the others float32; the dims are 10, 11,
 // ... or all 8 when square (a contraction's dims must agree). Where the
 // inference names an input as wrong (the others first), that input
 // tries in turn the first's shape but its last dim 1, without its last
-// dim, [1], its channel dim, its first dim and [8, 8]. A derived grad
-// op's sample is its forward op's, each gradient of the forward var's
-// type.
+// dim, [1], its channel dim, its first dim, [8, 8] and 8 before the
+// first's dims (grouped_matmul's experts). A derived grad op's sample
+// is its forward op's, each gradient of the forward var's type.
 func (d *Def) RuleSample(rank int, square bool) *RuleSample {
 	if d.of != nil {
 		return d.gradSample(rank, square)
 	}
-	if s := d.sample(rank, square, false); s != nil {
-		return s
+	for _, perm := range []bool{false, true} {
+		for _, variadic := range []int{2, 1} {
+			if s := d.sample(rank, square, perm, variadic); s != nil {
+				return s
+			}
+		}
 	}
-	return d.sample(rank, square, true)
+	return nil
 }
 
-// sample is RuleSample's for a def of its own; with perm, an ints attr
+// sample is RuleSample's for a def of its own, with variadic args a
+// variadic slot (two show how a rule treats several: concat's aligned
+// inputs; one where an attr counts them); with perm, an ints attr
 // without a default gets the dims reversed: a permutation, and a list of
 // dims (transpose2's axis).
-func (d *Def) sample(rank int, square, perm bool) *RuleSample {
+func (d *Def) sample(rank int, square, perm bool, variadic int) *RuleSample {
 	first := make([]int64, rank)
 	for i := range first {
 		first[i] = int64(10 + i)
@@ -376,7 +400,7 @@ func (d *Def) sample(rank int, square, perm bool) *RuleSample {
 	if rank > 0 {
 		alts = append(alts, []int64{first[0]})
 	}
-	alts = append(alts, []int64{8, 8})
+	alts = append(alts, []int64{8, 8}, append([]int64{8}, first...))
 
 	s := &RuleSample{Op: &ir.Op{Type: d.Type}, Vars: map[string]*ir.Var{}}
 	for _, a := range d.Attrs {
@@ -398,7 +422,7 @@ func (d *Def) sample(rank int, square, perm bool) *RuleSample {
 		if sl.Optional {
 			continue
 		}
-		name, args := sampleArgs("in_", sl)
+		name, args := sampleArgs("in_", sl, variadic)
 		for _, a := range args {
 			dt := ir.F32
 			if sl.NoGrad {
@@ -409,7 +433,7 @@ func (d *Def) sample(rank int, square, perm bool) *RuleSample {
 		s.Op.Inputs = append(s.Op.Inputs, ir.S(name, args...))
 	}
 	for _, sl := range d.Outputs {
-		name, args := sampleArgs("out_", sl)
+		name, args := sampleArgs("out_", sl, variadic)
 		s.Op.Outputs = append(s.Op.Outputs, ir.S(name, args...))
 	}
 	for range 8*len(ins) + 1 {
@@ -459,15 +483,15 @@ func (d *Def) sample(rank int, square, perm bool) *RuleSample {
 	return nil
 }
 
-// sampleArgs names a sample's args of slot sl: one, two when variadic.
-func sampleArgs(prefix string, sl Slot) (string, []string) {
+// sampleArgs names a sample's args of slot sl: one, or variadic.
+func sampleArgs(prefix string, sl Slot, variadic int) (string, []string) {
 	name := sl.Name
 	if sl.Numbered {
 		name += "0"
 	}
 	n := 1
 	if sl.Variadic {
-		n = 2
+		n = variadic
 	}
 	args := make([]string, n)
 	for k := range args {
