@@ -285,3 +285,58 @@ program startup {
 		})
 	}
 }
+
+// TestEllipsisRule: a rule with leading dims (...) types and shards an
+// op of any rank: the leading dims pass through, the named ones as
+// spelled; and the rule prints as the file writes it.
+func TestEllipsisRule(t *testing.T) {
+	define(t, `optype t_rowsum {
+  input X
+  output Out
+  rule (X: ...k) -> (Out: ...1) sum
+  meaning {
+    reduce_sum(X: X) -> (Out: Out) {dim = [-1], keep_dim = true}
+  }
+}
+`)
+	if got, want := ops.Lookup("t_rowsum").Rule().String(), "(X: ...k) -> (Out: ...1) sum"; got != want {
+		t.Errorf("t_rowsum prints %q, want %q", got, want)
+	}
+	for _, shape := range [][]int64{{5}, {4, 5}, {3, 4, 5}} {
+		x := ir.Var{Type: ir.Tensor(ir.F32, shape...)}.Named("x")
+		out := ir.Var{Type: ir.Tensor(ir.F32)}.Named("y")
+		vars := map[string]*ir.Var{"x": &x, "y": &out}
+		op := &ir.Op{Type: "t_rowsum", Inputs: []ir.Slot{ir.S("X", "x")}, Outputs: []ir.Slot{ir.S("Out", "y")}}
+		res, err := ops.InferOp(op, func(n string) *ir.Var { return vars[n] })
+		if err != nil || len(res) != 1 {
+			t.Fatalf("X %v: inferred %v, %v", shape, res, err)
+		}
+		want := append(slices.Clone(shape[:len(shape)-1]), 1)
+		if !slices.Equal(res[0].Type.Shape, want) {
+			t.Errorf("X %v: Out %v, want %v", shape, res[0].Type.Shape, want)
+		}
+		out.Type = res[0].Type
+		r, err := ops.ShardingRuleOf(op, func(n string) *ir.Var { return vars[n] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first leading dim split along mesh dim 0, k along mesh dim 1.
+		in := make([]int, len(shape))
+		for i := range in {
+			in[i] = -1
+		}
+		in[len(in)-1] = 1
+		if len(in) > 1 {
+			in[0] = 0
+		}
+		s, err := r.Forward([]int{2, 2}, [][]int{in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOut := slices.Clone(in)
+		wantOut[len(wantOut)-1] = -1
+		if !slices.Equal(s.Outputs[0], wantOut) || len(s.Partial[0]) != 1 || s.Partial[0][0] != (ir.Partial{Dim: 1, Reduce: ir.ReduceSum}) {
+			t.Errorf("X %v mapped %v: Out %v partial %v", shape, in, s.Outputs[0], s.Partial[0])
+		}
+	}
+}

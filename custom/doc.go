@@ -37,7 +37,19 @@
 // partial along its mesh dim, reduced by the rule's last word, sum, avg,
 // max or min; sum when omitted); an uppercase letter a dim that must stay
 // whole (need-replication); 1 a dim of size 1, never split. An output's
-// dims are the sizes of its letters in the inputs, and 1 for a 1.
+// dims are the sizes of its letters in the inputs, and 1 for a 1; an
+// uppercase letter only outputs have is a whole dim whose size the
+// meaning gives. A slot's dims may start with ... for any number of
+// leading dims, split like lowercase letters: right-aligned and shared
+// across the inputs that have it, an output's the longest input's (as
+// matmul's batch dims: rule (X: ...mk, Y: ...kn) -> (Out: ...mn) sum).
+// After the reduction, words set what an einsum rule may: strict (a mesh
+// dim on two dims is an error, where the merge otherwise keeps the
+// first), strict-backward (so in Backward only), no-partial (the op
+// reduces its partials itself), select:LETTERS (letters that pick a
+// slice, not summed). The notation is package spmd's (spmd.Notation),
+// the one the built-in rules print themselves in (distpass ops TYPE,
+// docs/rules.md); a free slot (*) is theirs only.
 //
 // The meaning is ops in the text format's op syntax without ids:
 // type(Slot: arg, ...) -> (Slot: arg) {attrs}. An arg named as a slot of

@@ -8,7 +8,8 @@ import (
 )
 
 // A definition file's op type goes into the op table with its grad op
-// type, and prints its rule as the file writes it.
+// type, and prints its rule as the file writes it (ShardingDoc) and as
+// the rule built on a sample op prints itself (Rule).
 func ExampleDefine() {
 	src := `optype example_gap {
   input X
@@ -30,8 +31,10 @@ func ExampleDefine() {
 	}
 	d := ops.Lookup("example_gap")
 	fmt.Println(d.Family, d.ShardingDoc)
+	fmt.Println(d.Rule())
 	fmt.Println(d.GradType(), ops.Lookup(d.GradType()) != nil)
 	// Output:
 	// custom (X: nchw) -> (Out: nc11) avg
+	// (X: nchw) -> (Out: nc11) avg  [for 4-D X]
 	// example_gap_grad true
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/spmd"
@@ -40,8 +41,9 @@ type Def struct {
 	// types and attrs (the letters depend on ranks and transposes); nil
 	// when the op has no rule (completion treats it as replicated).
 	Sharding func(c *Infer) (spmd.ShardingRule, error)
-	// ShardingDoc states the rule in one line, with the Paddle rule it
-	// follows.
+	// ShardingDoc says why in one line, beside the rule as it prints
+	// itself (Rule): the Paddle rule it follows, and what the printed
+	// form does not say.
 	ShardingDoc string
 	// LinearIn lists the input slots the op is linear in while its other
 	// inputs are whole (the matmuls' and elementwise_mul's X and Y,
@@ -290,7 +292,8 @@ type Infer struct {
 	outs []*ir.Var
 	vals []ir.Value // by def's attrs: the op's value, or the default
 	res  []result
-	buf  []int64 // backs the shapes of res and of Shape
+	buf  []int64   // backs the shapes of res and of Shape
+	read *[]string // when set, collects the names of the attrs read (Def.Rule)
 }
 
 // result is one output type an Infer function set.
@@ -394,6 +397,9 @@ func (c *Infer) Errorf(format string, args ...any) error { return fmt.Errorf(for
 
 // attr returns the op's attr name, or the def's default for it.
 func (c *Infer) attr(name string) ir.Value {
+	if c.read != nil && !slices.Contains(*c.read, name) {
+		*c.read = append(*c.read, name)
+	}
 	if c.def != nil && len(c.vals) == len(c.def.Attrs) {
 		for i := range c.def.Attrs {
 			if c.def.Attrs[i].Name == name {

@@ -12,7 +12,7 @@
 // (its slots, attrs and inference); a grad op built by Emit is an op
 // type of its own.
 //
-// A def may also give the op's sharding rule (Sharding, ShardingDoc):
+// A def may also give the op's sharding rule (Sharding, and ShardingDoc):
 // how its inputs' and outputs' dims relate when they are split over a
 // mesh, in both directions, as Paddle's phi SPMD rules say
 // (InferSpmd and InferSpmdReverse). Rules are built from package spmd,
@@ -21,6 +21,16 @@
 // Paddle's ShardingMergeForTensors does; a letter only inputs have is
 // contracted, and makes the outputs partial. ShardingRuleOf builds an
 // op's rule from its types and attrs.
+//
+// A rule prints itself (spmd.ShardingRule's Notation) in the notation
+// custom ops' definition files state (spmd.Notation). The builders are
+// rank-polymorphic code, so Def.Rule prints a def's rule by building it
+// on sample ops of the def (RuleSample: its required slots, its attr
+// defaults, inputs of a rank) at consecutive ranks and folding the
+// leading dims that vary into "..."; a rule whose attrs pin dims from
+// the front (a reduction over dim 0) prints as an instance, named. What
+// it prints is what `distpass ops` and docs/rules.md show; ShardingDoc
+// is the prose beside it: the Paddle rule it follows, and why.
 // A gather or scatter whose index holds positions into each rank's own
 // rows (assign_pos's, and what the KeepsIndex ops make of them) has
 // another rule, LocalIndexRule, which its caller chooses by the index

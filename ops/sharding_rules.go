@@ -14,17 +14,20 @@ import (
 // attrs through Infer and spells Paddle's phi SPMD rule for the op as an
 // spmd.Einsum, with letters in the order of the op's own slots.
 
-// The rules in one line each, for `distpass ops`.
+// The rules' why, for `distpass ops` beside the rule as it prints
+// itself (Def.Rule): the Paddle rule each follows, and what the printed
+// notation does not say (the attrs it was not printed for, why a dim is
+// whole).
 const (
-	unaryDoc     = "Out is X dim for dim (Paddle's ElementwiseUnaryInferSpmd)"
+	unaryDoc     = "Paddle's ElementwiseUnaryInferSpmd"
 	broadcastDoc = "X and Y broadcast: what is added to a split dim is split with it, size-1 dims replicated (ElementwiseBinaryInferSpmd, with the static axis)"
-	matmulDoc    = "X [.., m, k] and Y [.., k, n] give Out [.., m, n]; a split k makes Out partial (sum) along its mesh dim (MatmulInferSpmd)"
+	matmulDoc    = "Paddle's MatmulInferSpmd: batch dims right-aligned, a size-1 one replicated; a 1-D operand has k alone; a transpose swaps an operand's last two dims"
 	mulDoc       = "X [M.., k] and Y [k, N..] give Out [M.., N..]; a split k makes Out partial (sum); a k of several dims is replicated"
-	softmaxDoc   = "the axis replicated, the other dims kept; a mesh dim on two dims is an error (SoftmaxInferSpmd)"
+	softmaxDoc   = "Paddle's SoftmaxInferSpmd: the dim of attr axis (A) kept whole"
 	transposeDoc = "Out's dims are X's, permuted (TransposeInferSpmd)"
 	reduceDoc    = "Out lacks the reduced dims (1 with keep_dim); their mesh dims make Out partial with the op's reduction (ReductionInferSpmd)"
 	layerNormDoc = "the dims before begin_norm_axis kept in Y, Mean and Variance; the normalised dims, Scale and Bias replicated (LayerNormInferSpmd)"
-	embeddingDoc = "Out is Ids' dims and W's last; a split vocabulary (W's first) makes Out partial (sum); with padding_idx or is_sparse the vocabulary is replicated (EmbeddingInferSpmd)"
+	embeddingDoc = "Paddle's EmbeddingInferSpmd: a split vocabulary (k) gives zeros for the ids off a rank's rows; with padding_idx or is_sparse it is kept whole"
 )
 
 // alphabet is the letters rules draw dims from, in order; matmul's m, k
@@ -568,7 +571,7 @@ func softmaxXentRule(c *Infer) (spmd.ShardingRule, error) {
 
 const (
 	alongAxisDoc = "the dim of attr axis replicated, the others passed through; concat's inputs that disagree aligned by cost (Paddle's split, concat, cumsum, top_k rules)"
-	sumDoc       = "every X and Out share their dims (AddNInferSpmd)"
+	sumDoc       = "Paddle's AddNInferSpmd"
 	sliceDoc     = "the sliced axes replicated, the others passed through, decrease_axis dropped (SliceInferSpmd)"
 	gatherDoc    = "X's axis replicated; Out has X's dims with Index's at the axis (GatherInferSpmd); by rank-local positions, LocalIndexRule"
 	xentDoc      = "the class axis replicated, Label and Loss 1 there, the other dims passed through (CrossEntropyWithSoftmaxInferSpmd, dynamic)"
@@ -683,7 +686,7 @@ func affineChannelRule(c *Infer) (spmd.ShardingRule, error) {
 	return c.einsum(map[string]string{"X": x, "Scale": ch, "Bias": ch}, map[string]string{"Out": x})
 }
 
-const optimizerDoc = "Param, Grad, the moments and every *Out of Param's rank share Param's dims; the learning rate and the scalars are replicated (Paddle's optimizer rules)"
+const optimizerDoc = "Paddle's optimizer rules: an update is elementwise over Param, every arg of its shape shares its dims; the one-element args are whole"
 
 // optimizerRule: an update is elementwise over Param: every arg of
 // Param's rank (Grad, Velocity, Moment1, ParamOut, ...) takes Param's

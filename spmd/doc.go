@@ -10,6 +10,9 @@
 //   - Einsum, the rule of most ops: a letter per dim of each arg, the
 //     mappings merged letter by letter (Merge, LetterMap), a letter that
 //     only inputs have making the outputs partial;
+//   - Notation, the one notation of rules: what a custom op's
+//     definition file states (ParseNotation) and what every rule prints
+//     (ShardingRule.Notation), "..." standing for leading dims (Expand);
 //   - ExactPartial: which partial states a dtype holds exactly;
 //   - ReshapeSharding and ReshapeShardingReverse: which dims keep their
 //     sharding when a reshape regroups them;

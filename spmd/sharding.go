@@ -24,6 +24,11 @@ type ShardingRule interface {
 	// Backward takes the outputs' mappings and returns what the op
 	// requires of its inputs and outputs; it gives no partial.
 	Backward(mesh []int, out [][]int) (Sharding, error)
+	// Notation spells the rule per slot for an op whose input and output
+	// args are in and out, in the notation custom ops' definition files
+	// state; a rule that is not an einsum says what it does besides in
+	// its Note, or what it is in its Form.
+	Notation(in, out []Arg) Notation
 }
 
 // Sharding is what a rule gives, per input and output arg.

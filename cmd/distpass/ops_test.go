@@ -36,6 +36,7 @@ type opsDef struct {
 		Name string `json:"name"`
 		Doc  string `json:"doc"`
 	} `json:"impls"`
+	Rule     *string `json:"rule"`
 	Sharding *string `json:"sharding"`
 }
 
@@ -93,7 +94,9 @@ func TestOpsOne(t *testing.T) {
 		"grad:     matmul_v2_grad: X, Y, Out@GRAD -> X@GRAD?, Y@GRAD?\n",
 		"kernel:   yes\n",
 		"impls:\n  matmul_v2:0  column_parallel     c_identity(X) then the matmul;",
-		"\n  matmul_v2:2  replicate_parallel  the matmul as is, matrix dims replicated\nsharding: X [.., m, k] and Y [.., k, n] give Out [.., m, n]; a split k makes Out partial (sum) along its mesh dim (MatmulInferSpmd)\n",
+		"\n  matmul_v2:2  replicate_parallel  the matmul as is, matrix dims replicated\n" +
+			"rule:     (X: ...mk, Y: ...kn) -> (Out: ...mn) sum strict-backward  [trans_x = false, trans_y = false]\n" +
+			"why:      Paddle's MatmulInferSpmd: batch dims right-aligned, a size-1 one replicated; a 1-D operand has k alone; a transpose swaps an operand's last two dims\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ops matmul_v2 lacks %q:\n%s", want, out)
@@ -111,7 +114,7 @@ func TestOpsOne(t *testing.T) {
 	}
 	_, out, _ = distpass("", "ops", "reshard")
 	for _, want := range []string{"reshard: X, moved from X's dist", "kernel:   yes\n",
-		"impls:\n  reshard:0  reshard  this rank's part of X made its part of Out", "sharding: constrains no arg"} {
+		"impls:\n  reshard:0  reshard  this rank's part of X made its part of Out", "rule:     free\nwhy:      constrains no arg"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ops reshard lacks %q:\n%s", want, out)
 		}
@@ -165,7 +168,8 @@ func TestOpsJSON(t *testing.T) {
 		o := doc[i]
 		if o.Type != d.Type || o.Shape != d.Shape || o.Grad != d.GradType() || o.Kernel != (kernels[d.Type] != nil) ||
 			len(o.Impls) != impls[d.Type] || len(o.Inputs) != len(d.Inputs) || len(o.Outputs) != len(d.Outputs) ||
-			len(o.Attrs) != len(d.Attrs) || o.Sharding == nil || *o.Sharding != d.ShardingDoc {
+			len(o.Attrs) != len(d.Attrs) || o.Sharding == nil || *o.Sharding != d.ShardingDoc ||
+			o.Rule == nil || (*o.Rule != "") != (d.Rule() != nil) {
 			t.Errorf("JSON def %d %s does not say what the table does: %+v", i, o.Type, o)
 		}
 	}

@@ -111,7 +111,7 @@ func opTable() string {
 		}
 		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", fam, strings.Join(types, ", "), strings.Join(grads, ", "), strings.Join(rules, ", "))
 	}
-	return fmt.Sprintf("%d op types, and %d grad op types derived from them; `distpass ops` shows their slots, attrs and shape rules:\n\n", n, derived) +
+	return fmt.Sprintf("%d op types, and %d grad op types derived from them; `distpass ops` shows their slots, attrs, shape rules and sharding rules, which [docs/rules.md](docs/rules.md) lists as they print themselves:\n\n", n, derived) +
 		"| family | op types | with a gradient | with a sharding rule |\n|---|---|---|---|\n" + sb.String()
 }
 

@@ -34,8 +34,13 @@ attrs in braces (name:kind=default) and its shape rule.
 
 With TYPE, it shows that one def whole: its doc, each slot (optional,
 variadic, no-grad), each attr (kind, default, allowed values), traits,
-shape rule, grad op and the grad op's slots, kernel, impls, and for a
-grad op the op types it is the gradient of. An unknown TYPE is an error
+shape rule, grad op and the grad op's slots, kernel, impls, for a grad
+op the op types it is the gradient of, and its sharding rule: rule, as
+the rule prints itself on sample ops of the type (the notation of a
+custom op's rule: a lowercase letter a dim that may split, reduced when
+only inputs have it, by the word after; an uppercase one a dim kept
+whole; 1 a size-1 dim; ... the leading dims; * a free slot), with the
+attrs it was printed for in brackets, and why, in prose. An unknown TYPE is an error
 that names the nearest defined types.
 
 -check instead checks the table, with the op types -defs added: every
@@ -52,7 +57,9 @@ sorted by type:
          "reduction", "view", "collective", "monotone", ...), "shape": S (the
          one-line shape rule, "" for none), "grad": T ("": none), "grad_of": [T...] (the
          types whose grad op this is), "kernel": BOOL, "impls": [IMPL...],
-         "sharding": S (the sharding rule in one line, "" for none)}
+         "rule": S (the sharding rule as it prints itself, in the notation of
+         custom ops' rules, "" for none), "sharding": S (why: the rule in
+         prose, with the Paddle rule it follows, "" for none)}
   SLOT: {"name": S, "optional": BOOL, "variadic": BOOL, "no_grad": BOOL,
          "numbered": BOOL (name stands for name0, name1, ...: PIR's positions)}
   ATTR: {"name": S, "kind": K (bool, int, float, string, ints, ...),
@@ -295,7 +302,19 @@ func writeOp(w io.Writer, d *ops.Def, f *opFacts) error {
 	} else {
 		line("impls", "- (default:0 and elementwise:0 lower any op)")
 	}
-	line("sharding", dash(d.ShardingDoc))
+	// The rule as it prints itself (generated from the builder), and the
+	// prose of why, with the Paddle rule it follows.
+	switch r := d.Rule(); {
+	case r != nil:
+		line("rule", r.String())
+	case d.Sharding != nil:
+		line("rule", "- (no sample op of the type builds it; see why)")
+	default:
+		line("rule", "-")
+	}
+	if d.ShardingDoc != "" {
+		line("why", d.ShardingDoc)
+	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -314,6 +333,7 @@ type (
 		GradOf   []string   `json:"grad_of"`
 		Kernel   bool       `json:"kernel"`
 		Impls    []implJSON `json:"impls"`
+		Rule     string     `json:"rule"`
 		Sharding string     `json:"sharding"`
 	}
 	slotJSON struct {
@@ -342,6 +362,9 @@ func writeOpsJSON(w io.Writer, defs []*ops.Def, f *opFacts) error {
 		o := opJSON{Type: d.Type, Doc: d.Doc, Inputs: slotsJSON(d.Inputs), Outputs: slotsJSON(d.Outputs),
 			Attrs: []attrJSON{}, Traits: []string{}, Shape: d.Shape, Grad: d.GradType(),
 			GradOf: ops.GradOf(d.Type), Kernel: f.kernel(d.Type), Impls: []implJSON{}, Sharding: d.ShardingDoc}
+		if r := d.Rule(); r != nil {
+			o.Rule = r.String()
+		}
 		if o.GradOf == nil {
 			o.GradOf = []string{}
 		}
