@@ -113,9 +113,9 @@ func TestEmbeddingCompatible(t *testing.T) {
 		{"Ids seq sharded", v2([]int{-1, 0}, []int{1, -1}, []int{-1, -1, -1}),
 			"row_parallel needs Ids' dims after the first replicated; Ids ids has dims_mapping [-1, 0]"},
 		{"Ids and W on one axis", v2([]int{1, -1}, []int{1, -1}, []int{1, -1, -1}),
-			"row_parallel needs Ids' first dim and W's vocabulary dim on different mesh axes"},
+			"op 1 lookup_table_v2: row_parallel: its rule ab,kn->abn refuses the mappings: rule ab,kn->abn: mesh dim 1 shards dims \"a\" and \"k\""},
 		{"Out sharded", v2([]int{0, -1}, []int{1, -1}, []int{0, 1, -1}),
-			"row_parallel needs Out's dims after the first replicated; Out emb has dims_mapping [0, 1, -1]"},
+			"op 1 lookup_table_v2: row_parallel needs Out emb [0, -1, -1] whole (its collective reduces it) or partial [1] as its rule ab,kn->abn gives; its dist says [0, 1, -1] and not partial"},
 		{"W axis out of range", v2([]int{0, -1}, []int{5, -1}, []int{0, -1, -1}),
 			"op 1 lookup_table_v2: W w: dims_mapping [5, -1]: entry 0 is 5, out of range for a mesh of 2 dims"},
 	} {
