@@ -133,6 +133,17 @@ func TestEmbeddingCompatible(t *testing.T) {
 	t.Run("lookup_table Ids [N, 1]", func(t *testing.T) {
 		checkCompat(t, v1, impl, "op 1 lookup_table: row_parallel does not lower lookup_table whose Ids ids end in a dim of 1 (Out emb has Ids' rank): c_embedding would give Out an extra dim; use lookup_table_v2")
 	})
+	// With a padding_idx the serial lookup gives zeros for the padding
+	// row, which c_embedding would look up: the rule keeps the
+	// vocabulary whole (check found the old acceptance diverging).
+	padded := func(b *ir.Builder) *ir.Op {
+		op := v2([]int{0, -1}, []int{1, -1}, []int{0, -1, -1})(b)
+		op.Attrs.Set("padding_idx", ir.Int(0))
+		return op
+	}
+	t.Run("padding_idx", func(t *testing.T) {
+		checkCompat(t, padded, impl, "op 1 lookup_table_v2: row_parallel needs W w split [-1, -1] as its rule ab,1n->abn gives; its dist says [1, -1]")
+	})
 	// Lowerings check too rather than index out of range.
 	bad := v2([]int{0, -1}, []int{-1, -1}, []int{0, -1, -1})
 	if _, err := lower(t, bad, 0, "lookup_table_v2", 0, impl.Forward, nil); err == nil {
