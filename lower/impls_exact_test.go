@@ -37,6 +37,8 @@ type exactCase struct {
 	attrs   []ir.Attr
 	args    []exactArg
 	partial []string // the args that may be declared partial
+	// fixed maps the args not varied (to keep the product small).
+	fixed map[string][]int
 	// none marks a case whose rule and constraint accept nothing: the
 	// exactness is that the impl refuses every combination.
 	none bool
@@ -104,6 +106,33 @@ func exactCases() []exactCase {
 			args:    []exactArg{{"X", "x", []int64{4, 4, 8}, true, false}, {"Out", "out", []int64{4, 4, 8}, false, false}},
 			partial: []string{"x", "out"}, fits: none},
 	)
+	cs = append(cs, exactCase{name: "grouped_matmul:0", impl: GroupedMatmulExpert(), op: "grouped_matmul",
+		args: []exactArg{{"X", "xr", []int64{8, 4}, true, false}, {"W", "w", []int64{4, 4, 8}, true, false},
+			{"ExpertCount", "gc", []int64{4}, true, true}, {"Out", "h", []int64{8, 8}, false, false}},
+		partial: []string{"h"},
+		fits: func(m map[string][]int, _ map[string][]ir.Partial) bool {
+			return m["w"][1] == -1 && m["w"][2] == -1 && m["xr"][1] == -1 && m["h"][1] == -1
+		}})
+	// Batch norm: X, Scale and Y varied, the statistics replicated.
+	bn := exactCase{name: "batch_norm:0", impl: SyncBatchNorm(), op: "batch_norm",
+		attrs: []ir.Attr{ir.A("is_test", ir.Bool(false)), ir.A("data_layout", ir.String("NCHW"))},
+		fixed: map[string][]int{}, partial: []string{"y"},
+		fits: func(m map[string][]int, _ map[string][]ir.Partial) bool { return m["x"][0] != -1 && m["x"][1] == -1 }}
+	for _, a := range []struct {
+		slot, name string
+		nchw, in   bool
+	}{{"X", "x", true, true}, {"Scale", "scale", false, true}, {"Bias", "bias", false, true}, {"Mean", "mean", false, true},
+		{"Variance", "var", false, true}, {"Y", "y", true, false}, {"MeanOut", "mean", false, false},
+		{"VarianceOut", "var", false, false}, {"SavedMean", "smean", false, false}, {"SavedVariance", "svar", false, false}} {
+		shape := []int64{4}
+		if a.nchw {
+			shape = []int64{4, 4, 2, 2}
+		} else if a.name != "scale" {
+			bn.fixed[a.name] = []int{-1}
+		}
+		bn.args = append(bn.args, exactArg{a.slot, a.name, shape, a.in, false})
+	}
+	cs = append(cs, bn)
 	softmax := func(axis int) func(map[string][]int, map[string][]ir.Partial) bool {
 		return func(m map[string][]int, _ map[string][]ir.Partial) bool {
 			return last(m["x"], axis) == -1 && last(m["out"], axis) == -1
@@ -179,7 +208,11 @@ func (c exactCase) combos(dims int) []exactCombo {
 	for _, a := range c.args {
 		var next []exactCombo
 		for _, x := range out {
-			for _, dm := range exactMappings(len(a.shape), dims) {
+			dms := exactMappings(len(a.shape), dims)
+			if f, ok := c.fixed[a.name]; ok {
+				dms = [][]int{f}
+			}
+			for _, dm := range dms {
 				y := exactCombo{m: clone(x.m), p: clone(x.p)}
 				y.m[a.name] = dm
 				next = append(next, y)
@@ -229,7 +262,17 @@ func (c exactCase) spell(x exactCombo) string {
 func (c exactCase) build(x exactCombo) func(b *ir.Builder) *ir.Op {
 	return func(b *ir.Builder) *ir.Op {
 		var ins, outs []string
+		declared := map[string]bool{}
 		for _, a := range c.args {
+			if a.input {
+				ins = append(ins, a.slot, a.name)
+			} else {
+				outs = append(outs, a.slot, a.name)
+			}
+			if declared[a.name] {
+				continue // an in-place output (batch norm's MeanOut)
+			}
+			declared[a.name] = true
 			dt := ir.F32
 			if a.ids {
 				dt = ir.I64
@@ -237,11 +280,6 @@ func (c exactCase) build(x exactCombo) func(b *ir.Builder) *ir.Op {
 			v := b.Var(a.name, ir.Tensor(dt, a.shape...)).WithDist("world", x.m[a.name]...)
 			for _, p := range x.p[a.name] {
 				v.WithPartial(p.Dim, p.Reduce)
-			}
-			if a.input {
-				ins = append(ins, a.slot, a.name)
-			} else {
-				outs = append(outs, a.slot, a.name)
 			}
 		}
 		typ := c.op
