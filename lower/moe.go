@@ -53,6 +53,11 @@ func ExpertExchange() *Impl {
 	}
 }
 
+// exchangeCompatible is a hand check, not derived from the rule: the
+// counts are each rank's own, which the rule leaves free, and the rows'
+// mappings on the two sides are not the rule's (it splits Out's rows as
+// X's, which would refuse the dp×ep MoE model's xs [-1, -1] -> xr
+// [0, -1], which check proves).
 func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
@@ -248,10 +253,13 @@ func ExpertCapacity() *Impl {
 	}
 }
 
-// capacityCompatible: the counts are replicated (every rank sees the
-// whole world's, after the exchange), limit_by_capacity's capacity is
-// replicated or split along the expert axis like the experts, and
-// prune_gate_by_capacity's output is split as its GateIdx.
+// capacityCompatible is a hand check, not derived from the rule, which
+// leaves the counts free (each rank's own) and keeps capacity whole
+// where this impl also takes it split along the expert axis. The counts
+// are replicated (every rank sees the whole world's, after the
+// exchange), limit_by_capacity's capacity is replicated or split along
+// the expert axis like the experts, and prune_gate_by_capacity's output
+// is split as its GateIdx.
 func capacityCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
