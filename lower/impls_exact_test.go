@@ -332,8 +332,7 @@ func ruleAccepts(ctx *Lowering, op *ir.Op, reduces bool) bool {
 		if i < len(ms) && ms[i] != nil {
 			return ms[i]
 		}
-		r := slices.Repeat([]int{-1}, len(like))
-		return r
+		return slices.Repeat([]int{-1}, len(like))
 	}
 	for i, m := range in {
 		if !slices.Equal(orRep(sh.Inputs, i, m), m) {
@@ -359,11 +358,14 @@ func ruleAccepts(ctx *Lowering, op *ir.Op, reduces bool) bool {
 	return true
 }
 
+// IMPLS_EXACT_DUMP=file writes each combination's verdict to file
+// instead of judging it: run at two revisions and diff the files to list
+// where two versions of the impls disagree.
 func TestImplsExact(t *testing.T) {
 	dump := os.Getenv("IMPLS_EXACT_DUMP")
 	var sb strings.Builder
 	for _, c := range exactCases() {
-		accepted, agreed := 0, 0
+		accepted := 0
 		for _, x := range c.combos(2) {
 			m, b := testModule()
 			op := c.build(x)(b)
@@ -387,8 +389,6 @@ func TestImplsExact(t *testing.T) {
 				t.Errorf("%s: %s: the rule fits and the constraint holds, but the impl refuses: %v", c.name, c.spell(x), err)
 			case !want && err == nil:
 				t.Errorf("%s: %s: the impl accepts what the rule or the constraint refuses", c.name, c.spell(x))
-			default:
-				agreed++
 			}
 		}
 		if accepted == 0 && !c.none {
