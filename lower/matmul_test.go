@@ -314,7 +314,7 @@ func TestMatmulCompatible(t *testing.T) {
 			"replicate_parallel needs Y's last two dims replicated"},
 		// Issue 22, finding 3: every arg against the rule, not some.
 		{"col X rows on mp, Out rows on dp", mm([]int{1, -1}, []int{-1, 1}, []int{0, 1}, noTrans...), col,
-			"op 1 matmul_v2: column_parallel needs Y w split [-1, -1] as its rule mk,kn->mn gives; its dist says [-1, 1] (the rule merges X x [1, -1], Y w [-1, 1])"},
+			"op 1 matmul_v2: column_parallel needs Y w split [-1, -1] as its rule mk,kn->mn gives; its dist says [-1, 1] (the rule merges X x [1, -1], Y w [-1, 1]: mesh dim 1 splits another of their dims first)"},
 		{"col Out columns on another axis than Y's", mm([]int{-1, -1}, []int{-1, 0}, []int{-1, 1}, noTrans...), col,
 			"op 1 matmul_v2: column_parallel needs Out out [-1, 0] and not partial as its rule mk,kn->mn gives; its dist says [-1, 1] and not partial"},
 		{"row X and Y reduction dims on different axes", mm([]int{-1, 0}, []int{1, -1}, []int{-1, -1}, noTrans...), row,

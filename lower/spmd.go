@@ -287,7 +287,15 @@ func ruleFit(ctx *Lowering, op *ir.Op, o ruleOpts) error {
 						sp = append(sp, b.slot+" "+b.name+" "+ir.FormatInts(b.m))
 					}
 				}
-				msg += " (the rule merges " + strings.Join(sp, ", ") + ")"
+				msg += " (the rule merges " + strings.Join(sp, ", ")
+				for k, d := range a.m {
+					if d >= 0 && want[k] != d {
+						// The merge gave the mesh dim to another dim.
+						msg += fmt.Sprintf(": mesh dim %d splits another of their dims first", d)
+						break
+					}
+				}
+				msg += ")"
 			}
 			return errors.New(msg)
 		}
