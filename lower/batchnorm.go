@@ -41,13 +41,25 @@ func SyncBatchNorm() *Impl {
 	}
 }
 
-// syncBNCompatible: a training batch_norm (neither is_test nor
+// syncBNCompatible holds the op to its sharding rule (ruleFit: Y split
+// as X, the spatial dims replicated, the per-channel tensors split as
+// the channels, nothing partial) and to the impl's own constraint,
+// syncBNFits.
+func syncBNCompatible(ctx *Lowering, op *ir.Op) error {
+	if err := syncBNFits(ctx, op); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "sync_batch_norm", carries: true, spell: true})
+}
+
+// syncBNFits: a training batch_norm (neither is_test nor
 // use_global_stats: those normalise by the running statistics, which
 // need no communication and which Paddle's sync_batch_norm refuses),
-// its X's batch dim on a mesh dim of size > 1, and otherwise what the
-// default impl needs (parameters replicated, every arg split at most on
-// that batch dim).
-func syncBNCompatible(ctx *Lowering, op *ir.Op) error {
+// X's batch dim split over a mesh dim of size > 1, and its channels
+// whole (the default impl's grad sync of Scale and Bias, which this impl
+// shares, is what the check of conv-bn-relu proves; a channel split is
+// the rule's but no test proves it here).
+func syncBNFits(ctx *Lowering, op *ir.Op) error {
 	for _, a := range [...]string{"is_test", "use_global_stats"} {
 		if ops.AttrOn(op, a) {
 			return fmt.Errorf("%s: sync_batch_norm synchronises batch statistics; with %s = true the op normalises by its running ones (the default impl lowers it)", op, a)
@@ -56,17 +68,16 @@ func syncBNCompatible(ctx *Lowering, op *ir.Op) error {
 	if _, err := bnBatchAxis(ctx, op); err != nil {
 		return err
 	}
-	for _, s := range [...]string{"X", "Y"} {
-		name, err := slotArg(op, s, s == "X")
-		if err != nil {
-			return err
-		}
-		if err := notPartial(ctx, op, "sync_batch_norm", name); err != nil {
-			return err
-		}
+	x, m, err := argMapping(ctx, op, "X", true)
+	if err != nil {
+		return err
 	}
-	if err := defaultCompatible(ctx, op); err != nil {
-		return fmt.Errorf("%s: sync_batch_norm: %v", op, err)
+	c := 1
+	if l, _ := op.Attrs.Get("data_layout").(ir.String); l == "NHWC" || l == "NDHWC" || l == "NLC" {
+		c = len(m) - 1
+	}
+	if c < len(m) && m[c] != -1 {
+		return fmt.Errorf("%s: sync_batch_norm needs X's channels (dim %d) replicated; X %s has dims_mapping %s", op, c, x, ir.FormatInts(m))
 	}
 	return nil
 }

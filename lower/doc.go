@@ -22,6 +22,13 @@
 // rank's copy of a collective shares, so that the SPMD runner can tell
 // two same-shaped collectives apart.
 //
+// A Paddle-flavoured impl accepts exactly the dists its op's sharding
+// rule accepts, checked as the rule-based impl checks them (an impl that
+// Reduces may also have the rule's partial output whole), plus a
+// constraint of its own, one named predicate (the MoE exchanges and
+// capacity ops, whose rules leave their counts and rows free, check
+// those by hand).
+//
 // Besides the Paddle-flavoured impls, the generic rule-based impl (SPMD,
 // impl spmd:0) lowers any op with a sharding rule (ops): each
 // rank computes the op on its shards as the rule maps them, outputs

@@ -26,14 +26,36 @@ func Elementwise() *Impl {
 	}
 }
 
-// elementwiseCompatible checks that each rank's blocks line up: every
+// elementwiseCompatible holds an elementwise op (ops.Elementwise) that
+// has a sharding rule to it (ruleFit: the args split alike on the dims
+// they share, right-aligned as broadcasting aligns them or Y at axis; a
+// size-1 dim that broadcasts replicated; a partial X carried into Out
+// partial alike by a linear unary op), with no constraint of its own
+// (elementwiseFits). Another op, or one without a rule, gets the hand
+// check it always had (elementwiseBlocks).
+func elementwiseCompatible(ctx *Lowering, op *ir.Op) error {
+	if !elementwiseFits(op) {
+		return elementwiseBlocks(ctx, op)
+	}
+	if rule, err := ops.ShardingRuleOf(op, ctx.serialVar); err != nil || rule == nil {
+		return elementwiseBlocks(ctx, op)
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "elementwise", carries: true, spell: true})
+}
+
+// elementwiseFits: the op is elementwise (ops.Elementwise), each output
+// element computed from the inputs' at its index: the rule then says all
+// the impl needs.
+func elementwiseFits(op *ir.Op) bool { return ops.Has(op.Type, ops.Elementwise) }
+
+// elementwiseBlocks checks that each rank's blocks line up: every
 // arg is split as Out (the first output) on each dim it shares with it,
 // aligned from the last dim as broadcasting aligns them (or from dim
 // axis for a Y of lower rank, Paddle's axis attr); a dim of size 1 that
 // broadcasts may stay replicated. Out's mapping is thus the broadcast of
 // the inputs'. A partial arg is refused but for a linear unary op
 // (assign, cast, scale without bias) whose X and Out are partial alike.
-func elementwiseCompatible(ctx *Lowering, op *ir.Op) error {
+func elementwiseBlocks(ctx *Lowering, op *ir.Op) error {
 	if len(op.Outputs) == 0 || len(op.Outputs[0].Args) == 0 {
 		return fmt.Errorf("%s has no output", op)
 	}

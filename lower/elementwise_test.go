@@ -80,18 +80,18 @@ func TestElementwiseCompatible(t *testing.T) {
 		// Each rank holds half of x's last dim and all of b: the blocks
 		// do not line up (the old check took -1 as fitting anything).
 		{"bias replicated", addBuild([]int{0, -1, 1}, []int{-1}, []int{0, -1, 1}),
-			"op 1 elementwise_add: elementwise needs each arg split as Out on the dims it shares with it; Y b has dims_mapping [-1], Out y [0, -1, 1] (its dim 0 is Out's dim 2)"},
+			"op 1 elementwise_add: elementwise needs Y b split [1] as its rule abc,c->abc gives; its dist says [-1] (the rule merges X x [0, -1, 1], Y b [-1])"},
 		{"all replicated", addBuild([]int{-1, -1, -1}, []int{-1}, []int{-1, -1, -1}), ""},
 		{"bias on another axis", addBuild([]int{-1, -1, 1}, []int{0}, []int{-1, -1, 1}),
-			"op 1 elementwise_add: elementwise needs each arg split as Out on the dims it shares with it; Y b has dims_mapping [0], Out y [-1, -1, 1] (its dim 0 is Out's dim 2)"},
+			"op 1 elementwise_add: elementwise: its rule abc,c->abc refuses the mappings: rule abc,c->abc: dim \"c\" is sharded along two mesh dims, 1 and 0"},
 		{"out differs", addBuild([]int{0, -1, -1}, []int{-1}, []int{1, -1, -1}),
-			"X x has dims_mapping [0, -1, -1], Out y [1, -1, -1] (its dim 0 is Out's dim 0)"},
+			"op 1 elementwise_add: elementwise needs Out y [0, -1, -1] and not partial as its rule abc,c->abc gives; its dist says [1, -1, -1] and not partial"},
 		{"axis out of range", addBuild([]int{0, -1, 3}, []int{-1}, []int{0, -1, 1}),
-			"op 1 elementwise_add: X x: dims_mapping [0, -1, 3]: entry 2 is 3, out of range for a mesh of 2 dims"},
+			"op 1 elementwise_add: elementwise: X x: dims_mapping [0, -1, 3]: entry 2 is 3, out of range for a mesh of 2 dims"},
 		{"axis used twice", addBuild([]int{1, -1, 1}, []int{1}, []int{0, -1, 1}),
-			"op 1 elementwise_add: X x: dims_mapping [1, -1, 1] uses mesh dim 1 twice"},
+			"op 1 elementwise_add: elementwise: X x: dims_mapping [1, -1, 1] uses mesh dim 1 twice"},
 		{"axis used twice, not in a row", addBuild([]int{0, -1, 1}, []int{1}, []int{1, 0, 1}),
-			"op 1 elementwise_add: Out y: dims_mapping [1, 0, 1] uses mesh dim 1 twice"},
+			"op 1 elementwise_add: elementwise: Out y: dims_mapping [1, 0, 1] uses mesh dim 1 twice"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkCompat(t, c.build, impl, c.err) })
 	}

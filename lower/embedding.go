@@ -2,7 +2,6 @@ package lower
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -24,10 +23,23 @@ func EmbeddingVocabParallel() *Impl {
 	}
 }
 
-// embeddingCompatible: W[-2] sharded and W[-1] replicated, Ids[1:]
-// replicated, Ids[0] and W[-2] not on the same mesh axis, Out[1:]
-// replicated.
+// embeddingCompatible holds the op to its sharding rule (ruleFit: Ids'
+// first dim and the vocabulary on different mesh dims, Out's rows split
+// as Ids', Out partial along the vocabulary's mesh dim or, the impl's
+// sum making it so, whole) and to the impl's own constraint
+// (embeddingVocabFits).
 func embeddingCompatible(ctx *Lowering, op *ir.Op) error {
+	if err := embeddingVocabFits(ctx, op); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "row_parallel", reduces: true, carries: true, spell: true})
+}
+
+// embeddingVocabFits: the vocabulary (W's dim 0) split along a mesh dim,
+// W's embedding dim and Ids' dims after the first replicated (Paddle's
+// DistributedEmbeddingImpl), Out whole (c_embedding's sum always runs),
+// and no lookup_table whose Ids end in a dim of 1 (c_embedding keeps it).
+func embeddingVocabFits(ctx *Lowering, op *ir.Op) error {
 	ids, im, err := argMapping(ctx, op, "Ids", true)
 	if err != nil {
 		return err
@@ -56,30 +68,15 @@ func embeddingCompatible(ctx *Lowering, op *ir.Op) error {
 	if len(im) > 1 && !allReplicated(im[1:]) {
 		return fail("Ids' dims after the first replicated", "Ids", ids, im)
 	}
-	if len(im) > 0 && im[0] == w2 {
-		return fmt.Errorf("%s: row_parallel needs Ids' first dim and W's vocabulary dim on different mesh axes; Ids %s has dims_mapping %s, W %s %s",
-			op, ids, ir.FormatInts(im), w, ir.FormatInts(wm))
-	}
-	if len(om) > 1 && !allReplicated(om[1:]) {
-		return fail("Out's dims after the first replicated", "Out", out, om)
-	}
-	// Out holds a row per id: its leading dims are split as Ids'.
 	// lookup_table's Ids end in a dim of 1 that Out's embedding dim takes
 	// the place of; c_embedding keeps every dim of Ids (Out = Ids + [D]),
 	// so such an op would need a reshape this impl does not emit.
-	n := len(im)
 	if strings.HasPrefix(op.Type, "lookup_table") && !strings.HasPrefix(op.Type, "lookup_table_v2") && len(om) == len(im) {
 		return fmt.Errorf("%s: row_parallel does not lower lookup_table whose Ids %s end in a dim of 1 (Out %s has Ids' rank): c_embedding would give Out an extra dim; use lookup_table_v2",
 			op, ids, out)
 	}
-	if len(om) != n+1 || !slices.Equal(om[:n], im[:n]) {
-		return fmt.Errorf("%s: row_parallel needs Out's rows split as Ids; Ids %s has dims_mapping %s, Out %s %s",
-			op, ids, ir.FormatInts(im), out, ir.FormatInts(om))
-	}
-	for _, a := range []string{ids, w, out} {
-		if err := notPartial(ctx, op, "row_parallel", a); err != nil {
-			return err
-		}
+	if v := ctx.Var(out); v != nil && v.Dist.IsPartial() {
+		return fmt.Errorf("%s: row_parallel sums Out %s over the vocabulary's mesh dim into a whole value; its dist says %s", op, out, v.Dist.String())
 	}
 	return nil
 }

@@ -113,9 +113,9 @@ func TestEmbeddingCompatible(t *testing.T) {
 		{"Ids seq sharded", v2([]int{-1, 0}, []int{1, -1}, []int{-1, -1, -1}),
 			"row_parallel needs Ids' dims after the first replicated; Ids ids has dims_mapping [-1, 0]"},
 		{"Ids and W on one axis", v2([]int{1, -1}, []int{1, -1}, []int{1, -1, -1}),
-			"row_parallel needs Ids' first dim and W's vocabulary dim on different mesh axes"},
+			"op 1 lookup_table_v2: row_parallel: its rule ab,kn->abn refuses the mappings: rule ab,kn->abn: mesh dim 1 shards dims \"a\" and \"k\""},
 		{"Out sharded", v2([]int{0, -1}, []int{1, -1}, []int{0, 1, -1}),
-			"row_parallel needs Out's dims after the first replicated; Out emb has dims_mapping [0, 1, -1]"},
+			"op 1 lookup_table_v2: row_parallel needs Out emb [0, -1, -1] whole (its collective reduces it) or partial [1] as its rule ab,kn->abn gives; its dist says [0, 1, -1] and not partial"},
 		{"W axis out of range", v2([]int{0, -1}, []int{5, -1}, []int{0, -1, -1}),
 			"op 1 lookup_table_v2: W w: dims_mapping [5, -1]: entry 0 is 5, out of range for a mesh of 2 dims"},
 	} {
@@ -132,6 +132,17 @@ func TestEmbeddingCompatible(t *testing.T) {
 	}
 	t.Run("lookup_table Ids [N, 1]", func(t *testing.T) {
 		checkCompat(t, v1, impl, "op 1 lookup_table: row_parallel does not lower lookup_table whose Ids ids end in a dim of 1 (Out emb has Ids' rank): c_embedding would give Out an extra dim; use lookup_table_v2")
+	})
+	// With a padding_idx the serial lookup gives zeros for the padding
+	// row, which c_embedding would look up: the rule keeps the
+	// vocabulary whole (check found the old acceptance diverging).
+	padded := func(b *ir.Builder) *ir.Op {
+		op := v2([]int{0, -1}, []int{1, -1}, []int{0, -1, -1})(b)
+		op.Attrs.Set("padding_idx", ir.Int(0))
+		return op
+	}
+	t.Run("padding_idx", func(t *testing.T) {
+		checkCompat(t, padded, impl, "op 1 lookup_table_v2: row_parallel needs W w split [-1, -1] as its rule ab,1n->abn gives; its dist says [1, -1]")
 	})
 	// Lowerings check too rather than index out of range.
 	bad := v2([]int{0, -1}, []int{-1, -1}, []int{0, -1, -1})

@@ -122,8 +122,10 @@ func describe(slot, name string, m, t []int, trans bool) string {
 	return s
 }
 
-// matmulCompatible is the table of §3.3 for impl 0, 1 or 2, checked on
-// the transpose-swapped mappings.
+// matmulCompatible holds the op to its sharding rule (ruleFit; the
+// row-parallel Out may be whole, its sum being the impl's) and to the
+// impl's own constraint, checked on the transpose-swapped mappings:
+// matmulColumnFits, matmulRowFits or matmulReplicatedFits.
 func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 	a, err := readMatmulArgs(ctx, op)
 	if err != nil {
@@ -134,168 +136,96 @@ func matmulCompatible(ctx *Lowering, op *ir.Op, impl int) error {
 		return err
 	}
 	name := matmulImplNames[impl]
-	// The operands are described only on failure: this runs for every op.
-	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
-	yd := func() string { return describe("Y", a.y, a.ym, a.yt, a.transY) }
-	od := func() string { return describe("Out", out, om, om, false) }
-	fail := func(need string, what func() string) error {
-		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what())
-	}
-	if len(a.xt) == 0 {
-		return fail("X of rank 1 or more", xd)
-	}
-	if len(a.yt) == 0 {
-		return fail("Y of rank 1 or more", yd)
-	}
-	if len(om) == 0 {
-		return fail("Out of rank 1 or more", od)
-	}
-	x1, _ := at(a.xt, -1)
-	y1, _ := at(a.yt, -1)
-	y2, hasY2 := at(a.yt, -2)
-	o1, _ := at(om, -1)
-	switch impl {
-	case 0, 1:
-		if !hasY2 {
-			return fail("Y of rank 2 or more", yd)
-		}
-		if !allReplicated(middle(a.xt)) {
-			return fail("X's dims between the first and the last replicated", xd)
-		}
-		if !allReplicated(middle(om)) {
-			return fail("Out's dims between the first and the last replicated", od)
-		}
-	}
-	switch impl {
-	case 0:
-		switch {
-		case x1 != -1:
-			return fail("X's last dim replicated", xd)
-		case y2 != -1:
-			return fail("Y's second-to-last dim replicated", yd)
-		case y1 == -1:
-			return fail("Y's last dim sharded", yd)
-		case o1 == -1:
-			return fail("Out's last dim sharded", od)
-		}
-	case 1:
-		switch {
-		case x1 == -1:
-			return fail("X's last dim sharded", xd)
-		case y2 == -1:
-			return fail("Y's second-to-last dim sharded", yd)
-		case y1 != -1:
-			return fail("Y's last dim replicated", yd)
-		case o1 != -1:
-			return fail("Out's last dim replicated", od)
-		case x1 != y2:
-			// Each rank multiplies its slice of the reduction dim: X's
-			// and Y's slices must be the same one.
-			return fail("X's last dim and Y's second-to-last split along one mesh dim", func() string { return xd() + ", " + yd() })
-		}
-		if v := ctx.Var(out); v != nil && v.Dist.IsPartial() {
-			// A partial Out is the local product itself: whoever needs
-			// it whole pays for the sum.
-			if len(v.Dist.Partial) != 1 || v.Dist.Partial[0] != (ir.Partial{Dim: y2, Reduce: ir.ReduceSum}) {
-				return fmt.Errorf("%s: %s leaves Out partial only along mesh dim %d of the contracted dim, as a sum (partial [%d]); Out %s is %s",
-					op, name, y2, y2, out, v.Dist.String())
-			}
-			return matmulAligned(ctx, op, name, a, out, om, true)
-		}
-	case 2:
-		if x2, ok := at(a.xt, -2); x1 != -1 || ok && x2 != -1 {
-			return fail("X's last two dims replicated", xd)
-		}
-		if y1 != -1 || hasY2 && y2 != -1 {
-			return fail("Y's last two dims replicated", yd)
-		}
-		if o2, ok := at(om, -2); o1 != -1 || ok && o2 != -1 {
-			return fail("Out's last two dims replicated", od)
-		}
-	}
-	return matmulAligned(ctx, op, name, a, out, om, false)
-}
-
-// matmulAligned checks what every impl's local matmul needs to compute
-// this rank's block of Out: Out's rows split as X's, its columns as Y's
-// (Y's last dim; the row-parallel sum leaves them as they are), its
-// batch dims as the operands' (right-aligned, as matmul broadcasts them;
-// an operand's dim of size 1 broadcasts and is not compared), and no
-// arg partial: the kernels compute on whole values (but a row-parallel
-// Out, partialOut, which matmulCompatible checked).
-func matmulAligned(ctx *Lowering, op *ir.Op, name string, a matmulArgs, out string, om []int, partialOut bool) error {
-	// Spelled only on failure, as in matmulCompatible (closures passed in
-	// would escape, one allocation each for every op).
-	xd := func() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
-	yd := func() string { return describe("Y", a.y, a.ym, a.yt, a.transY) }
-	od := func() string { return describe("Out", out, om, om, false) }
-	fail := func(need string, what func() string) error {
-		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what())
-	}
 	if strings.TrimSuffix(op.Type, "_grad") == "mul" && (len(a.xm) != 2 || len(a.ym) != 2) {
 		return fmt.Errorf("%s: the matmul impls lower a mul of 2-D X and Y only (x_num_col_dims flattens others); X %s has %d dims, Y %s %d",
 			op, a.x, len(a.xm), a.y, len(a.ym))
 	}
-	for _, n := range []string{a.x, a.y, out} {
-		if n == out && partialOut {
-			continue
-		}
-		if err := notPartial(ctx, op, name, n); err != nil {
-			return err
-		}
+	// The operands are described only on failure: this runs for every op.
+	fail := func(need string, what func() string) error {
+		return fmt.Errorf("%s: %s needs %s; %s", op, name, need, what())
 	}
-	rx, ry := len(a.xt), len(a.yt)
-	xBatch, yBatch := 0, 0 // the number of batch dims of each operand
-	if rx >= 2 {
-		xBatch = rx - 2
+	if err := [...]func(matmulArgs, string, []int, func(string, func() string) error) error{
+		matmulColumnFits, matmulRowFits, matmulReplicatedFits,
+	}[impl](a, out, om, fail); err != nil {
+		return err
 	}
-	if ry >= 2 {
-		yBatch = ry - 2
+	return ruleFit(ctx, op, ruleOpts{impl: name, reduces: impl == 1, carries: true, spell: true})
+}
+
+// matmulColumnFits: Y's last (output) dim split, the reduction dim (X's
+// last, Y's second-to-last) replicated; and, as Paddle's
+// DistributedMatmulV2Impl0 asks (is_input_compatible,
+// is_output_compatible in dist_matmul.py), X's and Out's dims between
+// the first and the last replicated.
+func matmulColumnFits(a matmulArgs, out string, om []int, fail func(string, func() string) error) error {
+	if err := matmulSplitFits(a, out, om, fail); err != nil {
+		return err
 	}
-	// Out is [batch..., m (when X has 2 dims or more), n (when Y has)].
-	mat := 0
-	if rx >= 2 {
-		mat++
-	}
-	if ry >= 2 {
-		mat++
-	}
-	oBatch := len(om) - mat
-	if oBatch != max(xBatch, yBatch) {
-		return fail(fmt.Sprintf("Out of %d dims for X of %d and Y of %d", max(xBatch, yBatch)+mat, rx, ry), od)
-	}
-	if rx >= 2 && om[oBatch] != a.xt[rx-2] {
-		return fail("Out's rows (its dim -2 or its only matrix dim) split as X's (X's dim -2)", func() string { return xd() + ", " + od() })
-	}
-	if ry >= 2 && om[len(om)-1] != a.yt[ry-1] {
-		return fail("Out's last dim split as Y's", func() string { return yd() + ", " + od() })
-	}
-	xs, ys := varShape(ctx, a.x), varShape(ctx, a.y)
-	for p := 1; p <= oBatch; p++ {
-		ob := om[oBatch-p]
-		for _, opd := range []struct {
-			shape []int64
-			mm    []int
-			n     int
-			d     func() string
-		}{{xs, a.xt, xBatch, xd}, {ys, a.yt, yBatch, yd}} {
-			if p > opd.n {
-				continue
-			}
-			i := opd.n - p
-			if opd.mm[i] == ob {
-				continue
-			}
-			if opd.mm[i] == -1 && i < len(opd.shape) && opd.shape[i] == 1 {
-				continue // broadcast
-			}
-			d := opd.d
-			return fail(fmt.Sprintf("Out's batch dim %d split as the operands' batch dims it comes from", oBatch-p),
-				func() string { return d() + ", " + od() })
-		}
+	x1, _ := at(a.xt, -1)
+	y1, _ := at(a.yt, -1)
+	y2, _ := at(a.yt, -2)
+	switch {
+	case x1 != -1:
+		return fail("X's last dim replicated", a.xd)
+	case y2 != -1:
+		return fail("Y's second-to-last dim replicated", a.yd)
+	case y1 == -1:
+		return fail("Y's last dim sharded", a.yd)
 	}
 	return nil
 }
+
+// matmulRowFits: the reduction dim (X's last, Y's second-to-last) split,
+// Y's last dim replicated; and, as Paddle's DistributedMatmulV2Impl1
+// asks, X's and Out's dims between the first and the last replicated.
+func matmulRowFits(a matmulArgs, out string, om []int, fail func(string, func() string) error) error {
+	if err := matmulSplitFits(a, out, om, fail); err != nil {
+		return err
+	}
+	x1, _ := at(a.xt, -1)
+	y1, _ := at(a.yt, -1)
+	y2, _ := at(a.yt, -2)
+	switch {
+	case x1 == -1:
+		return fail("X's last dim sharded", a.xd)
+	case y2 == -1:
+		return fail("Y's second-to-last dim sharded", a.yd)
+	case y1 != -1:
+		return fail("Y's last dim replicated", a.yd)
+	}
+	return nil
+}
+
+// matmulSplitFits is what the column- and row-parallel impls share: Y of
+// rank 2 or more, and X's and Out's middle dims replicated (Paddle's).
+func matmulSplitFits(a matmulArgs, out string, om []int, fail func(string, func() string) error) error {
+	if len(a.yt) < 2 {
+		return fail("Y of rank 2 or more", a.yd)
+	}
+	if !allReplicated(middle(a.xt)) {
+		return fail("X's dims between the first and the last replicated", a.xd)
+	}
+	if !allReplicated(middle(om)) {
+		return fail("Out's dims between the first and the last replicated", func() string { return describe("Out", out, om, om, false) })
+	}
+	return nil
+}
+
+// matmulReplicatedFits: the matrix dims (the last two) of X and Y
+// replicated; batch dims may be split.
+func matmulReplicatedFits(a matmulArgs, _ string, _ []int, fail func(string, func() string) error) error {
+	if x1, ok := at(a.xt, -1); ok && x1 != -1 || len(a.xt) >= 2 && a.xt[len(a.xt)-2] != -1 {
+		return fail("X's last two dims replicated", a.xd)
+	}
+	if y1, ok := at(a.yt, -1); ok && y1 != -1 || len(a.yt) >= 2 && a.yt[len(a.yt)-2] != -1 {
+		return fail("Y's last two dims replicated", a.yd)
+	}
+	return nil
+}
+
+// xd and yd describe X and Y for messages.
+func (a matmulArgs) xd() string { return describe("X", a.x, a.xm, a.xt, a.transX) }
+func (a matmulArgs) yd() string { return describe("Y", a.y, a.ym, a.yt, a.transY) }
 
 // varShape returns the shape of var name, or nil.
 func varShape(ctx *Lowering, name string) []int64 {

@@ -291,7 +291,7 @@ func TestMatmulCompatible(t *testing.T) {
 		{"col Y k sharded", mm([]int{-1, -1}, []int{0, 1}, []int{-1, 1}, noTrans...), col,
 			"needs Y's second-to-last dim replicated"},
 		{"col Out replicated", mm([]int{0, -1}, []int{-1, 1}, []int{0, -1}, noTrans...), col,
-			"column_parallel needs Out's last dim sharded; Out out has dims_mapping [0, -1]"},
+			"column_parallel needs Out out [0, 1] and not partial as its rule mk,kn->mn gives; its dist says [0, -1] and not partial"},
 		{"col trans_y ok", mm([]int{0, -1}, []int{1, -1}, []int{0, 1}, transY...), col, ""},
 		{"col trans_y wrong", mm([]int{0, -1}, []int{-1, 1}, []int{0, 1}, transY...), col,
 			"column_parallel needs Y's second-to-last dim replicated; Y w has dims_mapping [-1, 1] (transposed: [1, -1])"},
@@ -302,7 +302,7 @@ func TestMatmulCompatible(t *testing.T) {
 		{"row Y n sharded", mm([]int{-1, 1}, []int{1, 0}, []int{-1, -1}, noTrans...), row,
 			"row_parallel needs Y's last dim replicated; Y w has dims_mapping [1, 0]"},
 		{"row Out sharded", mm([]int{-1, 1}, []int{1, -1}, []int{-1, 0}, noTrans...), row,
-			"row_parallel needs Out's last dim replicated"},
+			"row_parallel needs Out out [-1, -1] whole (its collective reduces it) or partial [1] as its rule mk,kn->mn gives; its dist says [-1, 0] and not partial"},
 		{"rep ok", mm([]int{-1, -1}, []int{-1, -1}, []int{-1, -1}, noTrans...), rep, ""},
 		// As in Paddle, impl 2 wants X[-2] replicated: a 2-D X split on
 		// its rows (the batch) is not replicate_parallel.
@@ -314,13 +314,13 @@ func TestMatmulCompatible(t *testing.T) {
 			"replicate_parallel needs Y's last two dims replicated"},
 		// Issue 22, finding 3: every arg against the rule, not some.
 		{"col X rows on mp, Out rows on dp", mm([]int{1, -1}, []int{-1, 1}, []int{0, 1}, noTrans...), col,
-			"op 1 matmul_v2: column_parallel needs Out's rows (its dim -2 or its only matrix dim) split as X's (X's dim -2); X x has dims_mapping [1, -1], Out out has dims_mapping [0, 1]"},
+			"op 1 matmul_v2: column_parallel needs Y w split [-1, -1] as its rule mk,kn->mn gives; its dist says [-1, 1] (the rule merges X x [1, -1], Y w [-1, 1]: mesh dim 1 splits another of their dims first)"},
 		{"col Out columns on another axis than Y's", mm([]int{-1, -1}, []int{-1, 0}, []int{-1, 1}, noTrans...), col,
-			"op 1 matmul_v2: column_parallel needs Out's last dim split as Y's; Y w has dims_mapping [-1, 0], Out out has dims_mapping [-1, 1]"},
+			"op 1 matmul_v2: column_parallel needs Out out [-1, 0] and not partial as its rule mk,kn->mn gives; its dist says [-1, 1] and not partial"},
 		{"row X and Y reduction dims on different axes", mm([]int{-1, 0}, []int{1, -1}, []int{-1, -1}, noTrans...), row,
-			"op 1 matmul_v2: row_parallel needs X's last dim and Y's second-to-last split along one mesh dim; X x has dims_mapping [-1, 0], Y w has dims_mapping [1, -1]"},
+			"op 1 matmul_v2: row_parallel: its rule mk,kn->mn refuses the mappings: rule mk,kn->mn: dim \"k\" is sharded along two mesh dims, 0 and 1"},
 		{"row Out rows not X's", mm([]int{-1, 1}, []int{1, -1}, []int{0, -1}, noTrans...), row,
-			"op 1 matmul_v2: row_parallel needs Out's rows (its dim -2 or its only matrix dim) split as X's (X's dim -2); X x has dims_mapping [-1, 1], Out out has dims_mapping [0, -1]"},
+			"op 1 matmul_v2: row_parallel needs Out out [-1, -1] whole (its collective reduces it) or partial [1] as its rule mk,kn->mn gives; its dist says [0, -1] and not partial"},
 		// An int is a bool, as verify and Paddle's loader read it
 		// (TestIntegerBoolAttrsReadAlike); a string is not.
 		{"trans attr wrong kind", mm([]int{0, -1}, []int{-1, 1}, []int{0, 1}, ir.A("trans_y", ir.String("yes"))), col,

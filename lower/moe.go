@@ -53,6 +53,11 @@ func ExpertExchange() *Impl {
 	}
 }
 
+// exchangeCompatible is a hand check, not derived from the rule: the
+// counts are each rank's own, which the rule leaves free, and the rows'
+// mappings on the two sides are not the rule's (it splits Out's rows as
+// X's, which would refuse the dp×ep MoE model's xs [-1, -1] -> xr
+// [0, -1], which check proves).
 func exchangeCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {
@@ -155,7 +160,22 @@ func GroupedMatmulExpert() *Impl {
 	}
 }
 
+// groupedMatmulCompatible holds the op to its sharding rule (ruleFit:
+// Out's rows split as X's, off W's expert axis, the features as W's,
+// ExpertCount replicated, nothing partial) and to the impl's own
+// constraint, groupedMatmulFits.
 func groupedMatmulCompatible(ctx *Lowering, op *ir.Op) error {
+	if err := groupedMatmulFits(ctx, op); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "expert_parallel", carries: true, spell: true})
+}
+
+// groupedMatmulFits: W [experts, in, out] split at most along the
+// experts (the rule would let a split in-dim make Out partial, which no
+// collective here reduces), and so X's and Out's feature dims
+// replicated, which the rule then implies: checked here to say which.
+func groupedMatmulFits(ctx *Lowering, op *ir.Op) error {
 	w, wm, err := argMapping(ctx, op, "W", true)
 	if err != nil {
 		return err
@@ -164,7 +184,6 @@ func groupedMatmulCompatible(ctx *Lowering, op *ir.Op) error {
 		return fmt.Errorf("%s: expert_parallel needs W [experts, in, out] split at most along the experts; W %s has dims_mapping %s",
 			op, w, ir.FormatInts(wm))
 	}
-	var rows []int
 	for i, slot := range []string{"X", "Out"} {
 		name, m, err := argMapping(ctx, op, slot, i == 0)
 		if err != nil {
@@ -174,30 +193,6 @@ func groupedMatmulCompatible(ctx *Lowering, op *ir.Op) error {
 			return fmt.Errorf("%s: expert_parallel needs %s's feature dim replicated; %s %s has dims_mapping %s",
 				op, slot, slot, name, ir.FormatInts(m))
 		}
-		if err := notPartial(ctx, op, "expert_parallel", name); err != nil {
-			return err
-		}
-		// Each rank multiplies its own rows: Out's rows are X's, and
-		// they come from the ranks of the expert axis, so are not split
-		// along it.
-		rows = append(rows, m[0])
-		if m[0] >= 0 && m[0] == wm[0] {
-			return fmt.Errorf("%s: expert_parallel needs %s's rows off W's expert axis; %s %s has dims_mapping %s, W %s %s",
-				op, slot, slot, name, ir.FormatInts(m), w, ir.FormatInts(wm))
-		}
-	}
-	if rows[0] != rows[1] {
-		x, _ := slotArg(op, "X", true)
-		out, _ := slotArg(op, "Out", false)
-		return fmt.Errorf("%s: expert_parallel needs Out's rows split as X's; X %s has rows on %d, Out %s on %d", op, x, rows[0], out, rows[1])
-	}
-	if ec := op.Input("ExpertCount"); len(ec) == 1 {
-		if m, ok := op.Dist.InputMapping(ec[0]); ok && !allReplicated(m) {
-			return fmt.Errorf("%s: expert_parallel needs the counts replicated; ExpertCount %s has dims_mapping %s", op, ec[0], ir.FormatInts(m))
-		}
-	}
-	if err := notPartial(ctx, op, "expert_parallel", w); err != nil {
-		return err
 	}
 	return nil
 }
@@ -258,10 +253,13 @@ func ExpertCapacity() *Impl {
 	}
 }
 
-// capacityCompatible: the counts are replicated (every rank sees the
-// whole world's, after the exchange), limit_by_capacity's capacity is
-// replicated or split along the expert axis like the experts, and
-// prune_gate_by_capacity's output is split as its GateIdx.
+// capacityCompatible is a hand check, not derived from the rule, which
+// leaves the counts free (each rank's own) and keeps capacity whole
+// where this impl also takes it split along the expert axis. The counts
+// are replicated (every rank sees the whole world's, after the
+// exchange), limit_by_capacity's capacity is replicated or split along
+// the expert axis like the experts, and prune_gate_by_capacity's output
+// is split as its GateIdx.
 func capacityCompatible(ctx *Lowering, op *ir.Op) error {
 	axis, err := expertAxis(ctx, op)
 	if err != nil {

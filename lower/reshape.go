@@ -51,12 +51,22 @@ func reshapeImpl(kind int, name, doc string) *Impl {
 	}
 }
 
-// reshapeCompatible is §3.5's table with its "auto" column: the ranks of
-// X and Out, the dims that must be split alike, and XShape (when
-// present) = [-1] + X. Paddle's same_dim_shape compares XShape[1:] with
-// Out; we compare it with X, as XShape holds X's shape, and ask X == Out
-// in full instead.
+// reshapeCompatible holds the op to its sharding rule (ruleFit: each
+// rank's block of X reshapes into its block of Out, XShape [-1] and X's
+// mapping, a partial X carried into Out partial alike) and to the impl's
+// own constraint, reshapeFits.
 func reshapeCompatible(ctx *Lowering, op *ir.Op, kind int, name string) error {
+	if err := reshapeFits(ctx, op, kind, name); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: name, carries: true, spell: true})
+}
+
+// reshapeFits is §3.5's table, Paddle's reshape impls' own ranks and
+// mappings: add_one_dim_back, Out one dim more than X, its last
+// replicated, the others split as X's; remove_one_dim_back, the same
+// the other way; same_dim_shape, X and Out of one rank, split alike.
+func reshapeFits(ctx *Lowering, op *ir.Op, kind int, name string) error {
 	x, xm, err := argMapping(ctx, op, "X", true)
 	if err != nil {
 		return err
@@ -99,92 +109,5 @@ func reshapeCompatible(ctx *Lowering, op *ir.Op, kind int, name string) error {
 			return fail("X and Out split alike")
 		}
 	}
-	if err := reshapeBlocks(ctx, op, name, x, xm, out, om); err != nil {
-		return err
-	}
-	if xs := op.Output("XShape"); len(xs) > 0 {
-		xsm, err := expectedMapping(ctx, op, "XShape", xs[0])
-		if err != nil {
-			return err
-		}
-		if len(xsm) != len(xm)+1 || xsm[0] != -1 || !slices.Equal(xsm[1:], xm) {
-			return fmt.Errorf("%s: %s needs XShape's mapping to be [-1] followed by X's; XShape %s has dims_mapping %s, X %s %s",
-				op, name, xs[0], ir.FormatInts(xsm), x, ir.FormatInts(xm))
-		}
-	}
 	return nil
-}
-
-// reshapeBlocks checks that each rank's block of X reshapes into its
-// block of Out. In row-major order a split dim of X cuts each run of the
-// elements after the dims before it into equal contiguous blocks; Out's
-// dim split along the same mesh dim cuts the same runs the same way
-// exactly when the dims before it hold as many elements as X's do (the
-// split dim may itself split into several, or merge with the next: the
-// heads of an attention). A partial X is reshaped as its parts only into
-// an Out partial alike.
-func reshapeBlocks(ctx *Lowering, op *ir.Op, name, x string, xm []int, out string, om []int) error {
-	xv, ov := ctx.Var(x), ctx.Var(out)
-	if xv == nil || ov == nil {
-		return nil // the lowering names the missing var
-	}
-	if xv.Dist.IsPartial() || ov.Dist.IsPartial() {
-		if !xv.Dist.IsPartial() || !ov.Dist.IsPartial() || !slices.Equal(xv.Dist.Partial, ov.Dist.Partial) {
-			return fmt.Errorf("%s: %s needs X and Out partial alike or whole; X %s is %s, Out %s %s",
-				op, name, x, xv.Dist.String(), out, ov.Dist.String())
-		}
-	}
-	for i, a := range xm {
-		if a < 0 {
-			continue
-		}
-		j := slices.Index(om, a)
-		if j < 0 || i >= len(xv.Type.Shape) || j >= len(ov.Type.Shape) {
-			continue // the mapping rules above say what is wrong
-		}
-		px, okx := globalPrefix(ctx, xv.Type.Shape, xm, i)
-		po, oko := globalPrefix(ctx, ov.Type.Shape, om, j)
-		if !okx || !oko || px != po {
-			xs, os := globalShape(ctx, xv.Type.Shape, xm), globalShape(ctx, ov.Type.Shape, om)
-			return fmt.Errorf("%s: %s needs the dims before each split dim to hold as many elements in X as in Out; X %s %s is split at dim %d along mesh dim %d, Out %s %s at dim %d",
-				op, name, x, ir.FormatInts(int64sToInts(xs)), i, a, out, ir.FormatInts(int64sToInts(os)), j)
-		}
-	}
-	return nil
-}
-
-// globalShape returns the serial shape of a var of local shape local
-// mapped m: the lowering sees local shapes.
-func globalShape(ctx *Lowering, local []int64, m []int) []int64 {
-	g := slices.Clone(local)
-	for i, a := range m {
-		if a >= 0 && i < len(g) && g[i] >= 0 && ctx.Mesh() != nil && a < len(ctx.Mesh().Shape) {
-			g[i] *= int64(ctx.Mesh().Shape[a])
-		}
-	}
-	return g
-}
-
-// globalPrefix multiplies the serial sizes of the first n dims of a var
-// of local shape local mapped m; false when a dim is of unknown size.
-func globalPrefix(ctx *Lowering, local []int64, m []int, n int) (int64, bool) {
-	p := int64(1)
-	for i, d := range local[:n] {
-		if d < 0 {
-			return 0, false
-		}
-		if i < len(m) && m[i] >= 0 && ctx.Mesh() != nil && m[i] < len(ctx.Mesh().Shape) {
-			d *= int64(ctx.Mesh().Shape[m[i]])
-		}
-		p *= d
-	}
-	return p, true
-}
-
-func int64sToInts(xs []int64) []int {
-	out := make([]int, len(xs))
-	for i, x := range xs {
-		out[i] = int(x)
-	}
-	return out
 }

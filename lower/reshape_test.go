@@ -97,7 +97,7 @@ func TestReshapeCompatible(t *testing.T) {
 		{"add split differs", reshapeBuild(0, s3, []int{0, -1, 1}, s4, []int{0, 1, -1, -1}, nil), add,
 			"add_one_dim_back needs Out's dims but the last split as X's"},
 		{"add bad XShape", reshapeBuild(0, s3, []int{0, -1, 1}, s4, []int{0, -1, 1, -1}, []int{0, -1, -1, 1}), add,
-			"add_one_dim_back needs XShape's mapping to be [-1] followed by X's; XShape xs has dims_mapping [0, -1, -1, 1], X x [0, -1, 1]"},
+			"op 1 reshape2: add_one_dim_back needs XShape xs [-1, 0, -1, 1] and not partial as its rule reshape [2, 6, 16] -> [2, 6, 16, 1] gives; its dist says [0, -1, -1, 1] and not partial"},
 		{"remove ok", reshapeBuild(1, s4, []int{0, -1, 1, -1}, s3, []int{0, -1, 1}, nil), rm, ""},
 		{"remove last sharded", reshapeBuild(1, s4, []int{0, -1, -1, 1}, s3, []int{0, -1, -1}, nil), rm,
 			"remove_one_dim_back needs X's last dim replicated"},

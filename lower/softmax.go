@@ -2,7 +2,6 @@ package lower
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -22,7 +21,20 @@ func SoftmaxReplicateLastAxis() *Impl {
 	}
 }
 
+// softmaxCompatible holds the op to its sharding rule (ruleFit: the
+// softmax axis replicated, Out split as X, no partial) and to the impl's
+// own constraint, softmaxFits, which the rule implies but whose message
+// names the axis.
 func softmaxCompatible(ctx *Lowering, op *ir.Op) error {
+	if err := softmaxFits(ctx, op); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "replicate_last_axis", carries: true, spell: true})
+}
+
+// softmaxFits: the softmax axis (attr axis, an int, default -1)
+// replicated in X and Out, as Paddle's replicate_last_axis impl asks.
+func softmaxFits(ctx *Lowering, op *ir.Op) error {
 	axis := int64(-1)
 	if v := op.Attrs.Get("axis"); v != nil {
 		a, ok := v.(ir.Int)
@@ -31,23 +43,10 @@ func softmaxCompatible(ctx *Lowering, op *ir.Op) error {
 		}
 		axis = int64(a)
 	}
-	var xm, om []int
-	var x, out string
-	for _, s := range []struct {
-		slot  string
-		input bool
-	}{{"X", true}, {"Out", false}} {
-		name, m, err := argMapping(ctx, op, s.slot, s.input)
+	for _, slot := range [...]string{"X", "Out"} {
+		name, m, err := argMapping(ctx, op, slot, slot == "X")
 		if err != nil {
 			return err
-		}
-		if err := notPartial(ctx, op, "replicate_last_axis", name); err != nil {
-			return err
-		}
-		if s.input {
-			x, xm = name, m
-		} else {
-			out, om = name, m
 		}
 		if len(m) == 0 {
 			continue // a 0-D tensor has nothing to split
@@ -57,18 +56,12 @@ func softmaxCompatible(ctx *Lowering, op *ir.Op) error {
 			i += int64(len(m))
 		}
 		if i < 0 || i >= int64(len(m)) {
-			return fmt.Errorf("%s: attr axis %d is out of range for %s %s of rank %d", op, axis, s.slot, name, len(m))
+			return fmt.Errorf("%s: attr axis %d is out of range for %s %s of rank %d", op, axis, slot, name, len(m))
 		}
 		if m[i] != -1 {
 			return fmt.Errorf("%s: replicate_last_axis needs %s's softmax axis %d replicated; %s %s has dims_mapping %s",
-				op, s.slot, axis, s.slot, name, ir.FormatInts(m))
+				op, slot, axis, slot, name, ir.FormatInts(m))
 		}
-	}
-	if !slices.Equal(xm, om) {
-		// Each rank normalises its own block of X into its block of Out:
-		// the blocks must be the same.
-		return fmt.Errorf("%s: replicate_last_axis needs Out split as X; X %s has dims_mapping %s, Out %s %s",
-			op, x, ir.FormatInts(xm), out, ir.FormatInts(om))
 	}
 	return nil
 }

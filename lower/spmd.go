@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -152,15 +153,51 @@ func (c *Lowering) serialVar(name string) *ir.Var {
 	return &g
 }
 
-// spmdCheck holds op's dist to its sharding rule: the op's input mappings
-// are a fixpoint of the rule, its output mappings the rule's outputs, and
-// each output var partial exactly as the rule says (for a grad op, loss
-// non-nil, as SPMDGradPartial says), no input partial, and nothing the
-// local kernels would get wrong.
+// spmdCheck holds op's dist to its sharding rule as the rule-based impl
+// lowers it (ruleFit, no input partial; for a grad op, loss non-nil,
+// each output partial as SPMDGradPartial says and no param grad split
+// along a mesh dim the loss averages over), and refuses what the local
+// kernels would get wrong (spmdLocal).
 func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	// Messages name the impl as the others do theirs: the lowering and
 	// completion say which impl type and index it is.
-	const impl = "rule_based"
+	if err := ruleFit(ctx, op, ruleOpts{impl: "rule_based", loss: loss}); err != nil {
+		return err
+	}
+	return spmdLocal(ctx, op, "rule_based")
+}
+
+// ruleOpts says how ruleFit holds an op to its rule beyond the rule
+// itself.
+type ruleOpts struct {
+	// impl names the impl in messages.
+	impl string
+	// loss is the loss a grad op's partials are averaged by
+	// (SPMDGradPartial), nil for a forward op.
+	loss *spmdLoss
+	// reduces is Impl.Reduces: an output the rule makes partial may
+	// also be declared whole, the impl's collective reducing it.
+	reduces bool
+	// carries accepts an input declared partial where the op takes it
+	// as it is: an OwnPart op reads each rank's own part; an op that
+	// passes X's partial value to Out (ops.PassesPartial: assign, scale,
+	// the views) gives Out X's partial state on top of the rule's. Any
+	// other partial input is refused, as it is without carries: its
+	// pending reduction would have to be done first.
+	carries bool
+	// spell adds every input's mapping to a message on an input the rule
+	// would map otherwise: the rule merges them, and the conflict may be
+	// another arg's (the Paddle impls' messages name both operands).
+	spell bool
+}
+
+// ruleFit holds op's dist to its sharding rule: the op's input mappings
+// are a fixpoint of the rule, its output mappings the rule's outputs, and
+// each output var partial exactly as the rule says (for a grad op, as
+// SPMDGradPartial says; with o.reduces, or whole where the rule makes it
+// partial), no input partial but as o.carries says.
+func ruleFit(ctx *Lowering, op *ir.Op, o ruleOpts) error {
+	impl := o.impl
 	if op.Dist == nil {
 		return fmt.Errorf("%s has no dist", op)
 	}
@@ -228,13 +265,9 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s: its rule %s refuses the mappings: %v", op, impl, rs, err)
 	}
-	for _, a := range ins {
-		if a.m == nil {
-			continue
-		}
-		if err := notPartial(ctx, op, impl, a.name); err != nil {
-			return err
-		}
+	carried, err := carriedPartial(ctx, op, o)
+	if err != nil {
+		return err
 	}
 	for i, a := range ins {
 		if a.m == nil {
@@ -245,8 +278,26 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 				return fmt.Errorf("%s: %s reads %s %s whole (%s), which its rule %s leaves free; its dist says %s",
 					op, impl, a.slot, a.name, ir.FormatInts(want), rs, ir.FormatInts(a.m))
 			}
-			return fmt.Errorf("%s: %s needs %s %s split %s as its rule %s gives; its dist says %s",
+			msg := fmt.Sprintf("%s: %s needs %s %s split %s as its rule %s gives; its dist says %s",
 				op, impl, a.slot, a.name, ir.FormatInts(want), rs, ir.FormatInts(a.m))
+			if o.spell && len(ins) > 1 {
+				var sp []string
+				for _, b := range ins {
+					if b.m != nil {
+						sp = append(sp, b.slot+" "+b.name+" "+ir.FormatInts(b.m))
+					}
+				}
+				msg += " (the rule merges " + strings.Join(sp, ", ")
+				for k, d := range a.m {
+					if d >= 0 && want[k] != d {
+						// The merge gave the mesh dim to another dim.
+						msg += fmt.Sprintf(": mesh dim %d splits another of their dims first", d)
+						break
+					}
+				}
+				msg += ")"
+			}
+			return errors.New(msg)
 		}
 	}
 	for j, a := range outs {
@@ -268,32 +319,80 @@ func spmdCheck(ctx *Lowering, op *ir.Op, loss *spmdLoss) error {
 			wp = sh.Partial[j]
 		}
 		gives := "as its rule " + rs + " gives"
-		if loss != nil {
-			if avg := SPMDGradPartial(wp, loss.dist); !slices.Equal(avg, wp) {
-				gives += ", its sums averaged along the mesh dims the loss " + loss.name + " (" + loss.dist.String() + ") averages over"
+		if o.loss != nil {
+			if avg := SPMDGradPartial(wp, o.loss.dist); !slices.Equal(avg, wp) {
+				gives += ", its sums averaged along the mesh dims the loss " + o.loss.name + " (" + o.loss.dist.String() + ") averages over"
 				wp = avg
 			}
+		}
+		if len(carried) > 0 && a.slot == "Out" {
+			wp = withPartial(wp, carried)
+			gives += ", and X's partial state carried"
 		}
 		var have []ir.Partial
 		if a.v.Dist != nil {
 			have = slices.Clone(a.v.Dist.Partial)
 			slices.SortFunc(have, func(p, q ir.Partial) int { return p.Dim - q.Dim })
 		}
+		if slices.Equal(want, a.m) && o.reduces && len(have) == 0 && len(wp) > 0 {
+			continue // the impl's collective reduces it
+		}
 		if !slices.Equal(want, a.m) || !slices.Equal(wp, have) {
 			if j >= len(sh.Outputs) || sh.Outputs[j] == nil {
 				return fmt.Errorf("%s: %s computes %s %s whole (%s), which its rule %s leaves free; its dist says %s",
 					op, impl, a.slot, a.name, fmtPartial(want, nil), rs, fmtPartial(a.m, have))
 			}
+			if o.reduces && len(wp) > 0 {
+				return fmt.Errorf("%s: %s needs %s %s %s whole (its collective reduces it) or partial %s %s; its dist says %s",
+					op, impl, a.slot, a.name, ir.FormatInts(want), ir.FormatPartial(wp), gives, fmtPartial(a.m, have))
+			}
 			return fmt.Errorf("%s: %s needs %s %s %s %s; its dist says %s",
 				op, impl, a.slot, a.name, fmtPartial(want, wp), gives, fmtPartial(a.m, have))
 		}
 	}
-	if loss != nil {
-		if err := spmdParamGrads(ctx, op, impl, loss); err != nil {
-			return err
+	if o.loss != nil {
+		return spmdParamGrads(ctx, op, impl, o.loss)
+	}
+	return nil
+}
+
+// carriedPartial returns the partial state op carries from X to Out
+// (o.carries and ops.PassesPartial), or nil; or why an input declared
+// partial is refused.
+func carriedPartial(ctx *Lowering, op *ir.Op, o ruleOpts) ([]ir.Partial, error) {
+	if o.carries && ops.Has(op.Type, ops.OwnPart) {
+		return nil, nil
+	}
+	var carried []ir.Partial
+	for _, s := range op.Inputs {
+		for _, a := range s.Args {
+			v := ctx.Var(a)
+			if v == nil || v.Type.Kind != ir.DenseTensor || !v.Dist.IsPartial() {
+				continue
+			}
+			if o.carries && s.Name == "X" && ops.PassesPartial(op, v.Dist.Partial) {
+				carried = slices.Clone(v.Dist.Partial)
+				continue
+			}
+			if err := notPartial(ctx, op, o.impl, a); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return spmdLocal(ctx, op, impl)
+	return carried, nil
+}
+
+// withPartial is ps with the partial states of more added, sorted by
+// mesh dim.
+func withPartial(ps, more []ir.Partial) []ir.Partial {
+	out := slices.Clone(ps)
+	for _, p := range more {
+		if !slices.ContainsFunc(out, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b ir.Partial) int { return a.Dim - b.Dim })
+	return out
 }
 
 // localFill reports whether output slot of op is a fill of the op's

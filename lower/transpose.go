@@ -2,7 +2,6 @@ package lower
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/distpass/distpass/ir"
 )
@@ -21,9 +20,20 @@ func TransposeSameMapping() *Impl {
 	}
 }
 
-// transposeCompatible: len(X) == len(Out) == len(perm), Out[i] ==
-// X[perm[i]], and XShape (when present) = [-1] + X.
+// transposeCompatible holds the op to its sharding rule (ruleFit: Out's
+// dim i split as X's dim axis[i], XShape [-1] and X's mapping, a
+// partial X carried into Out partial alike); the impl has no constraint
+// of its own: the rule is what it names (same mapping, permuted).
 func transposeCompatible(ctx *Lowering, op *ir.Op) error {
+	if err := transposePerm(ctx, op); err != nil {
+		return err
+	}
+	return ruleFit(ctx, op, ruleOpts{impl: "same_mapping_transpose", carries: true, spell: true})
+}
+
+// transposePerm refuses an attr axis that is no permutation of X's and
+// Out's dims, which the rule would not spell, with what is wrong.
+func transposePerm(ctx *Lowering, op *ir.Op) error {
 	x, xm, err := argMapping(ctx, op, "X", true)
 	if err != nil {
 		return err
@@ -40,29 +50,13 @@ func transposeCompatible(ctx *Lowering, op *ir.Op) error {
 	if !ok {
 		return fmt.Errorf("%s: attr axis has kind %s, want ints", op, v.Kind())
 	}
-	// Spelled only for an error: compatibility is checked on every op.
-	both := func() string {
-		return fmt.Sprintf("X %s has dims_mapping %s, Out %s %s", x, ir.FormatInts(xm), out, ir.FormatInts(om))
-	}
 	if len(xm) != len(om) || len(perm) != len(xm) {
-		return fmt.Errorf("%s: same_mapping_transpose needs X, Out and axis %v of one rank; %s", op, []int64(perm), both())
+		return fmt.Errorf("%s: same_mapping_transpose needs X, Out and axis %v of one rank; X %s has dims_mapping %s, Out %s %s",
+			op, []int64(perm), x, ir.FormatInts(xm), out, ir.FormatInts(om))
 	}
 	for i, p := range perm {
 		if p < 0 || p >= int64(len(xm)) {
 			return fmt.Errorf("%s: attr axis %v: entry %d is out of range for rank %d", op, []int64(perm), i, len(xm))
-		}
-		if om[i] != xm[p] {
-			return fmt.Errorf("%s: same_mapping_transpose needs Out's dim %d split as X's dim %d (axis %v); %s", op, i, p, []int64(perm), both())
-		}
-	}
-	if xs := op.Output("XShape"); len(xs) > 0 {
-		xsm, err := expectedMapping(ctx, op, "XShape", xs[0])
-		if err != nil {
-			return err
-		}
-		if len(xsm) != len(xm)+1 || xsm[0] != -1 || !slices.Equal(xsm[1:], xm) {
-			return fmt.Errorf("%s: same_mapping_transpose needs XShape's mapping to be [-1] followed by X's; XShape %s has dims_mapping %s, X %s %s",
-				op, xs[0], ir.FormatInts(xsm), x, ir.FormatInts(xm))
 		}
 	}
 	return nil

@@ -47,13 +47,13 @@ func TestTransposeCompatible(t *testing.T) {
 		{"ok", transposeBuild([]int{0, -1, 1}, []int{0, 1, -1}, []int{-1, 0, -1, 1}, 0, 2, 1), ""},
 		{"ok without XShape", transposeBuild([]int{0, -1, 1}, []int{1, -1, 0}, nil, 2, 1, 0), ""},
 		{"not permuted", transposeBuild([]int{0, -1, 1}, []int{0, -1, 1}, nil, 0, 2, 1),
-			"op 1 transpose2: same_mapping_transpose needs Out's dim 1 split as X's dim 2 (axis [0 2 1]); X x has dims_mapping [0, -1, 1], Out out [0, -1, 1]"},
+			"op 1 transpose2: same_mapping_transpose needs Out out [0, 1, -1] and not partial as its rule abc->acb gives; its dist says [0, -1, 1] and not partial"},
 		{"perm too short", transposeBuild([]int{0, -1, 1}, []int{0, 1, -1}, nil, 0, 2),
 			"same_mapping_transpose needs X, Out and axis [0 2] of one rank"},
 		{"perm out of range", transposeBuild([]int{0, -1, 1}, []int{0, 1, -1}, nil, 0, 3, 1),
 			"op 1 transpose2: attr axis [0 3 1]: entry 1 is out of range for rank 3"},
 		{"bad XShape", transposeBuild([]int{0, -1, 1}, []int{0, 1, -1}, []int{-1, 0, 1, -1}, 0, 2, 1),
-			"same_mapping_transpose needs XShape's mapping to be [-1] followed by X's"},
+			"op 1 transpose2: same_mapping_transpose needs XShape xs [-1, 0, -1, 1] and not partial as its rule abc->acb,1abc gives; its dist says [-1, 0, 1, -1] and not partial"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkCompat(t, c.build, impl, c.err) })
 	}

@@ -35,7 +35,7 @@ program main {
 // is refused there, naming the matmul and why, and partition fails at
 // that step with the same message (not at a later op).
 func TestCheckAnnotationsAsksImpls(t *testing.T) {
-	const want = "main block 0: op 1 matmul_v2: impl matmul_v2:0 (column_parallel) does not fit: column_parallel needs Out's last dim sharded; Out y has dims_mapping [1, -1]"
+	const want = "main block 0: op 1 matmul_v2: impl matmul_v2:0 (column_parallel) does not fit: column_parallel needs Y w split [-1, -1] as its rule mk,kn->mn gives; its dist says [-1, 1] (the rule merges X x [1, -1], Y w [-1, 1]: mesh dim 1 splits another of their dims first)"
 	m := parseModule(t, colParallelBatchOnMP)
 	if err := run(t, testRegistry(t), "append-backward{loss=loss}", m); err != nil {
 		t.Fatal(err)
