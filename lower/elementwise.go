@@ -34,13 +34,19 @@ func Elementwise() *Impl {
 // (elementwiseFits). Another op, or one without a rule, gets the hand
 // check it always had (elementwiseBlocks).
 func elementwiseCompatible(ctx *Lowering, op *ir.Op) error {
-	if !elementwiseFits(op) {
+	if d := ops.Lookup(op.Type); !elementwiseFits(op) || d == nil || d.Sharding == nil {
 		return elementwiseBlocks(ctx, op)
 	}
-	if rule, err := ops.ShardingRuleOf(op, ctx.serialVar); err != nil || rule == nil {
-		return elementwiseBlocks(ctx, op)
+	err := ruleFit(ctx, op, ruleOpts{impl: "elementwise", carries: true, spell: true})
+	if err != nil {
+		// A rule that does not build on these args is no rule for them:
+		// the hand check decides (asked on refusal only, as building the
+		// rule costs what ruleFit's memo saves).
+		if rule, rerr := ops.ShardingRuleOf(op, ctx.serialVar); rerr != nil || rule == nil {
+			return elementwiseBlocks(ctx, op)
+		}
 	}
-	return ruleFit(ctx, op, ruleOpts{impl: "elementwise", carries: true, spell: true})
+	return err
 }
 
 // elementwiseFits: the op is elementwise (ops.Elementwise), each output

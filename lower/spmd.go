@@ -197,6 +197,40 @@ type ruleOpts struct {
 // SPMDGradPartial says; with o.reduces, or whole where the rule makes it
 // partial), no input partial but as o.carries says.
 func ruleFit(ctx *Lowering, op *ir.Op, o ruleOpts) error {
+	// Forward ops alike (a model's layers) get one verdict, as in
+	// batchByRule: the key spells all the check reads, and only
+	// acceptances are kept (a refusal names the op's vars). A grad op's
+	// verdict reads the loss and the params' grads besides: not kept.
+	if o.loss != nil || !fitKey(ctx, op) {
+		return ruleFitOnce(ctx, op, o)
+	}
+	st := ctx.st
+	st.fitBuf = append(st.fitBuf, 0xfe)
+	st.fitBuf = append(st.fitBuf, o.impl...)
+	st.fitBuf = append(st.fitBuf, 0, boolByte(o.reduces), boolByte(o.carries), boolByte(o.spell))
+	if st.fits[string(st.fitBuf)] {
+		return nil
+	}
+	key := string(st.fitBuf)
+	if err := ruleFitOnce(ctx, op, o); err != nil {
+		return err
+	}
+	if st.fits == nil {
+		st.fits = map[string]bool{}
+	}
+	st.fits[key] = true
+	return nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ruleFitOnce is ruleFit, unremembered.
+func ruleFitOnce(ctx *Lowering, op *ir.Op, o ruleOpts) error {
 	impl := o.impl
 	if op.Dist == nil {
 		return fmt.Errorf("%s has no dist", op)
