@@ -377,6 +377,19 @@ func AppendOpKey(b []byte, op *Op) ([]byte, bool) {
 	return append(b, 1), true
 }
 
+// AppendIntsKey appends to b an exact spelling of xs, for map keys: nil
+// and empty spell apart (a mapping left free is not a scalar's).
+func AppendIntsKey(b []byte, xs []int) []byte {
+	if xs == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(xs)+1))
+	for _, x := range xs {
+		b = binary.AppendVarint(b, int64(x))
+	}
+	return b
+}
+
 // AppendTypeKey appends to b an exact spelling of t (kind, dtype,
 // shape), for map keys.
 func AppendTypeKey(b []byte, t Type) []byte {

@@ -454,17 +454,7 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 	} else {
 		b = append(b, 0)
 	}
-	ints := func(xs []int) {
-		if xs == nil {
-			b = append(b, 0)
-			return
-		}
-		b = binary.AppendUvarint(b, uint64(len(xs)+1))
-		for _, x := range xs {
-			b = binary.AppendVarint(b, int64(x))
-		}
-	}
-	ints(ctx.Mesh().Shape)
+	b = ir.AppendIntsKey(b, ctx.Mesh().Shape)
 	names := ctx.st.fitNames[:0]
 	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		b = append(b, byte(side))
@@ -485,7 +475,7 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 					b = append(b, 1)
 					b = append(b, v.Dist.Mesh...)
 					b = append(b, 0)
-					ints(v.Dist.DimsMapping)
+					b = ir.AppendIntsKey(b, v.Dist.DimsMapping)
 					b = binary.AppendUvarint(b, uint64(len(v.Dist.Partial)))
 					for _, p := range v.Dist.Partial {
 						b = binary.AppendUvarint(b, uint64(p.Dim))
@@ -498,7 +488,7 @@ func fitKey(ctx *Lowering, op *ir.Op) bool {
 				} else {
 					b = append(b, 0)
 				}
-				ints(ctx.Mapping(a))
+				b = ir.AppendIntsKey(b, ctx.Mapping(a))
 				if v.Kind == ir.KindParam {
 					b = append(b, 1)
 				} else {

@@ -126,17 +126,7 @@ func (fm *FoldMemo) GradFolds(op *ir.Op, keyVar, lookup func(string) *ir.Var, ma
 	if !ok {
 		return GradFolds(op, lookup, mapping, mesh, axis)
 	}
-	ints := func(xs []int) {
-		if xs == nil {
-			b = append(b, 0)
-			return
-		}
-		b = binary.AppendUvarint(b, uint64(len(xs)+1))
-		for _, x := range xs {
-			b = binary.AppendVarint(b, int64(x))
-		}
-	}
-	ints(mesh)
+	b = ir.AppendIntsKey(b, mesh)
 	b = binary.AppendVarint(b, int64(axis))
 	for side, slots := range [2][]ir.Slot{op.Inputs, op.Outputs} {
 		b = append(b, byte(side))
@@ -154,12 +144,12 @@ func (fm *FoldMemo) GradFolds(op *ir.Op, keyVar, lookup func(string) *ir.Var, ma
 				if v.Dist != nil {
 					b = append(b, v.Dist.Mesh...)
 					b = append(b, 0)
-					ints(v.Dist.DimsMapping)
+					b = ir.AppendIntsKey(b, v.Dist.DimsMapping)
 				} else {
 					b = append(b, 0xff)
 				}
 				if side == 0 {
-					ints(mapping(a))
+					b = ir.AppendIntsKey(b, mapping(a))
 				}
 			}
 		}
