@@ -116,7 +116,10 @@ func (s *suite) registry() *lower.Registry {
 }
 
 // partitionOverClone is one rank's partition on a clone timed just
-// before it.
+// before it, the least of three clones: a process's first large clone
+// pays for faulting fresh pages in (up to six times a later one's at
+// 10^6 ops), as much as the heap the benchmarks before it left, which
+// the yardstick must not measure.
 func (s *suite) partitionOverClone(n int) benchmark {
 	var md *module
 	return benchmark{
@@ -124,7 +127,14 @@ func (s *suite) partitionOverClone(n int) benchmark {
 		prepare: func() (err error) { md, err = s.module(n, 2, 4); return err },
 		run: func() (sample, error) {
 			var c *ir.Module
-			clone, _ := measure(func() error { c = md.m.Clone(); return nil })
+			var clone sample
+			for i := range 3 {
+				c = nil
+				cs, _ := measure(func() error { c = md.m.Clone(); return nil })
+				if i == 0 || cs.ns < clone.ns {
+					clone = cs
+				}
+			}
 			r, err := measure(func() error { return passes.Partition(c, s.registry(), 0) })
 			r.extra = []metric{{float64(clone.ns), "clone-ns/op", 0}, {float64(r.ns) / float64(max(clone.ns, 1)), "partition/clone", 3}}
 			return r, err

@@ -3,10 +3,10 @@
 //
 //   - PartitionOverClone/ops=N: one rank's partition of the synthetic GPT
 //     (models.SyntheticGPT, a 2×4 mesh), each run on a clone timed just
-//     before it, reported as the partition's time and as that over its
-//     own clone's (the partition/clone unit): two timings made one right
-//     after the other, which the machine's drift moves less than two
-//     benchmarks minutes apart.
+//     before it (the least of three), reported as the partition's time
+//     and as that over its own clone's (the partition/clone unit): two
+//     timings made one right after the other, which the machine's drift
+//     moves less than two benchmarks minutes apart.
 //   - TwinParseVerifyPrint/ops=N/tool=distpass|mlir-opt: the .dpir text
 //     of the synthetic GPT read from a file, parsed, verified and printed
 //     to /dev/null in process, against mlir-opt --allow-unregistered-dialect
