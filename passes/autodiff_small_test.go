@@ -14,6 +14,10 @@ func init() {
 	fdCases["relu6"] = unaryCase("relu6", ir.A("threshold", ir.Float(0.5)))
 	// Attrs that put some inputs on each of hard_swish's three pieces.
 	fdCases["hard_swish"] = unaryCase("hard_swish", ir.A("threshold", ir.Float(1.2)), ir.A("scale", ir.Float(1.5)), ir.A("offset", ir.Float(0.3)))
+	fdCases["swish"] = unaryCase("swish", ir.A("beta", ir.Float(1.3)))
+	fdCases["silu"] = unaryCase("silu")
+	// Its defaults keep inputs in [-1, 1] off the kinks at ±2.5.
+	fdCases["hard_sigmoid"] = unaryCase("hard_sigmoid")
 	fdCases["affine_channel"] = func(f *fdModule) string {
 		f.in("x", 2, 3, 2, 2)
 		f.in("scale", 3)

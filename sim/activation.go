@@ -257,6 +257,49 @@ func hardSwishAttrs(op *ir.Op) (threshold, scale, offset float64, err error) {
 	return threshold, scale, offset, err
 }
 
+// swishOf is X * sigmoid(beta * X) and its derivative in X,
+// sigmoid(bX) * (1 + bX * (1 - sigmoid(bX))); silu is beta 1.
+func swishOf(beta float64) (f, d func(float64) float64) {
+	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-beta*v)) }
+	f = func(v float64) float64 { return v * sig(v) }
+	d = func(v float64) float64 { s := sig(v); return s * (1 + beta*v*(1-s)) }
+	return f, d
+}
+
+func swish(op *ir.Op, in Args) (Args, error) {
+	f, _ := swishOf(attrFloat(op, "beta", 1))
+	return unary(f)(op, in)
+}
+
+func swishGrad(op *ir.Op, in Args) (Args, error) {
+	_, d := swishOf(attrFloat(op, "beta", 1))
+	return unaryGrad("X", d)(op, in)
+}
+
+var (
+	siluF, siluD = swishOf(1)
+	silu         = unary(siluF)
+	siluGrad     = unaryGrad("X", siluD)
+)
+
+// hardSigmoid clips slope * X + offset to [0, 1].
+func hardSigmoid(op *ir.Op, in Args) (Args, error) {
+	k, b := attrFloat(op, "slope", 0.2), attrFloat(op, "offset", 0.5)
+	return unary(func(v float64) float64 { return min(max(k*v+b, 0), 1) })(op, in)
+}
+
+// hardSigmoidGrad passes slope * Out@GRAD where Out is strictly inside
+// (0, 1), as Paddle's does, reading Out.
+func hardSigmoidGrad(op *ir.Op, in Args) (Args, error) {
+	k := attrFloat(op, "slope", 0.2)
+	return unaryGrad("Out", func(o float64) float64 {
+		if o > 0 && o < 1 {
+			return k
+		}
+		return 0
+	})(op, in)
+}
+
 // activationKernels are the kernels of this file, by op type.
 func activationKernels() Kernels {
 	return Kernels{
@@ -268,5 +311,8 @@ func activationKernels() Kernels {
 		"softmax": softmax, "softmax_grad": softmaxGrad,
 		"relu6": relu6, "relu6_grad": relu6Grad,
 		"hard_swish": hardSwish, "hard_swish_grad": hardSwishGrad,
+		"swish": swish, "swish_grad": swishGrad,
+		"silu": silu, "silu_grad": siluGrad,
+		"hard_sigmoid": hardSigmoid, "hard_sigmoid_grad": hardSigmoidGrad,
 	}
 }

@@ -114,9 +114,7 @@ func cast(op *ir.Op, in Args) (Args, error) {
 			return nil, errf(op, "in_dtype %s but X is %s", dt, x.DType)
 		}
 	}
-	if !op.Attrs.Has("out_dtype") {
-		return nil, errf(op, "no out_dtype")
-	}
+	// Absent, out_dtype is the table's default, as verify infers it.
 	dt, err := dtypeAttr(op, "out_dtype", x.DType)
 	if err != nil {
 		return nil, err

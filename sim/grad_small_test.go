@@ -27,6 +27,13 @@ func init() {
 		// threshold and scale differ: above the ramp the slope is 4/5.
 		act("hard_swish/attrs", "hard_swish", "X", td(sh(2, 4), -3, -1.2, -0.8, 0.3, 1.5, 2.9, 3.1, 5),
 			A("threshold", ir.Float(4)), A("scale", ir.Float(5)), A("offset", ir.Float(1)))
+		act("swish", "swish", "X", u(3, 4))
+		act("swish/beta", "swish", "X", u(3, 4), A("beta", ir.Float(1.7)))
+		act("silu", "silu", "X", u(3, 4))
+		// hard_sigmoid's kinks are at Out 0 and 1 (X -2.5 and 2.5 by default).
+		act("hard_sigmoid", "hard_sigmoid", "Out", td(sh(2, 4), -4, -2.6, -2.3, -0.5, 0.7, 2.2, 2.7, 5))
+		act("hard_sigmoid/attrs", "hard_sigmoid", "Out", td(sh(2, 3), -3, -0.9, -0.2, 0.4, 0.7, 2),
+			A("slope", ir.Float(0.5)), A("offset", ir.Float(0.25)))
 		ac := func(name string, x *Tensor, c int64, layout string) {
 			var at []ir.Attr
 			if layout != "" {

@@ -22,6 +22,9 @@ func init() {
 	inferCases = append(inferCases,
 		act("relu6", "{threshold = 0.5}"), actGrad("relu6_grad", "Out", "{threshold = 0.5}"),
 		act("hard_swish", "{threshold = 6.0, scale = 6.0, offset = 3.0}"), actGrad("hard_swish_grad", "X", ""),
+		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
+		act("silu", ""), actGrad("silu_grad", "X", ""),
+		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),
 		inferCase{Name: "affine_channel/NCHW", Src: `program main { block 0 {
  var x : f32[2, 3, 4, 5]
  var s : f32[3]

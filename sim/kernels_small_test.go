@@ -32,6 +32,20 @@ func TestSmallOpValues(t *testing.T) {
 			Args{"X": {td(sh(3), -2, 1, 5)}}, "Out", td(sh(3), 0, 1, 10)},
 		{"hard_swish_grad", mkOp("hard_swish_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
 			Args{"X": {td(sh(3), -4, 0, 4)}, "Out@GRAD": {td(sh(3), 2, 2, 2)}}, "X@GRAD", td(sh(3), 0, 1, 2)},
+		// swish(x) = x * sigmoid(beta x): 0 at 0, x/2 at beta 0.
+		{"swish/beta0", mkOp("swish", Sl("X", "x"), Sl("Out", "o"), A("beta", ir.Float(0))),
+			Args{"X": {td(sh(3), -2, 0, 4)}}, "Out", td(sh(3), -1, 0, 2)},
+		{"swish_grad/beta0", mkOp("swish_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "d"), A("beta", ir.Float(0))),
+			Args{"X": {td(sh(2), -2, 4)}, "Out@GRAD": {td(sh(2), 2, 4)}}, "X@GRAD", td(sh(2), 1, 2)},
+		{"silu/zero", mkOp("silu", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(1), 0)}}, "Out", td(sh(1), 0)},
+		// sigmoid(0) = 1/2 and silu'(0) = 1/2.
+		{"silu_grad/zero", mkOp("silu_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"X": {td(sh(1), 0)}, "Out@GRAD": {td(sh(1), 3)}}, "X@GRAD", td(sh(1), 1.5)},
+		// Paddle's defaults: slope 0.2, offset 0.5, clipped to [0, 1].
+		{"hard_sigmoid", mkOp("hard_sigmoid", Sl("X", "x"), Sl("Out", "o")),
+			Args{"X": {td(sh(4), -5, -1, 1, 5)}}, "Out", td(sh(4), 0, 0.3, 0.7, 1)},
+		{"hard_sigmoid_grad", mkOp("hard_sigmoid_grad", Sl("Out", "o", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"Out": {td(sh(3), 0, 0.3, 1)}, "Out@GRAD": {td(sh(3), 5, 5, 5)}}, "X@GRAD", td(sh(3), 0, 1, 0)},
 		{"affine_channel/NCHW", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NCHW"))),
 			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 1, 2), 2.5, 4.5, -2, -3)},
 		{"affine_channel/NHWC", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NHWC"))),
