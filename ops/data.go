@@ -233,6 +233,13 @@ func dataDefs() []*Def {
 			// With an AxisTensor the axis is data: no rule.
 			Sharding:    alongAxisRule("X", "Out"),
 			ShardingDoc: alongAxisDoc,
+			Grad: &Grad{Reads: []string{"X", "Out@GRAD"}, Diff: []string{"X"},
+				Unsupported: func(fwd *ir.Op) string {
+					if len(fwd.Input("AxisTensor")) > 0 {
+						return "an AxisTensor input is not supported (the grad cuts along the axis attr)"
+					}
+					return ""
+				}},
 		},
 		{
 			Type: "split", Doc: "X cut along axis into num equal parts or parts of sections",
@@ -255,6 +262,15 @@ func dataDefs() []*Def {
 			Infer:       inferSlice,
 			Sharding:    sliceRule,
 			ShardingDoc: sliceDoc,
+			Grad: &Grad{Reads: []string{"Input", "Out@GRAD"}, Diff: []string{"Input"},
+				Unsupported: func(fwd *ir.Op) string {
+					for _, s := range []string{"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"} {
+						if len(fwd.Input(s)) > 0 {
+							return "bounds from " + s + " are not supported (the grad reads the starts and ends attrs)"
+						}
+					}
+					return ""
+				}},
 		},
 		argMinMax("arg_max", "the index of the largest element along axis"),
 		argMinMax("arg_min", "the index of the smallest element along axis"),

@@ -18,6 +18,20 @@ func init() {
 	fdCases["silu"] = unaryCase("silu")
 	// Its defaults keep inputs in [-1, 1] off the kinks at ±2.5.
 	fdCases["hard_sigmoid"] = unaryCase("hard_sigmoid")
+	// Attention's q/k/v split, and its join.
+	fdCases["slice"] = func(f *fdModule) string {
+		f.in("x", 2, 9)
+		f.out("o", 2, 3)
+		f.b.Op("slice", ir.Slots("Input", "x"), ir.Slots("Out", "o"), ir.A("axes", ir.Ints{1}), ir.A("starts", ir.Ints{3}), ir.A("ends", ir.Ints{6}))
+		return "o"
+	}
+	fdCases["concat"] = func(f *fdModule) string {
+		f.in("a", 2, 3)
+		f.in("b", 2, 2)
+		f.out("o", 2, 5)
+		f.b.Op("concat", []ir.Slot{ir.S("X", "a", "b")}, ir.Slots("Out", "o"), ir.A("axis", ir.Int(1)))
+		return "o"
+	}
 	fdCases["affine_channel"] = func(f *fdModule) string {
 		f.in("x", 2, 3, 2, 2)
 		f.in("scale", 3)

@@ -297,28 +297,13 @@ func slice(op *ir.Op, in Args) (Args, error) {
 			return nil, errf(op, "bounds from %s are not supported", s)
 		}
 	}
-	axes, _ := attrInts(op, "axes")
-	starts, _ := attrInts(op, "starts")
-	ends, _ := attrInts(op, "ends")
-	if len(starts) != len(axes) || len(ends) != len(axes) {
-		return nil, errf(op, "%d axes, %d starts, %d ends", len(axes), len(starts), len(ends))
+	bounds, err := sliceBounds(op, x.Shape)
+	if err != nil {
+		return nil, err
 	}
 	t := x
-	for i, a := range axes {
-		d, err := normAxis(op, a, x.Rank())
-		if err != nil {
-			return nil, err
-		}
-		n := t.Shape[d]
-		bound := func(b int64) int64 {
-			if b < 0 {
-				b += n
-			}
-			return min(max(b, 0), n)
-		}
-		lo, hi := bound(starts[i]), bound(ends[i])
-		hi = max(hi, lo)
-		if t, err = t.Slice(d, lo, hi); err != nil {
+	for _, b := range bounds {
+		if t, err = t.Slice(b.dim, b.lo, b.hi); err != nil {
 			return nil, errf(op, "%v", err)
 		}
 	}
@@ -337,6 +322,78 @@ func slice(op *ir.Op, in Args) (Args, error) {
 		t.Shape = shape
 	}
 	return out1("Out", t), nil
+}
+
+// sliceBound is what slice keeps of one dim: [lo, hi).
+type sliceBound struct {
+	dim    int
+	lo, hi int64
+}
+
+// sliceBounds reads slice's axes, starts and ends against Input's shape,
+// Paddle's way: a negative bound counts from the end, bounds are clamped
+// to the dim, an end before its start keeps nothing.
+func sliceBounds(op *ir.Op, shape []int64) ([]sliceBound, error) {
+	axes, _ := attrInts(op, "axes")
+	starts, _ := attrInts(op, "starts")
+	ends, _ := attrInts(op, "ends")
+	if len(starts) != len(axes) || len(ends) != len(axes) {
+		return nil, errf(op, "%d axes, %d starts, %d ends", len(axes), len(starts), len(ends))
+	}
+	bs := make([]sliceBound, len(axes))
+	for i, a := range axes {
+		d, err := normAxis(op, a, len(shape))
+		if err != nil {
+			return nil, err
+		}
+		n := shape[d]
+		bound := func(b int64) int64 {
+			if b < 0 {
+				b += n
+			}
+			return min(max(b, 0), n)
+		}
+		lo, hi := bound(starts[i]), bound(ends[i])
+		bs[i] = sliceBound{d, lo, max(hi, lo)}
+	}
+	return bs, nil
+}
+
+// sliceGrad puts Out@GRAD back where slice took Out from, in zeros of
+// Input's shape: the decreased dims restored, each sliced dim padded
+// with zeros before and after.
+func sliceGrad(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "Input")
+	if err != nil {
+		return nil, err
+	}
+	g, err := one(op, in, "Out@GRAD")
+	if err != nil {
+		return nil, err
+	}
+	bounds, err := sliceBounds(op, x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	kept := slices.Clone(x.Shape) // Out's shape before decrease_axis
+	for _, b := range bounds {
+		kept[b.dim] = b.hi - b.lo
+	}
+	if numel(kept) != numel(g.Shape) {
+		return nil, errf(op, "Out@GRAD of shape %v for a slice of shape %v", g.Shape, kept)
+	}
+	dx := &Tensor{DType: g.DType, Shape: kept, Data: g.Data}
+	for _, b := range bounds {
+		before, after := slices.Clone(dx.Shape), slices.Clone(dx.Shape)
+		before[b.dim], after[b.dim] = b.lo, x.Shape[b.dim]-b.hi
+		if dx, err = Concat(b.dim, Zeros(g.DType, before...), dx, Zeros(g.DType, after...)); err != nil {
+			return nil, errf(op, "%v", err)
+		}
+	}
+	if len(bounds) == 0 {
+		dx = dx.Clone() // nothing sliced: not g's own data
+	}
+	return out1("Input@GRAD", dx), nil
 }
 
 // concat joins the X along axis. An AxisTensor is not supported.
@@ -362,6 +419,40 @@ func concat(op *ir.Op, in Args) (Args, error) {
 		return nil, errf(op, "%v", err)
 	}
 	return out1("Out", t), nil
+}
+
+// concatGrad cuts Out@GRAD along axis into the X's sizes: X@GRAD.
+func concatGrad(op *ir.Op, in Args) (Args, error) {
+	if len(in["AxisTensor"]) > 0 {
+		return nil, errf(op, "an axis from AxisTensor is not supported")
+	}
+	g, err := one(op, in, "Out@GRAD")
+	if err != nil {
+		return nil, err
+	}
+	xs := in["X"]
+	if len(xs) == 0 {
+		return nil, errf(op, "no X")
+	}
+	d, err := normAxis(op, attrInt(op, "axis", 0), g.Rank())
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*Tensor, len(xs))
+	at := int64(0)
+	for i, x := range xs {
+		if x == nil || x.Rank() != g.Rank() {
+			return nil, errf(op, "X %d has no value of Out@GRAD's rank %d", i, g.Rank())
+		}
+		if outs[i], err = g.Slice(d, at, at+x.Shape[d]); err != nil {
+			return nil, errf(op, "%v", err)
+		}
+		at += x.Shape[d]
+	}
+	if at != g.Shape[d] {
+		return nil, errf(op, "the X's dims %d add up to %d, Out@GRAD's is %d", d, at, g.Shape[d])
+	}
+	return Args{"X@GRAD": outs}, nil
 }
 
 // split cuts X along axis into num equal parts, or parts of the sizes
@@ -542,6 +633,6 @@ func dataKernels() Kernels {
 		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
 		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
-		ops.ReshardType: reshard, "slice": slice, "concat": concat, "split": split, "arg_max": argMax,
+		ops.ReshardType: reshard, "slice": slice, "slice_grad": sliceGrad, "concat": concat, "concat_grad": concatGrad, "split": split, "arg_max": argMax,
 	}
 }

@@ -54,6 +54,23 @@ func init() {
 		view("flatten_contiguous_range/all", "flatten_contiguous_range", u(2, 3, 2), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(-1)))
 		view("squeeze2", "squeeze2", u(2, 1, 3, 1), A("axes", ir.Ints{1}))
 		view("squeeze2/all", "squeeze2", u(1, 2, 1, 3), A("axes", ir.Ints{}))
+		sl := func(name string, x *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp("slice", Sl("Input", "x"), Sl("Out", "o"), at...),
+				mkOp("slice_grad", Sl("Input", "x", "Out@GRAD", "g"), Sl("Input@GRAD", "dx"), at...), Args{"Input": {x}}, "Out"})
+		}
+		// Attention's q/k/v split: thirds of the last dim.
+		sl("slice/qkv", u(2, 3, 9), A("axes", ir.Ints{2}), A("starts", ir.Ints{3}), A("ends", ir.Ints{6}))
+		sl("slice/negative-clamped", u(4, 5), A("axes", ir.Ints{0, 1}), A("starts", ir.Ints{-3, 1}), A("ends", ir.Ints{100, -1}))
+		sl("slice/decrease", u(3, 4, 2), A("axes", ir.Ints{1}), A("starts", ir.Ints{2}), A("ends", ir.Ints{3}), A("decrease_axis", ir.Ints{1}))
+		cc := func(name string, axis int64, xs ...*Tensor) {
+			names := []string{"x0", "x1", "x2"}[:len(xs)]
+			grads := []string{"d0", "d1", "d2"}[:len(xs)]
+			cs = append(cs, gradCase{name, mkOp("concat", []ir.Slot{S("X", names...)}, Sl("Out", "o"), A("axis", ir.Int(axis))),
+				mkOp("concat_grad", []ir.Slot{S("X", names...), S("Out@GRAD", "g")}, []ir.Slot{S("X@GRAD", grads...)}, A("axis", ir.Int(axis))),
+				Args{"X": xs}, "Out"})
+		}
+		cc("concat/axis1", 1, u(2, 3, 2), u(2, 1, 2), u(2, 4, 2))
+		cc("concat/axis-1", -1, u(3, 2), u(3, 5))
 		mm := func(name string, x, y *Tensor, at ...ir.Attr) {
 			cs = append(cs, gradCase{name, mkOp("matmul", Sl("X", "x", "Y", "y"), Sl("Out", "o"), at...),
 				mkOp("matmul_grad", Sl("X", "x", "Y", "y", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Y@GRAD", "dy"), at...),

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,30 +118,34 @@ func checkGrad(t *testing.T, fwd, grad *ir.Op, in Args, outSlot string) float64 
 		}
 		src := strings.TrimSuffix(s.Name, "@GRAD")
 		an := gout[s.Name]
-		if len(an) != 1 {
-			t.Fatalf("%s: no %s", grad, s.Name)
+		if len(an) != len(in[src]) || len(an) == 0 {
+			t.Fatalf("%s: %d %s for %d %s", grad, len(an), s.Name, len(in[src]), src)
 		}
-		x := in[src][0].Clone()
-		in[src] = []*Tensor{x} // perturb a private copy
-		num := like(x)
-		for i := range x.Data {
-			v := x.Data[i]
-			h := 1e-6 * max(1, math.Abs(v))
-			x.Data[i] = v + h
-			lp := loss()
-			x.Data[i] = v - h
-			lm := loss()
-			x.Data[i] = v
-			num.Data[i] = (lp - lm) / (2 * h)
+		for k := range an { // each arg of a variadic slot (concat's X)
+			args := slices.Clone(in[src])
+			x := args[k].Clone()
+			args[k] = x
+			in[src] = args // perturb a private copy
+			num := like(x)
+			for i := range x.Data {
+				v := x.Data[i]
+				h := 1e-6 * max(1, math.Abs(v))
+				x.Data[i] = v + h
+				lp := loss()
+				x.Data[i] = v - h
+				lm := loss()
+				x.Data[i] = v
+				num.Data[i] = (lp - lm) / (2 * h)
+			}
+			d, err := MaxRelDiff(an[k], num, 1e-3)
+			if err != nil {
+				t.Fatalf("%s %s %d: %v", grad, s.Name, k, err)
+			}
+			if d > fdTol {
+				t.Errorf("%s %s %d: max rel diff %.3g > %g\nanalytic %v\nnumeric  %v", grad, s.Name, k, d, fdTol, an[k], num)
+			}
+			worst = max(worst, d)
 		}
-		d, err := MaxRelDiff(an[0], num, 1e-3)
-		if err != nil {
-			t.Fatalf("%s %s: %v", grad, s.Name, err)
-		}
-		if d > fdTol {
-			t.Errorf("%s %s: max rel diff %.3g > %g\nanalytic %v\nnumeric  %v", grad, s.Name, d, fdTol, an[0], num)
-		}
-		worst = max(worst, d)
 	}
 	return worst
 }

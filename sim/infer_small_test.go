@@ -22,6 +22,20 @@ func init() {
 	inferCases = append(inferCases,
 		act("relu6", "{threshold = 0.5}"), actGrad("relu6_grad", "Out", "{threshold = 0.5}"),
 		act("hard_swish", "{threshold = 6.0, scale = 6.0, offset = 3.0}"), actGrad("hard_swish_grad", "X", ""),
+		inferCase{Name: "slice_grad", Src: `program main { block 0 {
+ var x : f64[3, 4, 2]
+ var g : f64[3, 2]
+ var dx : f64[-1, -1, -1]
+ op 1 slice_grad(Input: x, Out@GRAD: g) -> (Input@GRAD: dx) {axes = [1], starts = [2], ends = [3], decrease_axis = [1]}
+}}`},
+		inferCase{Name: "concat_grad", Src: `program main { block 0 {
+ var a : f64[2, 3]
+ var b : f64[2, 1]
+ var g : f64[2, 4]
+ var da : f64[-1, -1]
+ var db : f64[-1, -1]
+ op 1 concat_grad(X: [a, b], Out@GRAD: g) -> (X@GRAD: [da, db]) {axis = 1}
+}}`},
 		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
 		act("silu", ""), actGrad("silu_grad", "X", ""),
 		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),

@@ -1,0 +1,88 @@
+package check_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/check"
+)
+
+// qkvSrc is attention's projection cut into q, k and v by slice, two of
+// them joined again by concat: the grads of slice and concat carry the
+// weights' grads. W1 is how w1 is split.
+const qkvSrc = `module qkv
+mesh world shape [2, 2] dims [dp, mp] ranks RANKS
+
+program main {
+  block 0 {
+    var x : f32[4, 6] {is_data, stop_gradient}
+    param w1 : f32[6, 12] W1 {trainable}
+    param w2 : f32[8, 4] {trainable}
+    var h : f32[4, 12]
+    var q : f32[4, 4]
+    var k : f32[4, 4]
+    var v : f32[4, 4]
+    var qv : f32[4, 8]
+    var o : f32[4, 4]
+    var s : f32[4, 4]
+    var loss : f32[]
+    op 1 matmul_v2(X: x, Y: w1) -> (Out: h) {trans_x = false, trans_y = false} role forward
+    op 2 slice(Input: h) -> (Out: q) {axes = [1], starts = [0], ends = [4]} role forward
+    op 3 slice(Input: h) -> (Out: k) {axes = [1], starts = [4], ends = [8]} role forward
+    op 4 slice(Input: h) -> (Out: v) {axes = [1], starts = [-4], ends = [100]} role forward
+    op 5 concat(X: [q, v]) -> (Out: qv) {axis = 1} role forward
+    op 6 matmul_v2(X: qv, Y: w2) -> (Out: o) {trans_x = false, trans_y = false} role forward
+    op 7 elementwise_mul(X: o, Y: k) -> (Out: s) {axis = -1} role forward
+    op 8 mean(X: s) -> (Out: loss) role forward|loss
+  }
+}
+
+program startup {
+  block 0 {
+    param w1 : f32[6, 12] {trainable}
+    param w2 : f32[8, 4] {trainable}
+    op 1 uniform_random() -> (Out: w1) {dtype = 5, max = 1.0, min = -1.0, seed = 5, shape = [6, 12]} role forward
+    op 2 uniform_random() -> (Out: w2) {dtype = 5, max = 1.0, min = -1.0, seed = 6, shape = [8, 4]} role forward
+  }
+}
+`
+
+// TestSliceConcatTrainDistributed: slice and concat train under data
+// parallelism, and with the projection split by columns along mp (the
+// slices then read it whole: completion gathers it), in two rank orders
+// and two dtypes, proven by check.
+func TestSliceConcatTrainDistributed(t *testing.T) {
+	for _, w1 := range []string{"", "@world[-1, 1]"} {
+		for _, ranks := range []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"} {
+			for _, f64 := range []bool{false, true} {
+				name := "w1" + w1 + "/" + ranks
+				if f64 {
+					name += "/f64"
+				}
+				t.Run(name, func(t *testing.T) {
+					m := dataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(qkvSrc), f64)
+					if d := m.Main.Global().Var("w1").Dist; w1 != "" && (d == nil || d.String() != "@world[-1, 1]") {
+						t.Fatalf("w1 is %v after completion: want it split by columns, the premise of the case", d)
+					}
+					rep, err := check.Run(context.Background(), m, check.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := rep.Err(); err != nil {
+						t.Fatal(err)
+					}
+					grads := 0
+					for _, row := range rep.Rows {
+						if row.Var == "w1@GRAD" || row.Var == "w2@GRAD" {
+							grads++
+						}
+					}
+					if grads != 2 {
+						t.Errorf("check compared %d of w1@GRAD and w2@GRAD, want both", grads)
+					}
+				})
+			}
+		}
+	}
+}
