@@ -9,8 +9,9 @@ import (
 )
 
 // qkvSrc is attention's projection cut into q, k and v by slice, two of
-// them joined again by concat: the grads of slice and concat carry the
-// weights' grads. W1 is how w1 is split.
+// them joined again by concat, the product given a dim by unsqueeze2
+// (as attention's masks are): the grads of slice, concat and unsqueeze2
+// carry the weights' grads. W1 is how w1 is split.
 const qkvSrc = `module qkv
 mesh world shape [2, 2] dims [dp, mp] ranks RANKS
 
@@ -26,6 +27,7 @@ program main {
     var qv : f32[4, 8]
     var o : f32[4, 4]
     var s : f32[4, 4]
+    var u : f32[4, 1, 4]
     var loss : f32[]
     op 1 matmul_v2(X: x, Y: w1) -> (Out: h) {trans_x = false, trans_y = false} role forward
     op 2 slice(Input: h) -> (Out: q) {axes = [1], starts = [0], ends = [4]} role forward
@@ -34,7 +36,8 @@ program main {
     op 5 concat(X: [q, v]) -> (Out: qv) {axis = 1} role forward
     op 6 matmul_v2(X: qv, Y: w2) -> (Out: o) {trans_x = false, trans_y = false} role forward
     op 7 elementwise_mul(X: o, Y: k) -> (Out: s) {axis = -1} role forward
-    op 8 mean(X: s) -> (Out: loss) role forward|loss
+    op 8 unsqueeze2(X: s) -> (Out: u) {axes = [1]} role forward
+    op 9 mean(X: u) -> (Out: loss) role forward|loss
   }
 }
 
@@ -48,7 +51,7 @@ program startup {
 }
 `
 
-// TestSliceConcatTrainDistributed: slice and concat train under data
+// TestSliceConcatTrainDistributed: slice, concat and unsqueeze2 train under data
 // parallelism, and with the projection split by columns along mp (the
 // slices then read it whole: completion gathers it), in two rank orders
 // and two dtypes, proven by check.

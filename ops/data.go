@@ -212,6 +212,7 @@ func dataDefs() []*Def {
 			Infer:       inferUnsqueeze,
 			Sharding:    viewRule,
 			ShardingDoc: viewDoc,
+			Grad:        unsqueezeGrad(),
 		},
 		{
 			Type: "flatten_contiguous_range", Doc: "X with dims start_axis..stop_axis merged into one",
@@ -396,6 +397,18 @@ func inferLogical(c *Infer) error {
 
 // viewGradOf is the Grad of squeeze2 and flatten_contiguous_range, whose
 // grad ops (as Paddle's) read X's shape from XShape, and Out@GRAD.
+// unsqueezeGrad is a view's grad, for axes given by the attr alone.
+func unsqueezeGrad() *Grad {
+	g := viewGradOf()
+	g.Unsupported = func(fwd *ir.Op) string {
+		if len(fwd.Input("AxesTensor"))+len(fwd.Input("AxesTensorList")) > 0 {
+			return "axes from tensors are not supported"
+		}
+		return ""
+	}
+	return g
+}
+
 func viewGradOf() *Grad {
 	return &Grad{Reads: []string{"XShape|X", "Out@GRAD"}, Diff: []string{"X"},
 		Infer: inferViewGrad, Shape: "X@GRAD = XShape[1:], dtype of Out@GRAD"}

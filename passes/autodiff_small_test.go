@@ -18,6 +18,13 @@ func init() {
 	fdCases["silu"] = unaryCase("silu")
 	// Its defaults keep inputs in [-1, 1] off the kinks at ±2.5.
 	fdCases["hard_sigmoid"] = unaryCase("hard_sigmoid")
+	fdCases["unsqueeze2"] = func(f *fdModule) string {
+		f.in("x", 2, 3)
+		f.out("o", 2, 1, 3)
+		f.out("xs", 0, 2, 3)
+		f.b.Op("unsqueeze2", ir.Slots("X", "x"), ir.Slots("Out", "o", "XShape", "xs"), ir.A("axes", ir.Ints{1}))
+		return "o"
+	}
 	// Attention's q/k/v split, and its join.
 	fdCases["slice"] = func(f *fdModule) string {
 		f.in("x", 2, 9)

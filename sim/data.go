@@ -562,6 +562,32 @@ func squeeze2(op *ir.Op, in Args) (Args, error) {
 	return view(x, shape), nil
 }
 
+// unsqueeze2 inserts a dim of size 1 at each of axes in turn, a
+// negative axis counted from the end of the shape it is inserted into.
+// Axes from tensors are not supported.
+func unsqueeze2(op *ir.Op, in Args) (Args, error) {
+	x, err := one(op, in, "X")
+	if err != nil {
+		return nil, err
+	}
+	if len(in["AxesTensor"])+len(in["AxesTensorList"]) > 0 {
+		return nil, errf(op, "axes from tensors are not supported")
+	}
+	axes, _ := attrInts(op, "axes")
+	shape := slices.Clone(x.Shape)
+	for _, a := range axes {
+		r := int64(len(shape))
+		if a < 0 {
+			a += r + 1
+		}
+		if a < 0 || a > r {
+			return nil, errf(op, "attr axes %v: axis out of range for %d dims", axes, r)
+		}
+		shape = slices.Insert(shape, int(a), 1)
+	}
+	return view(x, shape), nil
+}
+
 // argMax writes the index of the largest element of each lane along axis
 // (of all of X with flatten), the first one on ties, as int64 or dtype.
 func argMax(op *ir.Op, in Args) (Args, error) {
@@ -631,6 +657,7 @@ func dataKernels() Kernels {
 		"cast": cast, "reshape2": reshape2, "reshape2_grad": reshape2Grad,
 		"transpose2": transpose2, "transpose2_grad": transpose2Grad,
 		"squeeze2": squeeze2, "squeeze2_grad": reshape2Grad,
+		"unsqueeze2": unsqueeze2, "unsqueeze2_grad": reshape2Grad,
 		"flatten_contiguous_range": flattenContiguousRange, "flatten_contiguous_range_grad": reshape2Grad,
 		"logical_not": logicalNot, "fill_any_like": fillAnyLike,
 		ops.ReshardType: reshard, "slice": slice, "slice_grad": sliceGrad, "concat": concat, "concat_grad": concatGrad, "split": split, "arg_max": argMax,

@@ -54,6 +54,8 @@ func init() {
 		view("flatten_contiguous_range/all", "flatten_contiguous_range", u(2, 3, 2), A("start_axis", ir.Int(0)), A("stop_axis", ir.Int(-1)))
 		view("squeeze2", "squeeze2", u(2, 1, 3, 1), A("axes", ir.Ints{1}))
 		view("squeeze2/all", "squeeze2", u(1, 2, 1, 3), A("axes", ir.Ints{}))
+		view("unsqueeze2", "unsqueeze2", u(2, 3), A("axes", ir.Ints{0, -1}))
+		view("unsqueeze2/middle", "unsqueeze2", u(2, 3), A("axes", ir.Ints{1, 2}))
 		sl := func(name string, x *Tensor, at ...ir.Attr) {
 			cs = append(cs, gradCase{name, mkOp("slice", Sl("Input", "x"), Sl("Out", "o"), at...),
 				mkOp("slice_grad", Sl("Input", "x", "Out@GRAD", "g"), Sl("Input@GRAD", "dx"), at...), Args{"Input": {x}}, "Out"})

@@ -101,6 +101,18 @@ func init() {
  var dx : f32[-1, -1, -1]
  op 1 squeeze2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axes = [1]}
 }}`},
+		inferCase{Name: "unsqueeze2", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : f32[-1, -1, -1, -1]
+ var xs : f32[-1, -1, -1]
+ op 1 unsqueeze2(X: x) -> (Out: o, XShape: xs) {axes = [0, -1]}
+}}`},
+		inferCase{Name: "unsqueeze2_grad", Src: `program main { block 0 {
+ var xs : f32[0, 2, 3]
+ var g : f32[1, 2, 3, 1]
+ var dx : f32[-1, -1]
+ op 1 unsqueeze2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axes = [0, -1]}
+}}`},
 		inferCase{Name: "arg_max", Src: `program main { block 0 {
  var x : f32[2, 3, 4]
  var o : i64[-1, -1]

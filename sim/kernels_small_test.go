@@ -66,6 +66,9 @@ func TestSmallOpValues(t *testing.T) {
 		{"squeeze2/axes", mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{-2})), Args{"X": {x4}}, "Out", td(sh(1, 2, 2), 1, 2, 3, 4)},
 		// A named dim of size 2 stays, as in Paddle.
 		{"squeeze2/not_one", mkOp("squeeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{0, 1})), Args{"X": {x4}}, "Out", td(sh(2, 1, 2), 1, 2, 3, 4)},
+		// Axes apply in turn: -1 is counted in the shape 0 made.
+		{"unsqueeze2", mkOp("unsqueeze2", Sl("X", "x"), Sl("Out", "o"), A("axes", ir.Ints{0, -1})),
+			Args{"X": {td(sh(2, 2), 1, 2, 3, 4)}}, "Out", td(sh(1, 2, 2, 1), 1, 2, 3, 4)},
 		{"squeeze2_grad", mkOp("squeeze2_grad", Sl("XShape", "xs", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
 			Args{"XShape": {MustFromData(ir.F64, sh(0, 1, 2, 1, 2), nil)}, "Out@GRAD": {td(sh(2, 2), 1, 2, 3, 4)}}, "X@GRAD", x4},
 		{"arg_max", mkOp("arg_max", Sl("X", "x"), Sl("Out", "o"), A("axis", ir.Long(1))),
