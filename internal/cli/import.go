@@ -25,7 +25,15 @@ writes, is a state dict, not a program, and is refused. -startup reads
 the startup program's ProgramDesc into the same module (Paddle saves a
 main and a startup program; 'distpass export -startup' writes them).
 -sidecar reads the JSON that 'distpass export -sidecar' wrote beside the
-files (meshes, dists and what else a ProgramDesc cannot hold).`)
+files (meshes, dists and what else a ProgramDesc cannot hold).
+
+Where a ProgramDesc holds what the IR's rules do not, and Paddle reads
+it as the IR can (a dim below -1, a multiple of an unknown batch, read
+as -1), the import normalises it; nothing normalised changes what the
+program computes, and a program exported back is then not the file's
+bytes but one Paddle loads. -v lists each normalisation on stderr,
+then how many there were.`)
+	verbose := fs.Bool("v", false, "list the normalisations the import made, on stderr")
 	out := fs.String("o", "", "write the module to `FILE` (default, or -: stdout)")
 	startup := fs.String("startup", "", "read the startup program from the ProgramDesc `FILE`")
 	side := fs.String("sidecar", "", "read the sidecar `FILE` written beside the program")
@@ -44,6 +52,7 @@ files (meshes, dists and what else a ProgramDesc cannot hold).`)
 	}
 	in := ins[0]
 	var m *ir.Module
+	var norms []paddle.Normalisation
 	switch paddle.Sniff(in.data) {
 	case paddle.PIR:
 		if *side != "" || *startup != "" {
@@ -70,6 +79,7 @@ files (meshes, dists and what else a ProgramDesc cannot hold).`)
 			break
 		}
 		m, err = paddle.ImportFiles(in.name, *startup, f)
+		norms = f.Normalised
 	case paddle.Pickle:
 		err = errors.New(pickleError(in.name))
 	default:
@@ -98,6 +108,12 @@ files (meshes, dists and what else a ProgramDesc cannot hold).`)
 	if err != nil {
 		printErr(env, in.name, err)
 		return ExitFail
+	}
+	if *verbose {
+		for _, n := range norms {
+			fmt.Fprintf(env.Stderr, "distpass import: normalised %s\n", n)
+		}
+		fmt.Fprintf(env.Stderr, "distpass import: %d normalisation(s)\n", len(norms))
 	}
 	return writeImported(env, m, *out)
 }

@@ -40,6 +40,9 @@ type ExportOptions struct {
 type Files struct {
 	Main, Startup, Sidecar []byte
 	SidecarName            string
+	// Normalised is what ImportFiles normalised to read Main and
+	// Startup, set by it.
+	Normalised []Normalisation
 }
 
 // Export encodes the main program of m as a ProgramDesc protobuf file.

@@ -67,13 +67,35 @@ var varBoolFields = [4]struct {
 //
 // See the package documentation for where each part of the file lands.
 func Import(name string, data []byte) (*ir.Module, error) {
+	m, _, err := importNormalised(name, data)
+	return m, err
+}
+
+// Normalisation is one change the importer made to read what Paddle
+// wrote into the IR's rules, none changing what the program computes:
+// the file, where in it (as errors name places: `BlockDesc 0 > VarDesc
+// "x"`), and what was read as what. A program exported back after a
+// normalisation is not the file's bytes, but Paddle loads it.
+type Normalisation struct {
+	File, Where, What string
+}
+
+func (n Normalisation) String() string { return n.File + ": " + n.Where + ": " + n.What }
+
+// importNormalised is Import, with the normalisations it made.
+func importNormalised(name string, data []byte) (*ir.Module, []Normalisation, error) {
 	d := &decoder{name: name, size: len(data)}
 	m, err := d.program(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.Name = moduleName(name)
-	return m, nil
+	return m, d.norms, nil
+}
+
+// note records a normalisation at where.
+func (d *decoder) note(where, format string, args ...any) {
+	d.norms = append(d.norms, Normalisation{File: d.name, Where: where, What: fmt.Sprintf(format, args...)})
 }
 
 // moduleName is a file name without directory and extension.
@@ -331,6 +353,18 @@ func (d *decoder) varDesc(outer string, f *field) (*ir.Var, error) {
 	}
 	if !hasType {
 		return nil, d.errf(f.off, "%s: no type", msg)
+	}
+	if v.Type.IsTensor() && slices.ContainsFunc(v.Type.Shape, func(n int64) bool { return n < -1 }) {
+		// Paddle's shape inference multiplies an unknown batch (-1) by
+		// a known size (layer_norm's Mean of [-1, 50] is [-50]): a dim
+		// it does not know.
+		was := ir.FormatShape(v.Type.Shape)
+		for i, n := range v.Type.Shape {
+			if n < -1 {
+				v.Type.Shape[i] = -1
+			}
+		}
+		d.note(msg, "dims %s read as %s: a dim below -1 is a multiple of an unknown one", was, ir.FormatShape(v.Type.Shape))
 	}
 	switch persist, param := vals[0], vals[2]; {
 	case param && !persist:

@@ -404,10 +404,11 @@ func ImportWithSidecar(name string, pb, side []byte) (*ir.Module, error) {
 // format cannot hold (ranks, group ids, mappings beyond 32 bits), are
 // refused too, so that what imports prints as text that parses back.
 func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
-	m, err := Import(name, f.Main)
+	m, norms, err := importNormalised(name, f.Main)
 	if err != nil {
 		return nil, err
 	}
+	f.Normalised = norms
 	sideName := f.SidecarName
 	if sideName == "" {
 		sideName = name + " sidecar"
@@ -434,7 +435,7 @@ func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
 		if startupName == "" {
 			startupName = name + " startup file"
 		}
-		if err := importStartup(m, startupName, f.Startup); err != nil {
+		if err := importStartup(m, startupName, f.Startup, f); err != nil {
 			return nil, err
 		}
 		progFile[1] = startupName
@@ -442,7 +443,7 @@ func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
 		return nil, fmt.Errorf("%s: startup: the startup program is a ProgramDesc file of its own, not given", sideName)
 	case ps != nil:
 		progFile[1] = name + " startup"
-		if err := importStartup(m, progFile[1], ps.Program); err != nil {
+		if err := importStartup(m, progFile[1], ps.Program, f); err != nil {
 			return nil, err
 		}
 	}
@@ -466,11 +467,12 @@ func ImportFiles(name, startupName string, f *Files) (*ir.Module, error) {
 
 // importStartup decodes a startup ProgramDesc into m.Startup, its file's
 // fields becoming m's paddle.startup.* attrs.
-func importStartup(m *ir.Module, name string, data []byte) error {
-	sm, err := Import(name, data)
+func importStartup(m *ir.Module, name string, data []byte, f *Files) error {
+	sm, norms, err := importNormalised(name, data)
 	if err != nil {
 		return err
 	}
+	f.Normalised = append(f.Normalised, norms...)
 	m.Startup = sm.Main
 	m.Startup.Name = "startup"
 	from := [...]string{mainFacts.version, mainFacts.opVersionNames, mainFacts.opVersions, mainFacts.legacy}

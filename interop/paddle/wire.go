@@ -41,6 +41,8 @@ type decoder struct {
 	name string
 	size int   // the file's length: a field that runs past it is truncated
 	cut  error // the innermost truncation found, while one is reported
+	// norms are the normalisations made, in the file's order.
+	norms []Normalisation
 }
 
 func (d *decoder) errf(off int, format string, args ...any) error {

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distpass/distpass/interop/paddle"
+	"github.com/distpass/distpass/ir"
+)
+
+// TestImportNormalisesMultipleDims: a dim Paddle's shape inference wrote
+// as a multiple of the unknown batch (layer_norm's Mean [-1 × 50] as
+// [-50]) is read as -1, and import -v lists it and counts it; without
+// -v stderr stays empty; a file with nothing to normalise counts 0.
+func TestImportNormalisesMultipleDims(t *testing.T) {
+	m, err := ir.ParseString("ln.dpir", `program main {
+  block 0 {
+    var x : f32[-1, 50]
+    var y : f32[-1, 50]
+    var mean : f32[-1]
+    var variance : f32[-1]
+    op 1 layer_norm(X: x) -> (Y: y, Mean: mean, Variance: variance) {begin_norm_axis = 1}
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := paddle.Export(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As Paddle writes it: Mean and Variance of [-50].
+	b := m.Main.Global()
+	b.Var("mean").Type.Shape[0] = -50
+	b.Var("variance").Type.Shape[0] = -50
+	wild, err := paddle.Export(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for name, data := range map[string][]byte{"clean.pdmodel": clean, "wild.pdmodel": wild} {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
+		return Main(args, env), stdout.String(), stderr.String()
+	}
+	wildPath := filepath.Join(tmp, "wild.pdmodel")
+	code, out, errs := run("import", "-v", wildPath)
+	if code != ExitOK {
+		t.Fatalf("import -v: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{
+		`distpass import: normalised ` + wildPath + `: BlockDesc 0 > VarDesc "mean": dims [-50] read as [-1]: a dim below -1 is a multiple of an unknown one`,
+		`distpass import: normalised ` + wildPath + `: BlockDesc 0 > VarDesc "variance": dims [-50] read as [-1]`,
+		"distpass import: 2 normalisation(s)",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(out, "var mean : f32[-1]") {
+		t.Errorf("the module does not declare mean as f32[-1]:\n%s", out)
+	}
+	if code, _, errs := run("import", wildPath); code != ExitOK || errs != "" {
+		t.Errorf("import without -v: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := run("import", "-v", filepath.Join(tmp, "clean.pdmodel")); code != ExitOK || errs != "distpass import: 0 normalisation(s)\n" {
+		t.Errorf("import -v of a clean file: exit %d, stderr %q", code, errs)
+	}
+	// Exported back, the normalised program is the clean one's bytes: what
+	// Paddle writes for an unknown dim.
+	back, err := paddle.Import("wild.pdmodel", wild)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := paddle.Export(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, clean) {
+		t.Error("the normalised program does not export as the clean one")
+	}
+}
