@@ -1,11 +1,9 @@
 package check_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ops"
 )
 
@@ -73,14 +71,7 @@ func TestActivationsTrainDistributed(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					src := strings.NewReplacer("ACT", typ, "RANKS", ranks).Replace(activationSrc)
-					m := dataParallel(t, src, f64)
-					rep, err := check.Run(context.Background(), m, check.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := rep.Err(); err != nil {
-						t.Fatal(err)
-					}
+					provenDataParallel(t, src, f64)
 				})
 			}
 		}

@@ -1,11 +1,8 @@
 package check_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"github.com/distpass/distpass/check"
 )
 
 // qkvSrc is attention's projection cut into q, k and v by slice, two of
@@ -64,16 +61,9 @@ func TestSliceConcatTrainDistributed(t *testing.T) {
 					name += "/f64"
 				}
 				t.Run(name, func(t *testing.T) {
-					m := dataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(qkvSrc), f64)
+					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(qkvSrc), f64)
 					if d := m.Main.Global().Var("w1").Dist; w1 != "" && (d == nil || d.String() != "@world[-1, 1]") {
 						t.Fatalf("w1 is %v after completion: want it split by columns, the premise of the case", d)
-					}
-					rep, err := check.Run(context.Background(), m, check.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := rep.Err(); err != nil {
-						t.Fatal(err)
 					}
 					grads := 0
 					for _, row := range rep.Rows {

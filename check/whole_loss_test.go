@@ -112,6 +112,21 @@ func TestWholeLossAveragedElsewhereIsRefused(t *testing.T) {
 
 // dataParallel parses src and trains it data-parallel along dp: backward,
 // the data split, sgd, completion and reshards (and f64 when asked).
+// provenDataParallel is dataParallel's module, proven by check: its
+// report, the test failed when check fails.
+func provenDataParallel(t *testing.T, src string, f64 bool) (*ir.Module, *check.Report) {
+	t.Helper()
+	m := dataParallel(t, src, f64)
+	rep, err := check.Run(context.Background(), m, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m, rep
+}
+
 func dataParallel(t *testing.T, src string, f64 bool) *ir.Module {
 	t.Helper()
 	m, err := ir.ParseString("dp.dpir", src)

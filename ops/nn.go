@@ -10,7 +10,8 @@ func nnDefs() []*Def {
 	return []*Def{
 		{
 			Type: "dropout", Doc: "X with each element zeroed with probability dropout_prob (kept ones scaled in upscale_in_train)",
-			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: in("Out", "Mask"),
+			// Mask is dispensable: Paddle's inference programs may omit it.
+			Inputs: slots("X", Slot{Name: "Seed", Optional: true, NoGrad: true}), Outputs: slots("Out", opt("Mask")),
 			Attrs: []Attr{floatAttr("dropout_prob", 0.5), boolAttr("is_test", false), boolAttr("fix_seed", false),
 				intAttr("seed", 0), stringAttr("dropout_implementation", "downgrade_in_infer", "downgrade_in_infer", "upscale_in_train"),
 				intsAttr("global_shape"), intsAttr("shard_offset")},
@@ -21,7 +22,13 @@ func nnDefs() []*Def {
 			Infer:       inferDropout,
 			Sharding:    unaryRule,
 			ShardingDoc: unaryDoc,
-			Grad:        &Grad{Reads: []string{"Mask", "Out@GRAD"}, Diff: []string{"X"}},
+			Grad: &Grad{Reads: []string{"Mask", "Out@GRAD"}, Diff: []string{"X"},
+				Unsupported: func(fwd *ir.Op) string {
+					if len(fwd.Output("Mask")) == 0 {
+						return "no Mask output, which the grad reads"
+					}
+					return ""
+				}},
 		},
 		{
 			Type: "lookup_table_v2", Doc: "the rows of W the ids of Ids name (padding_idx gives zeros)",

@@ -78,8 +78,9 @@ func TestNNInferErrors(t *testing.T) {
 			`op 1 dropout: attr dropout_implementation = "upscale" is not one of ["downgrade_in_infer", "upscale_in_train"]`},
 		{"dropout prob", " var x : f32[3]\n var o : f32[3]\n var m : u8[3]\n op 1 dropout(X: x) -> (Out: o, Mask: m) {dropout_prob = 1.5}",
 			"dropout_prob 1.5 outside [0, 1]"},
-		{"dropout without Mask", " var x : f32[3]\n var o : f32[3]\n op 1 dropout(X: x) -> (Out: o)",
-			"op 1 dropout: output slot Mask required, not given"},
+		// Mask is dispensable (Paddle's inference programs omit it); Out is not.
+		{"dropout without Out", " var x : f32[3]\n var m : u8[3]\n op 1 dropout(X: x) -> (Mask: m)",
+			"op 1 dropout: output slot Out required, not given"},
 		{"dropout_grad", " var m : u8[3, 4]\n var g : f32[3, 4]\n var dx : f32[4, 3]\n op 1 dropout_grad(Mask: m, Out@GRAD: g) -> (X@GRAD: dx)",
 			"op 1 dropout_grad: output X@GRAD dx: declared f32[4, 3], inferred [3, 4] from Mask u8[3, 4], Out@GRAD f32[3, 4]"},
 	})

@@ -606,6 +606,16 @@ func TestAppendBackwardErrors(t *testing.T) {
 	}{
 		{"unknown-loss", "nope", mlp(), `loss var "nope" is not declared`},
 		{"no-grad-maker", "loss", noMaker(), "op 1 elementwise_max: no gradient defined"},
+		{"dropout-without-mask", "loss", func() *ir.Module {
+			m := ir.NewModule("dropout")
+			b := ir.NewBuilder(m)
+			b.Param("w", ir.Tensor(ir.F32, 3)).WithFlags(ir.FlagTrainable)
+			b.Var("d", ir.Tensor(ir.F32, 3))
+			b.Var("loss", ir.Tensor(ir.F32))
+			b.Op("dropout", ir.Slots("X", "w"), ir.Slots("Out", "d"), ir.A("dropout_prob", ir.Float(0.5)))
+			b.Op("mean", ir.Slots("X", "d"), ir.Slots("Out", "loss"))
+			return m
+		}(), "op 1 dropout: no Mask output, which the grad reads"},
 		{"integer-loss", "x", func() *ir.Module {
 			m := ir.NewModule("int")
 			ir.NewBuilder(m).Var("x", ir.Tensor(ir.I64, 2))

@@ -89,3 +89,43 @@ func TestImportNormalisesMultipleDims(t *testing.T) {
 		t.Error("the normalised program does not export as the clean one")
 	}
 }
+
+// TestImportDropsUnknownEmptySlots: an empty slot that an op's
+// definition lacks (scale's BiasTensor, which another Paddle version
+// declares) is dropped and listed; a dropout without its dispensable
+// Mask imports as it is.
+func TestImportDropsUnknownEmptySlots(t *testing.T) {
+	m, err := ir.ParseString("s.dpir", `program main {
+  block 0 {
+    var x : f32[2, 4]
+    var o : f32[2, 4]
+    var d : f32[2, 4]
+    op 1 scale(X: x, BiasTensor: []) -> (Out: o) {scale = 2.0}
+    op 2 dropout(X: o) -> (Out: d) {dropout_prob = 0.5, is_test = true}
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := paddle.Export(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.pdmodel")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"import", "-v", path}, env); code != ExitOK {
+		t.Fatalf("import -v: exit %d\n%s", code, stderr.String())
+	}
+	want := "distpass import: normalised " + path + `: BlockDesc 0 > OpDesc 0 "scale": empty input slot BiasTensor dropped: scale has no such slot` + "\ndistpass import: 1 normalisation(s)\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+	}
+	if !strings.Contains(stdout.String(), "op 1 scale(X: x) -> (Out: o)") || !strings.Contains(stdout.String(), "op 2 dropout(X: o) -> (Out: d)") {
+		t.Errorf("imported:\n%s", stdout.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The reserved attribute names: facts of the file that the IR has no field
@@ -725,6 +726,10 @@ func (d *decoder) opDesc(outer string, f *field) (*ir.Op, error) {
 	if op.Outputs, err = d.slots(msg, "outputs", r.outputs); err != nil {
 		return nil, err
 	}
+	if def := ops.Lookup(op.Type); def != nil {
+		op.Inputs = d.dropEmptySlots(msg, op.Type, "input", op.Inputs, def.Inputs)
+		op.Outputs = d.dropEmptySlots(msg, op.Type, "output", op.Outputs, def.Outputs)
+	}
 	op.Attrs = make(ir.Attrs, 0, len(r.attrs)+1)
 	order := fileOrder{names: make(ir.Strings, 0, len(r.attrs))}
 	hasRole := false
@@ -760,6 +765,27 @@ func (d *decoder) opDesc(outer string, f *field) (*ir.Op, error) {
 		op.Attrs = nil
 	}
 	return op, nil
+}
+
+// dropEmptySlots drops the slots of an op that name no arg and that
+// its type's definition does not have (a BiasTensor of scale another
+// Paddle version declares): Paddle passes nothing through them, and the
+// IR's ops have only their definition's slots.
+func (d *decoder) dropEmptySlots(msg, typ, side string, slots []ir.Slot, known []ops.Slot) []ir.Slot {
+	kept := slots[:0]
+	for _, s := range slots {
+		if len(s.Args) == 0 && !slices.ContainsFunc(known, func(k ops.Slot) bool {
+			return k.Name == s.Name || k.Numbered && strings.HasPrefix(s.Name, k.Name)
+		}) {
+			d.note(msg, "empty %s slot %s dropped: %s has no such slot", side, s.Name, typ)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 func (d *decoder) slots(msg, what string, fs []*field) ([]ir.Slot, error) {
