@@ -416,9 +416,19 @@ func (bw *backward) emit(loss string) error {
 		}
 		return g
 	}
+	// A grad no one reads, of an arg beside others that need theirs:
+	// named apart from any gradient (GradName), so that nothing takes it
+	// for one.
+	unused := func(a string) (string, error) {
+		name := GradName(a) + "@UNUSED"
+		for k := 1; b.Var(name) != nil; k++ {
+			name = GradName(a) + "@UNUSED@" + strconv.Itoa(k)
+		}
+		return name, bw.declare(name, b.Var(a))
+	}
 	for _, i := range bw.path {
 		fwd := b.Ops[i]
-		op, err := bw.makers[fwd.Type].make(fwd, lookup, bw.gradOf, inGrad)
+		op, err := bw.makers[fwd.Type].make(fwd, lookup, bw.gradOf, inGrad, unused)
 		if err == nil {
 			err = perr
 		}

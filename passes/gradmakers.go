@@ -66,8 +66,11 @@ func hasSlot(op *ir.Op, s string) ([]string, bool) {
 // a var of the block by name. outGrad
 // returns the gradient of a forward output arg (calling it may emit the
 // sum of its parts first); inGrad the gradient var a forward input arg
-// gets at this op, or "" when it needs none.
-func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(arg string) (string, error), inGrad func(slot string, i int, arg string) string) (*ir.Op, error) {
+// gets at this op, or "" when it needs none; unused a var to take the
+// grad of an arg that needs none in a slot whose other args need theirs
+// (a grad slot holds one arg for each of the forward slot's: concat of a
+// constant and an activation).
+func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(arg string) (string, error), inGrad func(slot string, i int, arg string) string, unused func(arg string) (string, error)) (*ir.Op, error) {
 	if mk.Unsupported != nil {
 		if why := mk.Unsupported(fwd); why != "" {
 			return nil, fmt.Errorf("%s: %s", fwd, why)
@@ -114,14 +117,27 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 		if !ok {
 			continue // an optional input the forward op omits (layer_norm's Scale)
 		}
-		var gs []string
+		gs := make([]string, len(args))
+		needed := 0
 		for i, a := range args {
-			if g := inGrad(d, i, a); g != "" {
-				gs = append(gs, g)
+			if gs[i] = inGrad(d, i, a); gs[i] != "" {
+				needed++
 			}
 		}
-		if len(gs) != 0 && len(gs) != len(args) {
-			return nil, fmt.Errorf("%s: slot %s has args with and without gradients", fwd, d)
+		switch {
+		case needed == 0:
+			gs = nil
+		case needed < len(args):
+			for i, a := range args {
+				if gs[i] != "" {
+					continue
+				}
+				g, err := unused(a)
+				if err != nil {
+					return nil, err
+				}
+				gs[i] = g
+			}
 		}
 		op.Outputs = append(op.Outputs, ir.S(d+"@GRAD", gs...))
 	}

@@ -28,8 +28,10 @@ main and a startup program; 'distpass export -startup' writes them).
 files (meshes, dists and what else a ProgramDesc cannot hold).
 
 Where a ProgramDesc holds what the IR's rules do not, and Paddle reads
-it as the IR can (a dim below -1, a multiple of an unknown batch, read
-as -1), the import normalises it; nothing normalised changes what the
+it as the IR can, the import normalises it: a dim below -1 (a multiple
+of an unknown batch) is read as -1, an empty slot its op's definition
+lacks is dropped, an output declared with no dims (an inference
+program's batch_norm SavedMean) takes the shape its op infers; nothing normalised changes what the
 program computes, and a program exported back is then not the file's
 bytes but one Paddle loads. -v lists each normalisation on stderr,
 then how many there were.`)

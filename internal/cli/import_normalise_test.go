@@ -129,3 +129,57 @@ func TestImportDropsUnknownEmptySlots(t *testing.T) {
 		t.Errorf("imported:\n%s", stdout.String())
 	}
 }
+
+// TestImportDimsUndimmedOutputs: outputs an inference program declares
+// with no dims (batch_norm's SavedMean and SavedVariance, dropout's
+// Mask) take the shapes their ops infer, each listed.
+func TestImportDimsUndimmedOutputs(t *testing.T) {
+	m, err := ir.ParseString("bn.dpir", `program main {
+  block 0 {
+    var x : f32[2, 16, 4, 4]
+    persist s : f32[16]
+    persist b : f32[16]
+    persist m : f32[16]
+    persist v : f32[16]
+    var y : f32[2, 16, 4, 4]
+    var sm : f32[]
+    var sv : f32[]
+    var o : f32[2, 16, 4, 4]
+    var mask : u8[]
+    op 1 batch_norm(X: x, Scale: s, Bias: b, Mean: m, Variance: v) -> (Y: y, MeanOut: m, VarianceOut: v, SavedMean: sm, SavedVariance: sv) {is_test = true}
+    op 2 dropout(X: y) -> (Out: o, Mask: mask) {dropout_prob = 0.5, is_test = true}
+  }
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := paddle.Export(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bn.pdmodel")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
+	if code := Main([]string{"import", "-v", path}, env); code != ExitOK {
+		t.Fatalf("import -v: exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{
+		`BlockDesc 0 > OpDesc 0 "batch_norm": output SavedMean sm declared with no dims, read as [16], as the op infers it`,
+		`BlockDesc 0 > OpDesc 0 "batch_norm": output SavedVariance sv declared with no dims, read as [16], as the op infers it`,
+		`BlockDesc 0 > OpDesc 1 "dropout": output Mask mask declared with no dims, read as [2, 16, 4, 4], as the op infers it`,
+		"distpass import: 3 normalisation(s)",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	for _, want := range []string{"var sm : f32[16]", "var mask : u8[2, 16, 4, 4]"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("imported module lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -203,7 +203,36 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 	if err := ir.CheckNesting(m.Main); err != nil {
 		return nil, &Error{File: d.name, Offset: -1, Msg: err.Error()}
 	}
+	d.dimOutputs(m.Main)
 	return m, nil
+}
+
+// dimOutputs gives an op's output declared with no dims (Paddle leaves
+// a var's dims unset where its inference did not run: an inference
+// program's batch_norm SavedMean, dropout's Mask) the shape its op's
+// definition infers, when that is not a scalar's.
+func (d *decoder) dimOutputs(p *ir.Program) {
+	for bi, b := range p.Blocks {
+		for i, op := range b.Ops {
+			outs, err := ops.InferOp(op, func(n string) *ir.Var { return p.LookupVar(b, n) })
+			if err != nil {
+				continue // verify names it
+			}
+			for _, o := range outs {
+				args := op.Output(o.Slot)
+				if o.Scalar || len(o.Type.Shape) == 0 || o.Index >= len(args) {
+					continue
+				}
+				v := p.LookupVar(b, args[o.Index])
+				if v == nil || v.Type.Kind != ir.DenseTensor || len(v.Type.Shape) != 0 {
+					continue
+				}
+				v.Type.Shape = slices.Clone(o.Type.Shape)
+				d.note(fmt.Sprintf("BlockDesc %d > OpDesc %d %q", bi, i, op.Type), "output %s %s declared with no dims, read as %s, as the op infers it",
+					o.Slot, v.Name(), ir.FormatShape(v.Type.Shape))
+			}
+		}
+	}
 }
 
 func (d *decoder) opVersionPair(f *field) (string, int32, error) {
