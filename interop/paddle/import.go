@@ -212,8 +212,19 @@ func (d *decoder) program(data []byte) (*ir.Module, error) {
 // program's batch_norm SavedMean, dropout's Mask) the shape its op's
 // definition infers, when that is not a scalar's.
 func (d *decoder) dimOutputs(p *ir.Program) {
+	undimmed := func(b *ir.Block, op *ir.Op) bool {
+		for n := range op.OutputNames {
+			if v := p.LookupVar(b, n); v != nil && v.Type.Kind == ir.DenseTensor && len(v.Type.Shape) == 0 {
+				return true
+			}
+		}
+		return false
+	}
 	for bi, b := range p.Blocks {
 		for i, op := range b.Ops {
+			if !undimmed(b, op) {
+				continue // inference costs what verify does: only where it is needed
+			}
 			outs, err := ops.InferOp(op, func(n string) *ir.Var { return p.LookupVar(b, n) })
 			if err != nil {
 				continue // verify names it
