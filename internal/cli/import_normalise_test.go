@@ -108,25 +108,13 @@ func TestImportDropsUnknownEmptySlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := paddle.Export(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "s.pdmodel")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"import", "-v", path}, env); code != ExitOK {
-		t.Fatalf("import -v: exit %d\n%s", code, stderr.String())
-	}
+	path, stdout, stderr := importV(t, m, "s.pdmodel")
 	want := "distpass import: normalised " + path + `: BlockDesc 0 > OpDesc 0 "scale": empty input slot BiasTensor dropped: scale has no such slot` + "\ndistpass import: 1 normalisation(s)\n"
-	if stderr.String() != want {
-		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
 	}
-	if !strings.Contains(stdout.String(), "op 1 scale(X: x) -> (Out: o)") || !strings.Contains(stdout.String(), "op 2 dropout(X: o) -> (Out: d)") {
-		t.Errorf("imported:\n%s", stdout.String())
+	if !strings.Contains(stdout, "op 1 scale(X: x) -> (Out: o)") || !strings.Contains(stdout, "op 2 dropout(X: o) -> (Out: d)") {
+		t.Errorf("imported:\n%s", stdout)
 	}
 }
 
@@ -154,32 +142,41 @@ func TestImportDimsUndimmedOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := paddle.Export(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "bn.pdmodel")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}
-	if code := Main([]string{"import", "-v", path}, env); code != ExitOK {
-		t.Fatalf("import -v: exit %d\n%s", code, stderr.String())
-	}
+	_, stdout, stderr := importV(t, m, "bn.pdmodel")
 	for _, want := range []string{
 		`BlockDesc 0 > OpDesc 0 "batch_norm": output SavedMean sm declared with no dims, read as [16], as the op infers it`,
 		`BlockDesc 0 > OpDesc 0 "batch_norm": output SavedVariance sv declared with no dims, read as [16], as the op infers it`,
 		`BlockDesc 0 > OpDesc 1 "dropout": output Mask mask declared with no dims, read as [2, 16, 4, 4], as the op infers it`,
 		"distpass import: 3 normalisation(s)",
 	} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
 	for _, want := range []string{"var sm : f32[16]", "var mask : u8[2, 16, 4, 4]"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("imported module lacks %q:\n%s", want, stdout.String())
+		if !strings.Contains(stdout, want) {
+			t.Errorf("imported module lacks %q:\n%s", want, stdout)
 		}
 	}
+}
+
+// importV exports m as a ProgramDesc named file and reads it back with
+// import -v: the file's path, stdout and stderr; the test fails when
+// the import does.
+func importV(t *testing.T, m *ir.Module, file string) (path, stdout, stderr string) {
+	t.Helper()
+	data, err := paddle.Export(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), file)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errs}
+	if code := Main([]string{"import", "-v", path}, env); code != ExitOK {
+		t.Fatalf("import -v: exit %d\n%s", code, errs.String())
+	}
+	return path, out.String(), errs.String()
 }
