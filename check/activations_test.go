@@ -21,10 +21,12 @@ program main {
     param w2 : f32[8, 3] @world[1, -1] {trainable}
     var h : f32[4, 8]
     var a : f32[4, 8]
+    var sq : f32[4, 8]
+    var p : f32[4, 8]
     var o : f32[4, 3]
     var loss : f32[]
     op 1 matmul_v2(X: x, Y: w1) -> (Out: h) {trans_x = false, trans_y = false} role forward
-    op 2 ACT(X: h) -> (Out: a) role forward
+PRE    op 2 ACT(X: IN) -> (Out: a) role forward
     op 3 matmul_v2(X: a, Y: w2) -> (Out: o) {trans_x = false, trans_y = false} role forward
     op 4 mean(X: o) -> (Out: loss) role forward|loss
   }
@@ -38,6 +40,14 @@ program startup {
     op 2 uniform_random() -> (Out: w2) {dtype = 5, max = 1.0, min = -1.0, seed = 4, shape = [8, 3]} role forward
   }
 }
+`
+
+// positiveDomain are the activations defined for positive X only: they
+// read square(h) + 0.5 (positivePre).
+var positiveDomain = map[string]bool{"log": true, "sqrt": true, "rsqrt": true, "reciprocal": true}
+
+const positivePre = `    op 5 square(X: h) -> (Out: sq) role forward
+    op 6 scale(X: sq) -> (Out: p) {bias = 0.5} role forward
 `
 
 // TestActivationsTrainDistributed: every unary elementwise op of the
@@ -57,7 +67,7 @@ func TestActivationsTrainDistributed(t *testing.T) {
 			types = append(types, d.Type)
 		}
 	}
-	for _, want := range []string{"relu", "swish", "silu", "hard_sigmoid", "hard_swish"} {
+	for _, want := range []string{"relu", "swish", "silu", "hard_sigmoid", "hard_swish", "exp", "sqrt", "pow", "erf"} {
 		if !strings.Contains(" "+strings.Join(types, " ")+" ", " "+want+" ") {
 			t.Fatalf("%s is not among the activations found (%v): the selection is wrong", want, types)
 		}
@@ -70,7 +80,11 @@ func TestActivationsTrainDistributed(t *testing.T) {
 					name += "/f64"
 				}
 				t.Run(name, func(t *testing.T) {
-					src := strings.NewReplacer("ACT", typ, "RANKS", ranks).Replace(activationSrc)
+					pre, x := "", "h"
+					if positiveDomain[typ] {
+						pre, x = positivePre, "p"
+					}
+					src := strings.NewReplacer("ACT", typ, "RANKS", ranks, "PRE", pre, "IN", x).Replace(activationSrc)
 					provenDataParallel(t, src, f64)
 				})
 			}

@@ -57,6 +57,7 @@ func activationDefs() []*Def {
 		},
 	}
 	leakyRelu := unary("leaky_relu", "X where X >= 0, alpha * X elsewhere", floatAttr("alpha", 0.02))
+	withGrad(leakyRelu, "X")
 	leakyRelu.Traits |= Monotone
 	leakyRelu.PartialIf = func(op *ir.Op) bool { // non-decreasing only for alpha >= 0 (absent: 0.02)
 		a, ok := ir.AsFloat(op.Attrs.Get("alpha"))
@@ -64,6 +65,13 @@ func activationDefs() []*Def {
 	}
 	pow := unary("pow", "X ** factor", floatAttr("factor", 1))
 	pow.Inputs = slots("X", Slot{Name: "FactorTensor", Optional: true, NoGrad: true})
+	withGrad(pow, "X")
+	pow.Grad.Unsupported = func(fwd *ir.Op) string {
+		if len(fwd.Input("FactorTensor")) > 0 {
+			return "a FactorTensor input is not supported (the grad reads the factor attr)"
+		}
+		return ""
+	}
 	return []*Def{
 		monotone(withGrad(unary("relu", "max(X, 0)"), "Out")),
 		monotone(withGrad(unary("tanh", "tanh(X)"), "Out")),
@@ -85,22 +93,22 @@ func activationDefs() []*Def {
 		unary("softshrink", "X - lambda where X > lambda, X + lambda where X < -lambda, 0 elsewhere", floatAttr("lambda", 0.5)),
 		withGrad(unary("swish", "X * sigmoid(beta * X)", floatAttr("beta", 1)), "X"),
 		withGrad(unary("silu", "X * sigmoid(X)"), "X"),
-		unary("mish", "X * tanh(softplus(X))", floatAttr("threshold", 20)),
-		monotone(unary("softplus", "log(1 + exp(beta * X)) / beta, X where beta * X > threshold",
-			floatAttr("beta", 1), floatAttr("threshold", 20))),
-		unary("softsign", "X / (1 + |X|)"),
-		unary("logsigmoid", "log(sigmoid(X))"),
-		unary("tanh_shrink", "X - tanh(X)"),
-		monotone(unary("exp", "exp(X)")),
-		monotone(unary("log", "ln(X)")),
-		monotone(unary("sqrt", "sqrt(X)")),
-		unary("rsqrt", "1 / sqrt(X)"),
-		unary("square", "X * X"),
-		unary("abs", "|X|"),
-		unary("reciprocal", "1 / X"),
-		unary("sin", "sin(X)"),
-		unary("cos", "cos(X)"),
-		unary("erf", "erf(X)"),
+		withGrad(unary("mish", "X * tanh(softplus(X))", floatAttr("threshold", 20)), "X"),
+		monotone(withGrad(unary("softplus", "log(1 + exp(beta * X)) / beta, X where beta * X > threshold",
+			floatAttr("beta", 1), floatAttr("threshold", 20)), "X")),
+		withGrad(unary("softsign", "X / (1 + |X|)"), "X"),
+		withGrad(unary("logsigmoid", "log(sigmoid(X))"), "X"),
+		withGrad(unary("tanh_shrink", "X - tanh(X)"), "X"),
+		monotone(withGrad(unary("exp", "exp(X)"), "Out")),
+		monotone(withGrad(unary("log", "ln(X)"), "X")),
+		monotone(withGrad(unary("sqrt", "sqrt(X)"), "Out")),
+		withGrad(unary("rsqrt", "1 / sqrt(X)"), "Out"),
+		withGrad(unary("square", "X * X"), "X"),
+		withGrad(unary("abs", "|X|"), "X"),
+		withGrad(unary("reciprocal", "1 / X"), "Out"),
+		withGrad(unary("sin", "sin(X)"), "X"),
+		withGrad(unary("cos", "cos(X)"), "X"),
+		withGrad(unary("erf", "erf(X)"), "X"),
 		unary("floor", "X rounded down"),
 		unary("ceil", "X rounded up"),
 		unary("round", "X rounded half away from zero"),

@@ -18,6 +18,23 @@ func init() {
 	fdCases["silu"] = unaryCase("silu")
 	// Its defaults keep inputs in [-1, 1] off the kinks at ±2.5.
 	fdCases["hard_sigmoid"] = unaryCase("hard_sigmoid")
+	for _, typ := range []string{"exp", "square", "abs", "sin", "cos", "erf", "softsign", "logsigmoid", "tanh_shrink", "leaky_relu", "softplus", "mish"} {
+		fdCases[typ] = unaryCase(typ)
+	}
+	fdCases["pow"] = unaryCase("pow", ir.A("factor", ir.Float(3)))
+	// Functions defined for positive X only read square(x) + 0.5.
+	for _, typ := range []string{"log", "sqrt", "rsqrt", "reciprocal"} {
+		fdCases[typ] = func(f *fdModule) string {
+			f.in("x", 3, 4)
+			f.out("sq", 3, 4)
+			f.out("p", 3, 4)
+			f.out("o", 3, 4)
+			f.b.Op("square", ir.Slots("X", "x"), ir.Slots("Out", "sq"))
+			f.b.Op("scale", ir.Slots("X", "sq"), ir.Slots("Out", "p"), ir.A("bias", ir.Float(0.5)))
+			f.b.Op(typ, ir.Slots("X", "p"), ir.Slots("Out", "o"))
+			return "o"
+		}
+	}
 	fdCases["unsqueeze2"] = func(f *fdModule) string {
 		f.in("x", 2, 3)
 		f.out("o", 2, 1, 3)

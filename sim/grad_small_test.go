@@ -34,6 +34,30 @@ func init() {
 		act("hard_sigmoid", "hard_sigmoid", "Out", td(sh(2, 4), -4, -2.6, -2.3, -0.5, 0.7, 2.2, 2.7, 5))
 		act("hard_sigmoid/attrs", "hard_sigmoid", "Out", td(sh(2, 3), -3, -0.9, -0.2, 0.4, 0.7, 2),
 			A("slope", ir.Float(0.5)), A("offset", ir.Float(0.25)))
+		// The elementary functions, on inputs inside their domains and
+		// off abs's kink.
+		act("exp", "exp", "Out", u(3, 4))
+		act("log", "log", "X", pos(3, 4))
+		act("sqrt", "sqrt", "Out", pos(3, 4))
+		act("rsqrt", "rsqrt", "Out", pos(3, 4))
+		act("square", "square", "X", u(3, 4))
+		act("abs", "abs", "X", td(sh(2, 3), -0.9, -0.4, -0.1, 0.2, 0.6, 1.1))
+		act("reciprocal", "reciprocal", "Out", pos(3, 4))
+		act("sin", "sin", "X", u(3, 4))
+		act("cos", "cos", "X", u(3, 4))
+		act("erf", "erf", "X", u(3, 4))
+		act("softsign", "softsign", "X", td(sh(2, 3), -0.9, -0.4, -0.1, 0.2, 0.6, 1.1))
+		act("logsigmoid", "logsigmoid", "X", u(3, 4))
+		act("tanh_shrink", "tanh_shrink", "X", u(3, 4))
+		act("leaky_relu", "leaky_relu", "X", td(sh(2, 3), -0.9, -0.4, -0.1, 0.2, 0.6, 1.1))
+		act("leaky_relu/negative", "leaky_relu", "X", td(sh(2, 3), -0.9, -0.4, -0.1, 0.2, 0.6, 1.1), A("alpha", ir.Float(-0.3)))
+		act("softplus", "softplus", "X", u(3, 4))
+		// beta 2, threshold 1: inputs on both sides of the cut-off at 0.5.
+		act("softplus/threshold", "softplus", "X", td(sh(2, 3), -0.9, -0.2, 0.3, 0.7, 1.2, 2), A("beta", ir.Float(2)), A("threshold", ir.Float(1)))
+		act("mish", "mish", "X", u(3, 4))
+		act("mish/threshold", "mish", "X", td(sh(2, 3), -0.9, -0.2, 0.3, 0.7, 1.2, 2), A("threshold", ir.Float(0.5)))
+		act("pow", "pow", "X", pos(3, 4), A("factor", ir.Float(2.5)))
+		act("pow/square", "pow", "X", u(3, 4), A("factor", ir.Float(2)))
 		ac := func(name string, x *Tensor, c int64, layout string) {
 			var at []ir.Attr
 			if layout != "" {

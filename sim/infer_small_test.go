@@ -36,6 +36,16 @@ func init() {
  var db : f64[-1, -1]
  op 1 concat_grad(X: [a, b], Out@GRAD: g) -> (X@GRAD: [da, db]) {axis = 1}
 }}`},
+		act("exp", ""), actGrad("exp_grad", "Out", ""), act("log", ""), actGrad("log_grad", "X", ""),
+		act("sqrt", ""), actGrad("sqrt_grad", "Out", ""), act("rsqrt", ""), actGrad("rsqrt_grad", "Out", ""),
+		act("square", ""), actGrad("square_grad", "X", ""), act("abs", ""), actGrad("abs_grad", "X", ""),
+		act("reciprocal", ""), actGrad("reciprocal_grad", "Out", ""),
+		act("sin", ""), actGrad("sin_grad", "X", ""), act("cos", ""), actGrad("cos_grad", "X", ""),
+		act("erf", ""), actGrad("erf_grad", "X", ""), act("softsign", ""), actGrad("softsign_grad", "X", ""),
+		act("logsigmoid", ""), actGrad("logsigmoid_grad", "X", ""), act("tanh_shrink", ""), actGrad("tanh_shrink_grad", "X", ""),
+		act("leaky_relu", "{alpha = 0.1}"), actGrad("leaky_relu_grad", "X", "{alpha = 0.1}"),
+		act("softplus", "{beta = 2.0}"), actGrad("softplus_grad", "X", "{beta = 2.0}"),
+		act("mish", ""), actGrad("mish_grad", "X", ""), act("pow", "{factor = 3.0}"), actGrad("pow_grad", "X", "{factor = 3.0}"),
 		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
 		act("silu", ""), actGrad("silu_grad", "X", ""),
 		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),

@@ -44,7 +44,7 @@ func builtinKernels() Kernels {
 	for _, fam := range []Kernels{
 		matmulKernels(),
 		elementwiseKernels(),
-		activationKernels(),
+		activationKernels(), elementaryKernels(),
 		reduceKernels(),
 		nnKernels(),
 		convKernels(),

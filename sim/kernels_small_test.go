@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 
 	"github.com/distpass/distpass/ir"
@@ -46,6 +47,19 @@ func TestSmallOpValues(t *testing.T) {
 			Args{"X": {td(sh(4), -5, -1, 1, 5)}}, "Out", td(sh(4), 0, 0.3, 0.7, 1)},
 		{"hard_sigmoid_grad", mkOp("hard_sigmoid_grad", Sl("Out", "o", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
 			Args{"Out": {td(sh(3), 0, 0.3, 1)}, "Out@GRAD": {td(sh(3), 5, 5, 5)}}, "X@GRAD", td(sh(3), 0, 1, 0)},
+		// Values known in closed form: log(sigmoid(0)) = -ln 2, mish(0) = 0,
+		// softplus(x) = x past beta * x > threshold, pow's factor attr.
+		{"logsigmoid", mkOp("logsigmoid", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(2), 0, -800)}}, "Out", td(sh(2), -math.Ln2, -800)},
+		{"softplus/threshold", mkOp("softplus", Sl("X", "x"), Sl("Out", "o"), A("beta", ir.Float(2)), A("threshold", ir.Float(1))),
+			Args{"X": {td(sh(2), 0, 3)}}, "Out", td(sh(2), math.Ln2/2, 3)},
+		{"mish/zero", mkOp("mish", Sl("X", "x"), Sl("Out", "o")), Args{"X": {td(sh(1), 0)}}, "Out", td(sh(1), 0)},
+		{"pow", mkOp("pow", Sl("X", "x"), Sl("Out", "o"), A("factor", ir.Float(3))), Args{"X": {td(sh(2), -2, 0.5)}}, "Out", td(sh(2), -8, 0.125)},
+		{"pow/FactorTensor", mkOp("pow", Sl("X", "x", "FactorTensor", "f"), Sl("Out", "o"), A("factor", ir.Float(3))),
+			Args{"X": {td(sh(2), 4, 9)}, "FactorTensor": {td(sh(1), 0.5)}}, "Out", td(sh(2), 2, 3)},
+		{"rsqrt_grad", mkOp("rsqrt_grad", Sl("Out", "o", "Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"Out": {td(sh(1), 0.5)}, "Out@GRAD": {td(sh(1), 8)}}, "X@GRAD", td(sh(1), -0.5)},
+		{"leaky_relu_grad", mkOp("leaky_relu_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "d"), A("alpha", ir.Float(-0.5))),
+			Args{"X": {td(sh(2), -1, 1)}, "Out@GRAD": {td(sh(2), 2, 2)}}, "X@GRAD", td(sh(2), -1, 2)},
 		{"affine_channel/NCHW", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NCHW"))),
 			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 1, 2), 2.5, 4.5, -2, -3)},
 		{"affine_channel/NHWC", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NHWC"))),
