@@ -80,6 +80,57 @@ func TestSliceConcatTrainDistributed(t *testing.T) {
 	}
 }
 
+// TestSplitTrainsDistributed: attention's q/k/v cut by one split
+// instead of three slices, v unused by the loss (its gradient zeros):
+// split's grad is the concat of its Out@GRADs, trained under dp and with
+// the projection split along mp, in two rank orders and dtypes, proven by
+// check.
+func TestSplitTrainsDistributed(t *testing.T) {
+	src := strings.NewReplacer(
+		"    op 2 slice(Input: h) -> (Out: q) {axes = [1], starts = [0], ends = [4]} role forward\n", "",
+		"    op 3 slice(Input: h) -> (Out: k) {axes = [1], starts = [4], ends = [8]} role forward\n", "",
+		"op 4 slice(Input: h) -> (Out: v) {axes = [1], starts = [-4], ends = [100]}", "op 4 split(X: h) -> (Out: [q, k, v]) {axis = 1, num = 3}",
+		"concat(X: [q, v])", "concat(X: [q, q])",
+	).Replace(qkvSrc)
+	if !strings.Contains(src, "split(") || strings.Contains(src, "slice(") || !strings.Contains(src, "[q, q]") {
+		t.Fatal("the split source was not made from qkvSrc")
+	}
+	for _, w1 := range []string{"", "@world[-1, 1]"} {
+		for _, ranks := range []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"} {
+			for _, f64 := range []bool{false, true} {
+				name := "w1" + w1 + "/" + ranks
+				if f64 {
+					name += "/f64"
+				}
+				t.Run(name, func(t *testing.T) {
+					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(src), f64)
+					var zeros, joins int
+					for _, op := range m.Main.Global().Ops {
+						switch {
+						case op.Type == "fill_any_like" && op.Output("Out")[0] == "v@GRAD":
+							zeros++
+						case op.Type == "concat" && op.Output("Out")[0] == "h@GRAD":
+							joins++
+						}
+					}
+					if zeros != 1 || joins != 1 {
+						t.Fatalf("v@GRAD by fill_any_like ×%d, h@GRAD by concat ×%d: want one each", zeros, joins)
+					}
+					grads := 0
+					for _, row := range rep.Rows {
+						if row.Var == "w1@GRAD" || row.Var == "w2@GRAD" {
+							grads++
+						}
+					}
+					if grads != 2 {
+						t.Errorf("check compared %d of w1@GRAD and w2@GRAD, want both", grads)
+					}
+				})
+			}
+		}
+	}
+}
+
 // mixedConcatSrc joins a constant (data, no gradient) and an activation:
 // concat's grad slot holds one grad for each input, the constant's read
 // by no one.

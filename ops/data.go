@@ -112,8 +112,8 @@ func dataDefs() []*Def {
 			},
 			Grad: &Grad{
 				Type: "cast", Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
-				Emit: func(fwd *ir.Op, x *ir.Var, outGrad, inGrad string) *ir.Op {
-					op := &ir.Op{Type: "cast", Inputs: ir.Slots("X", outGrad), Outputs: ir.Slots("Out", inGrad)}
+				Emit: func(fwd *ir.Op, x *ir.Var, outGrads []string, inGrad string) *ir.Op {
+					op := &ir.Op{Type: "cast", Inputs: ir.Slots("X", outGrads[0]), Outputs: ir.Slots("Out", inGrad)}
 					if v, ok := fwd.Attrs.Int("out_dtype"); ok {
 						op.Attrs.Set("in_dtype", ir.Int(v))
 					}
@@ -132,8 +132,8 @@ func dataDefs() []*Def {
 			Shape: "Out = X", Infer: sameAs("X", "Out"),
 			Grad: &Grad{
 				Type: "assign", Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
-				Emit: func(_ *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
-					return &ir.Op{Type: "assign", Inputs: ir.Slots("X", outGrad), Outputs: ir.Slots("Out", inGrad)}
+				Emit: func(_ *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
+					return &ir.Op{Type: "assign", Inputs: ir.Slots("X", outGrads[0]), Outputs: ir.Slots("Out", inGrad)}
 				},
 			}},
 		{
@@ -226,6 +226,17 @@ func dataDefs() []*Def {
 			Grad:        viewGradOf(),
 		},
 		{
+			Type: "flatten2", Doc: "X as a matrix: the dims before axis merged into rows, the rest into columns",
+			Inputs: in("X"), Outputs: slots("Out", xshapeOut),
+			Attrs:       []Attr{intAttr("axis", 1)},
+			Traits:      View | KeepsIndex | Identity,
+			Shape:       "Out = [prod(X[:axis]), prod(X[axis:])]; XShape = [0] + X",
+			Infer:       inferFlatten2,
+			Sharding:    viewRule,
+			ShardingDoc: viewDoc,
+			Grad:        viewGradOf(),
+		},
+		{
 			Type: "concat", Doc: "the X joined along axis",
 			Inputs: slots(many("X"), opt("AxisTensor")), Outputs: in("Out"),
 			Attrs: []Attr{intAttr("axis", 0)},
@@ -251,6 +262,24 @@ func dataDefs() []*Def {
 			Infer:       inferSplit,
 			Sharding:    alongAxisRule("X", "Out"),
 			ShardingDoc: alongAxisDoc,
+			// Paddle's grad of a split is the concat of its Out@GRADs.
+			Grad: &Grad{Type: "concat", Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
+				Unsupported: func(fwd *ir.Op) string {
+					for _, s := range []string{"AxisTensor", "SectionsTensorList"} {
+						if len(fwd.Input(s)) > 0 {
+							return "an input " + s + " is not supported (the grad joins along the axis attr)"
+						}
+					}
+					return ""
+				},
+				Emit: func(fwd *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
+					op := &ir.Op{Type: "concat", Inputs: []ir.Slot{ir.S("X", outGrads...)}, Outputs: ir.Slots("Out", inGrad)}
+					op.Attrs.Set("axis", ir.Int(0))
+					if v := fwd.Attrs.Get("axis"); v != nil {
+						op.Attrs.Set("axis", v)
+					}
+					return op
+				}},
 		},
 		{
 			Type: "slice", Doc: "Input[starts:ends] along axes, decrease_axis dims dropped",
@@ -665,6 +694,20 @@ func inferFlatten(c *Infer) error {
 	out = append(out, prod(x.Shape[start:stop+1]))
 	out = append(out, x.Shape[stop+1:]...)
 	c.Set("Out", x.DType, out)
+	return nil
+}
+
+func inferFlatten2(c *Infer) error {
+	x, ok := c.In("X")
+	if !ok {
+		return nil
+	}
+	setXShape(c, x)
+	ax := c.Int("axis")
+	if ax < 0 || ax > int64(len(x.Shape)) {
+		return c.Errorf("X %s %s: axis %d out of range [0, %d]", c.Name("X"), ir.FormatShape(x.Shape), ax, len(x.Shape))
+	}
+	c.Set("Out", x.DType, []int64{prod(x.Shape[:ax]), prod(x.Shape[ax:])})
 	return nil
 }
 

@@ -266,9 +266,11 @@ type Grad struct {
 	// the order of the grad op's output slots (Slot@GRAD).
 	Diff []string
 	// Emit, when set, builds the grad op from the forward op, its one
-	// differentiable input var x, the gradient of its differentiable output
-	// (outGrad) and that of x (inGrad, never empty when Emit is called).
-	Emit func(fwd *ir.Op, x *ir.Var, outGrad, inGrad string) *ir.Op
+	// differentiable input var x, the gradients of the args of its
+	// differentiable output slot (outGrads, one per arg: zeros for an arg
+	// the loss does not depend on) and that of x (inGrad, never empty when
+	// Emit is called).
+	Emit func(fwd *ir.Op, x *ir.Var, outGrads []string, inGrad string) *ir.Op
 	// Unsupported, when set, returns why this forward op cannot be
 	// differentiated ("" when it can).
 	Unsupported func(fwd *ir.Op) string

@@ -73,6 +73,21 @@ func moeDefs() []*Def {
 			Shape:       "Out = X ([numel(X)] with flatten)",
 			Sharding:    cumsumRule,
 			ShardingDoc: alongAxisDoc,
+			// Paddle's grad of a cumsum is a cumsum of Out@GRAD the other
+			// way (exclusive stays exclusive).
+			Grad: &Grad{Type: "cumsum", Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
+				Unsupported: func(fwd *ir.Op) string {
+					if f, _ := fwd.Attrs.Bool("flatten"); f {
+						return "flatten is not supported (the grad would be flat, not X's shape)"
+					}
+					return ""
+				},
+				Emit: func(fwd *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
+					op := &ir.Op{Type: "cumsum", Inputs: ir.Slots("X", outGrads[0]), Outputs: ir.Slots("Out", inGrad), Attrs: fwd.Attrs.Clone()}
+					r, _ := fwd.Attrs.Bool("reverse")
+					op.Attrs.Set("reverse", ir.Bool(!r))
+					return op
+				}},
 			Infer: func(c *Infer) error {
 				x, ok := c.In("X")
 				if !ok {
@@ -168,10 +183,10 @@ func moeDefs() []*Def {
 
 // exchangeGrad returns the Emit of global_scatter's or global_gather's
 // grad: the inverse exchange, typ, over the forward op's counts.
-func exchangeGrad(typ string) func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
-	return func(fwd *ir.Op, _ *ir.Var, outGrad, inGrad string) *ir.Op {
+func exchangeGrad(typ string) func(fwd *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
+	return func(fwd *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
 		return &ir.Op{Type: typ,
-			Inputs: []ir.Slot{ir.S("X", outGrad), ir.S("local_count", fwd.Input("local_count")...),
+			Inputs: []ir.Slot{ir.S("X", outGrads[0]), ir.S("local_count", fwd.Input("local_count")...),
 				ir.S("global_count", fwd.Input("global_count")...)},
 			Outputs: ir.Slots("Out", inGrad), Attrs: fwd.Attrs.Clone()}
 	}

@@ -738,6 +738,13 @@ func newView(c *Infer, from, to, xshape, xshapeIn string) (spmd.ShardingRule, er
 				r.xshapeIn = append(r.xshapeIn, r.nin+k)
 			}
 		}
+		// A grad without XShape reads X for its shape: X must then be
+		// laid out as X@GRAD, whose local shape the kernel takes from it.
+		if xshapeIn != "" && s.Name == "X" {
+			for k := range s.Args {
+				r.likeOut = append(r.likeOut, r.nin+k)
+			}
+		}
 		r.nin += len(s.Args)
 	}
 	for _, s := range c.op.Outputs {
@@ -756,13 +763,14 @@ func newView(c *Infer, from, to, xshape, xshapeIn string) (spmd.ShardingRule, er
 
 // view is viewRule's rule: arg x of the inputs and out0 of the outputs
 // are regrouped; XShape's args get -1 and X's wanted mapping (in a grad,
-// where XShape is an input, -1 and X@GRAD's); every other arg is not
-// split.
+// where XShape is an input, -1 and X@GRAD's; an X it reads instead gets
+// X@GRAD's); every other arg is not split.
 type view struct {
 	in, out   []int64
 	x, out0   int
 	xshape    []int
 	xshapeIn  []int
+	likeOut   []int // inputs laid out as out0 (a view grad's X)
 	nin, nout int
 	ranks     []int // each input's rank, -1 for one that is no dense tensor
 }
@@ -823,6 +831,9 @@ func (r *view) sharding(in [][]int, x, out []int) spmd.Sharding {
 	s.Outputs[r.out0] = out
 	for _, k := range r.xshapeIn {
 		s.Inputs[k] = append([]int{-1}, out...)
+	}
+	for _, k := range r.likeOut {
+		s.Inputs[k] = slices.Clone(out)
 	}
 	for _, k := range r.xshape {
 		s.Outputs[k] = append([]int{-1}, x...)

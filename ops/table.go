@@ -29,6 +29,7 @@ func families() []family {
 		{"nn", nnDefs()},
 		{"conv", convDefs()},
 		{"data", dataDefs()},
+		{"broadcast", broadcastDefs()},
 		{"moe", moeDefs()},
 		{"optimizer", optimizerDefs()},
 		{"collective", collectiveDefs()},

@@ -19,9 +19,9 @@ func TestTraitMembers(t *testing.T) {
 		{ops.BackwardOnly, []string{"check_finite_and_unscale", "update_loss_scaling"}},
 		{ops.OwnPart, []string{"all_to_all", "alltoall", "assign_pos", "global_gather", "global_scatter", "limit_by_capacity", "prune_gate_by_capacity"}},
 		{ops.KeepsIndex, []string{"assign", "cast", "elementwise_add", "elementwise_floordiv", "elementwise_mod", "elementwise_mul",
-			"elementwise_sub", "flatten_contiguous_range", "reshape2", "scale", "squeeze2", "unsqueeze2"}},
+			"elementwise_sub", "flatten2", "flatten_contiguous_range", "reshape2", "scale", "squeeze2", "unsqueeze2"}},
 		// The lists PassesPartial, LinearInParts and KeepsExtremum kept.
-		{ops.Identity, []string{"assign", "flatten_contiguous_range", "reshape2", "squeeze2", "transpose2", "unsqueeze2"}},
+		{ops.Identity, []string{"assign", "flatten2", "flatten_contiguous_range", "reshape2", "squeeze2", "transpose2", "unsqueeze2"}},
 		{ops.LinearUnary, []string{"cumsum", "scale"}},
 		{ops.Additive, []string{"elementwise_add", "elementwise_sub", "sum"}},
 		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},

@@ -30,8 +30,10 @@ var's type and its mesh and dims_mapping (not its partial dims); a grad op
 of an annotated forward op gets the same mesh and impl (but that of a
 rule-based spmd:0 op, which complete gives its rule's dist). Every trainable
 param that received a gradient is added to the params-grads list, in
-declaration order. An op on the loss path without a grad maker, or owning
-a sub-block, is an error. Counts grad-ops and sum-ops.`,
+declaration order. An output the loss does not depend on, beside one it
+does (a split's), gets zeros (fill_any_like, value 0) for its gradient.
+An op on the loss path without a grad maker, or owning a sub-block, is an
+error. Counts grad-ops and sum-ops, and zero-ops when there are any.`,
 		Options: []Option{{Name: "loss", Kind: OptString, Default: "", Doc: "the var to differentiate (required)"}},
 		Run: func(ctx *Context, m *ir.Module) error {
 			st, err := AppendBackward(m, ctx.String("loss"))
@@ -40,6 +42,9 @@ a sub-block, is an error. Counts grad-ops and sum-ops.`,
 			}
 			ctx.Count("grad-ops", st.GradOps)
 			ctx.Count("sum-ops", st.SumOps)
+			if st.ZeroOps > 0 {
+				ctx.Count("zero-ops", st.ZeroOps)
+			}
 			return nil
 		},
 	}
@@ -49,6 +54,7 @@ a sub-block, is an error. Counts grad-ops and sum-ops.`,
 type BackwardStats struct {
 	GradOps int // grad ops of forward ops (not the seed, not the sums)
 	SumOps  int // sum ops that add up the parts of a gradient
+	ZeroOps int // fill_any_like ops, the zero gradients of outputs the loss does not read
 }
 
 // GradName is the name of the gradient of var v: v@GRAD.
@@ -330,12 +336,12 @@ func (bw *backward) push(op *ir.Op, role ir.Role) {
 // gradOf returns the complete gradient of a, summing its parts first when
 // it has several.
 func (bw *backward) gradOf(a string) (string, error) {
-	s := bw.vars[a]
-	if s == nil {
-		return "", fmt.Errorf("internal error: gradient of %s read but never made", strconv.Quote(a))
-	}
+	s := bw.st(a)
 	if s.final != "" {
 		return s.final, nil
+	}
+	if !s.needs { // an output beside one the loss depends on (a split's)
+		return bw.zerosFor(a, s)
 	}
 	ps := s.got
 	if len(ps) == 0 || len(ps) != s.parts {
@@ -356,7 +362,27 @@ func (bw *backward) gradOf(a string) (string, error) {
 	return g, nil
 }
 
-// partFor names and declares the gradient part forward input a receives
+// zerosFor declares a's gradient as zeros of a's shape, as Paddle's
+// backward fills the gradient of an output no gradient reaches.
+func (bw *backward) zerosFor(a string, s *varState) (string, error) {
+	v := bw.b.Var(a)
+	g := GradName(a)
+	if err := bw.declare(g, v); err != nil {
+		return "", err
+	}
+	op := &ir.Op{Type: "fill_any_like", Inputs: ir.Slots("X", a), Outputs: ir.Slots("Out", g)}
+	op.Attrs.Set("dtype", ir.Int(-1))
+	op.Attrs.Set("value", ir.Float(0))
+	if v.Dist != nil {
+		bw.annotate(op, v.Dist.Mesh, "default", 0)
+	}
+	bw.push(op, ir.RoleBackward)
+	s.final = g
+	bw.stats.ZeroOps++
+	return g, nil
+}
+
+// partFor names and declares// partFor names and declares the gradient part forward input a receives
 // at the op being differentiated.
 func (bw *backward) partFor(a string) (string, error) {
 	s := bw.vars[a]

@@ -49,6 +49,59 @@ func init() {
 		f.b.Op("slice", ir.Slots("Input", "x"), ir.Slots("Out", "o"), ir.A("axes", ir.Ints{1}), ir.A("starts", ir.Ints{3}), ir.A("ends", ir.Ints{6}))
 		return "o"
 	}
+	// q, k, v by split, v unused: its gradient is zeros.
+	fdCases["split"] = func(f *fdModule) string {
+		f.in("x", 2, 9)
+		f.out("q", 2, 3)
+		f.out("k", 2, 3)
+		f.out("v", 2, 3)
+		f.out("o", 2, 3)
+		f.b.Op("split", ir.Slots("X", "x"), []ir.Slot{ir.S("Out", "q", "k", "v")}, ir.A("axis", ir.Int(1)), ir.A("num", ir.Int(3)))
+		f.b.Op("elementwise_mul", ir.Slots("X", "q", "Y", "k"), ir.Slots("Out", "o"), ir.A("axis", ir.Int(-1)))
+		return "o"
+	}
+	fdCases["expand_v2"] = func(f *fdModule) string {
+		f.in("x", 3, 1)
+		f.out("o", 2, 3, 4)
+		f.b.Op("expand_v2", ir.Slots("X", "x"), ir.Slots("Out", "o"), ir.A("shape", ir.Ints{2, -1, 4}))
+		return "o"
+	}
+	fdCases["tile"] = func(f *fdModule) string {
+		f.in("x", 2, 3)
+		f.out("o", 2, 2, 6)
+		f.b.Op("tile", ir.Slots("X", "x"), ir.Slots("Out", "o"), ir.A("repeat_times", ir.Ints{2, 1, 2}))
+		return "o"
+	}
+	fdCases["stack"] = func(f *fdModule) string {
+		f.in("a", 2, 3)
+		f.in("b", 2, 3)
+		f.out("y", 2, 2, 3)
+		f.b.Op("stack", []ir.Slot{ir.S("X", "a", "b")}, ir.Slots("Y", "y"), ir.A("axis", ir.Int(1)))
+		return "y"
+	}
+	fdCases["where"] = func(f *fdModule) string {
+		f.in("x", 2, 3)
+		f.in("y", 2, 3)
+		f.b.Var("cond", ir.Tensor(ir.Boolean, 2, 3)).WithFlags(ir.FlagStopGradient)
+		f.feed["cond"] = sim.MustFromData(ir.Boolean, []int64{2, 3}, []float64{1, 0, 0, 1, 1, 0})
+		f.out("o", 2, 3)
+		f.b.Op("where", ir.Slots("Condition", "cond", "X", "x", "Y", "y"), ir.Slots("Out", "o"))
+		return "o"
+	}
+	fdCases["flatten2"] = func(f *fdModule) string {
+		f.in("x", 2, 3, 2)
+		f.out("o", 6, 2)
+		f.out("xs", 0, 2, 3, 2)
+		f.b.Op("flatten2", ir.Slots("X", "x"), ir.Slots("Out", "o", "XShape", "xs"), ir.A("axis", ir.Int(2)))
+		return "o"
+	}
+	// An exclusive, reversed running sum: its grad runs the other way.
+	fdCases["cumsum"] = func(f *fdModule) string {
+		f.in("x", 2, 4)
+		f.out("o", 2, 4)
+		f.b.Op("cumsum", ir.Slots("X", "x"), ir.Slots("Out", "o"), ir.A("axis", ir.Int(1)), ir.A("exclusive", ir.Bool(true)), ir.A("reverse", ir.Bool(true)))
+		return "o"
+	}
 	fdCases["concat"] = func(f *fdModule) string {
 		f.in("a", 2, 3)
 		f.in("b", 2, 2)

@@ -63,9 +63,9 @@ func hasSlot(op *ir.Op, s string) ([]string, bool) {
 }
 
 // make builds the grad op of fwd, without id, role or dist. lookup finds
-// a var of the block by name. outGrad
-// returns the gradient of a forward output arg (calling it may emit the
-// sum of its parts first); inGrad the gradient var a forward input arg
+// a var of the block by name. outGrad returns the gradient of a forward
+// output arg (calling it may emit the sum of its parts first, or zeros
+// for an arg the loss does not depend on); inGrad the gradient var a forward input arg
 // gets at this op, or "" when it needs none; unused a var to take the
 // grad of an arg that needs none in a slot whose other args need theirs
 // (a grad slot holds one arg for each of the forward slot's: concat of a
@@ -79,14 +79,18 @@ func (mk *gradMaker) make(fwd *ir.Op, lookup func(string) *ir.Var, outGrad func(
 	if mk.Emit != nil {
 		outs := fwd.Output(mk.outs[0])
 		ins := fwd.Input(mk.Diff[0])
-		if len(outs) != 1 || len(ins) != 1 {
-			return nil, fmt.Errorf("%s: want one %s and one %s", fwd, mk.outs[0], mk.Diff[0])
+		if len(outs) == 0 || len(ins) != 1 {
+			return nil, fmt.Errorf("%s: want one %s and at least one %s", fwd, mk.Diff[0], mk.outs[0])
 		}
-		g, err := outGrad(outs[0])
-		if err != nil {
-			return nil, err
+		gs := make([]string, len(outs))
+		for i, a := range outs {
+			g, err := outGrad(a)
+			if err != nil {
+				return nil, err
+			}
+			gs[i] = g
 		}
-		op := mk.Emit(fwd, lookup(ins[0]), g, inGrad(mk.Diff[0], 0, ins[0]))
+		op := mk.Emit(fwd, lookup(ins[0]), gs, inGrad(mk.Diff[0], 0, ins[0]))
 		op.Fwd = fwd.ID
 		return op, nil
 	}

@@ -58,6 +58,25 @@ func init() {
 		act("mish/threshold", "mish", "X", td(sh(2, 3), -0.9, -0.2, 0.3, 0.7, 1.2, 2), A("threshold", ir.Float(0.5)))
 		act("pow", "pow", "X", pos(3, 4), A("factor", ir.Float(2.5)))
 		act("pow/square", "pow", "X", u(3, 4), A("factor", ir.Float(2)))
+		// The repeats and the stack of attention masks and position ids.
+		rep := func(name, typ string, x *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp(typ, Sl("X", "x"), Sl("Out", "o"), at...),
+				mkOp(typ+"_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), at...), Args{"X": {x}}, "Out"})
+		}
+		rep("expand_v2", "expand_v2", u(3, 1), A("shape", ir.Ints{2, 3, 4}))
+		rep("expand_v2/keep", "expand_v2", u(1, 2, 1), A("shape", ir.Ints{3, -1, 2}))
+		rep("tile", "tile", u(2, 3), A("repeat_times", ir.Ints{2, 1, 2}))
+		rep("tile/short", "tile", u(2, 2, 3), A("repeat_times", ir.Ints{3}))
+		cs = append(cs, gradCase{"stack", mkOp("stack", []ir.Slot{S("X", "a", "b", "c")}, Sl("Y", "y"), A("axis", ir.Int(1))),
+			mkOp("stack_grad", Sl("Y@GRAD", "g"), []ir.Slot{S("X@GRAD", "da", "db", "dc")}, A("axis", ir.Int(1))),
+			Args{"X": {u(2, 3), u(2, 3), u(2, 3)}}, "Y"})
+		cs = append(cs, gradCase{"stack/last", mkOp("stack", []ir.Slot{S("X", "a", "b")}, Sl("Y", "y"), A("axis", ir.Int(-1))),
+			mkOp("stack_grad", Sl("Y@GRAD", "g"), []ir.Slot{S("X@GRAD", "da", "db")}, A("axis", ir.Int(-1))),
+			Args{"X": {u(2, 3), u(2, 3)}}, "Y"})
+		cond := MustFromData(ir.Boolean, sh(2, 3), []float64{1, 0, 0, 1, 1, 0})
+		cs = append(cs, gradCase{"where", mkOp("where", Sl("Condition", "c", "X", "x", "Y", "y"), Sl("Out", "o")),
+			mkOp("where_grad", Sl("Condition", "c", "X", "x", "Y", "y", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Y@GRAD", "dy")),
+			Args{"Condition": {cond}, "X": {u(2, 3)}, "Y": {u(2, 3)}}, "Out"})
 		ac := func(name string, x *Tensor, c int64, layout string) {
 			var at []ir.Attr
 			if layout != "" {
@@ -79,6 +98,8 @@ func init() {
 		view("squeeze2", "squeeze2", u(2, 1, 3, 1), A("axes", ir.Ints{1}))
 		view("squeeze2/all", "squeeze2", u(1, 2, 1, 3), A("axes", ir.Ints{}))
 		view("unsqueeze2", "unsqueeze2", u(2, 3), A("axes", ir.Ints{0, -1}))
+		view("flatten2", "flatten2", u(2, 3, 2), A("axis", ir.Int(2)))
+		view("flatten2/zero", "flatten2", u(2, 3), A("axis", ir.Int(0)))
 		view("unsqueeze2/middle", "unsqueeze2", u(2, 3), A("axes", ir.Ints{1, 2}))
 		sl := func(name string, x *Tensor, at ...ir.Attr) {
 			cs = append(cs, gradCase{name, mkOp("slice", Sl("Input", "x"), Sl("Out", "o"), at...),

@@ -46,6 +46,68 @@ func init() {
 		act("leaky_relu", "{alpha = 0.1}"), actGrad("leaky_relu_grad", "X", "{alpha = 0.1}"),
 		act("softplus", "{beta = 2.0}"), actGrad("softplus_grad", "X", "{beta = 2.0}"),
 		act("mish", ""), actGrad("mish_grad", "X", ""), act("pow", "{factor = 3.0}"), actGrad("pow_grad", "X", "{factor = 3.0}"),
+		inferCase{Name: "expand_v2", Src: `program main { block 0 {
+ var x : f32[3, 1]
+ var o : f32[-1, -1, -1]
+ op 1 expand_v2(X: x) -> (Out: o) {shape = [2, -1, 4]}
+}}`},
+		inferCase{Name: "expand_v2_grad", Src: `program main { block 0 {
+ var x : f32[3, 1]
+ var g : f32[2, 3, 4]
+ var dx : f32[-1, -1]
+ op 1 expand_v2_grad(X: x, Out@GRAD: g) -> (X@GRAD: dx) {shape = [2, -1, 4]}
+}}`},
+		inferCase{Name: "tile", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : f32[-1, -1, -1]
+ op 1 tile(X: x) -> (Out: o) {repeat_times = [2, 1, 3]}
+}}`},
+		inferCase{Name: "tile_grad", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var g : f32[2, 2, 9]
+ var dx : f32[-1, -1]
+ op 1 tile_grad(X: x, Out@GRAD: g) -> (X@GRAD: dx) {repeat_times = [2, 1, 3]}
+}}`},
+		inferCase{Name: "stack", Src: `program main { block 0 {
+ var a : f32[2, 3]
+ var b : f32[2, 3]
+ var y : f32[-1, -1, -1]
+ op 1 stack(X: [a, b]) -> (Y: y) {axis = -1}
+}}`},
+		inferCase{Name: "stack_grad", Src: `program main { block 0 {
+ var g : f32[2, 3, 2]
+ var da : f32[-1, -1]
+ var db : f32[-1, -1]
+ op 1 stack_grad(Y@GRAD: g) -> (X@GRAD: [da, db]) {axis = -1}
+}}`},
+		inferCase{Name: "where", Src: `program main { block 0 {
+ var c : bool[2, 3]
+ var x : f32[2, 3]
+ var y : f32[2, 3]
+ var o : f32[-1, -1]
+ op 1 where(Condition: c, X: x, Y: y) -> (Out: o)
+}}`},
+		inferCase{Name: "where_grad", Src: `program main { block 0 {
+ var c : bool[2, 3]
+ var x : f32[2, 3]
+ var y : f32[2, 3]
+ var g : f32[2, 3]
+ var dx : f32[-1, -1]
+ var dy : f32[-1, -1]
+ op 1 where_grad(Condition: c, X: x, Y: y, Out@GRAD: g) -> (X@GRAD: dx, Y@GRAD: dy)
+}}`},
+		inferCase{Name: "flatten2", Src: `program main { block 0 {
+ var x : f32[2, 3, 4]
+ var o : f32[-1, -1]
+ var xs : f32[-1, -1, -1, -1]
+ op 1 flatten2(X: x) -> (Out: o, XShape: xs) {axis = 2}
+}}`},
+		inferCase{Name: "flatten2_grad", Src: `program main { block 0 {
+ var xs : f32[0, 2, 3, 4]
+ var g : f32[6, 4]
+ var dx : f32[-1, -1, -1]
+ op 1 flatten2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axis = 2}
+}}`},
 		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
 		act("silu", ""), actGrad("silu_grad", "X", ""),
 		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),

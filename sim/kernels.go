@@ -53,7 +53,7 @@ func builtinKernels() Kernels {
 		affineChannelKernels(),
 		optimKernels(),
 		randomKernels(),
-		dataKernels(),
+		dataKernels(), broadcastKernels(),
 		moeKernels(),
 	} {
 		maps.Copy(ks, fam)
