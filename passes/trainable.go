@@ -33,7 +33,8 @@ feed ops, the is_data vars are the data inputs). A write of a
 non-persistable var already written (an op in place, as Paddle's fused
 inference programs have) gets a var of its own, named <var>.out_N, and
 the reads after it follow. Every is_test attr becomes false, so
-batch_norm and dropout train; batch-norm=global sets batch_norm's
+batch_norm and dropout train (a dropout without its Mask output, as
+inference programs may write it, gets one: a u8 var <Out>.mask); batch-norm=global sets batch_norm's
 use_global_stats instead, so that it normalises by its running
 statistics (Paddle's frozen batch norm: Scale and Bias train, the
 statistics stay), which is batch-parallel.
@@ -53,7 +54,14 @@ in program order through the op table, the shape of every var that
 depends on it (a reshape2's -1 and 0 follow the new shape; one whose
 shape attr bakes in its input's exported dim 0, as [1, 1001] for Paddle's
 traced batch of 1, while that dim changed, gets 0 there, "X's dim 0", so
-that it keeps the new batch; any other baked-in dim is refused); an op
+that it keeps the new batch; any other baked-in dim is refused). An attr
+the program computes at run time from shapes (reshape2's Shape or
+ShapeTensor, fill_constant's ShapeTensor(List) and ValueTensor,
+expand_v2's, tile's and slice's tensors: shape, slice, fill_constant,
+concat and the like applied to the new shape) is proved, written into
+the attr and its tensors dropped, and the ops that computed it are
+removed once nothing reads them; one it cannot prove, where the shape
+depends on it, is an error naming the op and the arg. An op
 without shape inference on that path, an inference
 that fails, a persistable whose shape would change, or a var left with
 an unknown dim is an error naming op and var. Then a label data var
@@ -73,7 +81,8 @@ op writes, no fetch, several without output= or an output= that names
 none of them, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
 state-vars, dropped-ops, renamed-vars, kept-batch-reshapes and
-loss-on-logits.`,
+loss-on-logits, and dropout-masks, folded-attrs and pruned-ops when
+there are any.`,
 		Options: []Option{
 			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
@@ -103,6 +112,13 @@ loss-on-logits.`,
 			ctx.Count("renamed-vars", st.Renamed)
 			ctx.Count("kept-batch-reshapes", st.KeptBatch)
 			ctx.Count("loss-on-logits", st.Logits)
+			if st.Masks > 0 {
+				ctx.Count("dropout-masks", st.Masks)
+			}
+			if st.Folded > 0 {
+				ctx.Count("folded-attrs", st.Folded)
+				ctx.Count("pruned-ops", st.Pruned)
+			}
 			return nil
 		},
 	}
@@ -132,6 +148,12 @@ type TrainableStats struct {
 	// Logits is 1 when softmax_with_cross_entropy reads the input of
 	// the softmax that wrote the output, 0 otherwise.
 	Logits int
+	// Folded counts the attrs read at run time (a reshape2's ShapeTensor)
+	// that shape= proved and made static; Pruned the ops that computed
+	// them, removed once nothing read them.
+	Folded, Pruned int
+	// Masks counts the dropouts given the Mask output training needs.
+	Masks int
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
@@ -211,6 +233,11 @@ func (t *trainer) run() error {
 			}
 			if op.Type == "batch_norm" && t.opts.GlobalStats {
 				op.Attrs.Set("use_global_stats", ir.Bool(true))
+			}
+			if op.Type == "dropout" && len(op.Output("Mask")) == 0 {
+				if err := t.addMask(b, op); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -440,6 +467,46 @@ func sortedKeys(s map[string]bool) []string {
 	return out
 }
 
+// addMask gives a dropout of an inference program, which may omit its
+// Mask, the Mask output a training dropout writes and its grad reads: a
+// u8 var of X's shape named after Out.
+func (t *trainer) addMask(b *ir.Block, op *ir.Op) error {
+	x := b.Var(firstArg(op.Input("X")))
+	out := firstArg(op.Output("Out"))
+	if x == nil || out == "" || !x.Type.IsTensor() {
+		return fmt.Errorf("%s: no dense X and Out to give a Mask", op)
+	}
+	name := out + ".mask"
+	for k := 1; b.Var(name) != nil; k++ {
+		name = out + ".mask_" + strconv.Itoa(k)
+	}
+	mv := ir.Var{Kind: ir.KindVar, Type: ir.Tensor(ir.U8, x.Type.Shape...)}.Named(name)
+	if err := b.AddVar(&mv); err != nil {
+		return err
+	}
+	for i := range op.Outputs {
+		if op.Outputs[i].Name == "Mask" {
+			op.Outputs[i].Args = []string{name}
+			t.stats.Masks++
+			return nil
+		}
+	}
+	op.Outputs = append(op.Outputs, ir.S("Mask", name))
+	t.stats.Masks++
+	return nil
+}
+
+// hasUnknownDim reports whether an output of op is declared with an
+// unknown dim.
+func hasUnknownDim(g *ir.Block, op *ir.Op) bool {
+	for a := range op.OutputNames {
+		if v := g.Var(a); v != nil && v.Type.IsTensor() && slices.Contains(v.Type.Shape, -1) {
+			return true
+		}
+	}
+	return false
+}
+
 // reshape sets the data input's shape and re-infers, in program order,
 // the outputs of every op that reads a var whose shape changed.
 func (t *trainer) reshape() error {
@@ -465,6 +532,7 @@ func (t *trainer) reshape() error {
 		changed[d.Name()] = true
 	}
 	writer := map[string]*ir.Op{}
+	f := newFolder(t.g)
 	for _, op := range t.g.Ops {
 		for a := range op.OutputNames {
 			writer[a] = op
@@ -473,7 +541,13 @@ func (t *trainer) reshape() error {
 		for a := range op.InputNames {
 			reads = reads || changed[a]
 		}
+		folded, slot, arg := f.fold(op)
+		reads = reads || folded // re-infer with the attrs now static
 		if !reads {
+			if slot != "" && hasUnknownDim(t.g, op) {
+				return fmt.Errorf("shape=: %w", f.unprovable(op, slot, arg, writer))
+			}
+			f.eval(op)
 			continue
 		}
 		if def := ops.Lookup(op.Type); def == nil || def.Infer == nil {
@@ -522,7 +596,20 @@ func (t *trainer) reshape() error {
 			v.Type.Shape = shape
 			changed[v.Name()] = true
 		}
+		if slot != "" {
+			for _, o := range outs {
+				if slices.Contains(o.Type.Shape, -1) {
+					return fmt.Errorf("shape=: %w", f.unprovable(op, slot, arg, writer))
+				}
+			}
+		}
+		f.eval(op)
 	}
+	t.stats.Folded = f.folded
+	t.stats.Pruned = f.prune(func(name string) bool {
+		v := t.g.Var(name)
+		return v == nil || v.Persistable() || v == t.out
+	})
 	for _, v := range t.g.Vars() {
 		if v.Persistable() || !v.Type.IsTensor() || !changed[v.Name()] && writer[v.Name()] == nil {
 			continue

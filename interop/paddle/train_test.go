@@ -52,6 +52,11 @@ var trainRows = []trainRowSpec{
 	{file: "p2o_pir_thresholded_relu.json", shape: "8x3x32x32", light: true},
 	{file: "slim_mobilenetv1_int8.pdmodel", shape: "8x3x32x32", light: false},
 	{file: "visualdl_mobilenetv1.pdmodel", shape: "8x3x32x32", light: false},
+	// PaddleOCR's recognisers read text lines 48 high; a width of 64 (32
+	// for the ResNet-style one) gives their SVTR necks 8 (4) positions.
+	{file: "transformers/ppocr_rec_svtrneck_roc.pdmodel", shape: "4x3x48x32", light: false},
+	{file: "transformers/ppocrv3_rec_en.pdmodel", shape: "4x3x48x64", light: false},
+	{file: "transformers/ppocrv3_rec_finnish.pdmodel", shape: "4x3x48x64", light: false},
 }
 
 // trainStages is the pipeline of a row, a pass at a time so that a row
@@ -78,8 +83,9 @@ const trainTable = "testdata/trained.md"
 func TestTrainFixtures(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.pdmodel")
 	pir, _ := filepath.Glob("testdata/*.json")
-	for _, f := range append(files, pir...) {
-		if !slices.ContainsFunc(trainRows, func(r trainRowSpec) bool { return r.file == filepath.Base(f) }) {
+	tf, _ := filepath.Glob("testdata/transformers/*.pdmodel")
+	for _, f := range slices.Concat(files, pir, tf) {
+		if !slices.ContainsFunc(trainRows, func(r trainRowSpec) bool { return r.file == strings.TrimPrefix(f, "testdata/") }) {
 			t.Errorf("%s has no row in trainRows", f)
 		}
 	}
@@ -369,3 +375,66 @@ var (
 	defsMu     sync.Mutex
 	defsLoaded = map[string]bool{}
 )
+
+// tpPipeline trains a PaddleOCR recogniser on a 2×2 mesh [dp, mp]: the
+// MLPs and attention projections of its SVTR neck tensor-parallel by
+// pattern (fc1 by columns, fc2 and the projections by rows), the data
+// split over dp, the rest completed.
+const tpPipeline = `make-trainable{shape=4x3x48x64},` +
+	`annotate{mesh="world shape [2, 2] dims [dp, mp] ranks [0, 1, 2, 3]"},annotate-tensor-parallel{mesh=world,axis=mp},` +
+	`append-backward{loss=loss},annotate-data-parallel{mesh=world,axis=dp,data-only=true},append-optimizer{type=sgd},complete,insert-reshards`
+
+// TestTrainTransformerTP: PP-OCRv3's SVTR neck trains tensor-parallel:
+// annotate-tensor-parallel finds both MLPs and both attention
+// projections, the activation between fc1 and fc2 stays split on mp, the
+// attention runs head-parallel (its fused q/k/v projection stays whole,
+// each rank cutting its heads from it), and the per-rank Paddle files,
+// exported and imported back, are proven by check against the serial
+// program in f64.
+func TestTrainTransformerTP(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("seconds of simulation, some tenfold under the race detector; passes' TestAnnotateTensorParallelMLP covers the pattern")
+	}
+	const file = "transformers/ppocrv3_rec_finnish.pdmodel"
+	m := importFixture(t, file)
+	if err := runPipeline(m, tpPipeline); err != nil {
+		t.Fatal(err)
+	}
+	g := m.Main.Global()
+	var cols, rows []string
+	for _, v := range g.Vars() {
+		if v.Kind != ir.KindParam || v.Dist == nil {
+			continue
+		}
+		switch v.Dist.String() {
+		case "@world[-1, 1]":
+			cols = append(cols, v.Name())
+		case "@world[1, -1]":
+			rows = append(rows, v.Name())
+		}
+	}
+	if len(cols) != 2 || len(rows) != 4 {
+		t.Fatalf("column-split params %v and row-split %v: want the two MLPs' fc1, and their fc2 and the two attention projections", cols, rows)
+	}
+	for name, want := range map[string]string{
+		"swish_9.tmp_0": "@world[0, -1, 1]", "swish_10.tmp_0": "@world[0, -1, 1]", // the MLPs' activations
+		"softmax_0.tmp_0": "@world[0, 1, -1, -1]", "softmax_1.tmp_0": "@world[0, 1, -1, -1]", // the attention probabilities, by head
+	} {
+		if d := g.Var(name).Dist; d == nil || d.String() != want {
+			t.Errorf("%s is %v, want %s", name, d, want)
+		}
+	}
+	ranks, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, pm := range ranks {
+		if w := pm.Main.Global().Var(cols[0]); w.Type.Shape[1]*2 != g.Var(cols[0]).Type.Shape[1] {
+			t.Errorf("rank %d: %s is %s, want half the columns of %s", r, cols[0], w.Type, g.Var(cols[0]).Type)
+		}
+	}
+	rep, _ := proveRanks(t, file, m, ranks)
+	if rep.Count("param") != 132 || rep.Count("grad") != 132 {
+		t.Errorf("compared %d params and %d grads, want 132 of each", rep.Count("param"), rep.Count("grad"))
+	}
+}
