@@ -29,7 +29,10 @@ and fetch ops (and the feed and fetch list vars); each fed var becomes a
 data input (is_data, stop_gradient) and the one fetched var the output
 (output=NAME picks it among several fetched vars: MnasNet's export
 fetches two; the others stay computed, off the loss's path; without
-feed ops, the is_data vars are the data inputs). A write of a
+feed ops, the is_data vars are the data inputs). output=A:0.7;B:0.3
+puts the loss on several: each gets its loss and label (label, then
+label_1, label_2, ...), the loss is the sum of their means, each scaled
+by its weight (1 when left out). A write of a
 non-persistable var already written (an op in place, as Paddle's fused
 inference programs have) gets a var of its own, named <var>.out_N, and
 the reads after it follow. Every is_test attr becomes false, so
@@ -92,7 +95,7 @@ there are any.`,
 				Values: []string{"batch", "global"}},
 			{Name: "seed", Kind: OptInt, Default: "1", Doc: "the seed of the first random initialiser (Paddle's seed attr is a 32-bit int)",
 				Range: &Range{Min: 1, Max: math.MaxInt32}},
-			{Name: "output", Kind: OptString, Default: "", Doc: "the fetched var to put the loss on, when the program fetches several (empty: the one fetched var)"},
+			{Name: "output", Kind: OptString, Default: "", Doc: "the fetched var(s) to put the loss on, NAME or NAME:W;NAME:W (empty: the one fetched var)"},
 		},
 		Run: func(ctx *Context, m *ir.Module) error {
 			shape, err := ParseShape(ctx.String("shape"))
@@ -132,8 +135,10 @@ type TrainableOptions struct {
 	Seed  int64   // the seed of the first random initialiser
 	// GlobalStats has batch_norm normalise by its running statistics.
 	GlobalStats bool
-	// Output is the fetched var to put the loss on; "" takes the one
-	// fetched var and refuses several.
+	// Output is the fetched var to put the loss on, or several joined
+	// by ';', each with an optional weight (NAME:W; 1 when left out),
+	// the loss their weighted sum; "" takes the one fetched var and
+	// refuses several.
 	Output string
 }
 
@@ -145,8 +150,8 @@ type TrainableStats struct {
 	Renamed int // in-place writes given a var of their own
 	// KeptBatch counts reshape2 ops whose baked-in batch became 0.
 	KeptBatch int
-	// Logits is 1 when softmax_with_cross_entropy reads the input of
-	// the softmax that wrote the output, 0 otherwise.
+	// Logits counts the outputs whose softmax_with_cross_entropy reads
+	// the input of the softmax that wrote the output.
 	Logits int
 	// Folded counts the attrs read at run time (a reshape2's ShapeTensor)
 	// that shape= proved and made static; Pruned the ops that computed
@@ -207,7 +212,9 @@ type trainer struct {
 	g     *ir.Block // main's block 0
 	opts  TrainableOptions
 	data  []*ir.Var // the data inputs, in feed order
-	out   *ir.Var   // the fetched var
+	out   *ir.Var   // the fetched var the loss is on (the first, with several)
+	outs  []*ir.Var // every fetched var the loss is on, in output= order
+	wts   []float64 // their weights
 	stats TrainableStats
 }
 
@@ -288,9 +295,12 @@ func (t *trainer) renameInPlace() error {
 			}
 		}
 	}
-	if n, ok := cur[t.out.Name()]; ok {
-		t.out = t.g.Var(n)
+	for i, o := range t.outs {
+		if n, ok := cur[o.Name()]; ok {
+			t.outs[i] = t.g.Var(n)
+		}
 	}
+	t.out = t.outs[0]
 	return nil
 }
 
@@ -397,17 +407,31 @@ func (t *trainer) dropFeedFetch() error {
 	case len(fetched) == 0:
 		return errors.New("no fetch op: make-trainable puts the loss on the fetched var")
 	case t.opts.Output != "":
-		i := slices.Index(names, t.opts.Output)
-		if i < 0 {
-			return fmt.Errorf("output=%s: not a fetched var (the program fetches %s)", t.opts.Output, strings.Join(names, ", "))
+		for _, part := range strings.Split(t.opts.Output, ";") {
+			name, w, weighted := strings.Cut(part, ":")
+			i := slices.Index(names, name)
+			if i < 0 {
+				return fmt.Errorf("output=%s: %s is not a fetched var (the program fetches %s)", t.opts.Output, name, strings.Join(names, ", "))
+			}
+			if slices.Contains(t.outs, fetched[i]) {
+				return fmt.Errorf("output=%s: %s is named twice", t.opts.Output, name)
+			}
+			wt := 1.0
+			if weighted {
+				var err error
+				if wt, err = strconv.ParseFloat(w, 64); err != nil || math.IsNaN(wt) || math.IsInf(wt, 0) {
+					return fmt.Errorf("output=%s: weight %q of %s is not a finite number", t.opts.Output, w, name)
+				}
+			}
+			t.outs, t.wts = append(t.outs, fetched[i]), append(t.wts, wt)
 		}
-		t.out = fetched[i]
 	case len(fetched) > 1:
-		return fmt.Errorf("%d fetch ops (of %s): choose one with output=NAME (%s): make-trainable puts the loss on one output",
+		return fmt.Errorf("%d fetch ops (of %s): choose with output=NAME (%s), or several with output=NAME:W;NAME:W (the loss their weighted sum)",
 			len(fetched), strings.Join(names, ", "), strings.Join(names, " or "))
 	default:
-		t.out = fetched[0]
+		t.outs, t.wts = fetched[:1], []float64{1}
 	}
+	t.out = t.outs[0]
 	if len(feeds) == 0 { // a program already written for training declares its data
 		for _, v := range t.g.Vars() {
 			if v.Has(ir.FlagIsData) && v.Type.IsTensor() {
@@ -418,8 +442,10 @@ func (t *trainer) dropFeedFetch() error {
 			return errors.New("no feed op and no is_data var: the program has no data input")
 		}
 	}
-	if t.out.Persistable() || t.out.Has(ir.FlagIsData) || slices.Contains(t.data, t.out) {
-		return fmt.Errorf("the fetched var %s is not computed from the data: nothing to train", t.out.Name())
+	for _, o := range t.outs {
+		if o.Persistable() || o.Has(ir.FlagIsData) || slices.Contains(t.data, o) {
+			return fmt.Errorf("the fetched var %s is not computed from the data: nothing to train", o.Name())
+		}
 	}
 	t.g.Ops = slices.DeleteFunc(t.g.Ops, func(op *ir.Op) bool { return drop[op] })
 	t.stats.Dropped = len(drop)
@@ -447,7 +473,11 @@ func (t *trainer) dropFeedFetch() error {
 	for _, v := range t.data {
 		v.Flags |= ir.FlagIsData | ir.FlagStopGradient
 	}
-	for _, name := range []string{t.opts.Label, TrainableLossVar} {
+	taken := []string{t.opts.Label, TrainableLossVar}
+	for i := 1; i < len(t.outs); i++ {
+		taken = append(taken, t.opts.Label+"_"+strconv.Itoa(i))
+	}
+	for _, name := range taken {
 		if t.g.Var(name) != nil || t.m.Startup != nil && t.m.Startup.Global().Var(name) != nil {
 			return fmt.Errorf("var %s is already declared: make-trainable declares it (choose another label=)", name)
 		}
@@ -608,7 +638,7 @@ func (t *trainer) reshape() error {
 	t.stats.Folded = f.folded
 	t.stats.Pruned = f.prune(func(name string) bool {
 		v := t.g.Var(name)
-		return v == nil || v.Persistable() || v == t.out
+		return v == nil || v.Persistable() || slices.Contains(t.outs, v)
 	})
 	for _, v := range t.g.Vars() {
 		if v.Persistable() || !v.Type.IsTensor() || !changed[v.Name()] && writer[v.Name()] == nil {
@@ -863,41 +893,90 @@ func (t *trainer) softmaxInput(out *ir.Var) *ir.Var {
 	return nil
 }
 
-// addLoss declares the label and appends the loss ops on the output.
+// addLoss declares the labels and appends the loss ops on the outputs:
+// one output's loss is the mean of its loss elements; several outputs'
+// is the weighted sum of each one's mean.
 func (t *trainer) addLoss() error {
-	out := t.out
-	if !out.Type.IsTensor() || !out.Type.DType.IsFloat() || out.Type.Rank() == 0 {
-		return fmt.Errorf("the output %s is %s: the loss needs a float tensor of rank 1 or more", out.Name(), out.Type)
-	}
 	b := ir.NewBuilder(t.m)
+	dt := t.outs[0].Type.DType
+	if len(t.outs) == 1 {
+		last, err := t.lossOf(b, t.outs[0], t.opts.Label)
+		if err != nil {
+			return err
+		}
+		b.Var(TrainableLossVar, ir.Tensor(dt))
+		b.Op("mean", ir.Slots("X", last), ir.Slots("Out", TrainableLossVar)).WithRole(ir.RoleLoss)
+		return b.Err()
+	}
+	sum := ""
+	for i, out := range t.outs {
+		if out.Type.DType != dt {
+			return fmt.Errorf("outputs %s and %s are %s and %s: the weighted sum needs one dtype", t.outs[0].Name(), out.Name(), dt, out.Type.DType)
+		}
+		label := t.opts.Label
+		if i > 0 {
+			label += "_" + strconv.Itoa(i)
+		}
+		last, err := t.lossOf(b, out, label)
+		if err != nil {
+			return err
+		}
+		mean, term := t.m.FreshName(out.Name()+".loss"), t.m.FreshName(out.Name()+".wloss")
+		b.Var(mean, ir.Tensor(dt))
+		b.Var(term, ir.Tensor(dt))
+		b.Op("mean", ir.Slots("X", last), ir.Slots("Out", mean))
+		b.Op("scale", ir.Slots("X", mean), ir.Slots("Out", term), ir.A("scale", ir.Float(t.wts[i])), ir.A("bias", ir.Float(0)), ir.A("bias_after_scale", ir.Bool(true)))
+		if sum == "" {
+			sum = term
+			continue
+		}
+		next := TrainableLossVar
+		if i < len(t.outs)-1 {
+			next = t.m.FreshName("loss.sum")
+		}
+		b.Var(next, ir.Tensor(dt))
+		op := b.Op("elementwise_add", ir.Slots("X", sum, "Y", term), ir.Slots("Out", next), ir.A("axis", ir.Int(-1)))
+		if next == TrainableLossVar {
+			op.WithRole(ir.RoleLoss)
+		}
+		sum = next
+	}
+	return b.Err()
+}
+
+// lossOf declares label and appends the loss elements of out, returning
+// the var the mean reads.
+func (t *trainer) lossOf(b *ir.Builder, out *ir.Var, label string) (string, error) {
+	if !out.Type.IsTensor() || !out.Type.DType.IsFloat() || out.Type.Rank() == 0 {
+		return "", fmt.Errorf("the output %s is %s: the loss needs a float tensor of rank 1 or more", out.Name(), out.Type)
+	}
+	if t.g.Var(label) != nil {
+		return "", fmt.Errorf("label var %s is already declared", label)
+	}
 	dt := out.Type.DType
-	var last string
 	switch t.opts.Loss {
 	case "softmax_with_cross_entropy":
 		if x := t.softmaxInput(out); x != nil {
 			out = x
-			t.stats.Logits = 1
+			t.stats.Logits++
 		}
 		lshape := slices.Clone(out.Type.Shape)
 		lshape[len(lshape)-1] = 1
-		b.Var(t.opts.Label, ir.Tensor(ir.I64, lshape...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+		b.Var(label, ir.Tensor(ir.I64, lshape...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
 		sm, xent := t.m.FreshName(out.Name()+".softmax"), t.m.FreshName(out.Name()+".xent")
 		b.Var(sm, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
 		b.Var(xent, ir.Tensor(dt, slices.Clone(lshape)...))
-		b.Op("softmax_with_cross_entropy", ir.Slots("Logits", out.Name(), "Label", t.opts.Label),
+		b.Op("softmax_with_cross_entropy", ir.Slots("Logits", out.Name(), "Label", label),
 			ir.Slots("Softmax", sm, "Loss", xent),
 			ir.A("axis", ir.Int(-1)), ir.A("ignore_index", ir.Int(-100)), ir.A("soft_label", ir.Bool(false)))
-		last = xent
-	case "mse":
-		b.Var(t.opts.Label, ir.Tensor(dt, slices.Clone(out.Type.Shape)...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
+		return xent, nil
+	default: // mse
+		b.Var(label, ir.Tensor(dt, slices.Clone(out.Type.Shape)...)).WithFlags(ir.FlagIsData | ir.FlagStopGradient)
 		diff, sq := t.m.FreshName(out.Name()+".diff"), t.m.FreshName(out.Name()+".sq")
 		b.Var(diff, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
 		b.Var(sq, ir.Tensor(dt, slices.Clone(out.Type.Shape)...))
-		b.Op("elementwise_sub", ir.Slots("X", out.Name(), "Y", t.opts.Label), ir.Slots("Out", diff), ir.A("axis", ir.Int(-1)))
+		b.Op("elementwise_sub", ir.Slots("X", out.Name(), "Y", label), ir.Slots("Out", diff), ir.A("axis", ir.Int(-1)))
 		b.Op("elementwise_mul", ir.Slots("X", diff, "Y", diff), ir.Slots("Out", sq), ir.A("axis", ir.Int(-1)))
-		last = sq
+		return sq, nil
 	}
-	b.Var(TrainableLossVar, ir.Tensor(dt))
-	b.Op("mean", ir.Slots("X", last), ir.Slots("Out", TrainableLossVar)).WithRole(ir.RoleLoss)
-	return b.Err()
 }

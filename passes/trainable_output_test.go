@@ -43,8 +43,8 @@ func TestMakeTrainableOutputOption(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ opts, want string }{
-		{"", "2 fetch ops (of p, h): choose one with output=NAME (p or h): make-trainable puts the loss on one output"},
-		{"output=a", "output=a: not a fetched var (the program fetches p, h)"},
+		{"", "2 fetch ops (of p, h): choose with output=NAME (p or h), or several with output=NAME:W;NAME:W (the loss their weighted sum)"},
+		{"output=a", "output=a: a is not a fetched var (the program fetches p, h)"},
 	} {
 		m := parseModule(t, twoOutputs)
 		before := string(ir.Print(m))
@@ -63,7 +63,7 @@ func TestMakeTrainableOutputOption(t *testing.T) {
 		t.Errorf("one output, output=p: %v", err)
 	}
 	m = parseModule(t, smallInference)
-	if err := run(t, testRegistry(t), "make-trainable{output=h}", m); err == nil || !strings.HasSuffix(err.Error(), "output=h: not a fetched var (the program fetches p)") {
+	if err := run(t, testRegistry(t), "make-trainable{output=h}", m); err == nil || !strings.HasSuffix(err.Error(), "output=h: h is not a fetched var (the program fetches p)") {
 		t.Errorf("one output, output=h: err = %v", err)
 	}
 }

@@ -405,7 +405,7 @@ func TestMakeTrainableRefuses(t *testing.T) {
 		{"two fetches", edit(`op 6 fetch(X: p) -> (Out: fetch) {col = 0}`,
 			`op 6 fetch(X: p) -> (Out: fetch) {col = 0}
     op 7 fetch(X: h) -> (Out: fetch) {col = 1}`), "",
-			"2 fetch ops (of p, h): choose one with output=NAME (p or h): make-trainable puts the loss on one output"},
+			"2 fetch ops (of p, h): choose with output=NAME (p or h), or several with output=NAME:W;NAME:W (the loss their weighted sum)"},
 		{"no fetch", edit(`op 6 fetch(X: p) -> (Out: fetch) {col = 0}`, ``), "",
 			"no fetch op: make-trainable puts the loss on the fetched var"},
 		{"feed not from a feed list", edit(`op 1 feed(X: feed) -> (Out: x) {col = 0}`, `op 1 feed(X: fc.b_0) -> (Out: x) {col = 0}`), "",
