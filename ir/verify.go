@@ -147,9 +147,11 @@ func (e *VerifyError) Error() string {
 //     violations); a var no op of its block defines is fed, and may be
 //     read anywhere.
 //   - persistables (main only): an op writing a persistable dense tensor
-//     has the optimize or lrsched bit, or is a forward op that also reads
-//     it (updates it in place) and it is not a trainable param, or refers
-//     to a block that (transitively) writes it.
+//     has the optimize or lrsched bit, or is a forward op and it is no
+//     param (state: batch_norm's running statistics in place, a QAT
+//     observer's scale), or a forward op that also reads it (updates it
+//     in place) and it is not a trainable param, or refers to a block
+//     that (transitively) writes it.
 //   - startup against main: a var of startup's block 0 that main's block
 //     0 also declares (partition-vars gives it main's local shape) has
 //     the same type (kind; dtype and shape of a tensor), is persistable
@@ -1312,6 +1314,11 @@ func (ps *progState) checkOp(bi, pos int, op *Op, stamp int32) {
 			continue
 		}
 		if ps.writtenBefore(k) {
+			continue
+		}
+		if op.Role.IsForward() && v.Kind != KindParam {
+			// State a forward op keeps, as quantisation-aware training's
+			// scale observer writes its OutScale each step.
 			continue
 		}
 		ps.opErr(bi, op, v.name, "writes persistable "+quoteName(v.name)+" but has role "+op.Role.String()+", not optimize or lrsched")

@@ -50,6 +50,7 @@ type state struct {
 	lossGradSeen bool            // data-parallel gradient sync starts there
 	lossGrad     string          // the loss-grad op's output (loss@GRAD), once lowered
 	lossWhole    bool            // the loss op (forward|loss) writes a loss partial along no mesh dim
+	lossAvg      *ir.TensorDist  // the loss's dist when it is partial (an average over the batch's mesh dims)
 	gradViews    map[string]bool // ops.ParamGradViews of gradViewsOf, once the sync asks
 	gradViewsOf  *ir.Block
 

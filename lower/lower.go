@@ -140,6 +140,9 @@ func (r *Registry) lowerOp(ctx *Lowering, phase Phase, op *ir.Op, byID *ir.OpInd
 		for out := range op.OutputNames {
 			v := ctx.Var(out)
 			ctx.st.lossWhole = v != nil && v.Dist != nil && len(v.Dist.Partial) == 0
+			if v != nil && v.Dist != nil && len(v.Dist.Partial) > 0 {
+				ctx.st.lossAvg = v.Dist
+			}
 			break
 		}
 	}

@@ -14,8 +14,10 @@ import "github.com/distpass/distpass/ir"
 // over each channel), which a shard of X does not see (their sharding
 // rules keep X whole where they compute a scale). At test (is_test) the
 // moving-average ops and quantize_linear read their stored scale and
-// are elementwise. None has a Grad yet: issue
-// 27 decides between Paddle's straight-through estimator and a refusal.
+// are elementwise. The quantise-dequantise ops and the scale observer
+// have Paddle's straight-through gradient (X@GRAD = Out@GRAD, the
+// rounding taken as the identity): quantisation-aware training; the
+// others have none in Paddle either.
 func quantDefs() []*Def {
 	bits := intAttr("bit_length", 8)
 	round := intAttr("round_type", 0, 0, 1)
@@ -78,15 +80,24 @@ func quantDefs() []*Def {
 	rangeMax.Outputs = slots("Out", "OutScale", opt("OutScales"))
 	rangeMax.Attrs = []Attr{intAttr("window_size", 10000), bits, round}
 	rangeMax.Shape = "Out = X; OutScale = [1]; OutScales = [window_size]"
+	moving.Grad = ste()
 	return []*Def{
 		absMax("fake_quantize_abs_max", "round(X / max(abs(X)) * range), range = 2^(bit_length-1) - 1"),
-		absMax("fake_quantize_dequantize_abs_max", "X quantised by max(abs(X)) and dequantised again"),
+		withSTE(absMax("fake_quantize_dequantize_abs_max", "X quantised by max(abs(X)) and dequantised again")),
 		channelWise("fake_channel_wise_quantize_abs_max", "X quantised by the max(abs) of each channel along quant_axis"),
-		channelWise("fake_channel_wise_quantize_dequantize_abs_max", "X quantised per channel along quant_axis and dequantised again"),
+		withSTE(channelWise("fake_channel_wise_quantize_dequantize_abs_max", "X quantised per channel along quant_axis and dequantised again")),
 		rangeMax,
 		movingAverage("fake_quantize_moving_average_abs_max", "X quantised by the moving average of max(abs(X))"),
-		movingAverage("fake_quantize_dequantize_moving_average_abs_max", "X quantised by the moving average of max(abs(X)) and dequantised again"),
+		withSTE(movingAverage("fake_quantize_dequantize_moving_average_abs_max", "X quantised by the moving average of max(abs(X)) and dequantised again")),
 		moving,
+		{
+			Type: STEGradType, Doc: "the straight-through gradient of a fake quantisation: X@GRAD = Out@GRAD",
+			Inputs: in("Out@GRAD"), Outputs: in("X@GRAD"),
+			Traits:   Elementwise | LinearUnary | BackwardOnly,
+			Shape:    "X@GRAD = Out@GRAD",
+			Infer:    sameAs("Out@GRAD", "X@GRAD"),
+			Sharding: unaryOf("Out@GRAD"), ShardingDoc: unaryDoc,
+		},
 		{
 			Type: "fake_dequantize_max_abs", Doc: "X * Scale / max_range",
 			Inputs: in("X", "Scale"), Outputs: in("Out"),
@@ -248,4 +259,23 @@ func inferQuantLinear(c *Infer) error {
 		}
 	}
 	return nil
+}
+
+// STEGradType is the grad op of Paddle's quantisation-aware training ops,
+// shared by them all: the straight-through estimator.
+const STEGradType = "straight_through_estimator_grad"
+
+// ste is the Grad of a fake quantisation that trains: Paddle's
+// straight-through estimator, which reads Out@GRAD alone (the op's attrs
+// copied, as Paddle's maker does).
+func ste() *Grad {
+	return &Grad{Type: STEGradType, Reads: []string{"Out@GRAD"}, Diff: []string{"X"},
+		Emit: func(fwd *ir.Op, _ *ir.Var, outGrads []string, inGrad string) *ir.Op {
+			return &ir.Op{Type: STEGradType, Inputs: ir.Slots("Out@GRAD", outGrads[0]), Outputs: ir.Slots("X@GRAD", inGrad), Attrs: fwd.Attrs.Clone()}
+		}}
+}
+
+func withSTE(d *Def) *Def {
+	d.Grad = ste()
+	return d
 }

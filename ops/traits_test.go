@@ -16,13 +16,13 @@ func TestTraitMembers(t *testing.T) {
 		want  []string
 	}{
 		{ops.ShapeOfOut, []string{"fill_constant", "fill_constant_batch_size_like", "gaussian_random", "uniform_random"}},
-		{ops.BackwardOnly, []string{"check_finite_and_unscale", "update_loss_scaling"}},
+		{ops.BackwardOnly, []string{"check_finite_and_unscale", "straight_through_estimator_grad", "update_loss_scaling"}},
 		{ops.OwnPart, []string{"all_to_all", "alltoall", "assign_pos", "global_gather", "global_scatter", "limit_by_capacity", "prune_gate_by_capacity"}},
 		{ops.KeepsIndex, []string{"assign", "cast", "elementwise_add", "elementwise_floordiv", "elementwise_mod", "elementwise_mul",
 			"elementwise_sub", "flatten2", "flatten_contiguous_range", "reshape2", "scale", "squeeze2", "unsqueeze2"}},
 		// The lists PassesPartial, LinearInParts and KeepsExtremum kept.
 		{ops.Identity, []string{"assign", "flatten2", "flatten_contiguous_range", "reshape2", "squeeze2", "transpose2", "unsqueeze2"}},
-		{ops.LinearUnary, []string{"cumsum", "scale"}},
+		{ops.LinearUnary, []string{"cumsum", "scale", "straight_through_estimator_grad"}},
 		{ops.Additive, []string{"elementwise_add", "elementwise_sub", "sum"}},
 		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
 		{ops.DataDependent, []string{"global_gather", "global_scatter"}},

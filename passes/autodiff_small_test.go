@@ -60,6 +60,46 @@ func init() {
 		f.b.Op("elementwise_mul", ir.Slots("X", "q", "Y", "k"), ir.Slots("Out", "o"), ir.A("axis", ir.Int(-1)))
 		return "o"
 	}
+	// The fake quantisations of quantisation-aware training (their grad is
+	// the straight-through estimator: see straightThrough).
+	state := func(f *fdModule, name string, v float64) {
+		f.b.Var(name, ir.Tensor(ir.F64, 1)).WithFlags(ir.FlagStopGradient)
+		f.feed[name] = sim.MustFromData(ir.F64, []int64{1}, []float64{v})
+	}
+	fdCases["fake_quantize_dequantize_abs_max"] = func(f *fdModule) string {
+		f.in("x", 3, 4)
+		f.out("o", 3, 4)
+		f.out("s", 1)
+		f.b.Op("fake_quantize_dequantize_abs_max", ir.Slots("X", "x"), ir.Slots("Out", "o", "OutScale", "s"), ir.A("bit_length", ir.Int(8)))
+		return "o"
+	}
+	fdCases["fake_channel_wise_quantize_dequantize_abs_max"] = func(f *fdModule) string {
+		f.in("x", 3, 4)
+		f.out("o", 3, 4)
+		f.out("s", 4)
+		f.b.Op("fake_channel_wise_quantize_dequantize_abs_max", ir.Slots("X", "x"), ir.Slots("Out", "o", "OutScale", "s"), ir.A("quant_axis", ir.Int(1)))
+		return "o"
+	}
+	fdCases["fake_quantize_dequantize_moving_average_abs_max"] = func(f *fdModule) string {
+		f.in("x", 3, 4)
+		state(f, "sc", 0.5)
+		state(f, "acc", 2)
+		state(f, "st", 3)
+		f.out("o", 3, 4)
+		f.b.Op("fake_quantize_dequantize_moving_average_abs_max", ir.Slots("X", "x", "InScale", "sc", "InAccum", "acc", "InState", "st"),
+			ir.Slots("Out", "o", "OutScale", "sc", "OutAccum", "acc", "OutState", "st"), ir.A("is_test", ir.Bool(false)))
+		return "o"
+	}
+	fdCases["moving_average_abs_max_scale"] = func(f *fdModule) string {
+		f.in("x", 3, 4)
+		state(f, "acc", 2)
+		state(f, "st", 3)
+		f.out("o", 3, 4)
+		f.out("sc", 1)
+		f.b.Op("moving_average_abs_max_scale", ir.Slots("X", "x", "InAccum", "acc", "InState", "st"),
+			ir.Slots("Out", "o", "OutScale", "sc", "OutAccum", "acc", "OutState", "st"), ir.A("is_test", ir.Bool(false)))
+		return "o"
+	}
 	fdCases["expand_v2"] = func(f *fdModule) string {
 		f.in("x", 3, 1)
 		f.out("o", 2, 3, 4)

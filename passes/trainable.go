@@ -37,7 +37,11 @@ non-persistable var already written (an op in place, as Paddle's fused
 inference programs have) gets a var of its own, named <var>.out_N, and
 the reads after it follow. Every is_test attr becomes false, so
 batch_norm and dropout train (a dropout without its Mask output, as
-inference programs may write it, gets one: a u8 var <Out>.mask); batch-norm=global sets batch_norm's
+inference programs may write it, gets one: a u8 var <Out>.mask; a
+moving-average quantisation without its running state gets persistable
+<OutScale>.state and .accum, read and written in place), and the fake
+quantisations of quantisation-aware training train, with Paddle's
+straight-through gradient; batch-norm=global sets batch_norm's
 use_global_stats instead, so that it normalises by its running
 statistics (Paddle's frozen batch norm: Scale and Bias train, the
 statistics stay), which is batch-parallel.
@@ -77,15 +81,15 @@ probabilities, as Paddle's exported models end) is not softmaxed again:
 softmax_with_cross_entropy reads that softmax's input, the logits, and
 the softmax stays, its output no longer on the loss's path.
 Refused, each named: a PIR program (pd_op.data, pd_op.fetch),
-quantization ops (they have no gradient here: train the float model),
+quantization ops Paddle gives no gradient (fake_quantize_abs_max, quantize_linear, ...),
 feed or fetch ops whose args are not one feed/fetch list var and one
 dense tensor of block 0, feed or fetch in a sub-block, a fed var another
 op writes, no fetch, several without output= or an output= that names
 none of them, no data input, a label or loss name
 already declared. On error the module is unchanged. Counts params,
 state-vars, dropped-ops, renamed-vars, kept-batch-reshapes and
-loss-on-logits, and dropout-masks, folded-attrs and pruned-ops when
-there are any.`,
+loss-on-logits, and dropout-masks, quant-states, folded-attrs and
+pruned-ops when there are any.`,
 		Options: []Option{
 			{Name: "loss", Kind: OptString, Default: "softmax_with_cross_entropy", Doc: "the loss on the output",
 				Values: []string{"softmax_with_cross_entropy", "mse"}},
@@ -117,6 +121,9 @@ there are any.`,
 			ctx.Count("loss-on-logits", st.Logits)
 			if st.Masks > 0 {
 				ctx.Count("dropout-masks", st.Masks)
+			}
+			if st.States > 0 {
+				ctx.Count("quant-states", st.States)
 			}
 			if st.Folded > 0 {
 				ctx.Count("folded-attrs", st.Folded)
@@ -157,8 +164,9 @@ type TrainableStats struct {
 	// that shape= proved and made static; Pruned the ops that computed
 	// them, removed once nothing read them.
 	Folded, Pruned int
-	// Masks counts the dropouts given the Mask output training needs.
-	Masks int
+	// Masks counts the dropouts given the Mask output training needs;
+	// States the running-state vars given moving-average quantisations.
+	Masks, States int
 }
 
 // ParseShape reads a shape written as dims joined by x ("8x3x32x32");
@@ -246,6 +254,11 @@ func (t *trainer) run() error {
 					return err
 				}
 			}
+			if op.Type == "fake_quantize_dequantize_moving_average_abs_max" || op.Type == "moving_average_abs_max_scale" {
+				if err := t.addRunningState(b, op); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if t.opts.Shape != nil {
@@ -304,9 +317,16 @@ func (t *trainer) renameInPlace() error {
 	return nil
 }
 
-// isQuant reports whether an op type quantizes or dequantizes.
+// isQuant reports whether an op type quantizes or dequantizes and does
+// not train: Paddle gives it no gradient (quantisation-aware training's
+// quantise-dequantise ops and scale observer have the straight-through
+// one, and train).
 func isQuant(typ string) bool {
-	return strings.Contains(typ, "quantize") || typ == "moving_average_abs_max_scale"
+	if !strings.Contains(typ, "quantize") && typ != "moving_average_abs_max_scale" {
+		return false
+	}
+	d := ops.Lookup(typ)
+	return d == nil || d.Grad == nil
 }
 
 // dropFeedFetch checks every feed and fetch op, then drops them.
@@ -341,7 +361,7 @@ func (t *trainer) dropFeedFetch() error {
 			strings.Join(pir, ", ")))
 	}
 	if len(quant) > 0 {
-		errs = append(errs, fmt.Errorf("quantization ops have no gradient in the op table, so make-trainable refuses them (train the float model and quantize it after): %s",
+		errs = append(errs, fmt.Errorf("quantization ops Paddle gives no gradient (an int8 model's; quantisation-aware training's quantise-dequantise ops and scale observer train): %s",
 			strings.Join(quant, ", ")))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -524,6 +544,49 @@ func (t *trainer) addMask(b *ir.Block, op *ir.Op) error {
 	op.Outputs = append(op.Outputs, ir.S("Mask", name))
 	t.stats.Masks++
 	return nil
+}
+
+// addRunningState gives a moving-average quantisation of an inference
+// program, which may omit its running state (InState, InAccum and their
+// outputs, dispensable at test), the state training updates: persistable
+// one-value vars named after OutScale, read and written in place.
+func (t *trainer) addRunningState(b *ir.Block, op *ir.Op) error {
+	x, scale := b.Var(firstArg(op.Input("X"))), firstArg(op.Output("OutScale"))
+	if x == nil || scale == "" || !x.Type.IsTensor() {
+		return fmt.Errorf("%s: no dense X and OutScale to keep a running state for", op)
+	}
+	for _, p := range [][3]string{{"InState", "OutState", ".state"}, {"InAccum", "OutAccum", ".accum"}} {
+		if len(op.Input(p[0])) > 0 && len(op.Output(p[1])) > 0 {
+			continue
+		}
+		if len(op.Input(p[0]))+len(op.Output(p[1])) > 0 {
+			return fmt.Errorf("%s: %s and %s go together: one without the other", op, p[0], p[1])
+		}
+		name := scale + p[2]
+		for k := 1; b.Var(name) != nil; k++ {
+			name = scale + p[2] + "_" + strconv.Itoa(k)
+		}
+		sv := ir.Var{Kind: ir.KindPersist, Type: ir.Tensor(x.Type.DType, 1)}.Named(name)
+		if err := b.AddVar(&sv); err != nil {
+			return err
+		}
+		setSlot(&op.Inputs, p[0], name)
+		setSlot(&op.Outputs, p[1], name)
+		t.stats.States++
+	}
+	return nil
+}
+
+// setSlot sets slot name of ss to the one arg a, appending the slot when
+// ss lacks it.
+func setSlot(ss *[]ir.Slot, name, a string) {
+	for i := range *ss {
+		if (*ss)[i].Name == name {
+			(*ss)[i].Args = []string{a}
+			return
+		}
+	}
+	*ss = append(*ss, ir.S(name, a))
 }
 
 // hasUnknownDim reports whether an output of op is declared with an

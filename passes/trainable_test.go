@@ -398,8 +398,8 @@ func TestMakeTrainableRefuses(t *testing.T) {
 	}{
 		{"quant", edit(`op 5 relu(X: r) -> (Out: p) {is_test = true}`,
 			`var q : f64[1]
-    op 5 fake_quantize_dequantize_abs_max(X: r) -> (Out: p, OutScale: q) {bit_length = 8}`), "",
-			"quantization ops have no gradient in the op table, so make-trainable refuses them (train the float model and quantize it after): op 5 fake_quantize_dequantize_abs_max"},
+    op 5 fake_quantize_abs_max(X: r) -> (Out: p, OutScale: q) {bit_length = 8}`), "",
+			"quantization ops Paddle gives no gradient (an int8 model's; quantisation-aware training's quantise-dequantise ops and scale observer train): op 5 fake_quantize_abs_max"},
 		{"pir", edit(`op 1 feed(X: feed) -> (Out: x) {col = 0}`, `op 1 pd_op.data() -> (out0: x) {name = "x"}`), "",
 			"a PIR program's inputs and outputs: make-trainable reads a ProgramDesc's feed and fetch ops, not op 1 pd_op.data (var x)"},
 		{"two fetches", edit(`op 6 fetch(X: p) -> (Out: fetch) {col = 0}`,

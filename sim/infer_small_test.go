@@ -108,6 +108,44 @@ func init() {
  var dx : f32[-1, -1, -1]
  op 1 flatten2_grad(XShape: xs, Out@GRAD: g) -> (X@GRAD: dx) {axis = 2}
 }}`},
+		inferCase{Name: "fake_quantize_dequantize_abs_max", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : f32[-1, -1]
+ var s : f32[-1]
+ op 1 fake_quantize_dequantize_abs_max(X: x) -> (Out: o, OutScale: s)
+}}`},
+		inferCase{Name: "fake_channel_wise_quantize_dequantize_abs_max", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var o : f32[-1, -1]
+ var s : f32[-1]
+ op 1 fake_channel_wise_quantize_dequantize_abs_max(X: x) -> (Out: o, OutScale: s) {quant_axis = 1}
+}}`},
+		inferCase{Name: "fake_quantize_dequantize_moving_average_abs_max", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var sc : f32[1]
+ var a : f32[1]
+ var st : f32[1]
+ var o : f32[-1, -1]
+ var sc2 : f32[-1]
+ var a2 : f32[-1]
+ var st2 : f32[-1]
+ op 1 fake_quantize_dequantize_moving_average_abs_max(X: x, InScale: sc, InAccum: a, InState: st) -> (Out: o, OutScale: sc2, OutAccum: a2, OutState: st2) {is_test = false}
+}}`},
+		inferCase{Name: "moving_average_abs_max_scale", Src: `program main { block 0 {
+ var x : f32[2, 3]
+ var a : f32[1]
+ var st : f32[1]
+ var o : f32[-1, -1]
+ var sc2 : f32[-1]
+ var a2 : f32[-1]
+ var st2 : f32[-1]
+ op 1 moving_average_abs_max_scale(X: x, InAccum: a, InState: st) -> (Out: o, OutScale: sc2, OutAccum: a2, OutState: st2) {is_test = false}
+}}`},
+		inferCase{Name: "straight_through_estimator_grad", Src: `program main { block 0 {
+ var g : f32[2, 3]
+ var d : f32[-1, -1]
+ op 1 straight_through_estimator_grad(Out@GRAD: g) -> (X@GRAD: d)
+}}`},
 		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
 		act("silu", ""), actGrad("silu_grad", "X", ""),
 		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),

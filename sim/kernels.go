@@ -54,7 +54,7 @@ func builtinKernels() Kernels {
 		optimKernels(),
 		randomKernels(),
 		dataKernels(), broadcastKernels(),
-		moeKernels(),
+		moeKernels(), quantKernels(),
 	} {
 		maps.Copy(ks, fam)
 	}

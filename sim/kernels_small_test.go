@@ -78,6 +78,34 @@ func TestSmallOpValues(t *testing.T) {
 			Args{"Condition": {MustFromData(ir.Boolean, sh(3), []float64{1, 0, 1})}, "X": {td(sh(3), 1, 2, 3)}, "Y": {td(sh(3), 7, 8, 9)}}, "Out", td(sh(3), 1, 8, 3)},
 		{"flatten2", mkOp("flatten2", Sl("X", "x"), Sl("Out", "o", "XShape", "xs"), A("axis", ir.Int(1))),
 			Args{"X": {x4}}, "Out", td(sh(1, 4), 1, 2, 3, 4)},
+		// 2 bits: one level each side of 0 at scale max(abs(X)) = 1. Half a
+		// level rounds to even (0) with round_type 0, away from zero with 1;
+		// with 0, -1.5 levels clamp at -bin-1 = -2 of which -1 is the most
+		// X reaches here.
+		{"fake_quantize_dequantize_abs_max/even", mkOp("fake_quantize_dequantize_abs_max", Sl("X", "x"), Sl("Out", "o", "OutScale", "s"), A("bit_length", ir.Int(2))),
+			Args{"X": {td(sh(4), -1, 0.5, 0.26, -0.5)}}, "Out", td(sh(4), -1, 0, 0, 0)},
+		{"fake_quantize_dequantize_abs_max/away", mkOp("fake_quantize_dequantize_abs_max", Sl("X", "x"), Sl("Out", "o", "OutScale", "s"), A("bit_length", ir.Int(2)), A("round_type", ir.Int(1))),
+			Args{"X": {td(sh(4), -1, 0.5, 0.26, -0.5)}}, "Out", td(sh(4), -1, 1, 0, -1)},
+		{"fake_quantize_dequantize_abs_max/scale", mkOp("fake_quantize_dequantize_abs_max", Sl("X", "x"), Sl("Out", "o", "OutScale", "s")),
+			Args{"X": {td(sh(3), -4, 0.5, 2)}}, "OutScale", td(sh(1), 4)},
+		// Per column (quant_axis 1): scales 2 and 0.5; 3 bits, 3 levels:
+		// 1 is 1.5 levels of 2 and -0.25 -1.5 of 0.5, both rounded to even.
+		{"fake_channel_wise_quantize_dequantize_abs_max", mkOp("fake_channel_wise_quantize_dequantize_abs_max", Sl("X", "x"), Sl("Out", "o", "OutScale", "s"), A("quant_axis", ir.Int(1)), A("bit_length", ir.Int(3))),
+			Args{"X": {td(sh(2, 2), 2, 0.5, 1, -0.25)}}, "OutScale", td(sh(2), 2, 0.5)},
+		{"fake_channel_wise_quantize_dequantize_abs_max/out", mkOp("fake_channel_wise_quantize_dequantize_abs_max", Sl("X", "x"), Sl("Out", "o", "OutScale", "s"), A("quant_axis", ir.Int(1)), A("bit_length", ir.Int(3))),
+			Args{"X": {td(sh(2, 2), 2, 0.5, 1, -0.25)}}, "Out", td(sh(2, 2), 2, 0.5, 4.0/3, -1.0/3)},
+		// state 0.9*3+1 = 3.7, accum 0.9*2+1 = 2.8: scale 2.8/3.7.
+		{"fake_quantize_dequantize_moving_average_abs_max/scale", mkOp("fake_quantize_dequantize_moving_average_abs_max",
+			Sl("X", "x", "InScale", "sc", "InAccum", "a", "InState", "st"), Sl("Out", "o", "OutScale", "sc2", "OutAccum", "a2", "OutState", "st2")),
+			Args{"X": {td(sh(2), -1, 0.25)}, "InScale": {td(sh(1), 9)}, "InAccum": {td(sh(1), 2)}, "InState": {td(sh(1), 3)}}, "OutScale", td(sh(1), 2.8/3.7)},
+		// At test the stored scale 2 quantises: 8 bits, 127 levels.
+		{"fake_quantize_dequantize_moving_average_abs_max/test", mkOp("fake_quantize_dequantize_moving_average_abs_max",
+			Sl("X", "x", "InScale", "sc"), Sl("Out", "o", "OutScale", "sc2"), A("is_test", ir.Bool(true))),
+			Args{"X": {td(sh(2), 1, 3)}, "InScale": {td(sh(1), 2)}}, "Out", td(sh(2), 64*2.0/127, 2)},
+		{"moving_average_abs_max_scale", mkOp("moving_average_abs_max_scale", Sl("X", "x", "InAccum", "a", "InState", "st"), Sl("Out", "o", "OutScale", "sc", "OutAccum", "a2", "OutState", "st2")),
+			Args{"X": {td(sh(2), -1, 0.25)}, "InAccum": {td(sh(1), 2)}, "InState": {td(sh(1), 3)}}, "OutState", td(sh(1), 3.7)},
+		{"straight_through_estimator_grad", mkOp("straight_through_estimator_grad", Sl("Out@GRAD", "g"), Sl("X@GRAD", "d")),
+			Args{"Out@GRAD": {td(sh(3), -1, 0, 2.5)}}, "X@GRAD", td(sh(3), -1, 0, 2.5)},
 		{"affine_channel/NCHW", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NCHW"))),
 			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 1, 2), 2.5, 4.5, -2, -3)},
 		{"affine_channel/NHWC", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NHWC"))),
