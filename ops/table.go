@@ -36,6 +36,7 @@ func families() []family {
 		{"reshard", reshardDefs()},
 		{"control", controlDefs()},
 		{"quant", quantDefs()},
+		{"interp", interpDefs()},
 	}
 }
 

@@ -24,7 +24,7 @@ func TestTraitMembers(t *testing.T) {
 		{ops.Identity, []string{"assign", "flatten2", "flatten_contiguous_range", "reshape2", "squeeze2", "transpose2", "unsqueeze2"}},
 		{ops.LinearUnary, []string{"cumsum", "scale", "straight_through_estimator_grad"}},
 		{ops.Additive, []string{"elementwise_add", "elementwise_sub", "sum"}},
-		{ops.Monotone, []string{"cast", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
+		{ops.Monotone, []string{"cast", "clip", "exp", "leaky_relu", "log", "relu", "relu6", "sigmoid", "softplus", "sqrt", "tanh"}},
 		{ops.DataDependent, []string{"global_gather", "global_scatter"}},
 		{ops.RankStart, []string{"c_embedding", "c_embedding_grad"}},
 		{ops.NumbersRows, []string{"assign_pos"}},

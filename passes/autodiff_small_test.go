@@ -100,6 +100,21 @@ func init() {
 			ir.Slots("Out", "o", "OutScale", "sc", "OutAccum", "acc", "OutState", "st"), ir.A("is_test", ir.Bool(false)))
 		return "o"
 	}
+	for _, c := range []struct {
+		typ string
+		at  []ir.Attr
+	}{
+		{"bilinear_interp_v2", []ir.Attr{ir.A("out_h", ir.Int(5)), ir.A("out_w", ir.Int(4)), ir.A("align_corners", ir.Bool(false)), ir.A("align_mode", ir.Int(0))}},
+		{"nearest_interp_v2", []ir.Attr{ir.A("out_h", ir.Int(5)), ir.A("out_w", ir.Int(4)), ir.A("interp_method", ir.String("nearest"))}},
+	} {
+		fdCases[c.typ] = func(f *fdModule) string {
+			f.in("x", 2, 2, 3, 3)
+			f.out("o", 2, 2, 5, 4)
+			f.b.Op(c.typ, ir.Slots("X", "x"), ir.Slots("Out", "o"), c.at...)
+			return "o"
+		}
+	}
+	fdCases["clip"] = unaryCase("clip", ir.A("min", ir.Float(-0.5)), ir.A("max", ir.Float(0.6)))
 	fdCases["expand_v2"] = func(f *fdModule) string {
 		f.in("x", 3, 1)
 		f.out("o", 2, 3, 4)

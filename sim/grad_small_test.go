@@ -77,6 +77,20 @@ func init() {
 		cs = append(cs, gradCase{"where", mkOp("where", Sl("Condition", "c", "X", "x", "Y", "y"), Sl("Out", "o")),
 			mkOp("where_grad", Sl("Condition", "c", "X", "x", "Y", "y", "Out@GRAD", "g"), Sl("X@GRAD", "dx", "Y@GRAD", "dy")),
 			Args{"Condition": {cond}, "X": {u(2, 3)}, "Y": {u(2, 3)}}, "Out"})
+		// The resizes: bilinear with corners aligned, half-pixel
+		// (align_mode 0) and Paddle's default otherwise, by a scale, NHWC;
+		// nearest; clip off its bounds.
+		rs := func(name, typ string, x *Tensor, at ...ir.Attr) {
+			cs = append(cs, gradCase{name, mkOp(typ, Sl("X", "x"), Sl("Out", "o"), at...),
+				mkOp(typ+"_grad", Sl("X", "x", "Out@GRAD", "g"), Sl("X@GRAD", "dx"), at...), Args{"X": {x}}, "Out"})
+		}
+		rs("bilinear_interp_v2/corners", "bilinear_interp_v2", u(2, 2, 3, 3), A("out_h", ir.Int(5)), A("out_w", ir.Int(4)))
+		rs("bilinear_interp_v2/half_pixel", "bilinear_interp_v2", u(1, 2, 3, 4), A("out_h", ir.Int(6)), A("out_w", ir.Int(5)), A("align_corners", ir.Bool(false)), A("align_mode", ir.Int(0)))
+		rs("bilinear_interp_v2/scale", "bilinear_interp_v2", u(1, 2, 3, 3), A("scale", ir.Floats{2, 1.5}), A("align_corners", ir.Bool(false)))
+		rs("bilinear_interp_v2/NHWC", "bilinear_interp_v2", u(1, 3, 3, 2), A("out_h", ir.Int(2)), A("out_w", ir.Int(5)), A("data_layout", ir.String("NHWC")))
+		rs("nearest_interp_v2", "nearest_interp_v2", u(1, 2, 3, 2), A("out_h", ir.Int(5)), A("out_w", ir.Int(4)), A("align_corners", ir.Bool(false)))
+		rs("nearest_interp_v2/corners", "nearest_interp_v2", u(1, 2, 3, 2), A("out_h", ir.Int(4)), A("out_w", ir.Int(3)))
+		act("clip", "clip", "X", td(sh(2, 3), -0.9, -0.4, -0.1, 0.2, 0.6, 1.1), A("min", ir.Float(-0.5)), A("max", ir.Float(0.5)))
 		ac := func(name string, x *Tensor, c int64, layout string) {
 			var at []ir.Attr
 			if layout != "" {

@@ -146,6 +146,29 @@ func init() {
  var d : f32[-1, -1]
  op 1 straight_through_estimator_grad(Out@GRAD: g) -> (X@GRAD: d)
 }}`},
+		inferCase{Name: "bilinear_interp_v2", Src: `program main { block 0 {
+ var x : f32[2, 3, 4, 5]
+ var o : f32[-1, -1, -1, -1]
+ op 1 bilinear_interp_v2(X: x) -> (Out: o) {out_h = 6, out_w = 7}
+}}`},
+		inferCase{Name: "bilinear_interp_v2_grad", Src: `program main { block 0 {
+ var x : f32[2, 3, 4, 5]
+ var g : f32[2, 3, 6, 7]
+ var dx : f32[-1, -1, -1, -1]
+ op 1 bilinear_interp_v2_grad(X: x, Out@GRAD: g) -> (X@GRAD: dx) {out_h = 6, out_w = 7}
+}}`},
+		inferCase{Name: "nearest_interp_v2", Src: `program main { block 0 {
+ var x : f32[2, 4, 5, 3]
+ var o : f32[-1, -1, -1, -1]
+ op 1 nearest_interp_v2(X: x) -> (Out: o) {scale = [2.0, 2.0], data_layout = "NHWC", interp_method = "nearest"}
+}}`},
+		inferCase{Name: "nearest_interp_v2_grad", Src: `program main { block 0 {
+ var x : f32[2, 3, 4, 5]
+ var g : f32[2, 3, 8, 10]
+ var dx : f32[-1, -1, -1, -1]
+ op 1 nearest_interp_v2_grad(X: x, Out@GRAD: g) -> (X@GRAD: dx) {scale = [2.0, 2.0], interp_method = "nearest"}
+}}`},
+		act("clip", "{min = -1.0, max = 1.0}"), actGrad("clip_grad", "X", "{min = -1.0, max = 1.0}"),
 		act("swish", "{beta = 1.5}"), actGrad("swish_grad", "X", "{beta = 1.5}"),
 		act("silu", ""), actGrad("silu_grad", "X", ""),
 		act("hard_sigmoid", "{slope = 0.2, offset = 0.5}"), actGrad("hard_sigmoid_grad", "Out", "{slope = 0.2, offset = 0.5}"),

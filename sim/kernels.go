@@ -54,7 +54,7 @@ func builtinKernels() Kernels {
 		optimKernels(),
 		randomKernels(),
 		dataKernels(), broadcastKernels(),
-		moeKernels(), quantKernels(),
+		moeKernels(), quantKernels(), interpKernels(),
 	} {
 		maps.Copy(ks, fam)
 	}

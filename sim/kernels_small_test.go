@@ -106,6 +106,19 @@ func TestSmallOpValues(t *testing.T) {
 			Args{"X": {td(sh(2), -1, 0.25)}, "InAccum": {td(sh(1), 2)}, "InState": {td(sh(1), 3)}}, "OutState", td(sh(1), 3.7)},
 		{"straight_through_estimator_grad", mkOp("straight_through_estimator_grad", Sl("Out@GRAD", "g"), Sl("X@GRAD", "d")),
 			Args{"Out@GRAD": {td(sh(3), -1, 0, 2.5)}}, "X@GRAD", td(sh(3), -1, 0, 2.5)},
+		// Bilinear with corners aligned: the corners kept, the middle their
+		// mean; half-pixel (align_mode 0), PyTorch's align_corners=False;
+		// nearest without aligned corners takes floor(k * in / out).
+		{"bilinear_interp_v2/corners", mkOp("bilinear_interp_v2", Sl("X", "x"), Sl("Out", "o"), A("out_h", ir.Int(3)), A("out_w", ir.Int(3))),
+			Args{"X": {td(sh(1, 1, 2, 2), 1, 2, 3, 4)}}, "Out", td(sh(1, 1, 3, 3), 1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4)},
+		{"bilinear_interp_v2/half_pixel", mkOp("bilinear_interp_v2", Sl("X", "x"), Sl("Out", "o"), A("out_h", ir.Int(1)), A("out_w", ir.Int(4)), A("align_corners", ir.Bool(false)), A("align_mode", ir.Int(0))),
+			Args{"X": {td(sh(1, 1, 1, 2), 1, 2)}}, "Out", td(sh(1, 1, 1, 4), 1, 1.25, 1.75, 2)},
+		{"nearest_interp_v2", mkOp("nearest_interp_v2", Sl("X", "x"), Sl("Out", "o"), A("out_h", ir.Int(1)), A("out_w", ir.Int(4)), A("align_corners", ir.Bool(false))),
+			Args{"X": {td(sh(1, 1, 1, 2), 1, 2)}}, "Out", td(sh(1, 1, 1, 4), 1, 1, 2, 2)},
+		{"bilinear_interp_v2/OutSize", mkOp("bilinear_interp_v2", Sl("X", "x", "OutSize", "s"), Sl("Out", "o"), A("out_h", ir.Int(9)), A("out_w", ir.Int(9))),
+			Args{"X": {td(sh(1, 1, 2, 2), 1, 2, 3, 4)}, "OutSize": {MustFromData(ir.I32, sh(2), []float64{1, 2})}}, "Out", td(sh(1, 1, 1, 2), 1, 2)},
+		{"clip", mkOp("clip", Sl("X", "x"), Sl("Out", "o"), A("min", ir.Float(-1)), A("max", ir.Float(2))),
+			Args{"X": {td(sh(3), -3, 0.5, 7)}}, "Out", td(sh(3), -1, 0.5, 2)},
 		{"affine_channel/NCHW", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NCHW"))),
 			Args{"X": {x4}, "Scale": {td(sh(2), 2, -1)}, "Bias": {td(sh(2), 0.5, 1)}}, "Out", td(sh(1, 2, 1, 2), 2.5, 4.5, -2, -3)},
 		{"affine_channel/NHWC", mkOp("affine_channel", Sl("X", "x", "Scale", "s", "Bias", "b"), Sl("Out", "o"), A("data_layout", ir.String("NHWC"))),
