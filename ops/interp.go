@@ -39,7 +39,7 @@ func interpDefs() []*Def {
 		interp("nearest_interp_v2", "X resized over H and W to the nearest source pixel"),
 		{
 			Type: "clip", Doc: "X clamped to [min, max]",
-			Inputs: slots("X", Slot{Name: "Min", Optional: true, NoGrad: true}, Slot{Name: "Max", Optional: true, NoGrad: true}),
+			Inputs:  slots("X", Slot{Name: "Min", Optional: true, NoGrad: true}, Slot{Name: "Max", Optional: true, NoGrad: true}),
 			Outputs: in("Out"), Traits: Elementwise | Monotone,
 			Attrs:    []Attr{floatAttr("min", -3.4028234663852886e+38), floatAttr("max", 3.4028234663852886e+38)},
 			Shape:    "Out = X",
