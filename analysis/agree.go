@@ -459,6 +459,63 @@ func (c *annChecker) checkLossSync(bi int, b *ir.Block) {
 	}
 }
 
+// checkScaledGathers: where the loss of block b is averaged over a mesh
+// dim, a backward reshard that gathers a gradient along it into what
+// reaches a param's grad whole gives n times the gradient (a rank's part
+// is its shard's gradient of its own mean; no sync takes the n back),
+// as the lowering refuses it (ops.ScaledGather, ops.GatherFeedsParamGrad).
+func (c *annChecker) checkScaledGathers(bi int, b *ir.Block) {
+	if !c.trained || len(c.losses) == 0 {
+		return
+	}
+	var loss *ir.TensorDist
+	for a := range b.Ops[c.losses[0]].OutputNames {
+		if v := b.Var(a); v != nil {
+			loss = v.Dist
+		}
+		break
+	}
+	if loss == nil || len(loss.Partial) == 0 {
+		return
+	}
+	pm := c.meshes.get(loss.Mesh)
+	if pm == nil {
+		return
+	}
+	var grads map[string]bool
+	isView := c.paramGradView(bi)
+	for pos, op := range b.Ops {
+		if op == nil || op.Type != ops.ReshardType || !op.Role.IsBackward() {
+			continue
+		}
+		xs, outs := op.Input("X"), op.Output("Out")
+		if len(xs) != 1 || len(outs) != 1 {
+			continue
+		}
+		x, out := b.Var(xs[0]), b.Var(outs[0])
+		if x == nil || out == nil {
+			continue
+		}
+		d, ok := ops.ScaledGather(x.Dist, out.Dist, loss, pm.Shape)
+		if !ok || isView(x.Name()) {
+			continue
+		}
+		if grads == nil {
+			grads = map[string]bool{}
+			for _, pg := range c.module.ParamGrads {
+				grads[pg.Grad] = true
+			}
+		}
+		if ops.GatherFeedsParamGrad(b.Ops, pos, out.Name(), grads, func(o string) bool {
+			v := b.Var(o)
+			return v != nil && v.Dist != nil && slices.Contains(v.Dist.DimsMapping, d)
+		}) {
+			c.opErr(bi, op, x.Name(), fmt.Sprintf("gathers %s along mesh dim %d (%s), over which the loss is averaged, into what reaches a param's grad whole: a rank's part is its shard's gradient, n times its part of the whole loss's, and no grad sync takes the n back",
+				quoteName(x.Name()), d, meshDimName(pm, d)))
+		}
+	}
+}
+
 // checkParamGrad: an optimizer op updates each rank's block of Param
 // with its block of Grad, so the two are split alike (their vars are, by
 // the arg checks, as the op says).

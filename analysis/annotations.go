@@ -80,7 +80,10 @@ var Annotations = &Analyzer{
 //     the loss averages over none (the grouped matmul averages itself);
 //   - a reshard op's ends differ by design: the rules above are not
 //     checked on it (its vars' dists are, as every var's), and its
-//     lowering refuses what it has no collectives for;
+//     lowering refuses what it has no collectives for; but a backward
+//     reshard gathering a gradient along a mesh dim the loss averages
+//     over, into what reaches a param's grad whole (not split along it
+//     again first), is an error: it would carry n times the gradient;
 //   - a var's local dims (local [d]: its values are positions into each
 //     rank's own rows split along mesh dim d) are what its writer makes
 //     of it: assign_pos over an X whose dim 0 it reads split along d, or
@@ -219,6 +222,7 @@ func checkAnnotations(m *ir.Module, x *IndexInfo) *AnnotationReport {
 		}
 		c.checkCounts(bi, b)
 		c.checkLossSync(bi, b)
+		c.checkScaledGathers(bi, b)
 		if c.localCheck {
 			c.checkLocalIndices(bi, b)
 		}

@@ -1,8 +1,10 @@
 package check_test
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
 )
 
 // repeatsSrc feeds one projection through the ops that repeat, stack and
@@ -62,35 +64,16 @@ program startup {
 // by columns along mp (each rule keeps what it can of the split), in two
 // rank orders and two dtypes, proven by check.
 func TestRepeatsTrainDistributed(t *testing.T) {
-	for _, w1 := range []string{"", "@world[-1, 1]"} {
-		for _, ranks := range []string{"[0, 1, 2, 3]", "[2, 3, 1, 0]"} {
-			for _, f64 := range []bool{false, true} {
-				name := "w1" + w1 + "/" + ranks
-				if f64 {
-					name += "/f64"
-				}
-				t.Run(name, func(t *testing.T) {
-					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(repeatsSrc), f64)
-					seen := map[string]bool{}
-					for _, op := range m.Main.Global().Ops {
-						seen[op.Type] = true
-					}
-					for _, typ := range []string{"expand_v2_grad", "tile_grad", "stack_grad", "where_grad", "flatten2_grad", "cumsum"} {
-						if !seen[typ] {
-							t.Errorf("no %s in the trained program", typ)
-						}
-					}
-					grads := 0
-					for _, row := range rep.Rows {
-						if row.Var == "w1@GRAD" || row.Var == "w2@GRAD" {
-							grads++
-						}
-					}
-					if grads != 2 {
-						t.Errorf("check compared %d of w1@GRAD and w2@GRAD, want both", grads)
-					}
-				})
+	provenVariants(t, repeatsSrc, "W1", []string{"", "@world[-1, 1]"}, []string{"[0, 1, 2, 3]", "[2, 3, 1, 0]"}, func(t *testing.T, _ string, m *ir.Module, rep *check.Report) {
+		seen := map[string]bool{}
+		for _, op := range m.Main.Global().Ops {
+			seen[op.Type] = true
+		}
+		for _, typ := range []string{"expand_v2_grad", "tile_grad", "stack_grad", "where_grad", "flatten2_grad", "cumsum"} {
+			if !seen[typ] {
+				t.Errorf("no %s in the trained program", typ)
 			}
 		}
-	}
+		wantCompared(t, rep, "w1@GRAD", "w2@GRAD")
+	})
 }

@@ -1,8 +1,11 @@
 package check_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/passes"
 )
 
 // batchSoftmaxSrc reads the batch whole in the middle of data-parallel
@@ -56,6 +59,9 @@ func TestGatheredGradSplitAgainTrains(t *testing.T) {
 		}
 		if rep.Count("grad") != 1 {
 			t.Errorf("compared %d grads, want w's", rep.Count("grad"))
+		}
+		if err := (&passes.Manager{}).Run(context.Background(), passes.DefaultRegistry().MustParse("check-annotations"), m); err != nil {
+			t.Errorf("check-annotations refuses a gather split again before w's grad: %v", err)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package check_test
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
 )
 
 // qatSrc is a layer as Paddle's quantisation-aware training writes it:
@@ -72,35 +74,16 @@ program startup {
 // proves the weights, their grads through the straight-through estimator,
 // and the scales' running state, step after step.
 func TestQATTrainsDistributed(t *testing.T) {
-	for _, w1 := range []string{"", "@world[-1, 1]"} {
-		for _, ranks := range []string{"[0, 1, 2, 3]", "[1, 3, 0, 2]"} {
-			for _, f64 := range []bool{false, true} {
-				name := "w1" + w1 + "/" + ranks
-				if f64 {
-					name += "/f64"
-				}
-				t.Run(name, func(t *testing.T) {
-					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(qatSrc), f64)
-					ste := 0
-					for _, op := range m.Main.Global().Ops {
-						if op.Type == "straight_through_estimator_grad" {
-							ste++
-						}
-					}
-					if ste != 2 {
-						t.Errorf("%d straight-through grads, want 2 (w1's quantisation, the observer)", ste)
-					}
-					seen := map[string]bool{}
-					for _, row := range rep.Rows {
-						seen[row.Var] = true
-					}
-					for _, v := range []string{"w1@GRAD", "w2@GRAD", "xs", "xa", "xst", "rs", "ra", "rst"} {
-						if !seen[v] {
-							t.Errorf("check did not compare %s", v)
-						}
-					}
-				})
+	provenVariants(t, qatSrc, "W1", []string{"", "@world[-1, 1]"}, []string{"[0, 1, 2, 3]", "[1, 3, 0, 2]"}, func(t *testing.T, _ string, m *ir.Module, rep *check.Report) {
+		ste := 0
+		for _, op := range m.Main.Global().Ops {
+			if op.Type == "straight_through_estimator_grad" {
+				ste++
 			}
 		}
-	}
+		if ste != 2 {
+			t.Errorf("%d straight-through grads, want 2 (w1's quantisation, the observer)", ste)
+		}
+		wantCompared(t, rep, "w1@GRAD", "w2@GRAD", "xs", "xa", "xst", "rs", "ra", "rst")
+	})
 }

@@ -1,8 +1,10 @@
 package check_test
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
 )
 
 // resizeSrc upsamples a convolution's output as a detector's neck does
@@ -50,23 +52,10 @@ program startup {
 // channels split along mp (the resizes keep the split, as a pool does),
 // in two rank orders and two dtypes, proven by check.
 func TestResizesTrainDistributed(t *testing.T) {
-	for _, filter := range []string{"", "@world[1, -1, -1, -1]"} {
-		for _, ranks := range []string{"[0, 1, 2, 3]", "[3, 2, 1, 0]"} {
-			for _, f64 := range []bool{false, true} {
-				name := "f" + filter + "/" + ranks
-				if f64 {
-					name += "/f64"
-				}
-				t.Run(name, func(t *testing.T) {
-					m, rep := provenDataParallel(t, strings.NewReplacer("FILTER", filter, "RANKS", ranks).Replace(resizeSrc), f64)
-					if d := m.Main.Global().Var("n").Dist; filter != "" && (d == nil || d.String() != "@world[0, 1, -1, -1]") {
-						t.Errorf("n is %v, want @world[0, 1, -1, -1]: the resizes keep the channel split", d)
-					}
-					if rep.Count("grad") != 2 {
-						t.Errorf("compared %d grads, want f's and w's", rep.Count("grad"))
-					}
-				})
-			}
+	provenVariants(t, resizeSrc, "FILTER", []string{"", "@world[1, -1, -1, -1]"}, []string{"[0, 1, 2, 3]", "[3, 2, 1, 0]"}, func(t *testing.T, filter string, m *ir.Module, rep *check.Report) {
+		if d := m.Main.Global().Var("n").Dist; filter != "" && (d == nil || d.String() != "@world[0, 1, -1, -1]") {
+			t.Errorf("n is %v, want @world[0, 1, -1, -1]: the resizes keep the channel split", d)
 		}
-	}
+		wantCompared(t, rep, "f@GRAD", "w@GRAD")
+	})
 }

@@ -3,6 +3,9 @@ package check_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
 )
 
 // qkvSrc is attention's projection cut into q, k and v by slice, two of
@@ -53,31 +56,12 @@ program startup {
 // slices then read it whole: completion gathers it), in two rank orders
 // and two dtypes, proven by check.
 func TestSliceConcatTrainDistributed(t *testing.T) {
-	for _, w1 := range []string{"", "@world[-1, 1]"} {
-		for _, ranks := range []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"} {
-			for _, f64 := range []bool{false, true} {
-				name := "w1" + w1 + "/" + ranks
-				if f64 {
-					name += "/f64"
-				}
-				t.Run(name, func(t *testing.T) {
-					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(qkvSrc), f64)
-					if d := m.Main.Global().Var("w1").Dist; w1 != "" && (d == nil || d.String() != "@world[-1, 1]") {
-						t.Fatalf("w1 is %v after completion: want it split by columns, the premise of the case", d)
-					}
-					grads := 0
-					for _, row := range rep.Rows {
-						if row.Var == "w1@GRAD" || row.Var == "w2@GRAD" {
-							grads++
-						}
-					}
-					if grads != 2 {
-						t.Errorf("check compared %d of w1@GRAD and w2@GRAD, want both", grads)
-					}
-				})
-			}
+	provenVariants(t, qkvSrc, "W1", []string{"", "@world[-1, 1]"}, []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"}, func(t *testing.T, w1 string, m *ir.Module, rep *check.Report) {
+		if d := m.Main.Global().Var("w1").Dist; w1 != "" && (d == nil || d.String() != "@world[-1, 1]") {
+			t.Fatalf("w1 is %v after completion: want it split by columns, the premise of the case", d)
 		}
-	}
+		wantCompared(t, rep, "w1@GRAD", "w2@GRAD")
+	})
 }
 
 // TestSplitTrainsDistributed: attention's q/k/v cut by one split
@@ -95,40 +79,21 @@ func TestSplitTrainsDistributed(t *testing.T) {
 	if !strings.Contains(src, "split(") || strings.Contains(src, "slice(") || !strings.Contains(src, "[q, q]") {
 		t.Fatal("the split source was not made from qkvSrc")
 	}
-	for _, w1 := range []string{"", "@world[-1, 1]"} {
-		for _, ranks := range []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"} {
-			for _, f64 := range []bool{false, true} {
-				name := "w1" + w1 + "/" + ranks
-				if f64 {
-					name += "/f64"
-				}
-				t.Run(name, func(t *testing.T) {
-					m, rep := provenDataParallel(t, strings.NewReplacer("W1", w1, "RANKS", ranks).Replace(src), f64)
-					var zeros, joins int
-					for _, op := range m.Main.Global().Ops {
-						switch {
-						case op.Type == "fill_any_like" && op.Output("Out")[0] == "v@GRAD":
-							zeros++
-						case op.Type == "concat" && op.Output("Out")[0] == "h@GRAD":
-							joins++
-						}
-					}
-					if zeros != 1 || joins != 1 {
-						t.Fatalf("v@GRAD by fill_any_like ×%d, h@GRAD by concat ×%d: want one each", zeros, joins)
-					}
-					grads := 0
-					for _, row := range rep.Rows {
-						if row.Var == "w1@GRAD" || row.Var == "w2@GRAD" {
-							grads++
-						}
-					}
-					if grads != 2 {
-						t.Errorf("check compared %d of w1@GRAD and w2@GRAD, want both", grads)
-					}
-				})
+	provenVariants(t, src, "W1", []string{"", "@world[-1, 1]"}, []string{"[0, 1, 2, 3]", "[3, 1, 0, 2]"}, func(t *testing.T, _ string, m *ir.Module, rep *check.Report) {
+		var zeros, joins int
+		for _, op := range m.Main.Global().Ops {
+			switch {
+			case op.Type == "fill_any_like" && op.Output("Out")[0] == "v@GRAD":
+				zeros++
+			case op.Type == "concat" && op.Output("Out")[0] == "h@GRAD":
+				joins++
 			}
 		}
-	}
+		if zeros != 1 || joins != 1 {
+			t.Fatalf("v@GRAD by fill_any_like ×%d, h@GRAD by concat ×%d: want one each", zeros, joins)
+		}
+		wantCompared(t, rep, "w1@GRAD", "w2@GRAD")
+	})
 }
 
 // mixedConcatSrc joins a constant (data, no gradient) and an activation:

@@ -541,85 +541,42 @@ func (rw *reshardLowering) pair(a, b int) (ring, idx int, err error) {
 	return 0, 0, fmt.Errorf("no process group %v in the group table for the point-to-point move", ranks)
 }
 
-// gathersScaledGrad refuses a backward reshard that gathers a var split
-// along a mesh dim the loss is averaged over, but a param's grad (which
-// the sync scales). Each rank's part of such a gradient is that of its
-// own shard's loss, n times its part of the whole loss's gradient (the
-// average takes the 1/n later, in the grad sync of the params' grads
-// folded over the batch): gathered whole, n times the gradient would
-// reach what reads it, and no sync would take it back.
-//
-// Where every path from the gathered copy is split along that dim again
-// before it reaches a param's grad (a softmax over the batch between
-// batch-split ops), the n stays with the parts and the sync takes it
-// back: that gather passes.
+// gathersScaledGrad refuses a backward reshard that gathers a gradient
+// along a mesh dim the loss is averaged over (ops.ScaledGather) into
+// what reaches a param's grad whole (ops.GatherFeedsParamGrad): n times
+// the gradient would reach it, and no sync would take it back. A param's
+// grad on its way to the param (the sync scales its parts,
+// TestSlicedParamGradsAreScaled), and a gather split again along the dim
+// before any param's grad (the n stays with the parts), pass.
 func gathersScaledGrad(ctx *Lowering, op *ir.Op, x, out *ir.Var) error {
 	loss := ctx.st.lossAvg
-	if !op.Role.IsBackward() || loss == nil || loss.Mesh != x.Dist.Mesh || ctx.paramGradView(x.Name()) {
-		// A param's grad on its way to the param's placement: the sync
-		// scales its parts first (TestSlicedParamGradsAreScaled).
+	if !op.Role.IsBackward() || loss == nil {
 		return nil
 	}
 	mesh := ctx.module.Mesh(loss.Mesh)
-	for _, p := range loss.Partial {
-		if p.Reduce != ir.ReduceAvg || !slices.Contains(x.Dist.DimsMapping, p.Dim) || mesh == nil || p.Dim >= len(mesh.Shape) || mesh.Shape[p.Dim] == 1 {
-			continue
-		}
-		if slices.Contains(out.Dist.DimsMapping, p.Dim) || slices.ContainsFunc(out.Dist.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
-			continue
-		}
-		if !reachesParamGrad(ctx, op, out.Name(), p.Dim) {
-			continue // split along the dim again before any param's grad
-		}
-		return fmt.Errorf("%s gathers %s along mesh dim %d, over which the loss is averaged: a rank's part is its shard's gradient, n times its part of the whole loss's, and gathered it would give n times the gradient to what reads it whole (no grad sync takes that back); refused",
-			op, x.Name(), p.Dim)
+	if mesh == nil {
+		return nil
 	}
-	return nil
+	d, ok := ops.ScaledGather(x.Dist, out.Dist, loss, mesh.Shape)
+	if !ok || ctx.paramGradView(x.Name()) {
+		return nil
+	}
+	at := slices.Index(ctx.block.Ops, op)
+	if at < 0 || !ops.GatherFeedsParamGrad(ctx.block.Ops, at, out.Name(), paramGrads(ctx.module), func(o string) bool {
+		v := ctx.Var(o)
+		return v != nil && v.Dist != nil && slices.Contains(v.Dist.DimsMapping, d)
+	}) {
+		return nil
+	}
+	return fmt.Errorf("%s gathers %s along mesh dim %d, over which the loss is averaged: a rank's part is its shard's gradient, n times its part of the whole loss's, and gathered it would give n times the gradient to what reads it whole (no grad sync takes that back); refused",
+		op, x.Name(), d)
 }
 
-// reachesParamGrad reports whether var from, written by reshard op at,
-// reaches a param's grad through the ops after it without a reshard
-// that splits along mesh dim d again.
-func reachesParamGrad(ctx *Lowering, at *ir.Op, from string, d int) bool {
-	grads := map[string]bool{}
-	for _, pg := range ctx.module.ParamGrads {
+// paramGrads is the set of m's param grads.
+func paramGrads(m *ir.Module) map[string]bool {
+	grads := make(map[string]bool, len(m.ParamGrads))
+	for _, pg := range m.ParamGrads {
 		grads[pg.Grad] = true
 	}
-	live := map[string]bool{from: true}
-	after := false
-	for _, op := range ctx.block.Ops {
-		if op == at {
-			after = true
-			continue
-		}
-		if !after {
-			continue
-		}
-		reads := false
-		for a := range op.InputNames {
-			reads = reads || live[a]
-		}
-		if !reads {
-			continue
-		}
-		if op.Type == ops.ReshardType {
-			if o := ctx.Var(firstOut(op)); o != nil && o.Dist != nil && slices.Contains(o.Dist.DimsMapping, d) {
-				continue
-			}
-		}
-		for a := range op.OutputNames {
-			if grads[a] {
-				return true
-			}
-			live[a] = true
-		}
-	}
-	return grads[from]
-}
-
-func firstOut(op *ir.Op) string {
-	if outs := op.Output("Out"); len(outs) > 0 {
-		return outs[0]
-	}
-	return ""
+	return grads
 }

@@ -243,3 +243,58 @@ func ParamGradViews(ops []*ir.Op, grads []string) map[string]bool {
 	}
 	return views
 }
+
+// ScaledGather returns the mesh dim along which a backward reshard from
+// dist x to dist out gathers a var that loss, a loss averaged over it
+// (partial avg on a mesh dim of size > 1 of meshShape), scales: each
+// rank's part of a gradient there is its shard's gradient of its own
+// mean, n times its part of the whole loss's (the average sync of the
+// param grads folded over the batch takes the n back). ok is false when
+// the reshard gathers along no such dim.
+func ScaledGather(x, out, loss *ir.TensorDist, meshShape []int) (dim int, ok bool) {
+	if loss == nil || x == nil || out == nil || loss.Mesh != x.Mesh {
+		return 0, false
+	}
+	for _, p := range loss.Partial {
+		if p.Reduce != ir.ReduceAvg || p.Dim < 0 || p.Dim >= len(meshShape) || meshShape[p.Dim] == 1 || !slices.Contains(x.DimsMapping, p.Dim) {
+			continue
+		}
+		if slices.Contains(out.DimsMapping, p.Dim) || slices.ContainsFunc(out.Partial, func(q ir.Partial) bool { return q.Dim == p.Dim }) {
+			continue
+		}
+		return p.Dim, true
+	}
+	return 0, false
+}
+
+// GatherFeedsParamGrad reports whether var from, written by block[at],
+// reaches a param's grad (grads) through the ops after it without a
+// reshard that splits along mesh dim d again (splits tells, from the
+// reshard's Out).
+func GatherFeedsParamGrad(block []*ir.Op, at int, from string, grads map[string]bool, splits func(reshardOut string) bool) bool {
+	if grads[from] {
+		return true
+	}
+	live := map[string]bool{from: true}
+	for _, op := range block[at+1:] {
+		reads := false
+		for a := range op.InputNames {
+			reads = reads || live[a]
+		}
+		if !reads {
+			continue
+		}
+		if op.Type == ReshardType {
+			if outs := op.Output("Out"); len(outs) == 1 && splits(outs[0]) {
+				continue
+			}
+		}
+		for a := range op.OutputNames {
+			if grads[a] {
+				return true
+			}
+			live[a] = true
+		}
+	}
+	return false
+}

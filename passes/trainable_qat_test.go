@@ -77,8 +77,12 @@ func TestMakeTrainableQAT(t *testing.T) {
 			t.Fatal("no straight-through gradient in the training program")
 		}
 		if ranks == 2 {
+			// check-annotations names it without running, as the lowering does.
+			if err := run(t, testRegistry(t), "check-annotations", m.Clone()); err == nil || !strings.Contains(err.Error(), "op 27 reshard: gathers rq@GRAD along mesh dim 0 (dp), over which the loss is averaged") {
+				t.Errorf("check-annotations: err = %v, want the gather of rq@GRAD named", err)
+			}
 			_, err := check.Run(context.Background(), m, check.Options{Steps: 2})
-			if err == nil || !strings.Contains(err.Error(), "gathers rq@GRAD along mesh dim 0, over which the loss is averaged") {
+			if err == nil || !strings.Contains(err.Error(), "gathers rq@GRAD along mesh dim 0") {
 				t.Errorf("dp over 2: err = %v, want the gather of rq@GRAD refused", err)
 			}
 			continue
