@@ -1,0 +1,250 @@
+package check_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/distpass/distpass/check"
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/models"
+	"github.com/distpass/distpass/passes"
+)
+
+// The bug classes the translation validators found in Megatron,
+// DeepSpeed and nnScaler (issue 40), rebuilt as mutants of the per-rank
+// programs partition writes: each mutant changes every rank the same
+// way, as a compiler bug would, and must be refused. testdata/mutants.md
+// is the table, a row a mutant: which check refuses it. Until check
+// -static exists, the simulator is the only column; the static proof
+// must refuse each row without running.
+
+// mutantBase is a serial module and its per-rank programs.
+type mutantBase struct {
+	name   string
+	serial *ir.Module
+	ranks  []*ir.Module
+}
+
+// mutant changes the per-rank programs; it reports false when a rank's
+// program lacks what it changes (the mutant is then not made).
+type mutant struct {
+	class, name, base string
+	mutate            func(r *ir.Module) bool
+}
+
+// firstOp returns the index in block 0 of rank module r of the first op
+// pred holds for, or -1.
+func firstOp(r *ir.Module, pred func(op *ir.Op) bool) int {
+	for i, op := range r.Main.Global().Ops {
+		if pred(op) {
+			return i
+		}
+	}
+	return -1
+}
+
+// origin reports whether op's origin attr holds s.
+func origin(op *ir.Op, s string) bool {
+	o, _ := op.Attrs.String("origin")
+	return strings.Contains(o, s)
+}
+
+// dropOp removes op i, its output read after it as its input (an
+// in-place op is removed; another becomes an assign).
+func dropOp(r *ir.Module, i int) {
+	g := r.Main.Global()
+	op := g.Ops[i]
+	x, out := op.Input("X")[0], op.Output("Out")[0]
+	if x == out {
+		g.Ops = append(g.Ops[:i], g.Ops[i+1:]...)
+		return
+	}
+	g.Ops[i] = &ir.Op{ID: op.ID, Type: "assign", Inputs: ir.Slots("X", x), Outputs: ir.Slots("Out", out), Role: op.Role}
+}
+
+// change finds the first op pred holds for and applies f to it.
+func change(pred func(op *ir.Op) bool, f func(r *ir.Module, i int)) func(r *ir.Module) bool {
+	return func(r *ir.Module) bool {
+		i := firstOp(r, pred)
+		if i < 0 {
+			return false
+		}
+		f(r, i)
+		return true
+	}
+}
+
+func isType(typ string, also ...func(*ir.Op) bool) func(*ir.Op) bool {
+	return func(op *ir.Op) bool {
+		if op.Type != typ {
+			return false
+		}
+		for _, f := range also {
+			if !f(op) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func withOrigin(s string) func(*ir.Op) bool { return func(op *ir.Op) bool { return origin(op, s) } }
+
+func backward(op *ir.Op) bool { return op.Role.IsBackward() }
+
+var mutants = []mutant{
+	{"missing forward tensor-parallel all-reduce", "the row-parallel matmul's sum over mp dropped", "mlp",
+		change(isType("c_allreduce_sum", withOrigin("row-parallel")), dropOp)},
+	{"missing backward tensor-parallel all-reduce", "the column-parallel input's grad sum over mp dropped", "gpt",
+		change(isType("c_allreduce_sum", backward, withOrigin("column-parallel")), dropOp)},
+	{"missing data-parallel grad sync", "w2@GRAD's sum over dp dropped", "mlp",
+		change(isType("c_allreduce_sum", withOrigin("w2@GRAD summed over dp")), dropOp)},
+	{"dp scale missing", "w1@GRAD's 1/dp dropped", "mlp",
+		change(isType("scale", withOrigin("w1@GRAD averaged over dp")), dropOp)},
+	{"dp scale doubled", "w1@GRAD scaled by 1/dp twice", "mlp",
+		change(isType("scale", withOrigin("w1@GRAD averaged over dp")), func(r *ir.Module, i int) {
+			op := r.Main.Global().Ops[i]
+			s, _ := op.Attrs.Float("scale")
+			op.Attrs.Set("scale", ir.Float(s*s))
+		})},
+	{"wrong group", "the row-parallel sum on dp's ring", "mlp",
+		change(isType("c_allreduce_sum", withOrigin("row-parallel")), func(r *ir.Module, i int) {
+			op := r.Main.Global().Ops[i]
+			dp := r.Main.Global().Ops[firstOp(r, isType("c_allreduce_sum", withOrigin("over dp")))]
+			ring, _ := dp.Attrs.Int("ring_id")
+			op.Attrs.Set("ring_id", ir.Int(ring))
+		})},
+	{"wrong collective kind or reduction", "the row-parallel sum a max", "mlp",
+		change(isType("c_allreduce_sum", withOrigin("row-parallel")), func(r *ir.Module, i int) {
+			r.Main.Global().Ops[i].Type = "c_allreduce_max"
+		})},
+	{"double reduction", "the row-parallel sum over mp done twice", "mlp",
+		change(isType("c_allreduce_sum", withOrigin("row-parallel")), func(r *ir.Module, i int) {
+			g := r.Main.Global()
+			twice := &ir.Op{ID: r.FreshOpID(), Type: g.Ops[i].Type, Attrs: g.Ops[i].Attrs.Clone(), Role: g.Ops[i].Role}
+			out := g.Ops[i].Output("Out")[0]
+			twice.Inputs, twice.Outputs = ir.Slots("X", out), ir.Slots("Out", out)
+			g.Ops = append(g.Ops[:i+1], append([]*ir.Op{twice}, g.Ops[i+1:]...)...)
+		})},
+	{"bias added to a partial value", "the projection's bias added before its sum over mp", "gpt",
+		change(func(op *ir.Op) bool { return op.Type == "c_allreduce_sum" && origin(op, "row-parallel") }, func(r *ir.Module, i int) {
+			g := r.Main.Global()
+			ar, add := g.Ops[i], g.Ops[i+1]
+			p, sum, out := ar.Input("X")[0], ar.Output("Out")[0], add.Output("Out")[0]
+			add.Inputs[0].Args, add.Outputs[0].Args, add.Dist = []string{p}, []string{sum}, nil
+			ar.Inputs[0].Args, ar.Outputs[0].Args, ar.Dist = []string{sum}, []string{out}, nil
+			g.Ops[i], g.Ops[i+1] = add, ar
+		})},
+	{"attr drifting from the serial op", "a layer_norm's epsilon", "gpt",
+		change(isType("layer_norm"), func(r *ir.Module, i int) {
+			r.Main.Global().Ops[i].Attrs.Set("epsilon", ir.Float(0.0005))
+		})},
+	{"wrong slice offset or rank order", "the vocabulary-parallel embedding's start_index", "gpt",
+		change(isType("c_embedding", func(op *ir.Op) bool { s, _ := op.Attrs.Int("start_index"); return s > 0 }), func(r *ir.Module, i int) {
+			r.Main.Global().Ops[i].Attrs.Set("start_index", ir.Long(0))
+		})},
+}
+
+// mutantBases partitions the bases: the example MLP on dp×mp and a tiny
+// GPT trained dp,mp on 2×2.
+func mutantBases(t *testing.T) map[string]mutantBase {
+	t.Helper()
+	src, err := os.ReadFile("../examples/mlp_dp_mp.dpir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlp, err := ir.Parse("mlp_dp_mp.dpir", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpt, err := models.GPTTraining(models.TinyGPT(), "dp,mp", models.Mesh([]int{2, 2}, []string{"dp", "mp"}), "sgd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases := map[string]mutantBase{}
+	for name, m := range map[string]*ir.Module{"mlp": mlp, "gpt": gpt} {
+		ranks, err := passes.PartitionAll(context.Background(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bases[name] = mutantBase{name, m, ranks}
+	}
+	return bases
+}
+
+const mutantTable = "testdata/mutants.md"
+
+// TestMutantsRefused makes every mutant, checks the unmutated bases pass
+// (no false alarm), and that check refuses each mutant; the table says
+// how. DISTPASS_UPDATE=1 rewrites it.
+func TestMutantsRefused(t *testing.T) {
+	bases := mutantBases(t)
+	for name, b := range bases {
+		if _, err := runParts(b); err != nil {
+			t.Fatalf("base %s: %v", name, err)
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString("| class | mutant | base | refused statically | refused by the simulator |\n|---|---|---|---|---|\n")
+	for _, mu := range mutants {
+		b := bases[mu.base]
+		ranks := make([]*ir.Module, len(b.ranks))
+		made := 0
+		for i, r := range b.ranks {
+			ranks[i] = r.Clone()
+			if mu.mutate(ranks[i]) {
+				made++
+			}
+		}
+		if made == 0 {
+			t.Errorf("%s (%s): no rank has what it changes", mu.name, mu.base)
+			continue
+		}
+		verdict, err := runParts(mutantBase{b.name, b.serial, ranks})
+		if err == nil {
+			t.Errorf("%s (%s): not refused", mu.name, mu.base)
+			verdict = "missed"
+		}
+		sb.WriteString("| " + mu.class + " | " + mu.name + " | " + mu.base + " | — (no check -static yet) | " + verdict + " |\n")
+	}
+	got := sb.String()
+	if os.Getenv("DISTPASS_UPDATE") != "" {
+		if err := os.WriteFile(mutantTable, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(mutantTable)
+	if err != nil {
+		t.Fatalf("%v (DISTPASS_UPDATE=1 writes it)", err)
+	}
+	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); d != "" {
+		t.Errorf("%s differs (-want +got):\n%s", mutantTable, d)
+	}
+}
+
+// runParts checks b's per-rank programs against its serial module (two
+// steps, in f32): nil when they agree; else an error, with the verdict
+// cell naming the first var that diverged or the refusal.
+func runParts(b mutantBase) (string, error) {
+	rep, err := check.RunParts(context.Background(), b.serial, passes.Ranks(b.serial), b.ranks, check.Options{Steps: 2})
+	if err != nil {
+		return "refused: " + firstLine(err.Error()), err
+	}
+	if err := rep.Err(); err != nil {
+		// What diverged where, not by how much: the figures are the
+		// kernels', which may change.
+		what, _, _ := strings.Cut(firstLine(err.Error()), ":")
+		return "diverged: " + what, err
+	}
+	return "", nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.ReplaceAll(s, "|", "/")
+}
