@@ -139,6 +139,15 @@ var mutants = []mutant{
 			ar.Inputs[0].Args, ar.Outputs[0].Args, ar.Dist = []string{sum}, []string{out}, nil
 			g.Ops[i], g.Ops[i+1] = add, ar
 		})},
+	{"a declared placement the data does not have", "h1 declared split [1, 0] (mesh dims swapped: the same local shape)", "mlp",
+		func(r *ir.Module) bool {
+			v := r.Main.Global().Var("h1")
+			if v == nil || v.Dist == nil {
+				return false
+			}
+			v.Dist.DimsMapping = []int{1, 0}
+			return true
+		}},
 	{"attr drifting from the serial op", "a layer_norm's epsilon", "gpt",
 		change(isType("layer_norm"), func(r *ir.Module, i int) {
 			r.Main.Global().Ops[i].Attrs.Set("epsilon", ir.Float(0.0005))
