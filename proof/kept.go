@@ -1,0 +1,184 @@
+package proof
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
+)
+
+// localAttrs are the attrs a lowering rewrites for a rank's block (a
+// fill's or reshape's shape, an initialiser's offset): they are not held
+// to the serial op's. The impls are to declare these (docs/static-proof.md).
+var localAttrs = map[string]bool{"shape": true, "global_shape": true, "shard_offset": true, "start_index": true, "seed": true}
+
+// kept follows a serial op kept on the rank: its type and attrs are the
+// serial op's, its inputs hold what the serial op's dist reads, and its
+// outputs get what the op's rule derives: the serial op's output
+// placements, owing the rule's partials and those its partial inputs
+// carry.
+func (p *prover) kept(op *ir.Op) {
+	sop := p.byID[op.ID]
+	switch {
+	case sop == nil:
+		p.unknownOut(op, "no serial op has this id")
+		return
+	case sop.Type != op.Type:
+		p.refute(op, "", "the serial op %d is a %s", sop.ID, sop.Type)
+		p.unknownOut(op, "")
+		return
+	}
+	for _, a := range sop.Attrs {
+		if localAttrs[a.Name] || a.Name == "origin" || a.Name == "origin_op" {
+			continue
+		}
+		if v := op.Attrs.Get(a.Name); v == nil || ops.ValueString(v) != ops.ValueString(a.Value) {
+			p.refute(op, "", "attr %s is %s, the serial op's %s", a.Name, ops.ValueString(v), ops.ValueString(a.Value))
+		}
+	}
+	p.as(op, sop)
+}
+
+// as follows op as the serial op sop computes on the rank's blocks: its
+// inputs hold what sop's dist reads, its outputs what sop's rule gives.
+func (p *prover) as(op, sop *ir.Op) {
+	if sop.Dist == nil {
+		p.unknownOut(op, "the serial op has no dist")
+		return
+	}
+	pm := p.serial.Mesh(sop.Dist.Mesh)
+	if pm == nil {
+		p.unknownOut(op, "the serial op's mesh is not declared")
+		return
+	}
+	var (
+		maps     [][]int
+		partials [][]ir.Partial
+		names    []string
+		coef     = 1.0
+		common   = 0.0
+		unknown  bool
+	)
+	additive := ops.Has(sop.Type, ops.Additive)
+	for _, s := range sop.Inputs {
+		rargs := op.Input(s.Name)
+		if len(rargs) != len(s.Args) {
+			p.refute(op, "", "slot %s has %d args, the serial op's %d", s.Name, len(rargs), len(s.Args))
+			p.unknownOut(op, "")
+			return
+		}
+		for k, sa := range s.Args {
+			want, _ := sop.Dist.InputMapping(sa)
+			maps = append(maps, want)
+			names = append(names, rargs[k])
+			v := p.read(rargs[k])
+			if v.unknown {
+				unknown = true
+				partials = append(partials, nil)
+				continue
+			}
+			if want != nil && !slices.Equal(v.dims, want) {
+				p.refute(op, rargs[k], "reads %s as %s, which holds %s", rargs[k], ir.FormatInts(want), ir.FormatInts(v.dims))
+			}
+			partials = append(partials, v.owed)
+			switch {
+			case additive && v.coef != 1 && common != 0 && v.coef != common:
+				p.refute(op, rargs[k], "adds values carrying factors %g and %g", common, v.coef)
+			case additive && v.coef != 1:
+				common = v.coef
+			case !additive:
+				coef *= v.coef
+			}
+		}
+	}
+	if unknown {
+		for a := range op.OutputNames {
+			p.write(a, &value{unknown: true})
+		}
+		return
+	}
+	if additive && common != 0 {
+		coef = common
+	}
+	if op.Role.IsLossGrad() && op.Role.IsBackward() && len(op.Inputs) == 0 || op.Role.IsLossGrad() && op.Type == "fill_any_like" {
+		coef = p.lossCoef // the seed of the loss's gradient
+	}
+	carried, err := ops.CarriedPartial(sop, partials, func(k int) string { return names[k] })
+	if err != nil {
+		p.refute(op, "", "%v", err)
+	}
+	var ruleOut [][]ir.Partial
+	if r, err := ops.ShardingRuleOf(sop, p.sg.Var); err == nil && r != nil {
+		if sh, err := r.Forward(pm.Shape, maps); err == nil {
+			ruleOut = sh.Partial
+		}
+	}
+	k := 0
+	for _, s := range sop.Outputs {
+		rargs := op.Output(s.Name)
+		for i, sa := range s.Args {
+			dims, _ := sop.Dist.OutputMapping(sa)
+			out := &value{dims: slices.Clone(dims), coef: coef}
+			if k < len(ruleOut) {
+				out.owed = append(out.owed, ruleOut[k]...)
+			}
+			for _, c := range carried {
+				if !slices.ContainsFunc(out.owed, func(q ir.Partial) bool { return q.Dim == c.Dim }) {
+					out.owed = append(out.owed, c)
+				}
+			}
+			slices.SortFunc(out.owed, func(a, b ir.Partial) int { return a.Dim - b.Dim })
+			if i < len(rargs) {
+				p.write(rargs[i], out)
+			}
+			k++
+		}
+	}
+}
+
+// ends holds every serial var the rank wrote to its declared dist: the
+// placement, exactly the partials it declares, and no factor (an
+// activation's gradient carries the loss's, which the param grads' sync
+// takes back).
+func (p *prover) ends() {
+	grads := map[string]bool{}
+	for _, pg := range p.serial.ParamGrads {
+		grads[pg.Grad] = true
+	}
+	names := make([]string, 0, len(p.env))
+	for a, v := range p.env {
+		if v.written && !v.unknown {
+			names = append(names, a)
+		}
+	}
+	slices.Sort(names)
+	for _, a := range names {
+		v, sv := p.env[a], p.sg.Var(a)
+		if sv == nil || sv.Dist == nil {
+			continue // a rank's temp
+		}
+		want := 1.0
+		if strings.Contains(a, "@GRAD") && !grads[a] {
+			want = p.lossCoef
+		}
+		declared := slices.Clone(sv.Dist.Partial)
+		slices.SortFunc(declared, func(a, b ir.Partial) int { return a.Dim - b.Dim })
+		switch {
+		case !slices.Equal(v.dims, sv.Dist.DimsMapping):
+			p.refute(nil, a, "ends placed %s, declared %s", ir.FormatInts(v.dims), ir.FormatInts(sv.Dist.DimsMapping))
+		case !slices.Equal(v.owed, declared):
+			p.refute(nil, a, "ends owing %s, declared %s", fmtOwed(v.owed), fmtOwed(declared))
+		case math.Abs(v.coef-want) > 1e-9*want:
+			p.refute(nil, a, "ends %g times its share of the serial value (want %g)", v.coef/want*1, 1.0)
+		}
+	}
+}
+
+func fmtOwed(ps []ir.Partial) string {
+	if len(ps) == 0 {
+		return "nothing"
+	}
+	return "partial " + ir.FormatPartial(ps)
+}
