@@ -57,11 +57,10 @@ func (p *prover) as(op, sop *ir.Op) {
 		maps     [][]int
 		partials [][]ir.Partial
 		names    []string
+		factors  []bool // the inputs carrying a factor
 		coef     = 1.0
-		common   = 0.0
 		unknown  bool
 	)
-	additive := ops.Has(sop.Type, ops.Additive)
 	for _, s := range sop.Inputs {
 		rargs := op.Input(s.Name)
 		if len(rargs) != len(s.Args) {
@@ -83,13 +82,12 @@ func (p *prover) as(op, sop *ir.Op) {
 				p.refute(op, rargs[k], "reads %s as %s, which holds %s", rargs[k], ir.FormatInts(want), ir.FormatInts(v.dims))
 			}
 			partials = append(partials, v.owed)
-			switch {
-			case additive && v.coef != 1 && common != 0 && v.coef != common:
-				p.refute(op, rargs[k], "adds values carrying factors %g and %g", common, v.coef)
-			case additive && v.coef != 1:
-				common = v.coef
-			case !additive:
-				coef *= v.coef
+			factors = append(factors, v.coef != 1)
+			if v.coef != 1 {
+				if coef != 1 && coef != v.coef {
+					p.refute(op, rargs[k], "reads values carrying factors %g and %g", coef, v.coef)
+				}
+				coef = v.coef
 			}
 		}
 	}
@@ -99,8 +97,9 @@ func (p *prover) as(op, sop *ir.Op) {
 		}
 		return
 	}
-	if additive && common != 0 {
-		coef = common
+	if coef != 1 && !linearIn(sop, factors, names) {
+		k := slices.Index(factors, true)
+		p.refute(op, names[k], "reads %s carrying %g times its share of the serial value, and is not linear in it: the factor does not come out", names[k], coef)
 	}
 	if op.Role.IsLossGrad() && op.Role.IsBackward() && len(op.Inputs) == 0 || op.Role.IsLossGrad() && op.Type == "fill_any_like" {
 		coef = p.lossCoef // the seed of the loss's gradient
@@ -181,4 +180,19 @@ func fmtOwed(ps []ir.Partial) string {
 		return "nothing"
 	}
 	return "partial " + ir.FormatPartial(ps)
+}
+
+// linearIn reports whether op is linear in the inputs flagged (jointly,
+// with one factor): a grad op in its output gradients (backpropagation
+// is linear in them), another op as ops.LinearInParts says.
+func linearIn(op *ir.Op, flags []bool, names []string) bool {
+	if op.Role.IsBackward() && !op.Role.IsOptimize() {
+		for k, f := range flags {
+			if f && !strings.Contains(names[k], "@GRAD") {
+				return false
+			}
+		}
+		return true
+	}
+	return ops.LinearInParts(op, flags)
 }

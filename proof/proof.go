@@ -62,7 +62,10 @@ func (r *Result) Refuted() *Finding {
 	return nil
 }
 
-// Proven reports whether the proof followed every rank to the end.
+// Proven reports whether the proof followed every rank to the end, each
+// value it computes the block of the serial value its dist declares.
+// The cross-rank facts (every member of a group issuing its collectives
+// in one order, sends meeting receives) are not checked yet.
 func (r *Result) Proven() bool { return len(r.Findings) == 0 }
 
 // Check proves parts, the programs of ranks, against serial.
