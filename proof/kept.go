@@ -30,6 +30,13 @@ func (p *prover) kept(op *ir.Op) {
 		p.unknownOut(op, "")
 		return
 	}
+	p.sameAttrs(op, sop)
+	p.as(op, sop)
+}
+
+// sameAttrs refutes an attr of sop that op has otherwise (but the local
+// ones).
+func (p *prover) sameAttrs(op, sop *ir.Op) {
 	for _, a := range sop.Attrs {
 		if localAttrs[a.Name] || a.Name == "origin" || a.Name == "origin_op" {
 			continue
@@ -38,7 +45,47 @@ func (p *prover) kept(op *ir.Op) {
 			p.refute(op, "", "attr %s is %s, the serial op's %s", a.Name, ops.ValueString(v), ops.ValueString(a.Value))
 		}
 	}
+}
+
+// syncBatchNorm follows sync_batch_norm and its grad, a serial
+// batch_norm (origin_op) whose per-channel sums are all-reduced over
+// ring_id: the ring must be the group along the mesh dim X's batch is
+// split on, and the statistics it writes are the whole batch's.
+func (p *prover) syncBatchNorm(op *ir.Op) {
+	id, _ := originOp(op)
+	sop := p.byID[id]
+	x := p.sg.Var(firstArg(op.Input("X")))
+	if sop == nil || sop.Dist == nil || x == nil || x.Dist == nil {
+		p.unknownOut(op, "a synchronised batch norm of no serial batch norm with a placed X")
+		return
+	}
+	p.sameAttrs(op, sop)
+	pm := p.serial.Mesh(x.Dist.Mesh)
+	d := -1
+	if len(x.Dist.DimsMapping) > 0 {
+		d = x.Dist.DimsMapping[0]
+		if s, _ := op.Attrs.String("data_layout"); s == "NHWC" {
+			d = x.Dist.DimsMapping[0]
+		}
+	}
+	ring, _ := ir.AsInt(op.Attrs.Get("ring_id"))
+	grp := p.part.Group(int(ring))
+	if pm == nil || d < 0 || grp == nil {
+		p.unknownOut(op, "a synchronised batch norm of an X whose batch is not split, or of no group")
+		return
+	}
+	if g, err := pm.Group(d, p.rank); err != nil || !slices.Equal(g, grp.Ranks) {
+		p.refute(op, x.Name(), "ring %d is ranks %v, not the group along mesh dim %d (%s) that %s's batch is split on", ring, grp.Ranks, d, pm.DimNames[d], x.Name())
+	}
 	p.as(op, sop)
+	if op.Role.IsBackward() {
+		return
+	}
+	for a := range op.OutputNames { // the statistics are the whole batch's
+		if v := p.env[a]; v != nil {
+			v.owed = slices.DeleteFunc(v.owed, func(q ir.Partial) bool { return q.Dim == d })
+		}
+	}
 }
 
 // as follows op as the serial op sop computes on the rank's blocks: its
@@ -138,9 +185,8 @@ func (p *prover) as(op, sop *ir.Op) {
 }
 
 // ends holds every serial var the rank wrote to its declared dist: the
-// placement, exactly the partials it declares, and no factor (an
-// activation's gradient carries the loss's, which the param grads' sync
-// takes back).
+// placement, exactly the partials it declares, and no factor (but an
+// activation's gradient, below).
 func (p *prover) ends() {
 	grads := map[string]bool{}
 	for _, pg := range p.serial.ParamGrads {
@@ -158,10 +204,11 @@ func (p *prover) ends() {
 		if sv == nil || sv.Dist == nil {
 			continue // a rank's temp
 		}
-		want := 1.0
-		if strings.Contains(a, "@GRAD") && !grads[a] {
-			want = p.lossCoef
-		}
+		// An activation's gradient carries the loss's factor, or none
+		// where a sync took it back on its way to a param's (a view's grad,
+		// synced before the reshape back): what it carries reaches a
+		// param's grad, held to 1 there, or the optimizer, refuted there.
+		want, any := 1.0, strings.Contains(a, "@GRAD") && !grads[a]
 		declared := slices.Clone(sv.Dist.Partial)
 		slices.SortFunc(declared, func(a, b ir.Partial) int { return a.Dim - b.Dim })
 		switch {
@@ -169,7 +216,7 @@ func (p *prover) ends() {
 			p.refute(nil, a, "ends placed %s, declared %s", ir.FormatInts(v.dims), ir.FormatInts(sv.Dist.DimsMapping))
 		case !slices.Equal(v.owed, declared):
 			p.refute(nil, a, "ends owing %s, declared %s", fmtOwed(v.owed), fmtOwed(declared))
-		case math.Abs(v.coef-want) > 1e-9*want:
+		case !any && math.Abs(v.coef-want) > 1e-9*want:
 			p.refute(nil, a, "ends %g times its share of the serial value (want %g)", v.coef/want*1, 1.0)
 		}
 	}

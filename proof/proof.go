@@ -278,8 +278,12 @@ func firstArg(args []string) string {
 
 // emitted follows an op a lowering emitted.
 func (p *prover) emitted(op *ir.Op) {
-	if op.Type == "c_embedding" || op.Type == "c_embedding_grad" {
+	switch op.Type {
+	case "c_embedding", "c_embedding_grad":
 		p.vocabParallel(op)
+		return
+	case "sync_batch_norm", "sync_batch_norm_grad":
+		p.syncBatchNorm(op)
 		return
 	}
 	xs, outs := op.Input("X"), op.Output("Out")

@@ -21,6 +21,7 @@ import (
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/proof"
 )
 
 // trainRows is every Paddle program of testdata (the shared fixtures are
@@ -106,8 +107,8 @@ func TestTrainFixtures(t *testing.T) {
 	}
 
 	var sb strings.Builder
-	sb.WriteString("| program | input | training program | completion | rank 0 of 4 | Paddle files per rank | check -steps 2 -f64 |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| program | input | training program | completion | rank 0 of 4 | Paddle files per rank | check -steps 2 -f64 | static proof (package proof) |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range trainRows {
 		if lightOnly && !r.light {
 			line, ok := old[r.file]
@@ -169,7 +170,7 @@ func trainRow(t *testing.T, r trainRowSpec) (cells []string, stopped bool) {
 			err = pe.Err
 		}
 		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
-		cells := slices.Repeat([]string{""}, 5)
+		cells := slices.Repeat([]string{""}, 6)
 		cells[0] = fmt.Sprintf("stops at %s: %s", stage, msg)
 		return cells, true
 	}
@@ -247,11 +248,36 @@ func trainRow(t *testing.T, r trainRowSpec) (cells []string, stopped bool) {
 	}
 	cells = append(cells, fmt.Sprintf("%d ops; %s; startup %d ops", len(ranks[0].Main.Global().Ops), strings.Join(cs, ", "), ranks[0].Startup.NumOps()))
 
+	static := staticProof(t, file, m, ranks) // before proveRanks makes m f64
 	rep, kib := proveRanks(t, file, m, ranks)
 	cells = append(cells, fmt.Sprintf("%d pairs of main and startup ProgramDescs, %d KiB; each re-imported equal", len(ranks), kib))
 	cells = append(cells, fmt.Sprintf("ok: %d loss, %d activations, %d params, %d grads, %d state, %d startup values; %d replica comparisons",
 		rep.Count("loss"), rep.Count("activation"), rep.Count("param"), rep.Count("grad"), rep.Count("state"), rep.Count("startup"), rep.Replicas))
+	cells = append(cells, static)
 	return cells, false
+}
+
+// staticProof is the static proof's cell for m's ranks: proven, or
+// unproven with the op types it does not follow yet; a refutation of a
+// program the simulator proves is a false alarm and fails t.
+func staticProof(t *testing.T, file string, m *ir.Module, ranks []*ir.Module) string {
+	t.Helper()
+	res, err := proof.Check(m, passes.Ranks(m), ranks)
+	if err != nil {
+		t.Fatalf("%s: proof: %v", file, err)
+	}
+	if f := res.Refuted(); f != nil {
+		t.Errorf("%s: the static proof refutes what check proves: %s", file, f)
+		return "refuted"
+	}
+	if res.Proven() {
+		return "proven"
+	}
+	types := map[string]bool{}
+	for _, f := range res.Findings {
+		types[f.OpType] = true
+	}
+	return "unproven: follows no " + strings.Join(slices.Sorted(maps.Keys(types)), ", ")
 }
 
 // proveRanks exports each of the per-rank modules of m as Paddle's main
