@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,21 @@ var mutants = []mutant{
 			g := r.Main.Global()
 			g.Ops = append(g.Ops[:i], g.Ops[i+1:]...)
 		})},
+	{"a group's collectives in another order on one rank", "rank 1 sums w2@GRAD over dp after w1@GRAD", "mlp",
+		func(r *ir.Module) bool {
+			if r.Main.Rank != 1 {
+				return false
+			}
+			g := r.Main.Global()
+			i := firstOp(r, isType("c_allreduce_sum", withOrigin("w2@GRAD summed over dp")))
+			j := firstOp(r, isType("c_allreduce_sum", withOrigin("w1@GRAD summed over dp")))
+			if i < 0 || j < i {
+				return false
+			}
+			op := g.Ops[i]
+			g.Ops = slices.Insert(slices.Delete(g.Ops, i, i+1), j, op)
+			return true
+		}},
 	{"attr drifting from the serial op", "a layer_norm's epsilon", "gpt",
 		change(isType("layer_norm"), func(r *ir.Module, i int) {
 			r.Main.Global().Ops[i].Attrs.Set("epsilon", ir.Float(0.0005))

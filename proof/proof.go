@@ -63,9 +63,10 @@ func (r *Result) Refuted() *Finding {
 }
 
 // Proven reports whether the proof followed every rank to the end, each
-// value it computes the block of the serial value its dist declares.
-// The cross-rank facts (every member of a group issuing its collectives
-// in one order, sends meeting receives) are not checked yet.
+// value it computes the block of the serial value its dist declares, and
+// every group's members issue its collectives in one order. Sends
+// meeting receives are not checked yet (the proof does not follow
+// send_v2: unproven).
 func (r *Result) Proven() bool { return len(r.Findings) == 0 }
 
 // Check proves parts, the programs of ranks, against serial.
@@ -86,7 +87,66 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 		p.run()
 		res.Findings = append(res.Findings, p.found...)
 	}
+	res.Findings = append(res.Findings, collectiveOrder(ranks, parts)...)
 	return res, nil
+}
+
+// collectiveOrder refutes a group whose members issue its collectives in
+// different orders: each member's sequence on a ring, by op type and the
+// serial op it lowers (origin_op), must be the first member's (they
+// would meet the wrong peer's data, or wait forever).
+func collectiveOrder(ranks []int, parts []*ir.Module) []Finding {
+	type issued struct {
+		typ string
+		of  int64
+		id  int64
+	}
+	seq := map[int64]map[int][]issued{} // ring -> rank -> its collectives
+	var rings []int64
+	for i, part := range parts {
+		for _, op := range part.Main.Global().Ops {
+			ring, ok := ir.AsInt(op.Attrs.Get("ring_id"))
+			if !ok || op.Type == "c_identity" {
+				continue
+			}
+			if seq[ring] == nil {
+				seq[ring] = map[int][]issued{}
+				rings = append(rings, ring)
+			}
+			of, _ := originOp(op)
+			seq[ring][ranks[i]] = append(seq[ring][ranks[i]], issued{op.Type, of, op.ID})
+		}
+	}
+	var out []Finding
+	for _, ring := range rings {
+		grp := parts[0].Group(int(ring))
+		if grp == nil {
+			continue
+		}
+		first := -1
+		for _, r := range grp.Ranks {
+			if _, ok := seq[ring][r]; !ok || !slices.Contains(ranks, r) {
+				continue
+			}
+			if first < 0 {
+				first = r
+				continue
+			}
+			a, b := seq[ring][first], seq[ring][r]
+			for k := 0; k < max(len(a), len(b)); k++ {
+				if k < len(a) && k < len(b) && a[k].typ == b[k].typ && a[k].of == b[k].of {
+					continue
+				}
+				f := Finding{Rank: r, Msg: fmt.Sprintf("collective %d on ring %d is not rank %d's: the group's members must issue its collectives in one order", k+1, ring, first)}
+				if k < len(b) {
+					f.OpID, f.OpType = b[k].id, b[k].typ
+				}
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // value is what a rank's var holds of its serial var: its placement,

@@ -9,10 +9,11 @@ import (
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/proof"
 )
 
 func runCheck(env *Env, args []string) int {
-	fs := newFlagSet(env, "check", "[-steps N] [-tol T] [-parts DIR | -pipeline P] [FILE|-]",
+	fs := newFlagSet(env, "check", "[-static] [-steps N] [-tol T] [-parts DIR | -pipeline P] [FILE|-]",
 		`Check partitions every rank of the module, runs the serial training step and
 the SPMD step (all ranks at once, collectives included) from the same
 values, and compares the loss, every parameter after the update, its grad,
@@ -47,12 +48,22 @@ shows neither, and stdout is the same either way.
 
 With -f64 it first converts the module (and each part of -parts) to
 f64 with the to-f64 pass, on its own copy, so that a deep f32 model is
-compared at f64's tolerance: a lowering bug, not f32 rounding.`)
+compared at f64's tolerance: a lowering bug, not f32 rounding.
+
+With -static it runs nothing: it proves the per-rank programs (FILE's
+partition, or those of -parts or -pipeline) by reading them (package
+proof): each rank's ops followed with the placement, owed reductions and
+factor of every var, by the op rules and the group table, and every
+group's collectives in one order on its members. It prints what it
+refuted or could not follow, a line each, then its verdict: proven (exit
+0), refuted (exit 1), or unproven (exit 3: it met ops it does not follow
+yet; check without -static runs them).`)
 	steps := rangeInt(fs, "steps", 1, 1, MaxCheckSteps, "training steps to run")
 	tol := rangeFloat(fs, "tol", 0, 0, "relative tolerance, |got-want|/max(|want|,1) (0: 1e-5 for f64, 1e-4 for f32)")
 	parts := fs.String("parts", "", "check the per-rank programs in `DIR` against FILE instead of FILE's own partition")
 	pipeline := fs.String("pipeline", "", "make the per-rank programs with the pass pipeline `P`, which names $RANK, e.g. 'complete,partition{rank=$RANK}'")
 	f64 := fs.Bool("f64", false, "run the module (and the parts) in f64: the to-f64 pass on check's copy first")
+	static := fs.Bool("static", false, "prove the per-rank programs without running them (proven, refuted or unproven)")
 	files, code, ok := parseFlagsAnywhere(env, fs, args)
 	if !ok {
 		return code
@@ -99,6 +110,10 @@ compared at f64's tolerance: a lowering bug, not f32 rounding.`)
 				return ExitFail
 			}
 		}
+		if *static {
+			st.clear()
+			return proveStatic(env, in.name, m, ranks, mods)
+		}
 		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
 	case *pipeline != "":
 		ranks, mods, code := pipelineParts(env, in.name, m, *pipeline, st)
@@ -111,7 +126,19 @@ compared at f64's tolerance: a lowering bug, not f32 rounding.`)
 			st.clear()
 			return code
 		}
+		if *static {
+			st.clear()
+			return proveStatic(env, in.name, serial, ranks, mods)
+		}
 		rep, err = check.RunParts(context.Background(), serial, ranks, mods, opts)
+	case *static:
+		st.clear()
+		mods, err := passes.PartitionAll(context.Background(), m, nil)
+		if err != nil {
+			printErr(env, in.name, err)
+			return ExitFail
+		}
+		return proveStatic(env, in.name, m, passes.Ranks(m), mods)
 	default:
 		rep, err = check.Run(context.Background(), m, opts)
 	}
@@ -201,4 +228,32 @@ func pipelineSerial(env *Env, file string, m *ir.Module, text string) (*ir.Modul
 		return nil, ExitFail
 	}
 	return serial, ExitOK
+}
+
+// ExitUnproven is check -static's exit status when the proof could not
+// follow the programs to the end (neither proven nor refuted).
+const ExitUnproven = 3
+
+// proveStatic prints the static proof of mods, the programs of ranks,
+// against serial: each finding, then the verdict.
+func proveStatic(env *Env, file string, serial *ir.Module, ranks []int, mods []*ir.Module) int {
+	res, err := proof.Check(serial, ranks, mods)
+	if err != nil {
+		printErr(env, file, err)
+		return ExitFail
+	}
+	for _, f := range res.Findings {
+		fmt.Fprintln(env.Stdout, f)
+	}
+	switch {
+	case res.Refuted() != nil:
+		fmt.Fprintf(env.Stdout, "static proof: refuted (%d ranks)\n", len(ranks))
+		printErr(env, file, fmt.Errorf("%s", res.Refuted()))
+		return ExitFail
+	case !res.Proven():
+		fmt.Fprintf(env.Stdout, "static proof: unproven (%d ranks): it does not follow every op yet\n", len(ranks))
+		return ExitUnproven
+	}
+	fmt.Fprintf(env.Stdout, "static proof: proven (%d ranks)\n", len(ranks))
+	return ExitOK
 }
