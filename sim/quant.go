@@ -41,6 +41,16 @@ func quantParams(op *ir.Op) (bin float64, roundType int64, err error) {
 	return float64(int64(1)<<(bits-1) - 1), attrInt(op, "round_type", 0), nil
 }
 
+// quantInput reads a fake quantisation's X, bit_length (as bin) and
+// round_type.
+func quantInput(op *ir.Op, in Args) (x *Tensor, bin float64, roundType int64, err error) {
+	if x, err = one(op, in, "X"); err != nil {
+		return nil, 0, 0, err
+	}
+	bin, roundType, err = quantParams(op)
+	return x, bin, roundType, err
+}
+
 func absMax(data []float64) float64 {
 	m := 0.0
 	for _, v := range data {
@@ -51,11 +61,7 @@ func absMax(data []float64) float64 {
 
 // fakeQuantDequantAbsMax quantises X by max(abs(X)).
 func fakeQuantDequantAbsMax(op *ir.Op, in Args) (Args, error) {
-	x, err := one(op, in, "X")
-	if err != nil {
-		return nil, err
-	}
-	bin, rt, err := quantParams(op)
+	x, bin, rt, err := quantInput(op, in)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +73,7 @@ func fakeQuantDequantAbsMax(op *ir.Op, in Args) (Args, error) {
 // fakeChannelQuantDequant quantises each channel of X along quant_axis
 // (0 or 1) by its own max(abs).
 func fakeChannelQuantDequant(op *ir.Op, in Args) (Args, error) {
-	x, err := one(op, in, "X")
-	if err != nil {
-		return nil, err
-	}
-	bin, rt, err := quantParams(op)
+	x, bin, rt, err := quantInput(op, in)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +122,7 @@ func movingScale(op *ir.Op, in Args, x *Tensor) (s float64, out Args, err error)
 // fakeQuantDequantMovingAverage quantises X by the moving average of
 // max(abs(X)) in training, by InScale at test (the state then kept).
 func fakeQuantDequantMovingAverage(op *ir.Op, in Args) (Args, error) {
-	x, err := one(op, in, "X")
-	if err != nil {
-		return nil, err
-	}
-	bin, rt, err := quantParams(op)
+	x, bin, rt, err := quantInput(op, in)
 	if err != nil {
 		return nil, err
 	}
