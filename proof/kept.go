@@ -31,6 +31,12 @@ func (p *prover) kept(op *ir.Op) {
 		return
 	}
 	p.sameAttrs(op, sop)
+	for _, a := range op.Attrs {
+		if k := a.Value.Kind(); k == ir.KindBlock || k == ir.KindBlocks {
+			p.unknownOut(op, "an op with a sub-block: the proof does not follow sub-blocks yet")
+			return
+		}
+	}
 	p.as(op, sop)
 }
 
@@ -122,8 +128,11 @@ func (p *prover) as(op, sop *ir.Op) {
 				partials = append(partials, nil)
 				continue
 			}
-			if want != nil && !slices.Equal(v.dims, want) {
-				p.refute(op, rargs[k], "reads %s as %s, which holds %s", rargs[k], ir.FormatInts(want), ir.FormatInts(v.dims))
+			if p.canon(v.src) != p.canon(sa) {
+				p.refute(op, rargs[k], "reads %s, which holds a block of %s, where the serial op reads %s", rargs[k], v.src, sa)
+			}
+			if want != nil && !p.placedAs(v, sop.Dist.Mesh, want) {
+				p.refute(op, rargs[k], "reads %s as %s, which holds %s", rargs[k], ir.FormatInts(want), v.placement())
 			}
 			partials = append(partials, v.owed)
 			factors = append(factors, v.coef != 1)
@@ -163,7 +172,11 @@ func (p *prover) as(op, sop *ir.Op) {
 		rargs := op.Output(s.Name)
 		for i, sa := range s.Args {
 			dims, _ := sop.Dist.OutputMapping(sa)
-			out := &value{dims: slices.Clone(dims), coef: coef}
+			mesh := sop.Dist.Mesh
+			if sv := p.sg.Var(sa); sv != nil && sv.Dist != nil {
+				mesh = sv.Dist.Mesh
+			}
+			out := &value{src: sa, mesh: mesh, dims: slices.Clone(dims), coef: coef}
 			if k < len(ruleOut) {
 				out.owed = append(out.owed, ruleOut[k]...)
 			}
@@ -208,6 +221,7 @@ func (p *prover) ends() {
 		activationGrad := strings.Contains(a, "@GRAD") && !grads[a]
 		declared := slices.Clone(sv.Dist.Partial)
 		slices.SortFunc(declared, func(a, b ir.Partial) int { return a.Dim - b.Dim })
+		p.asDeclared(v, declared, sv.Dist.Mesh)
 		switch {
 		case !slices.Equal(v.dims, sv.Dist.DimsMapping):
 			p.refute(nil, a, "ends placed %s, declared %s", ir.FormatInts(v.dims), ir.FormatInts(sv.Dist.DimsMapping))
@@ -217,6 +231,35 @@ func (p *prover) ends() {
 			p.refute(nil, a, "ends %g times its share of the serial value", v.coef)
 		}
 	}
+}
+
+// asDeclared restates what v owes in the reductions declared: parts
+// owing a sum over a dim of n ranks, each c times its share, owe an
+// average c/n times the value, and back.
+func (p *prover) asDeclared(v *value, declared []ir.Partial, mesh string) {
+	pm := p.serial.Mesh(mesh)
+	if pm == nil || len(v.owed) != len(declared) {
+		return
+	}
+	owed, coef := slices.Clone(v.owed), v.coef
+	for i, q := range owed {
+		w := declared[i]
+		if q.Dim != w.Dim || q.Dim >= len(pm.Shape) {
+			return
+		}
+		n := float64(pm.Shape[q.Dim])
+		switch {
+		case q.Reduce == w.Reduce:
+		case q.Reduce == ir.ReduceSum && w.Reduce == ir.ReduceAvg:
+			coef /= n
+		case q.Reduce == ir.ReduceAvg && w.Reduce == ir.ReduceSum:
+			coef *= n
+		default:
+			return
+		}
+		owed[i].Reduce = w.Reduce
+	}
+	v.owed, v.coef = owed, coef
 }
 
 func fmtOwed(ps []ir.Partial) string {

@@ -78,86 +78,49 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 		return nil, fmt.Errorf("the serial module has no main program")
 	}
 	res := &Result{}
+	post := &postOffice{box: map[mailbox][]*value{}}
+	provers := make([]*prover, len(parts))
 	for i, part := range parts {
 		if part == nil || part.Main == nil || len(part.Main.Blocks) == 0 {
 			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
 		}
-		p := &prover{serial: serial, sg: serial.Main.Global(), part: part, g: part.Main.Global(), rank: ranks[i],
-			env: map[string]*value{}, byID: map[int64]*ir.Op{}}
-		p.run()
+		provers[i] = &prover{serial: serial, sg: serial.Main.Global(), part: part, g: part.Main.Global(), rank: ranks[i],
+			env: map[string]*value{}, byID: map[int64]*ir.Op{}, alias: map[string]string{}, post: post}
+		provers[i].start()
+	}
+	// A rank that receives waits for its sender: follow the ranks in turn
+	// until none moves; one still waiting then waits forever.
+	for moved := true; moved; {
+		moved = false
+		for _, p := range provers {
+			if !p.done && p.advance(false) {
+				moved = true
+			}
+		}
+	}
+	for _, p := range provers {
+		for !p.done {
+			p.advance(true)
+		}
+	}
+	for _, p := range provers {
 		res.Findings = append(res.Findings, p.found...)
 	}
-	res.Findings = append(res.Findings, collectiveOrder(ranks, parts)...)
+	res.Findings = append(res.Findings, post.unreceived()...)
+	res.Findings = append(res.Findings, crossRank(serial, ranks, provers)...)
 	return res, nil
 }
 
-// pointToPoint are the ops a pair of ranks issues as send and receive.
-var pointToPoint = map[string]bool{"send_v2": true, "recv_v2": true, "p_send": true, "p_recv": true, "partial_send": true, "partial_recv": true}
-
-// collectiveOrder refutes a group whose members issue its collectives in
-// different orders: each member's sequence on a ring, by op type and the
-// serial op it lowers (origin_op), must be the first member's (they
-// would meet the wrong peer's data, or wait forever).
-func collectiveOrder(ranks []int, parts []*ir.Module) []Finding {
-	type issued struct {
-		typ string
-		of  int64
-		id  int64
-	}
-	seq := map[int64]map[int][]issued{} // ring -> rank -> its collectives
-	var rings []int64
-	for i, part := range parts {
-		for _, op := range part.Main.Global().Ops {
-			ring, ok := ir.AsInt(op.Attrs.Get("ring_id"))
-			if !ok || op.Type == "c_identity" || pointToPoint[op.Type] {
-				continue // a send meets a receive: not an order of one kind
-			}
-			if seq[ring] == nil {
-				seq[ring] = map[int][]issued{}
-				rings = append(rings, ring)
-			}
-			of, _ := originOp(op)
-			seq[ring][ranks[i]] = append(seq[ring][ranks[i]], issued{op.Type, of, op.ID})
-		}
-	}
-	var out []Finding
-	for _, ring := range rings {
-		grp := parts[0].Group(int(ring))
-		if grp == nil {
-			continue
-		}
-		first := -1
-		for _, r := range grp.Ranks {
-			if _, ok := seq[ring][r]; !ok || !slices.Contains(ranks, r) {
-				continue
-			}
-			if first < 0 {
-				first = r
-				continue
-			}
-			a, b := seq[ring][first], seq[ring][r]
-			for k := 0; k < max(len(a), len(b)); k++ {
-				if k < len(a) && k < len(b) && a[k].typ == b[k].typ && a[k].of == b[k].of {
-					continue
-				}
-				f := Finding{Rank: r, Msg: fmt.Sprintf("collective %d on ring %d is not rank %d's: the group's members must issue its collectives in one order", k+1, ring, first)}
-				if k < len(b) {
-					f.OpID, f.OpType = b[k].id, b[k].typ
-				}
-				out = append(out, f)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// value is what a rank's var holds of its serial var: its placement,
+// value is what a rank's var holds of its serial var src: its placement
+// on mesh (dims), or, between a reshard's helpers, a layout of blocks;
 // the reductions it owes along mesh dims (sorted by dim) and the factor
 // it carries beside the serial value's block. unknown: the proof did not
 // follow its writer.
 type value struct {
+	src     string
+	mesh    string
 	dims    []int
+	lay     *layout
 	owed    []ir.Partial
 	coef    float64
 	unknown bool
@@ -180,6 +143,14 @@ type prover struct {
 	// averaged over mesh dims of n ranks is seeded 1 on each, n times
 	// its share of the serial loss's gradient (the sync's 1/n takes it).
 	lossCoef float64
+	// alias maps a serial reshard's output to its input.
+	alias map[string]string
+	// calls are the collectives the rank issued, for the cross-rank check.
+	calls []call
+	post  *postOffice
+	pc    int // the next op of the rank's block 0
+	seen  map[int64]bool
+	done  bool
 }
 
 func (p *prover) refute(op *ir.Op, v, format string, args ...any) {
@@ -195,9 +166,15 @@ func (p *prover) unproven(op *ir.Op, v, format string, args ...any) {
 	p.found[len(p.found)-1].Unproven = true
 }
 
-func (p *prover) run() {
+// start prepares the proof of the rank.
+func (p *prover) start() {
 	for _, op := range p.sg.Ops {
 		p.byID[op.ID] = op
+		if op.Type == "reshard" {
+			if x, out := firstArg(op.Input("X")), firstArg(op.Output("Out")); x != "" && out != "" {
+				p.alias[out] = x
+			}
+		}
 	}
 	p.lossCoef = p.lossFactor()
 	p.computed = map[string]bool{}
@@ -208,18 +185,43 @@ func (p *prover) run() {
 			}
 		}
 	}
-	seen := map[int64]bool{}
-	for _, op := range p.g.Ops {
+	p.seen = map[int64]bool{}
+}
+
+// advance follows the rank's ops until it ends, or waits for a send no
+// rank has made yet (force: it takes the receive as unknown); it reports
+// whether it followed any op.
+func (p *prover) advance(force bool) bool {
+	moved := false
+	ops := p.g.Ops
+	for ; p.pc < len(ops); p.pc++ {
+		op := ops[p.pc]
+		if op.Type == "recv_v2" && !p.receive(op, force) {
+			return moved
+		}
+		moved = true
+		force = false
+		if op.Type == "recv_v2" {
+			if id, ok := originOp(op); ok {
+				p.seen[id] = true
+			}
+			continue
+		}
 		if id, emitted := originOp(op); emitted {
-			seen[id] = true
+			p.seen[id] = true
 			p.emitted(op)
 		} else {
-			seen[op.ID] = true
+			p.seen[op.ID] = true
 			p.kept(op)
 		}
 	}
-	p.covers(seen)
-	p.ends()
+	if !p.done {
+		p.done = true
+		p.covers(p.seen)
+		p.ends()
+		p.env = nil
+	}
+	return moved
 }
 
 // covers refutes a serial op on this rank's mesh that no op of the rank
@@ -277,7 +279,7 @@ func (p *prover) read(a string) *value {
 		return v
 	}
 	v := p.g.Var(a)
-	val := &value{coef: 1}
+	val := &value{src: a, coef: 1}
 	if p.computed[a] {
 		p.refute(nil, a, "read before this rank computes it (the serial program does)")
 		val.unknown = true
@@ -287,20 +289,54 @@ func (p *prover) read(a string) *value {
 	if v == nil || v.Dist == nil {
 		val.unknown = true
 	} else {
-		val.dims, val.owed = slices.Clone(v.Dist.DimsMapping), slices.Clone(v.Dist.Partial)
+		val.mesh, val.dims, val.owed = v.Dist.Mesh, slices.Clone(v.Dist.DimsMapping), slices.Clone(v.Dist.Partial)
 	}
 	p.env[a] = val
 	return val
 }
 
-// write records a's value: a var the rank declares placed otherwise
-// holds a block the dist does not say.
+// write records a's value. A serial var must hold a block of itself (or
+// of what a serial reshard made it from), placed as the rank declares it:
+// a layout of blocks settles into that placement when it is the same
+// blocks on this rank, else it is refuted (a rank's temp keeps its
+// layout).
 func (p *prover) write(a string, v *value) {
 	v.written = true
 	p.env[a] = v
-	if d := p.g.Var(a); d != nil && d.Dist != nil && !v.unknown && v.dims != nil && !slices.Equal(d.Dist.DimsMapping, v.dims) {
+	if v.unknown {
+		return
+	}
+	serial := p.sg.Var(a) != nil
+	if serial && p.canon(v.src) != p.canon(a) {
+		p.refute(nil, a, "holds a block of %s, not of %s", v.src, a)
+		return
+	}
+	d := p.g.Var(a)
+	if d == nil || d.Dist == nil {
+		return
+	}
+	if v.lay != nil {
+		if !p.settle(v, d.Dist.Mesh, d.Dist.DimsMapping) && serial {
+			p.refute(nil, a, "holds the blocks %s, and the rank declares it %s", v.lay, ir.FormatInts(d.Dist.DimsMapping))
+		}
+		return
+	}
+	if v.dims != nil && !slices.Equal(d.Dist.DimsMapping, v.dims) {
 		p.refute(nil, a, "holds a block placed %s, and the rank declares it %s", ir.FormatInts(v.dims), ir.FormatInts(d.Dist.DimsMapping))
 	}
+}
+
+// canon is the serial var whose value a holds serially: a reshard's
+// output is its input's value.
+func (p *prover) canon(a string) string {
+	for i := 0; i < 64; i++ {
+		x, ok := p.alias[a]
+		if !ok {
+			break
+		}
+		a = x
+	}
+	return a
 }
 
 // vocabParallel follows c_embedding and its grad, the vocabulary-parallel
@@ -348,6 +384,18 @@ func (p *prover) emitted(op *ir.Op) {
 	case "sync_batch_norm", "sync_batch_norm_grad":
 		p.syncBatchNorm(op)
 		return
+	case "send_v2":
+		p.send(op)
+		return
+	case "split":
+		p.split(op)
+		return
+	case "concat":
+		p.concat(op)
+		return
+	case "slice":
+		p.slice(op)
+		return
 	}
 	xs, outs := op.Input("X"), op.Output("Out")
 	if len(xs) != 1 || len(outs) != 1 {
@@ -359,20 +407,24 @@ func (p *prover) emitted(op *ir.Op) {
 		p.write(outs[0], &value{unknown: true})
 		return
 	}
-	out := &value{dims: slices.Clone(in.dims), owed: slices.Clone(in.owed), coef: in.coef}
+	out := &value{src: in.src, mesh: in.mesh, dims: slices.Clone(in.dims), lay: in.lay, owed: slices.Clone(in.owed), coef: in.coef}
 	switch {
-	case strings.HasPrefix(op.Type, "c_allreduce_"):
-		if !p.allReduce(op, xs[0], out) {
+	case strings.HasPrefix(op.Type, "c_") && op.Attrs.Get("ring_id") != nil:
+		if !p.collective(op, xs[0], in, out) {
+			out.unknown = true
+		}
+	case op.Type == "alltoall":
+		if !p.collective(op, xs[0], in, out) {
 			out.unknown = true
 		}
 	case op.Type == "scale":
 		s, b := attrFloat(op, "scale", 1), attrFloat(op, "bias", 0)
-		if b != 0 {
-			p.unknownOut(op, "a scale with a bias")
+		if b != 0 || len(op.Input("ScaleTensor")) > 0 {
+			p.unknownOut(op, "a scale with a bias or a scale tensor")
 			return
 		}
 		out.coef *= s
-	case op.Type == "c_identity" || op.Type == "c_broadcast" || op.Type == "assign":
+	case op.Type == "assign":
 	default:
 		p.unknownOut(op, "an emitted "+op.Type+" the proof does not follow yet")
 		return
@@ -387,54 +439,6 @@ func (p *prover) unknownOut(op *ir.Op, why string) {
 	}
 }
 
-// allReduce applies an all-reduce to out (X's value): its group must be
-// the ranks along one mesh dim d of this rank, and it clears what X
-// owes along d with the same reduction.
-func (p *prover) allReduce(op *ir.Op, x string, out *value) bool {
-	red, ok := map[string]ir.Reduce{"c_allreduce_sum": ir.ReduceSum, "c_allreduce_avg": ir.ReduceAvg,
-		"c_allreduce_max": ir.ReduceMax, "c_allreduce_min": ir.ReduceMin}[op.Type]
-	if !ok {
-		p.unproven(op, x, "%s: a reduction the proof does not follow", op.Type)
-		return false
-	}
-	ring, _ := ir.AsInt(op.Attrs.Get("ring_id"))
-	grp := p.part.Group(int(ring))
-	v := p.g.Var(x)
-	if grp == nil || v == nil || v.Dist == nil {
-		p.unproven(op, x, "ring %d is in no group, or %s has no dist", ring, x)
-		return false
-	}
-	pm := p.part.Mesh(v.Dist.Mesh)
-	if pm == nil {
-		p.unproven(op, x, "mesh %s is not declared", v.Dist.Mesh)
-		return false
-	}
-	d := -1
-	for axis := range pm.Shape {
-		if g, err := pm.Group(axis, p.rank); err == nil && slices.Equal(g, grp.Ranks) {
-			d = axis
-			break
-		}
-	}
-	if d < 0 {
-		p.refute(op, x, "ring %d is ranks %v, which are not this rank's group along any dim of mesh %s", ring, grp.Ranks, pm.Name)
-		return false
-	}
-	i := slices.IndexFunc(out.owed, func(q ir.Partial) bool { return q.Dim == d })
-	switch {
-	case i >= 0 && out.owed[i].Reduce == red:
-		out.owed = slices.Delete(out.owed, i, i+1)
-	case i >= 0:
-		p.refute(op, x, "%s owes %s over mesh dim %d (%s), which %s does not make", x, reduceName(out.owed[i].Reduce), d, pm.DimNames[d], op.Type)
-		return false
-	case red == ir.ReduceSum || red == ir.ReduceAvg:
-		p.refute(op, x, "%s owes nothing over mesh dim %d (%s): %s of its equal copies is %s", x, d, pm.DimNames[d], reduceName(red),
-			map[ir.Reduce]string{ir.ReduceSum: "n times it", ir.ReduceAvg: "itself, a collective for nothing"}[red])
-		return false
-	}
-	return true
-}
-
 func reduceName(r ir.Reduce) string {
 	return map[ir.Reduce]string{ir.ReduceSum: "a sum", ir.ReduceAvg: "an average", ir.ReduceMax: "a max", ir.ReduceMin: "a min"}[r]
 }
@@ -444,4 +448,12 @@ func attrFloat(op *ir.Op, name string, def float64) float64 {
 		return f
 	}
 	return def
+}
+
+// placement prints where v's blocks are.
+func (v *value) placement() string {
+	if v.lay != nil {
+		return "the blocks " + v.lay.String()
+	}
+	return ir.FormatInts(v.dims)
 }
