@@ -179,26 +179,123 @@ var mutants = []mutant{
 		change(isType("c_embedding", func(op *ir.Op) bool { s, _ := op.Attrs.Int("start_index"); return s > 0 }), func(r *ir.Module, i int) {
 			r.Main.Global().Ops[i].Attrs.Set("start_index", ir.Long(0))
 		})},
+	{"missing all-reduce in an expert MLP", "an expert weight's grad sum over dp dropped", "moe",
+		change(isType("c_allreduce_sum", withOrigin("l0_moe_w1@GRAD summed over dp")), dropOp)},
+	{"sequence-parallel LayerNorm grads not reduced", "l0_ln1_scale@GRAD's sum over mp dropped", "gpt-sp",
+		change(isType("c_allreduce_sum", withOrigin("l0_ln1_scale@GRAD"), withOrigin("all-reduce over mp")), dropOp)},
+	{"a nonlinear op on a partial value", "the row-parallel sum moved after the relu", "relu",
+		change(isType("c_allreduce_sum", withOrigin("row-parallel")), func(r *ir.Module, i int) {
+			g := r.Main.Global()
+			ar, relu := g.Ops[i], g.Ops[i+1]
+			part, h := ar.Input("X")[0], ar.Output("Out")[0]
+			relu.Inputs[0].Args, ar.Inputs[0].Args, ar.Outputs[0].Args = []string{part}, []string{h}, relu.Outputs[0].Args
+			relu.Outputs[0].Args = []string{h}
+			g.Ops[i], g.Ops[i+1] = relu, ar
+		})},
+	{"wrong slice offset or rank order", "a sequence-parallel all-gather's pieces concatenated in reverse", "gpt-sp",
+		change(isType("concat", withOrigin("all-gather over mp")), func(r *ir.Module, i int) {
+			xs := r.Main.Global().Ops[i].Inputs[0].Args
+			slices.Reverse(xs)
+		})},
+	{"wrong slice offset or rank order", "a reshard's slice of tok_emb one block off", "gpt-sp",
+		change(isType("slice", withOrigin("tok_emb @")), func(r *ir.Module, i int) {
+			op := r.Main.Global().Ops[i]
+			s, _ := op.Attrs.Get("starts").(ir.Ints)
+			e, _ := op.Attrs.Get("ends").(ir.Ints)
+			n := e[0] - s[0]
+			op.Attrs.Set("starts", ir.Ints{(s[0] + n) % (2 * n)})
+			op.Attrs.Set("ends", ir.Ints{(s[0]+n)%(2*n) + n})
+		})},
+	{"wrong pipeline peer", "stage 0's ranks send their blocks to the other stage-1 rank", "pp",
+		func(r *ir.Module) bool {
+			// Two new pairs, crossed: rank 0 with 3 and 1 with 2.
+			crossed := map[int][2]int{0: {0, 3}, 3: {0, 3}, 1: {1, 2}, 2: {1, 2}}
+			pair, ok := crossed[r.Main.Rank]
+			i := firstOp(r, func(op *ir.Op) bool { return op.Type == "send_v2" || op.Type == "recv_v2" })
+			if !ok || i < 0 {
+				return false
+			}
+			id := 100 + pair[0]
+			if !slices.ContainsFunc(r.Groups, func(g ir.Group) bool { return g.ID == id }) {
+				r.Groups = append(r.Groups, ir.Group{ID: id, Ranks: []int{pair[0], pair[1]}})
+			}
+			op := r.Main.Global().Ops[i]
+			peer := 0
+			if op.Type == "send_v2" {
+				peer = 1
+			}
+			op.Attrs.Set("ring_id", ir.Int(int64(id)))
+			op.Attrs.Set("peer", ir.Int(int64(peer)))
+			return true
+		}},
+	{"replicas that diverge", "wpe's start-up broadcasts dropped, and rank 1 draws it from another seed", "gpt",
+		func(r *ir.Module) bool {
+			if r.Startup == nil {
+				return false
+			}
+			g := r.Startup.Global()
+			n := len(g.Ops)
+			g.Ops = slices.DeleteFunc(g.Ops, func(op *ir.Op) bool {
+				return op.Type == "c_broadcast" && slices.Equal(op.Input("X"), []string{"wpe"})
+			})
+			if r.Main.Rank == 1 {
+				for _, op := range g.Ops {
+					if op.Type == "uniform_random" && slices.Equal(op.Output("Out"), []string{"wpe"}) {
+						op.Attrs.Set("seed", ir.Int(99))
+					}
+				}
+			}
+			return len(g.Ops) < n
+		}},
 }
 
-// mutantBases partitions the bases: the example MLP on dp×mp and a tiny
-// GPT trained dp,mp on 2×2.
+// mutantBases partitions the bases: the example MLP on dp×mp, a tiny GPT
+// trained dp,mp on 2×2, the same with sequence parallelism and with MoE
+// layers (dp,ep), the two-stage pipeline example, and a row-parallel
+// matmul a relu reads (testdata/row_parallel_relu.dpir).
 func mutantBases(t *testing.T) map[string]mutantBase {
 	t.Helper()
-	src, err := os.ReadFile("../examples/mlp_dp_mp.dpir")
-	if err != nil {
-		t.Fatal(err)
+	parse := func(path string) *ir.Module {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ir.Parse(path, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
-	mlp, err := ir.Parse("mlp_dp_mp.dpir", src)
-	if err != nil {
-		t.Fatal(err)
+	dpmp := models.Mesh([]int{2, 2}, []string{"dp", "mp"})
+	gpt := func(strategy string, cfg models.GPTConfig, mesh *ir.ProcessMesh) *ir.Module {
+		m, err := models.GPTTraining(cfg, strategy, mesh, "sgd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
-	gpt, err := models.GPTTraining(models.TinyGPT(), "dp,mp", models.Mesh([]int{2, 2}, []string{"dp", "mp"}), "sgd")
-	if err != nil {
-		t.Fatal(err)
+	moe := models.TinyGPT()
+	moe.MoEEvery, moe.Experts, moe.TopK = 1, 2, 2
+	modules := map[string]*ir.Module{
+		"mlp":    parse("../examples/mlp_dp_mp.dpir"),
+		"gpt":    gpt("dp,mp", models.TinyGPT(), dpmp),
+		"gpt-sp": gpt("dp,mp,sp", models.TinyGPT(), dpmp),
+		"moe":    gpt("dp,ep", moe, models.Mesh([]int{2, 2}, []string{"dp", "ep"})),
+		"pp":     parse("../examples/pp_mlp.dpir"),
+		"relu":   parse("testdata/row_parallel_relu.dpir"),
+	}
+	prepare := map[string]string{
+		"gpt-sp": "complete,insert-reshards",
+		"pp":     "complete,insert-reshards",
+		"relu":   "append-backward{loss=loss},append-optimizer,complete,insert-reshards",
 	}
 	bases := map[string]mutantBase{}
-	for name, m := range map[string]*ir.Module{"mlp": mlp, "gpt": gpt} {
+	for name, m := range modules {
+		if pl := prepare[name]; pl != "" {
+			if err := (&passes.Manager{}).Run(context.Background(), passes.DefaultRegistry().MustParse(pl), m); err != nil {
+				t.Fatalf("base %s: %v", name, err)
+			}
+		}
 		ranks, err := passes.PartitionAll(context.Background(), m, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -307,8 +404,9 @@ func firstLine(s string) string {
 }
 
 // TestProofZoo: the static proof of what partition emits for the models'
-// strategies on a 2×2 mesh: proven, sequence parallelism's reshards
-// included (no false alarm, and nothing left unfollowed).
+// strategies on a 2×2 mesh: proven, sequence parallelism's reshards and
+// MoE layers (with a capacity) included (no false alarm, and nothing
+// left unfollowed).
 func TestProofZoo(t *testing.T) {
 	mesh := models.Mesh([]int{2, 2}, []string{"dp", "mp"})
 	unproven := map[string]bool{}
@@ -321,6 +419,17 @@ func TestProofZoo(t *testing.T) {
 		}
 		cases = append(cases, "gpt/"+s)
 		build["gpt/"+s] = func() (*ir.Module, error) { return models.GPTTraining(models.TinyGPT(), s, mm, "sgd") }
+	}
+	ep := models.Mesh([]int{2, 2}, []string{"dp", "ep"})
+	for _, s := range models.MoEStrategies {
+		cases = append(cases, "moe/"+s, "gpt-moe/"+s)
+		build["moe/"+s] = func() (*ir.Module, error) { return models.MoETraining(models.MoEConfig{}, s, ep, "sgd") }
+		cfg := models.TinyGPT()
+		cfg.MoEEvery, cfg.Experts, cfg.TopK = 2, 2, 1
+		if s == "ep" {
+			cfg.Capacity = 3 // under dp,ep a capacity is refused
+		}
+		build["gpt-moe/"+s] = func() (*ir.Module, error) { return models.GPTTraining(cfg, s, ep, "sgd") }
 	}
 	for _, s := range models.Strategies {
 		cases = append(cases, "mlp/"+s)

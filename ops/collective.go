@@ -127,6 +127,12 @@ func collectiveDefs() []*Def {
 	return defs
 }
 
+// CommSetupTypes are Paddle's communicator set-up ops, which a rank's
+// startup program written for Paddle begins with (partition -all -format
+// pdmodel): c_gen_nccl_id makes a ring's communicator id, a RAW var, and
+// c_comm_init the communicator from it. They move no tensor.
+var CommSetupTypes = []string{"c_gen_nccl_id", "c_comm_init"}
+
 // scaleDim returns the Infer of a collective whose output is its input
 // with dim d (-1: the last) multiplied (gather) or divided (scatter) by
 // attr nranks. Paddle wants nranks of at least 2; one is accepted, as a

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The collectives, the reshard helpers between them, and the cross-rank
@@ -26,6 +27,9 @@ type call struct {
 	coef   float64
 	lay    *layout // nil: not followed (unknown)
 	coord  []int
+	// where names the call for a person: the program and the call's
+	// place among the program's calls on its ring ("main collective 2").
+	where string
 }
 
 func (c call) same(d call) bool {
@@ -127,7 +131,16 @@ func (p *prover) ring(op *ir.Op, x string, mesh string) (*ir.Group, *ir.ProcessM
 func (p *prover) record(op *ir.Op, in *value) {
 	id, _ := ir.AsInt(op.Attrs.Get("ring_id"))
 	of, _ := originOp(op)
-	c := call{rank: p.rank, ring: id, typ: op.Type, origin: of, id: op.ID, src: p.canon(in.src), owed: in.owed, coef: in.coef}
+	prog := "main"
+	if p.startup {
+		prog = "startup"
+	}
+	if p.onRing == nil {
+		p.onRing = map[int64]int{}
+	}
+	p.onRing[id]++
+	c := call{rank: p.rank, ring: id, typ: op.Type, origin: of, id: op.ID, src: p.canon(in.src), owed: in.owed, coef: in.coef,
+		where: fmt.Sprintf("%s collective %d", prog, p.onRing[id])}
 	if !in.unknown {
 		if l, err := p.layoutOf(in); err == nil {
 			c.lay = l.merge()
@@ -368,13 +381,19 @@ func blocksDiffer(ring int64, at []call) (Finding, bool) {
 func differ(ring int64, first int, a []call, r int, b []call) (Finding, bool) {
 	for k := 0; k < max(len(a), len(b)); k++ {
 		var msg string
+		where := "a collective"
+		if k < len(b) {
+			where = b[k].where
+		} else if k < len(a) {
+			where = a[k].where
+		}
 		switch {
 		case k >= len(a) || k >= len(b) || !a[k].same(b[k]):
-			msg = fmt.Sprintf("collective %d on ring %d is not rank %d's: the group's members must issue its collectives in one order", k+1, ring, first)
+			msg = fmt.Sprintf("%s on ring %d is not rank %d's: the group's members must issue its collectives in one order", where, ring, first)
 		case a[k].src != b[k].src:
-			msg = fmt.Sprintf("collective %d on ring %d gives %s, and rank %d's gives %s", k+1, ring, b[k].src, first, a[k].src)
+			msg = fmt.Sprintf("%s on ring %d gives %s, and rank %d's gives %s", where, ring, b[k].src, first, a[k].src)
 		case !slices.Equal(a[k].owed, b[k].owed) || a[k].coef != b[k].coef:
-			msg = fmt.Sprintf("collective %d on ring %d gives %s owing %s times %g, and rank %d's owing %s times %g", k+1, ring, b[k].src,
+			msg = fmt.Sprintf("%s on ring %d gives %s owing %s times %g, and rank %d's owing %s times %g", where, ring, b[k].src,
 				fmtOwed(b[k].owed), b[k].coef, first, fmtOwed(a[k].owed), a[k].coef)
 		default:
 			continue
@@ -478,8 +497,8 @@ func (p *prover) receive(op *ir.Op, force bool) bool {
 	p.post.sent[box] = p.post.sent[box][1:]
 	got := &value{src: v.src, lay: v.lay, owed: v.owed, coef: v.coef, unknown: v.unknown}
 	if !got.unknown {
-		if shape, ok := op.Attrs.Get("out_shape").(ir.Ints); ok && !slices.Equal([]int64(shape), got.lay.shape()) {
-			p.refute(op, out, "out_shape %v, and rank %d sends %v", []int64(shape), q, got.lay.shape())
+		if shape, ok := ir.AsInts(ops.AttrValue(op, "out_shape")); ok && !slices.Equal(shape, got.lay.shape()) {
+			p.refute(op, out, "out_shape %v, and rank %d sends %v", shape, q, got.lay.shape())
 		}
 	}
 	p.write(out, got)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // The reshard helpers a lowering emits around its collectives (origin_op
@@ -31,8 +32,8 @@ func (p *prover) split(op *ir.Op) {
 	}
 	rows := lay.shape()[min(max(a, 0), len(lay.seg)-1)]
 	var sizes []int64
-	if secs, ok := op.Attrs.Get("sections").(ir.Ints); ok && len(secs) > 0 {
-		sizes = slices.Clone([]int64(secs))
+	if secs, ok := ir.AsInts(ops.AttrValue(op, "sections")); ok && len(secs) > 0 {
+		sizes = slices.Clone(secs)
 	} else if num, _ := ir.AsInt(op.Attrs.Get("num")); num > 0 && rows >= 0 && rows%num == 0 {
 		for range num {
 			sizes = append(sizes, rows/num)
@@ -111,10 +112,10 @@ func (p *prover) concat(op *ir.Op) {
 func (p *prover) slice(op *ir.Op) {
 	x, out := firstArg(op.Input("Input")), firstArg(op.Output("Out"))
 	in := p.read(x)
-	axes, _ := op.Attrs.Get("axes").(ir.Ints)
-	starts, _ := op.Attrs.Get("starts").(ir.Ints)
-	ends, _ := op.Attrs.Get("ends").(ir.Ints)
-	dec, _ := op.Attrs.Get("decrease_axis").(ir.Ints)
+	axes, _ := ir.AsInts(ops.AttrValue(op, "axes"))
+	starts, _ := ir.AsInts(ops.AttrValue(op, "starts"))
+	ends, _ := ir.AsInts(ops.AttrValue(op, "ends"))
+	dec, _ := ir.AsInts(ops.AttrValue(op, "decrease_axis"))
 	if in.unknown || len(dec) > 0 || len(axes) != len(starts) || len(axes) != len(ends) || len(op.Input("StartsTensor")) > 0 ||
 		len(op.Input("EndsTensor")) > 0 || len(op.Input("StartsTensorList")) > 0 || len(op.Input("EndsTensorList")) > 0 {
 		p.unknownIf(op, in, "a slice by tensors or dropping dims")

@@ -1,6 +1,7 @@
 package proof
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -9,10 +10,10 @@ import (
 	"github.com/distpass/distpass/ops"
 )
 
-// localAttrs are the attrs a lowering rewrites for a rank's block (a
-// fill's or reshape's shape, an initialiser's offset): they are not held
-// to the serial op's. The impls are to declare these (docs/static-proof.md).
-var localAttrs = map[string]bool{"shape": true, "global_shape": true, "shard_offset": true, "start_index": true, "seed": true}
+// localAttrs are the attrs a lowering rewrites for a rank's block: not
+// held to the serial op's, but to the block (localAttrsHold; a
+// vocabulary-parallel lookup's start_index in vocabParallel).
+var localAttrs = map[string]bool{"shape": true, "global_shape": true, "shard_offset": true, "start_index": true}
 
 // kept follows a serial op kept on the rank: its type and attrs are the
 // serial op's, its inputs hold what the serial op's dist reads, and its
@@ -30,7 +31,15 @@ func (p *prover) kept(op *ir.Op) {
 		p.unknownOut(op, "")
 		return
 	}
+	if d := ops.Lookup(op.Type); d != nil && d.Traits&ops.OwnPart != 0 {
+		p.exchange(op, sop)
+		return
+	}
 	p.sameAttrs(op, sop)
+	if p.startup && sop.Dist == nil {
+		p.initialiser(op, sop)
+		return
+	}
 	for _, a := range op.Attrs {
 		if k := a.Value.Kind(); k == ir.KindBlock || k == ir.KindBlocks {
 			p.unknownOut(op, "an op with a sub-block: the proof does not follow sub-blocks yet")
@@ -38,6 +47,196 @@ func (p *prover) kept(op *ir.Op) {
 		}
 	}
 	p.as(op, sop)
+	p.localAttrsHold(op, sop)
+}
+
+// exchange follows a serial MoE op that reads its partial inputs as its
+// rank's own part (the exchanges alltoall of the counts, global_scatter
+// and global_gather, lowered in place; assign_pos, limit_by_capacity):
+// which rows go where is data, so its outputs' placements are its
+// rule's, trusted (the result's trust base lists it), and they carry
+// X's factor (rows moved, not combined). An exchange's ring must be this
+// rank's group along the op's expert_axis, and every member must issue
+// it in order.
+func (p *prover) exchange(op, sop *ir.Op) {
+	axis, _ := op.Attrs.String("expert_axis")
+	// The capacity ops count per rank of the expert axis: n_worker is the
+	// axis's size, and prune's n_expert the experts of one rank.
+	if sop.Dist == nil {
+		p.unknownOut(op, "an exchange with no dist")
+		return
+	}
+	w := int64(1)
+	if pm := p.serial.Mesh(sop.Dist.Mesh); pm != nil && pm.DimIndex(axis) >= 0 {
+		w = int64(pm.Shape[pm.DimIndex(axis)])
+	}
+	for _, a := range sop.Attrs {
+		want := ops.ValueString(a.Value)
+		switch a.Name {
+		case "ring_id", "origin", "origin_op":
+			continue
+		case "n_worker":
+			want = fmt.Sprint(w)
+		case "n_expert":
+			if n, ok := ir.AsInt(a.Value); ok && op.Type == "prune_gate_by_capacity" {
+				want = fmt.Sprint(n / w)
+			}
+		}
+		if v := op.Attrs.Get(a.Name); v == nil || ops.ValueString(v) != want {
+			p.refute(op, "", "attr %s is %s, and this rank's is %s", a.Name, ops.ValueString(v), want)
+		}
+	}
+	x := firstArg(op.Input("X"))
+	in := p.read(x)
+	if op.Attrs.Get("ring_id") != nil {
+		p.record(op, &value{src: in.src, unknown: true})
+		if grp, pm, d, ok := p.ring(op, x, sop.Dist.Mesh); ok && pm.DimNames[d] != axis {
+			p.refute(op, x, "ring %d is ranks %v, the group along %s, not along expert_axis %s", grp.ID, grp.Ranks, pm.DimNames[d], axis)
+		}
+	}
+	coef := 1.0
+	if x != "" && !in.unknown {
+		coef = in.coef
+	}
+	for _, s := range sop.Inputs {
+		for k, sa := range s.Args {
+			if ra := op.Input(s.Name); k < len(ra) {
+				if v := p.read(ra[k]); !v.unknown && p.canon(v.src) != p.canon(sa) {
+					p.refute(op, ra[k], "reads %s, which holds a block of %s, where the serial op reads %s", ra[k], v.src, sa)
+				}
+			}
+		}
+	}
+	p.trust[op.Type] = true
+	for _, s := range sop.Outputs {
+		for i, sa := range s.Args {
+			ra := op.Output(s.Name)
+			d := p.declared(sa)
+			if i >= len(ra) || d == nil {
+				continue
+			}
+			p.write(ra[i], &value{src: sa, mesh: d.Mesh, dims: slices.Clone(d.DimsMapping), owed: slices.Clone(d.Partial), coef: coef})
+		}
+	}
+}
+
+// initialiser follows a startup op with no dist: with no inputs (a fill,
+// a random draw) it writes the block its output's declared dist gives.
+func (p *prover) initialiser(op, sop *ir.Op) {
+	if len(sop.Inputs) > 0 {
+		p.unknownOut(op, "a startup op with inputs and no dist")
+		return
+	}
+	for _, s := range sop.Outputs {
+		rargs := op.Output(s.Name)
+		if len(rargs) != len(s.Args) {
+			p.refute(op, "", "slot %s has %d args, the serial op's %d", s.Name, len(rargs), len(s.Args))
+			p.unknownOut(op, "")
+			return
+		}
+		for i, sa := range s.Args {
+			d := p.declared(sa)
+			if d == nil {
+				p.unknownOut(op, "the startup var "+sa+" has no dist")
+				return
+			}
+			p.write(rargs[i], &value{src: sa, mesh: d.Mesh, dims: slices.Clone(d.DimsMapping), owed: slices.Clone(d.Partial), coef: 1})
+		}
+	}
+	p.localAttrsHold(op, sop)
+}
+
+// localAttrsHold holds the attrs a lowering makes local to the rank's
+// block: a forward op's shape attr must give Out this rank's block's
+// shape (reshape2's 0 copying X's dim and -1 inferred from X's count); a
+// random op must draw the block of the serial draw its Out is
+// (global_shape the serial shape, shard_offset the block's offset), or,
+// when Out is whole, the serial draw itself.
+func (p *prover) localAttrsHold(op, sop *ir.Op) {
+	outs := op.Output("Out")
+	if len(outs) != 1 || op.Role.IsBackward() {
+		return
+	}
+	d := ops.Lookup(op.Type)
+	random := d != nil && d.Traits&ops.Random != 0
+	v := p.env[outs[0]]
+	if v == nil || v.unknown || !random && op.Attrs.Get("shape") == nil {
+		return
+	}
+	lay, err := p.layoutOf(v)
+	if err != nil {
+		p.unproven(op, outs[0], "%v", err)
+		return
+	}
+	block := lay.shape()
+	if shape, ok := ir.AsInts(ops.AttrValue(op, "shape")); ok && len(op.Input("ShapeTensor")) == 0 && len(op.Input("ShapeTensorList")) == 0 && len(op.Input("Shape")) == 0 {
+		got := slices.Clone(shape)
+		if strings.HasPrefix(op.Type, "reshape") {
+			if x := p.env[firstArg(op.Input("X"))]; x != nil && !x.unknown {
+				if xl, err := p.layoutOf(x); err == nil {
+					got = resolveReshape(got, xl.shape())
+				}
+			}
+		}
+		if op.Type != "fill_constant_batch_size_like" && !slices.Equal(got, block) {
+			p.refute(op, outs[0], "attr shape %v makes %s %v, and this rank's block of it is %v", shape, outs[0], got, block)
+		}
+	}
+	if !random {
+		return
+	}
+	sv := p.sg.Var(p.canon(v.src))
+	c, _, err := p.coordOn(v.mesh)
+	if sv == nil || err != nil {
+		p.unproven(op, outs[0], "a random draw of no placed serial var")
+		return
+	}
+	at := lay.at(c)
+	if len(at.tiles) != 1 {
+		p.unproven(op, outs[0], "a random draw into a layout of blocks")
+		return
+	}
+	whole := slices.Equal(block, sv.Type.Shape)
+	global, hasG := ir.AsInts(ops.AttrValue(op, "global_shape"))
+	offset, _ := ir.AsInts(ops.AttrValue(op, "shard_offset"))
+	switch {
+	case whole && !hasG:
+	case !hasG:
+		p.refute(op, outs[0], "draws %v numbers from the serial op's seed, the first ones of its draw, where this rank's block of %s is elsewhere: each rank must draw its block's (global_shape, shard_offset)", block, outs[0])
+	case !slices.Equal(global, sv.Type.Shape):
+		p.refute(op, outs[0], "global_shape %v, and the serial draw's shape is %v", global, sv.Type.Shape)
+	default:
+		want := make([]int64, len(at.tiles[0].lo))
+		for a, o := range at.tiles[0].lo {
+			want[a] = o.c
+		}
+		if !slices.Equal(offset, want) {
+			p.refute(op, outs[0], "shard_offset %v, and this rank's block of %s begins at %v", offset, outs[0], want)
+		}
+	}
+}
+
+// resolveReshape spells out a reshape's 0 (X's dim) and -1 (the rest of
+// X's count) entries.
+func resolveReshape(shape, x []int64) []int64 {
+	n, known, infer := int64(1), int64(1), -1
+	for _, d := range x {
+		n *= d
+	}
+	for i, d := range shape {
+		switch {
+		case d == 0 && i < len(x):
+			shape[i] = x[i]
+		case d == -1:
+			infer = i
+			continue
+		}
+		known *= shape[i]
+	}
+	if infer >= 0 && known > 0 && n >= 0 {
+		shape[infer] = n / known
+	}
+	return shape
 }
 
 // sameAttrs refutes an attr of sop that op has otherwise (but the local

@@ -391,18 +391,33 @@ func (l *layout) at(coord []int) *layout {
 	return m
 }
 
+// String prints the tiles in row-major order, each as its serial ranges
+// ("[2:4, 0:8]"), after the grid's shape when it has more than one.
 func (l *layout) String() string {
-	var parts []string
-	for _, t := range l.tiles {
-		var dims []string
-		for a := range t.lo {
-			if t.size[a] < 0 {
-				dims = append(dims, ":")
-				continue
-			}
-			dims = append(dims, fmt.Sprintf("%s+%d", t.lo[a], t.size[a]))
+	var b strings.Builder
+	if len(l.tiles) > 1 {
+		grid := make([]string, len(l.seg))
+		for a, segs := range l.seg {
+			grid[a] = fmt.Sprint(len(segs))
 		}
-		parts = append(parts, "["+strings.Join(dims, ", ")+"]")
+		b.WriteString(strings.Join(grid, "×") + " tiles ")
 	}
-	return fmt.Sprintf("%v%s", l.seg, strings.Join(parts, ""))
+	for i, t := range l.tiles {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		dims := make([]string, len(t.lo))
+		for a, o := range t.lo {
+			switch {
+			case t.size[a] < 0:
+				dims[a] = ":"
+			case o.k == nil:
+				dims[a] = fmt.Sprintf("%d:%d", o.c, o.c+t.size[a])
+			default:
+				dims[a] = fmt.Sprintf("%s:+%d", o, t.size[a])
+			}
+		}
+		b.WriteString("[" + strings.Join(dims, ", ") + "]")
+	}
+	return b.String()
 }

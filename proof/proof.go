@@ -1,24 +1,24 @@
 // Package proof proves, without running them, that per-rank programs
 // compute the serial program they were partitioned from (issue 40;
-// docs/static-proof.md is the design). It follows each rank's program
-// op by op with an abstract value per var: its placement on the mesh,
-// the reductions it still owes along mesh dims, and the coefficient it
-// carries; the op rules are the only trust base.
-//
-// This first step covers what data and tensor parallelism emit: the
-// serial ops kept on a rank (their rule gives their outputs' placement
-// and partial state), all-reduces by the group table, the
-// data-parallel average's scale, c_identity and c_broadcast. Any other
-// emitted op is followed no further: the vars it writes are unproven,
-// never proven.
+// docs/static-proof.md is the design). It follows each rank's main and
+// start-up programs op by op with an abstract value per var: which serial
+// var's blocks it holds (a placement, or a layout of blocks between a
+// reshard's helpers), the reductions it still owes along mesh dims, and
+// the factor it carries; the op rules and the group table are the trust
+// base, with the placements of the data-dependent MoE ops (Result.Trusted).
+// Collectives are followed by their groups, sends by meeting their
+// receives; what a rank takes a group's member to give is checked
+// against what the member gave.
 package proof
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/ops"
 )
 
 // Finding is one thing the proof refuted or could not follow, on one
@@ -50,6 +50,19 @@ func (f Finding) String() string {
 // Result is the proof of a partition: proven when it has no finding.
 type Result struct {
 	Findings []Finding
+	// Trusted are the op types whose outputs' placements the proof took
+	// from their rules without following the values (the data-dependent
+	// MoE ops), sorted.
+	Trusted []string
+}
+
+// TrustBase says what the result rests on besides the programs.
+func (r *Result) TrustBase() string {
+	s := "the op rules and the group table"
+	if len(r.Trusted) > 0 {
+		s += "; the placements the rules of the data-dependent " + strings.Join(r.Trusted, ", ") + " give"
+	}
+	return s
 }
 
 // Refuted returns the first refuting finding, or nil.
@@ -80,13 +93,24 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 	res := &Result{}
 	post := &postOffice{box: map[mailbox][]*value{}}
 	provers := make([]*prover, len(parts))
+	var startups []*prover
 	for i, part := range parts {
 		if part == nil || part.Main == nil || len(part.Main.Blocks) == 0 {
 			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
 		}
-		provers[i] = &prover{serial: serial, sg: serial.Main.Global(), part: part, g: part.Main.Global(), rank: ranks[i],
-			env: map[string]*value{}, byID: map[int64]*ir.Op{}, alias: map[string]string{}, post: post}
-		provers[i].start()
+		provers[i] = newProver(serial, serial.Main, part, part.Main, ranks[i], post)
+		switch {
+		case serial.Startup == nil || len(serial.Startup.Blocks) == 0:
+		case part.Startup == nil || len(part.Startup.Blocks) == 0:
+			res.Findings = append(res.Findings, Finding{Rank: ranks[i], Msg: "no startup program, and the serial module has one"})
+		default:
+			startups = append(startups, newProver(serial, serial.Startup, part, part.Startup, ranks[i], post))
+		}
+	}
+	// The startup programs first: their collectives precede the main
+	// program's on every ring.
+	for _, p := range startups {
+		p.advance(true)
 	}
 	// A rank that receives waits for its sender: follow the ranks in turn
 	// until none moves; one still waiting then waits forever.
@@ -103,11 +127,16 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 			p.advance(true)
 		}
 	}
-	for _, p := range provers {
+	trusted := map[string]bool{}
+	for _, p := range slices.Concat(startups, provers) {
 		res.Findings = append(res.Findings, p.found...)
+		for t := range p.trust {
+			trusted[t] = true
+		}
 	}
+	res.Trusted = slices.Sorted(maps.Keys(trusted))
 	res.Findings = append(res.Findings, post.unreceived()...)
-	res.Findings = append(res.Findings, crossRank(serial, ranks, provers)...)
+	res.Findings = append(res.Findings, crossRank(serial, ranks, slices.Concat(startups, provers))...)
 	return res, nil
 }
 
@@ -133,9 +162,12 @@ type prover struct {
 	part   *ir.Module
 	g      *ir.Block
 	rank   int
-	env    map[string]*value
-	byID   map[int64]*ir.Op
-	found  []Finding
+	// startup: the programs are the startups, whose ops have no dists:
+	// an initialiser writes its var's declared block.
+	startup bool
+	env     map[string]*value
+	byID    map[int64]*ir.Op
+	found   []Finding
 	// computed are the serial vars an op computes (not data, params or
 	// state): a rank reading one before writing it reads nothing.
 	computed map[string]bool
@@ -146,11 +178,13 @@ type prover struct {
 	// alias maps a serial reshard's output to its input.
 	alias map[string]string
 	// calls are the collectives the rank issued, for the cross-rank check.
-	calls []call
-	post  *postOffice
-	pc    int // the next op of the rank's block 0
-	seen  map[int64]bool
-	done  bool
+	calls  []call
+	trust  map[string]bool // the op types whose placement the proof trusted
+	onRing map[int64]int   // calls per ring so far
+	post   *postOffice
+	pc     int // the next op of the rank's block 0
+	seen   map[int64]bool
+	done   bool
 }
 
 func (p *prover) refute(op *ir.Op, v, format string, args ...any) {
@@ -164,6 +198,13 @@ func (p *prover) refute(op *ir.Op, v, format string, args ...any) {
 func (p *prover) unproven(op *ir.Op, v, format string, args ...any) {
 	p.refute(op, v, format, args...)
 	p.found[len(p.found)-1].Unproven = true
+}
+
+func newProver(serial *ir.Module, sp *ir.Program, part *ir.Module, rp *ir.Program, rank int, post *postOffice) *prover {
+	p := &prover{serial: serial, sg: sp.Global(), part: part, g: rp.Global(), rank: rank, startup: sp == serial.Startup,
+		env: map[string]*value{}, byID: map[int64]*ir.Op{}, alias: map[string]string{}, post: post, trust: map[string]bool{}}
+	p.start()
+	return p
 }
 
 // start prepares the proof of the rank.
@@ -193,9 +234,8 @@ func (p *prover) start() {
 // whether it followed any op.
 func (p *prover) advance(force bool) bool {
 	moved := false
-	ops := p.g.Ops
-	for ; p.pc < len(ops); p.pc++ {
-		op := ops[p.pc]
+	for ; p.pc < len(p.g.Ops); p.pc++ {
+		op := p.g.Ops[p.pc]
 		if op.Type == "recv_v2" && !p.receive(op, force) {
 			return moved
 		}
@@ -207,7 +247,10 @@ func (p *prover) advance(force bool) bool {
 			}
 			continue
 		}
-		if id, emitted := originOp(op); emitted {
+		if slices.Contains(ops.CommSetupTypes, op.Type) {
+			continue // a communicator's set-up moves no tensor
+		}
+		if id, emitted := originOp(op); emitted && !p.inPlace(op, id) {
 			p.seen[id] = true
 			p.emitted(op)
 		} else {
@@ -224,18 +267,46 @@ func (p *prover) advance(force bool) bool {
 	return moved
 }
 
+// inPlace reports whether op, naming serial op id as its origin, is
+// that op itself (the MoE exchanges keep their serial id).
+func (p *prover) inPlace(op *ir.Op, id int64) bool {
+	sop := p.byID[id]
+	return id == op.ID && sop != nil && sop.Type == op.Type
+}
+
 // covers refutes a serial op on this rank's mesh that no op of the rank
 // computes or lowers (origin_op).
 func (p *prover) covers(seen map[int64]bool) {
 	for _, op := range p.sg.Ops {
-		if seen[op.ID] || op.Dist == nil {
+		if seen[op.ID] {
 			continue
 		}
-		if pm := p.serial.Mesh(op.Dist.Mesh); pm == nil || !pm.Contains(p.rank) {
+		mesh := ""
+		switch {
+		case op.Dist != nil:
+			mesh = op.Dist.Mesh
+		case p.startup:
+			if d := p.declared(firstArg(op.Output("Out"))); d != nil {
+				mesh = d.Mesh
+			}
+		}
+		if pm := p.serial.Mesh(mesh); pm == nil || !pm.Contains(p.rank) {
 			continue
 		}
 		p.refute(nil, "", "the serial op %d %s has no counterpart on this rank", op.ID, op.Type)
 	}
+}
+
+// declared returns the dist the serial module declares for var a: its
+// own, or, for a startup var, the main program's.
+func (p *prover) declared(a string) *ir.TensorDist {
+	if v := p.sg.Var(a); v != nil && v.Dist != nil {
+		return v.Dist
+	}
+	if v := p.serial.Main.Global().Var(a); v != nil {
+		return v.Dist
+	}
+	return nil
 }
 
 // lossFactor is the product of the sizes of the mesh dims the serial
@@ -317,7 +388,8 @@ func (p *prover) write(a string, v *value) {
 	}
 	if v.lay != nil {
 		if !p.settle(v, d.Dist.Mesh, d.Dist.DimsMapping) && serial {
-			p.refute(nil, a, "holds the blocks %s, and the rank declares it %s", v.lay, ir.FormatInts(d.Dist.DimsMapping))
+			p.refute(nil, a, "holds %s, and the rank declares it %s: %s", p.blocks(v), ir.FormatInts(d.Dist.DimsMapping),
+				p.blocks(&value{src: v.src, mesh: d.Dist.Mesh, dims: d.Dist.DimsMapping}))
 		}
 		return
 	}
@@ -448,6 +520,20 @@ func attrFloat(op *ir.Op, name string, def float64) float64 {
 		return f
 	}
 	return def
+}
+
+// blocks prints v's blocks on this rank.
+func (p *prover) blocks(v *value) string {
+	l, err := p.layoutOf(v)
+	if err != nil {
+		return "blocks of " + v.src
+	}
+	if v.mesh != "" {
+		if c, _, err := p.coordOn(v.mesh); err == nil {
+			l = l.at(c)
+		}
+	}
+	return "the blocks " + l.String()
 }
 
 // placement prints where v's blocks are.

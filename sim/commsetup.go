@@ -2,14 +2,9 @@ package sim
 
 import "github.com/distpass/distpass/ir"
 
-// commSetupTypes are Paddle's communicator set-up ops, which the startup
-// programs of partition -all -format pdmodel begin with (interop/paddle's
-// AddCommSetup): c_gen_nccl_id makes a ring's communicator id, a RAW var,
-// and c_comm_init the communicator from it. They move no tensor, and the
-// simulator's communicators need no set-up: an SPMD run takes them as
-// no-ops, the id a 0-D placeholder.
-var commSetupTypes = []string{"c_gen_nccl_id", "c_comm_init"}
-
+// commSetup runs Paddle's communicator set-up ops (ops.CommSetupTypes):
+// the simulator's communicators need no set-up, so they are no-ops, the
+// communicator id a 0-D placeholder.
 func commSetup(op *ir.Op, _ Args) (Args, error) {
 	out := Args{}
 	for _, s := range op.Outputs {

@@ -143,7 +143,7 @@ func (r *rankRun) kernels(ks Kernels) Kernels {
 		out[k] = v
 	}
 	out[ops.ReshardType] = unloweredReshard
-	for _, t := range commSetupTypes {
+	for _, t := range ops.CommSetupTypes {
 		out[t] = commSetup
 	}
 	out["sync_batch_norm"] = rounded(syncBatchNorm(r.syncBNReduce))

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -50,14 +52,19 @@ With -f64 it first converts the module (and each part of -parts) to
 f64 with the to-f64 pass, on its own copy, so that a deep f32 model is
 compared at f64's tolerance: a lowering bug, not f32 rounding.
 
+It proves the per-rank programs statically first (package proof): each
+rank's ops followed with the blocks, owed reductions and factor of every
+var, by the op rules and the group table; every ring's collectives in
+one order on its members, giving the same serial var's blocks; sends
+meeting receives. Two lines say its verdict and what it trusts. Refuted,
+it prints what it refuted, a line each, and stops (exit 1) before
+running anything; unproven, it names the first thing it could not follow
+and runs the programs.
+
 With -static it runs nothing: it proves the per-rank programs (FILE's
-partition, or those of -parts or -pipeline) by reading them (package
-proof): each rank's ops followed with the placement, owed reductions and
-factor of every var, by the op rules and the group table, and every
-group's collectives in one order on its members. It prints what it
-refuted or could not follow, a line each, then its verdict: proven (exit
-0), refuted (exit 1), or unproven (exit 3: it met ops it does not follow
-yet; check without -static runs them).`)
+partition, or those of -parts or -pipeline), prints every finding, the
+verdict and the trust base, and exits 0 (proven), 1 (refuted) or 3
+(unproven: it met ops it does not follow yet).`)
 	steps := rangeInt(fs, "steps", 1, 1, MaxCheckSteps, "training steps to run")
 	tol := rangeFloat(fs, "tol", 0, 0, "relative tolerance, |got-want|/max(|want|,1) (0: 1e-5 for f64, 1e-4 for f32)")
 	parts := fs.String("parts", "", "check the per-rank programs in `DIR` against FILE instead of FILE's own partition")
@@ -90,8 +97,11 @@ yet; check without -static runs them).`)
 	st := env.progress()
 	watch := watchCheck(st, &opts, *parts, *pipeline)
 	var (
-		rep *check.Report
-		err error
+		rep      *check.Report
+		err      error
+		refuted  bool // by the static proof
+		stop     bool
+		proofOut bytes.Buffer // the proof's lines, before the table
 	)
 	switch {
 	case *parts != "":
@@ -114,6 +124,9 @@ yet; check without -static runs them).`)
 			st.clear()
 			return proveStatic(env, in.name, m, ranks, mods)
 		}
+		if refuted, code, stop = staticFirst(env, &proofOut, in.name, m, ranks, mods, opts, st); stop {
+			return code
+		}
 		rep, err = check.RunParts(context.Background(), m, ranks, mods, opts)
 	case *pipeline != "":
 		ranks, mods, code := pipelineParts(env, in.name, m, *pipeline, st)
@@ -130,23 +143,37 @@ yet; check without -static runs them).`)
 			st.clear()
 			return proveStatic(env, in.name, serial, ranks, mods)
 		}
+		if refuted, code, stop = staticFirst(env, &proofOut, in.name, serial, ranks, mods, opts, st); stop {
+			return code
+		}
 		rep, err = check.RunParts(context.Background(), serial, ranks, mods, opts)
-	case *static:
-		st.clear()
-		mods, err := passes.PartitionAll(context.Background(), m, nil)
-		if err != nil {
-			printErr(env, in.name, err)
+	default:
+		// The programs partition -all writes, proven, then run.
+		mods, werr := check.Written(context.Background(), m, nil, func(done, total int) {
+			if opts.Progress != nil {
+				opts.Progress(check.Event{Stage: "partition", Done: done, Total: total, Rank: -1})
+			}
+		})
+		if werr != nil {
+			st.clear()
+			printErr(env, in.name, werr)
 			return ExitFail
 		}
-		return proveStatic(env, in.name, m, passes.Ranks(m), mods)
-	default:
-		rep, err = check.Run(context.Background(), m, opts)
+		if *static {
+			st.clear()
+			return proveStatic(env, in.name, m, passes.Ranks(m), mods)
+		}
+		if refuted, code, stop = staticFirst(env, &proofOut, in.name, m, passes.Ranks(m), mods, opts, st); stop {
+			return code
+		}
+		rep, err = check.RunParts(context.Background(), m, passes.Ranks(m), mods, opts)
 	}
 	st.clear()
 	if err != nil {
 		printErr(env, in.name, err)
 		return ExitFail
 	}
+	env.Stdout.Write(proofOut.Bytes())
 	if err := rep.Write(env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "distpass check: %v\n", err)
 		return ExitFail
@@ -154,6 +181,9 @@ yet; check without -static runs them).`)
 	watch.summary(env.Stderr)
 	if err := rep.Err(); err != nil {
 		printErr(env, in.name, err)
+		return ExitFail
+	}
+	if refuted {
 		return ExitFail
 	}
 	return ExitOK
@@ -235,7 +265,7 @@ func pipelineSerial(env *Env, file string, m *ir.Module, text string) (*ir.Modul
 const ExitUnproven = 3
 
 // proveStatic prints the static proof of mods, the programs of ranks,
-// against serial: each finding, then the verdict.
+// against serial: each finding, then the verdict and the trust base.
 func proveStatic(env *Env, file string, serial *ir.Module, ranks []int, mods []*ir.Module) int {
 	res, err := proof.Check(serial, ranks, mods)
 	if err != nil {
@@ -245,15 +275,58 @@ func proveStatic(env *Env, file string, serial *ir.Module, ranks []int, mods []*
 	for _, f := range res.Findings {
 		fmt.Fprintln(env.Stdout, f)
 	}
+	return staticVerdict(env, env.Stdout, file, res, len(ranks))
+}
+
+// staticVerdict prints the proof's verdict line and its trust base, and
+// returns its exit status.
+func staticVerdict(env *Env, w io.Writer, file string, res *proof.Result, ranks int) int {
+	code := ExitOK
 	switch {
 	case res.Refuted() != nil:
-		fmt.Fprintf(env.Stdout, "static proof: refuted (%d ranks)\n", len(ranks))
-		printErr(env, file, fmt.Errorf("%s", res.Refuted()))
-		return ExitFail
+		fmt.Fprintf(w, "static proof: refuted (%d ranks)\n", ranks)
+		code = ExitFail
 	case !res.Proven():
-		fmt.Fprintf(env.Stdout, "static proof: unproven (%d ranks): it does not follow every op yet\n", len(ranks))
-		return ExitUnproven
+		fmt.Fprintf(w, "static proof: unproven (%d ranks): %d things it does not follow yet\n", ranks, len(res.Findings))
+		code = ExitUnproven
+	default:
+		fmt.Fprintf(w, "static proof: proven (%d ranks)\n", ranks)
 	}
-	fmt.Fprintf(env.Stdout, "static proof: proven (%d ranks)\n", len(ranks))
-	return ExitOK
+	fmt.Fprintf(w, "trust base: %s\n", res.TrustBase())
+	if f := res.Refuted(); f != nil {
+		printErr(env, file, fmt.Errorf("%s", f))
+	}
+	return code
+}
+
+// staticFirst proves the programs before the simulator runs them (the
+// proof is cheap) and prints its verdict: refuted, the first refutations
+// (check -static prints them all); unproven, the first thing it could
+// not follow, into w, which the caller prints before the simulator's
+// table (nothing on stdout when the run fails). The simulator runs after it either way: a refuted proof
+// fails the check (failed) with the simulator's evidence beside it.
+func staticFirst(env *Env, w io.Writer, file string, serial *ir.Module, ranks []int, mods []*ir.Module, opts check.Options, st *status) (failed bool, code int, stop bool) {
+	if opts.Progress != nil {
+		opts.Progress(check.Event{Stage: "static proof"})
+	}
+	res, err := proof.Check(serial, ranks, mods)
+	st.clear()
+	if err != nil {
+		printErr(env, file, err)
+		return true, ExitFail, true
+	}
+	const shown = 10
+	n := 0
+	for _, f := range res.Findings {
+		if f.Unproven != (res.Refuted() == nil) {
+			continue
+		}
+		if n++; n <= shown {
+			fmt.Fprintln(w, f)
+		}
+	}
+	if n > shown {
+		fmt.Fprintf(w, "... and %d more (check -static prints them all)\n", n-shown)
+	}
+	return staticVerdict(env, w, file, res, len(ranks)) == ExitFail, ExitOK, false
 }

@@ -67,8 +67,8 @@ func runCLI(reg *passes.Registry, args ...string) (int, string, string) {
 
 // check -pipeline compares what the pipeline made with the serial input:
 // the right partition passes, one that leaves the grads unsummed fails
-// on them, though each rank's program verifies and the ranks' collectives
-// still meet.
+// on them, statically and when run, though each rank's program verifies
+// and the ranks' collectives still meet.
 func TestCheckPipelineComparesThePipelinesPrograms(t *testing.T) {
 	reg := testPasses(t)
 	mlp := filepath.Join("..", "..", "examples", "mlp_dp_mp.dpir")
@@ -102,7 +102,13 @@ func TestCheckPipelineComparesThePipelinesPrograms(t *testing.T) {
 			t.Errorf("grads not summed: param %s does not diverge:\n%s", v, bad)
 		}
 	}
-	if !regexp.MustCompile(`^` + regexp.QuoteMeta(mlp) + `: param w1 diverged on rank 0 after step 1: `).MatchString(stderr) {
+	// The static proof refutes it first, naming the first op that reads
+	// a grad still owing its sum; the simulator's evidence follows.
+	if !regexp.MustCompile(`(?m)^static proof: refuted \(4 ranks\)$`).MatchString(bad) {
+		t.Errorf("grads not summed: no static refutation:\n%s", bad)
+	}
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(mlp) + `: rank 0: op 10 sgd: refuted: sgd reads w1@GRAD, partial \[0\]: .*\n` +
+		regexp.QuoteMeta(mlp) + `: param w1 diverged on rank 0 after step 1: `).MatchString(stderr) {
 		t.Errorf("grads not summed: stderr %q", stderr)
 	}
 }

@@ -41,12 +41,13 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	d := `(?:\d+\.\d(?:ms|s)|\d+µs)`
 	op := `[a-z0-9_]+ ` + d + ` \(\d+\)`
 	summary := func(first string) string {
-		return `check: ` + d + `: ` + first + ` ` + d + `, startup ` + d + `, spmd ` + d + `, serial ` + d + `, compare ` + d + `\n` +
+		return `check: ` + d + `: ` + first + ` ` + d + `, static proof ` + d + `, startup ` + d + `, spmd ` + d + `, serial ` + d + `, compare ` + d + `\n` +
 			`check: slowest ops, serial and all ranks summed: ` + op + `(?:, ` + op + `){4}\n` +
 			`check: collectives, waits included: ` + op + `(?:, ` + op + `){0,4}\n`
 	}
-	// The startups, then step by step: serial, the ranks, the comparison.
-	steps := `\r\x1b\[Kcheck: startup\r\x1b\[Kcheck: spmd startup, 4 ranks` +
+	// The static proof, the startups, then step by step: serial, the
+	// ranks, the comparison.
+	steps := `\r\x1b\[Kcheck: static proof\r\x1b\[K\r\x1b\[Kcheck: startup\r\x1b\[Kcheck: spmd startup, 4 ranks` +
 		`\r\x1b\[Kcheck: serial step 1/2` + spmdStep(1) + `\r\x1b\[Kcheck: compare after step 1/2` +
 		`\r\x1b\[Kcheck: serial step 2/2` + spmdStep(2) + `\r\x1b\[Kcheck: compare after step 2/2\r\x1b\[K`
 	cases := []struct {

@@ -28,11 +28,6 @@ import (
 // communicator id in a startup program AddCommSetup made.
 func CommIDVar(ring int) string { return "comm_id@ring" + strconv.Itoa(ring) }
 
-// CommSetupTypes are the op types of the communicator set-up: they move
-// no tensor, and a simulator that has no communicators runs them as
-// no-ops.
-var CommSetupTypes = []string{"c_gen_nccl_id", "c_comm_init"}
-
 // RingsUsed returns the ring ids the ops of m's programs name (their
 // ring_id attrs), ascending.
 func RingsUsed(m *ir.Module) []int {
@@ -43,7 +38,7 @@ func RingsUsed(m *ir.Module) []int {
 				continue
 			}
 			for _, op := range b.Ops {
-				if slices.Contains(CommSetupTypes, op.Type) {
+				if slices.Contains(ops.CommSetupTypes, op.Type) {
 					continue
 				}
 				if r, ok := ir.AsInt(ops.AttrValue(op, "ring_id")); ok && !slices.Contains(rings, int(r)) {
@@ -73,7 +68,7 @@ func AddCommSetup(m *ir.Module, endpoint func(rank int) (string, error)) error {
 	for _, p := range m.Programs() {
 		for _, b := range p.Blocks {
 			for _, op := range b.Ops {
-				if slices.Contains(CommSetupTypes, op.Type) {
+				if slices.Contains(ops.CommSetupTypes, op.Type) {
 					return fmt.Errorf("paddle: rank %d: %s program op %d %s: the communicators are set up already", rank, p.Name, op.ID, op.Type)
 				}
 			}
