@@ -36,7 +36,7 @@ type engine struct {
 	byID  map[int64]int32
 	fit   *lower.Fitter
 	slab  slab
-	memo  ruleMemo
+	memo  ops.RuleMemo
 	// localRules holds the gathers and scatters that index rows by
 	// rank-local positions, and their rules (localRule); localBuf is
 	// settle's scratch for the outputs whose local dims it decides.
@@ -176,22 +176,7 @@ func (e *engine) buildRule(n *opNode) {
 		return
 	}
 	n.ruleBuilt = true
-	n.ruleID = -1
-	keyed := e.memo.key(n)
-	if keyed {
-		if r, ok := e.memo.rules[string(e.memo.buf)]; ok {
-			n.rule, n.ruleID = r.rule, r.id
-			return
-		}
-	}
-	n.rule, n.ruleErr = ops.ShardingRuleOf(n.op, e.g.lookup(n))
-	if keyed && n.ruleErr == nil {
-		if e.memo.rules == nil {
-			e.memo.rules = map[string]memoRule{}
-		}
-		n.ruleID = int32(len(e.memo.rules))
-		e.memo.rules[string(e.memo.buf)] = memoRule{n.rule, n.ruleID}
-	}
+	n.rule, n.ruleID, n.ruleErr = e.memo.Rule(n.op, n.argVars, e.g.lookup(n))
 }
 
 // forward and backward run op n's rule (through the memo's results).
@@ -199,14 +184,14 @@ func (e *engine) forward(n *opNode, ins [][]int) (spmd.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Forward(n.mesh.Shape, ins)
 	}
-	return e.memo.run(n, false, e.meshIndex(n.mesh), ins)
+	return e.memo.Run(n.rule, n.ruleID, false, n.mesh.Shape, e.meshIndex(n.mesh), ins)
 }
 
 func (e *engine) backward(n *opNode, outs [][]int) (spmd.Sharding, error) {
 	if r := e.localRule(n); r != nil {
 		return r.Backward(n.mesh.Shape, outs)
 	}
-	return e.memo.run(n, true, e.meshIndex(n.mesh), outs)
+	return e.memo.Run(n.rule, n.ruleID, true, n.mesh.Shape, e.meshIndex(n.mesh), outs)
 }
 
 func (e *engine) meshIndex(pm *ir.ProcessMesh) int {

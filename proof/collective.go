@@ -25,8 +25,12 @@ type call struct {
 	src    string
 	owed   []ir.Partial
 	coef   float64
-	lay    *layout // nil: not followed (unknown)
-	coord  []int
+	// What it gave: a placement (mesh, dims) or a layout (lay); neither
+	// when the proof did not follow it.
+	mesh  string
+	dims  []int
+	lay   *layout
+	coord []int
 	// where names the call for a person: the program and the call's
 	// place among the program's calls on its ring ("main collective 2").
 	where string
@@ -34,6 +38,29 @@ type call struct {
 
 func (c call) same(d call) bool {
 	return c.typ == d.typ && c.origin == d.origin
+}
+
+// sameBlocks reports whether c and d gave the same function of the
+// coordinates: one placement, or equal layouts.
+func (c call) sameBlocks(d call) bool {
+	if c.lay == nil && d.lay == nil {
+		return c.mesh == d.mesh && slices.Equal(c.dims, d.dims)
+	}
+	return c.lay != nil && d.lay != nil && c.lay.merge().equal(d.lay.merge())
+}
+
+// laidOut gives c a layout: its placement's blocks.
+func (c *call) laidOut(serial *ir.Module) error {
+	if c.lay != nil {
+		return nil
+	}
+	sv, pm := serial.Main.Global().Var(c.src), serial.Mesh(c.mesh)
+	if sv == nil || pm == nil {
+		return fmt.Errorf("gives %s, of no serial var or mesh", c.src)
+	}
+	l, err := placed(sv.Type.Shape, c.dims, pm.Shape)
+	c.lay = l
+	return err
 }
 
 // coordOn returns this rank's coordinates on mesh name.
@@ -142,11 +169,9 @@ func (p *prover) record(op *ir.Op, in *value) {
 	c := call{rank: p.rank, ring: id, typ: op.Type, origin: of, id: op.ID, src: p.canon(in.src), owed: in.owed, coef: in.coef,
 		where: fmt.Sprintf("%s collective %d", prog, p.onRing[id])}
 	if !in.unknown {
-		if l, err := p.layoutOf(in); err == nil {
-			c.lay = l.merge()
-			if in.mesh != "" {
-				c.coord, _, _ = p.coordOn(in.mesh)
-			}
+		c.mesh, c.dims, c.lay = in.mesh, in.dims, in.lay
+		if in.mesh != "" {
+			c.coord, _, _ = p.coordOn(in.mesh)
 		}
 	}
 	p.calls = append(p.calls, c)
@@ -340,18 +365,22 @@ func crossRank(serial *ir.Module, ranks []int, provers []*prover) []Finding {
 		// coordinates: where the functions differ, compare the blocks.
 		for k := 0; ; k++ {
 			var at []call
+			more := false
 			for _, r := range grp.Ranks {
-				if c := seq[ring][r]; proved[r] && k < len(c) && c[k].lay != nil {
-					at = append(at, c[k])
+				if c := seq[ring][r]; proved[r] && k < len(c) {
+					more = true
+					if c[k].lay != nil || c[k].mesh != "" {
+						at = append(at, c[k])
+					}
 				}
 			}
-			if len(at) == 0 {
+			if !more {
 				break
 			}
-			if !slices.ContainsFunc(at, func(c call) bool { return !c.lay.equal(at[0].lay) }) {
+			if len(at) == 0 || !slices.ContainsFunc(at, func(c call) bool { return !c.sameBlocks(at[0]) }) {
 				continue
 			}
-			if f, bad := blocksDiffer(ring, at); bad {
+			if f, bad := blocksDiffer(serial, ring, at); bad {
 				out = append(out, f)
 				break
 			}
@@ -362,7 +391,12 @@ func crossRank(serial *ir.Module, ranks []int, provers []*prover) []Finding {
 
 // blocksDiffer compares, for each pair of members, the blocks one gave
 // with those the other took it to give.
-func blocksDiffer(ring int64, at []call) (Finding, bool) {
+func blocksDiffer(serial *ir.Module, ring int64, at []call) (Finding, bool) {
+	for i := range at {
+		if err := at[i].laidOut(serial); err != nil {
+			return Finding{Rank: at[i].rank, OpID: at[i].id, OpType: at[i].typ, Var: at[i].src, Unproven: true, Msg: err.Error()}, true
+		}
+	}
 	for _, a := range at {
 		for _, b := range at {
 			if b.coord == nil || a.rank == b.rank {

@@ -303,13 +303,14 @@ func (p *prover) as(op, sop *ir.Op) {
 		return
 	}
 	var (
-		maps     [][]int
-		partials [][]ir.Partial
-		names    []string
-		factors  []bool // the inputs carrying a factor
+		maps     = p.maps[:0]
+		partials = p.partials[:0]
+		names    = p.names[:0]
+		factors  = p.factors[:0] // the inputs carrying a factor
 		coef     = 1.0
 		unknown  bool
 	)
+	defer func() { p.maps, p.partials, p.names, p.factors = maps, partials, names, factors }()
 	for _, s := range sop.Inputs {
 		rargs := op.Input(s.Name)
 		if len(rargs) != len(s.Args) {
@@ -360,12 +361,7 @@ func (p *prover) as(op, sop *ir.Op) {
 	if err != nil {
 		p.refute(op, "", "%v", err)
 	}
-	var ruleOut [][]ir.Partial
-	if r, err := ops.ShardingRuleOf(sop, p.sg.Var); err == nil && r != nil {
-		if sh, err := r.Forward(pm.Shape, maps); err == nil {
-			ruleOut = sh.Partial
-		}
-	}
+	ruleOut := p.ruleOutOf(sop, pm, maps)
 	k := 0
 	for _, s := range sop.Outputs {
 		rargs := op.Output(s.Name)
@@ -375,7 +371,7 @@ func (p *prover) as(op, sop *ir.Op) {
 			if sv := p.sg.Var(sa); sv != nil && sv.Dist != nil {
 				mesh = sv.Dist.Mesh
 			}
-			out := &value{src: sa, mesh: mesh, dims: slices.Clone(dims), coef: coef}
+			out := &value{src: sa, mesh: mesh, dims: dims, coef: coef} // dims: the serial dist's, shared, never written
 			if k < len(ruleOut) {
 				out.owed = append(out.owed, ruleOut[k]...)
 			}
@@ -393,6 +389,33 @@ func (p *prover) as(op, sop *ir.Op) {
 	}
 }
 
+// ruleOutOf returns the partials sop's rule gives its outputs on its
+// declared placement maps (the same on every rank: found once).
+func (p *prover) ruleOutOf(sop *ir.Op, pm *ir.ProcessMesh, maps [][]int) [][]ir.Partial {
+	if out, ok := p.ruleOut[sop.ID]; ok {
+		return out
+	}
+	var vars []*ir.Var
+	for _, s := range sop.Inputs {
+		for _, a := range s.Args {
+			vars = append(vars, p.sg.Var(a))
+		}
+	}
+	for _, s := range sop.Outputs {
+		for _, a := range s.Args {
+			vars = append(vars, p.sg.Var(a))
+		}
+	}
+	var out [][]ir.Partial
+	if r, id, err := p.memo.Rule(sop, vars, p.sg.Var); err == nil && r != nil {
+		if sh, err := p.memo.Run(r, id, false, pm.Shape, slices.Index(p.serial.Meshes, pm), maps); err == nil {
+			out = sh.Partial
+		}
+	}
+	p.ruleOut[sop.ID] = out
+	return out
+}
+
 // ends holds every serial var the rank wrote to its declared dist: the
 // placement, exactly the partials it declares, and no factor (but an
 // activation's gradient, below).
@@ -401,15 +424,14 @@ func (p *prover) ends() {
 	for _, pg := range p.serial.ParamGrads {
 		grads[pg.Grad] = true
 	}
-	names := make([]string, 0, len(p.env))
-	for a, v := range p.env {
-		if v.written && !v.unknown {
-			names = append(names, a)
+	// In the rank's declaration order: the findings come out in one order.
+	for _, d := range p.g.Vars() {
+		a := d.Name()
+		v := p.env[a]
+		if v == nil || !v.written || v.unknown || v.lay != nil {
+			continue // not written, not followed, or refuted when written
 		}
-	}
-	slices.Sort(names)
-	for _, a := range names {
-		v, sv := p.env[a], p.sg.Var(a)
+		sv := p.sg.Var(a)
 		if sv == nil || sv.Dist == nil {
 			continue // a rank's temp
 		}

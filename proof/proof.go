@@ -94,17 +94,22 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 	post := &postOffice{box: map[mailbox][]*value{}}
 	provers := make([]*prover, len(parts))
 	var startups []*prover
+	mainFacts := newFacts(serial, serial.Main)
+	var startFacts *serialFacts
 	for i, part := range parts {
 		if part == nil || part.Main == nil || len(part.Main.Blocks) == 0 {
 			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
 		}
-		provers[i] = newProver(serial, serial.Main, part, part.Main, ranks[i], post)
+		provers[i] = newProver(mainFacts, serial, serial.Main, part, part.Main, ranks[i], post)
 		switch {
 		case serial.Startup == nil || len(serial.Startup.Blocks) == 0:
 		case part.Startup == nil || len(part.Startup.Blocks) == 0:
 			res.Findings = append(res.Findings, Finding{Rank: ranks[i], Msg: "no startup program, and the serial module has one"})
 		default:
-			startups = append(startups, newProver(serial, serial.Startup, part, part.Startup, ranks[i], post))
+			if startFacts == nil {
+				startFacts = newFacts(serial, serial.Startup)
+			}
+			startups = append(startups, newProver(startFacts, serial, serial.Startup, part, part.Startup, ranks[i], post))
 		}
 	}
 	// The startup programs first: their collectives precede the main
@@ -156,18 +161,10 @@ type value struct {
 	written bool
 }
 
-type prover struct {
-	serial *ir.Module
-	sg     *ir.Block
-	part   *ir.Module
-	g      *ir.Block
-	rank   int
-	// startup: the programs are the startups, whose ops have no dists:
-	// an initialiser writes its var's declared block.
-	startup bool
-	env     map[string]*value
-	byID    map[int64]*ir.Op
-	found   []Finding
+// serialFacts are what every rank's proof reads of one serial program,
+// found once.
+type serialFacts struct {
+	byID map[int64]*ir.Op
 	// computed are the serial vars an op computes (not data, params or
 	// state): a rank reading one before writing it reads nothing.
 	computed map[string]bool
@@ -177,6 +174,45 @@ type prover struct {
 	lossCoef float64
 	// alias maps a serial reshard's output to its input.
 	alias map[string]string
+	// ruleOut holds, by serial op, the partials its rule gives its
+	// outputs on its declared placement: the same on every rank.
+	ruleOut map[int64][][]ir.Partial
+	memo    ops.RuleMemo
+}
+
+func newFacts(serial *ir.Module, prog *ir.Program) *serialFacts {
+	sg := prog.Global()
+	f := &serialFacts{byID: make(map[int64]*ir.Op, len(sg.Ops)), computed: map[string]bool{}, alias: map[string]string{},
+		ruleOut: map[int64][][]ir.Partial{}}
+	for _, op := range sg.Ops {
+		f.byID[op.ID] = op
+		if op.Type == "reshard" {
+			if x, out := firstArg(op.Input("X")), firstArg(op.Output("Out")); x != "" && out != "" {
+				f.alias[out] = x
+			}
+		}
+		for a := range op.OutputNames {
+			if v := sg.Var(a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) {
+				f.computed[a] = true
+			}
+		}
+	}
+	f.lossCoef = lossFactor(serial, sg)
+	return f
+}
+
+type prover struct {
+	*serialFacts
+	serial *ir.Module
+	sg     *ir.Block
+	part   *ir.Module
+	g      *ir.Block
+	rank   int
+	// startup: the programs are the startups, whose ops have no dists:
+	// an initialiser writes its var's declared block.
+	startup bool
+	env     map[string]*value
+	found   []Finding
 	// calls are the collectives the rank issued, for the cross-rank check.
 	calls  []call
 	trust  map[string]bool // the op types whose placement the proof trusted
@@ -185,6 +221,11 @@ type prover struct {
 	pc     int // the next op of the rank's block 0
 	seen   map[int64]bool
 	done   bool
+	// scratch, reused op after op
+	maps     [][]int
+	partials [][]ir.Partial
+	names    []string
+	factors  []bool
 }
 
 func (p *prover) refute(op *ir.Op, v, format string, args ...any) {
@@ -200,33 +241,10 @@ func (p *prover) unproven(op *ir.Op, v, format string, args ...any) {
 	p.found[len(p.found)-1].Unproven = true
 }
 
-func newProver(serial *ir.Module, sp *ir.Program, part *ir.Module, rp *ir.Program, rank int, post *postOffice) *prover {
-	p := &prover{serial: serial, sg: sp.Global(), part: part, g: rp.Global(), rank: rank, startup: sp == serial.Startup,
-		env: map[string]*value{}, byID: map[int64]*ir.Op{}, alias: map[string]string{}, post: post, trust: map[string]bool{}}
-	p.start()
-	return p
-}
-
-// start prepares the proof of the rank.
-func (p *prover) start() {
-	for _, op := range p.sg.Ops {
-		p.byID[op.ID] = op
-		if op.Type == "reshard" {
-			if x, out := firstArg(op.Input("X")), firstArg(op.Output("Out")); x != "" && out != "" {
-				p.alias[out] = x
-			}
-		}
-	}
-	p.lossCoef = p.lossFactor()
-	p.computed = map[string]bool{}
-	for _, op := range p.sg.Ops {
-		for a := range op.OutputNames {
-			if v := p.sg.Var(a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) {
-				p.computed[a] = true
-			}
-		}
-	}
-	p.seen = map[int64]bool{}
+func newProver(facts *serialFacts, serial *ir.Module, sp *ir.Program, part *ir.Module, rp *ir.Program, rank int, post *postOffice) *prover {
+	g := rp.Global()
+	return &prover{serialFacts: facts, serial: serial, sg: sp.Global(), part: part, g: g, rank: rank, startup: sp == serial.Startup,
+		env: make(map[string]*value, g.NumVars()), post: post, trust: map[string]bool{}, seen: make(map[int64]bool, len(g.Ops))}
 }
 
 // advance follows the rank's ops until it ends, or waits for a send no
@@ -311,17 +329,17 @@ func (p *prover) declared(a string) *ir.TensorDist {
 
 // lossFactor is the product of the sizes of the mesh dims the serial
 // loss is averaged over.
-func (p *prover) lossFactor() float64 {
-	for _, op := range p.sg.Ops {
+func lossFactor(serial *ir.Module, sg *ir.Block) float64 {
+	for _, op := range sg.Ops {
 		if !op.Role.IsLoss() || op.Role.IsBackward() {
 			continue
 		}
 		for a := range op.OutputNames {
-			v := p.sg.Var(a)
+			v := sg.Var(a)
 			if v == nil || v.Dist == nil {
 				return 1
 			}
-			pm := p.serial.Mesh(v.Dist.Mesh)
+			pm := serial.Mesh(v.Dist.Mesh)
 			f := 1.0
 			for _, q := range v.Dist.Partial {
 				if q.Reduce == ir.ReduceAvg && pm != nil && q.Dim < len(pm.Shape) {
@@ -360,7 +378,7 @@ func (p *prover) read(a string) *value {
 	if v == nil || v.Dist == nil {
 		val.unknown = true
 	} else {
-		val.mesh, val.dims, val.owed = v.Dist.Mesh, slices.Clone(v.Dist.DimsMapping), slices.Clone(v.Dist.Partial)
+		val.mesh, val.dims, val.owed = v.Dist.Mesh, v.Dist.DimsMapping, slices.Clone(v.Dist.Partial) // dims shared, never written
 	}
 	p.env[a] = val
 	return val
