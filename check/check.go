@@ -222,19 +222,30 @@ func Written(ctx context.Context, m *ir.Module, reg *lower.Registry, progress fu
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pm, err := cs.Module(r)
-		if err != nil {
+		if mods[i], err = WrittenRank(cs, r); err != nil {
 			return nil, err
-		}
-		name := fmt.Sprintf("rank%d.dpir", r)
-		if mods[i], err = ir.Parse(name, ir.Print(pm)); err != nil {
-			return nil, fmt.Errorf("rank %d: its program does not read back: %w", r, err)
-		}
-		if err := passes.Verify(mods[i]); err != nil {
-			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
 	}
 	return mods, nil
+}
+
+// WrittenRank returns rank's program of cs as partition -all writes it:
+// printed as text, parsed back and verified. One rank at a time, a
+// caller holds no more than the ranks it needs (check -static of
+// thousands of ranks).
+func WrittenRank(cs *passes.Classes, rank int) (*ir.Module, error) {
+	pm, err := cs.Module(rank)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := ir.Parse(fmt.Sprintf("rank%d.dpir", rank), ir.Print(pm))
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: its program does not read back: %w", rank, err)
+	}
+	if err := passes.Verify(mod); err != nil {
+		return nil, fmt.Errorf("rank %d: %w", rank, err)
+	}
+	return mod, nil
 }
 
 // progress is opts.Progress, or a func that does nothing.

@@ -70,3 +70,28 @@ func BenchmarkProofAll64(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkProofGPT32 proves the 8 ranks of a 32-layer GPT trained
+// dp,mp,sp on 2×4 (the sequence-parallel reshards included).
+func BenchmarkProofGPT32(b *testing.B) {
+	cfg := models.TinyGPT()
+	cfg.Layers = 32
+	m, err := models.GPTTraining(cfg, "dp,mp,sp", models.Mesh([]int{2, 4}, []string{"dp", "mp"}), "sgd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := (&passes.Manager{}).Run(context.Background(), passes.DefaultRegistry().MustParse("complete,insert-reshards"), m); err != nil {
+		b.Fatal(err)
+	}
+	ranks, err := passes.PartitionAll(context.Background(), m, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := proof.Check(m, passes.Ranks(m), ranks)
+		if err != nil || !res.Proven() {
+			b.Fatalf("%v %v", err, res.Findings)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package proof
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
@@ -122,10 +123,18 @@ func (p *prover) settle(v *value, mesh string, dims []int) bool {
 // placedAs reports whether v holds, on this rank, the blocks placement
 // dims of mesh gives.
 func (p *prover) placedAs(v *value, mesh string, dims []int) bool {
-	if v.lay == nil {
+	if v.lay == nil && (v.mesh == mesh || v.mesh == "") {
 		return slices.Equal(v.dims, dims)
 	}
+	// Another mesh, or a layout: the same blocks on this rank.
 	c := *v
+	if c.lay == nil {
+		l, err := p.layoutOf(v)
+		if err != nil {
+			return false
+		}
+		c.lay = l
+	}
 	return p.settle(&c, mesh, dims)
 }
 
@@ -166,10 +175,24 @@ func (p *prover) record(op *ir.Op, in *value) {
 		p.onRing = map[int64]int{}
 	}
 	p.onRing[id]++
-	c := call{rank: p.rank, ring: id, typ: op.Type, origin: of, id: op.ID, src: p.canon(in.src), owed: in.owed, coef: in.coef,
+	// A call outlives the rank's program: it holds none of its strings
+	// (which would hold the program), but the serial module's and the
+	// op table's.
+	c := call{rank: p.rank, ring: id, typ: op.Type, origin: of, id: op.ID, src: p.canon(in.src), owed: slices.Clone(in.owed), coef: in.coef,
 		where: fmt.Sprintf("%s collective %d", prog, p.onRing[id])}
+	if d := ops.Lookup(op.Type); d != nil {
+		c.typ = d.Type
+	}
+	if sv := p.serial.Main.Global().Var(c.src); sv != nil {
+		c.src = sv.Name()
+	} else {
+		c.src = strings.Clone(c.src)
+	}
 	if !in.unknown {
-		c.mesh, c.dims, c.lay = in.mesh, in.dims, in.lay
+		c.mesh, c.dims, c.lay = in.mesh, slices.Clone(in.dims), in.lay
+		if pm := p.serial.Mesh(in.mesh); pm != nil {
+			c.mesh = pm.Name
+		}
 		if in.mesh != "" {
 			c.coord, _, _ = p.coordOn(in.mesh)
 		}
@@ -183,6 +206,12 @@ func (p *prover) collective(op *ir.Op, x string, in, out *value) bool {
 		return true // the identity, whose grad is a sum over the ring
 	}
 	p.record(op, in)
+	if in.mesh == "" {
+		// Blocks received from another mesh, constants: what a member
+		// gives is not this rank's at its coordinate.
+		p.unproven(op, x, "%s over blocks received from another mesh", op.Type)
+		return false
+	}
 	grp, pm, d, ok := p.ring(op, x, in.mesh)
 	if !ok {
 		return false
@@ -327,7 +356,7 @@ func (p *prover) reduce(op *ir.Op, x string, out *value, pm *ir.ProcessMesh, d i
 // serial var's blocks, owing the same, by the same function of the
 // coordinates (so that what a rank took a member to give is what the
 // member gave).
-func crossRank(serial *ir.Module, ranks []int, provers []*prover) []Finding {
+func crossRank(serial *ir.Module, groups []ir.Group, provers []*prover) []Finding {
 	seq := map[int64]map[int][]call{}
 	var rings []int64
 	proved := map[int]bool{}
@@ -343,10 +372,11 @@ func crossRank(serial *ir.Module, ranks []int, provers []*prover) []Finding {
 	}
 	var out []Finding
 	for _, ring := range rings {
-		grp := provers[0].part.Group(int(ring))
-		if grp == nil {
+		k := slices.IndexFunc(groups, func(g ir.Group) bool { return int64(g.ID) == ring })
+		if k < 0 {
 			continue
 		}
+		grp := &groups[k]
 		first := -1
 		for _, r := range grp.Ranks {
 			if !proved[r] {

@@ -87,47 +87,69 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 	if len(ranks) != len(parts) {
 		return nil, fmt.Errorf("%d ranks and %d programs", len(ranks), len(parts))
 	}
+	return CheckEach(serial, ranks, func(i int) (*ir.Module, error) { return parts[i], nil })
+}
+
+// CheckEach proves the programs of ranks against serial, asking part for
+// rank ranks[i]'s program when its proof begins and holding it no longer
+// than that proof needs: a rank that receives keeps its program until
+// its sender has sent, the others let it go when they end.
+func CheckEach(serial *ir.Module, ranks []int, part func(i int) (*ir.Module, error)) (*Result, error) {
 	if serial.Main == nil || len(serial.Main.Blocks) == 0 {
 		return nil, fmt.Errorf("the serial module has no main program")
 	}
 	res := &Result{}
 	post := &postOffice{box: map[mailbox][]*value{}}
-	provers := make([]*prover, len(parts))
-	var startups []*prover
 	mainFacts := newFacts(serial, serial.Main)
 	var startFacts *serialFacts
-	for i, part := range parts {
-		if part == nil || part.Main == nil || len(part.Main.Blocks) == 0 {
-			return nil, fmt.Errorf("rank %d: no main program", ranks[i])
+	var (
+		provers  []*prover // the main programs'
+		waiting  []*prover // those not at their end
+		startups []*prover
+		groups   []ir.Group
+	)
+	for i, rank := range ranks {
+		m, err := part(i)
+		if err != nil {
+			return nil, err
 		}
-		provers[i] = newProver(mainFacts, serial, serial.Main, part, part.Main, ranks[i], post)
+		if m == nil || m.Main == nil || len(m.Main.Blocks) == 0 {
+			return nil, fmt.Errorf("rank %d: no main program", rank)
+		}
+		if groups == nil {
+			groups = m.Groups
+		}
+		// The start-up program first: its collectives precede the main
+		// program's on every ring, and it sends nothing.
 		switch {
 		case serial.Startup == nil || len(serial.Startup.Blocks) == 0:
-		case part.Startup == nil || len(part.Startup.Blocks) == 0:
-			res.Findings = append(res.Findings, Finding{Rank: ranks[i], Msg: "no startup program, and the serial module has one"})
+		case m.Startup == nil || len(m.Startup.Blocks) == 0:
+			res.Findings = append(res.Findings, Finding{Rank: rank, Msg: "no startup program, and the serial module has one"})
 		default:
 			if startFacts == nil {
 				startFacts = newFacts(serial, serial.Startup)
 			}
-			startups = append(startups, newProver(startFacts, serial, serial.Startup, part, part.Startup, ranks[i], post))
+			sp := newProver(startFacts, serial, serial.Startup, m, m.Startup, rank, post)
+			sp.advance(true)
+			startups = append(startups, sp)
 		}
-	}
-	// The startup programs first: their collectives precede the main
-	// program's on every ring.
-	for _, p := range startups {
-		p.advance(true)
-	}
-	// A rank that receives waits for its sender: follow the ranks in turn
-	// until none moves; one still waiting then waits forever.
-	for moved := true; moved; {
-		moved = false
-		for _, p := range provers {
-			if !p.done && p.advance(false) {
-				moved = true
+		p := newProver(mainFacts, serial, serial.Main, m, m.Main, rank, post)
+		provers = append(provers, p)
+		waiting = append(waiting, p)
+		// A rank that receives waits for its sender: follow the waiting
+		// ranks in turn until none moves.
+		for moved := true; moved; {
+			moved = false
+			for _, w := range waiting {
+				if w.advance(false) {
+					moved = true
+				}
 			}
+			waiting = slices.DeleteFunc(waiting, func(w *prover) bool { return w.done })
 		}
 	}
-	for _, p := range provers {
+	// One still waiting waits forever.
+	for _, p := range waiting {
 		for !p.done {
 			p.advance(true)
 		}
@@ -141,7 +163,7 @@ func Check(serial *ir.Module, ranks []int, parts []*ir.Module) (*Result, error) 
 	}
 	res.Trusted = slices.Sorted(maps.Keys(trusted))
 	res.Findings = append(res.Findings, post.unreceived()...)
-	res.Findings = append(res.Findings, crossRank(serial, ranks, slices.Concat(startups, provers))...)
+	res.Findings = append(res.Findings, crossRank(serial, groups, slices.Concat(startups, provers))...)
 	return res, nil
 }
 
@@ -280,7 +302,9 @@ func (p *prover) advance(force bool) bool {
 		p.done = true
 		p.covers(p.seen)
 		p.ends()
-		p.env = nil
+		// The rank's program is let go, and the scratch that names its vars.
+		p.env, p.seen, p.part, p.g = nil, nil, nil, nil
+		p.maps, p.partials, p.names, p.factors = nil, nil, nil, nil
 	}
 	return moved
 }

@@ -147,6 +147,18 @@ verdict and the trust base, and exits 0 (proven), 1 (refuted) or 3
 			return code
 		}
 		rep, err = check.RunParts(context.Background(), serial, ranks, mods, opts)
+	case *static:
+		// The programs partition -all writes, one at a time.
+		cs, err := passes.PartitionClasses(context.Background(), m, nil, nil)
+		if err != nil {
+			printErr(env, in.name, err)
+			return ExitFail
+		}
+		ranks := cs.Ranks()
+		next, stop := writeAhead(cs, ranks)
+		defer stop()
+		res, err := proof.CheckEach(m, ranks, func(int) (*ir.Module, error) { r := <-next; return r.m, r.err })
+		return printProof(env, in.name, res, err, len(ranks))
 	default:
 		// The programs partition -all writes, proven, then run.
 		mods, werr := check.Written(context.Background(), m, nil, func(done, total int) {
@@ -158,10 +170,6 @@ verdict and the trust base, and exits 0 (proven), 1 (refuted) or 3
 			st.clear()
 			printErr(env, in.name, werr)
 			return ExitFail
-		}
-		if *static {
-			st.clear()
-			return proveStatic(env, in.name, m, passes.Ranks(m), mods)
 		}
 		if refuted, code, stop = staticFirst(env, &proofOut, in.name, m, passes.Ranks(m), mods, opts, st); stop {
 			return code
@@ -260,6 +268,34 @@ func pipelineSerial(env *Env, file string, m *ir.Module, text string) (*ir.Modul
 	return serial, ExitOK
 }
 
+type written struct {
+	m   *ir.Module
+	err error
+}
+
+// writeAhead writes the ranks' programs of cs (check.WrittenRank), in
+// order, on a goroutine of its own a few ranks ahead of their reader, so
+// that writing one rank's program and proving another's take the two
+// cores. It stops at the first error, or when stop is called.
+func writeAhead(cs *passes.Classes, ranks []int) (next <-chan written, stop func()) {
+	out, done := make(chan written, 4), make(chan struct{})
+	go func() {
+		defer close(out)
+		for _, r := range ranks {
+			m, err := check.WrittenRank(cs, r)
+			select {
+			case out <- written{m, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() { close(done) }
+}
+
 // ExitUnproven is check -static's exit status when the proof could not
 // follow the programs to the end (neither proven nor refuted).
 const ExitUnproven = 3
@@ -268,6 +304,12 @@ const ExitUnproven = 3
 // against serial: each finding, then the verdict and the trust base.
 func proveStatic(env *Env, file string, serial *ir.Module, ranks []int, mods []*ir.Module) int {
 	res, err := proof.Check(serial, ranks, mods)
+	return printProof(env, file, res, err, len(ranks))
+}
+
+// printProof prints a proof's findings, verdict and trust base (or its
+// error), and returns check -static's exit status.
+func printProof(env *Env, file string, res *proof.Result, err error, ranks int) int {
 	if err != nil {
 		printErr(env, file, err)
 		return ExitFail
@@ -275,7 +317,7 @@ func proveStatic(env *Env, file string, serial *ir.Module, ranks []int, mods []*
 	for _, f := range res.Findings {
 		fmt.Fprintln(env.Stdout, f)
 	}
-	return staticVerdict(env, env.Stdout, file, res, len(ranks))
+	return staticVerdict(env, env.Stdout, file, res, ranks)
 }
 
 // staticVerdict prints the proof's verdict line and its trust base, and
