@@ -83,7 +83,7 @@ func (p *prover) layoutOf(v *value) (*layout, error) {
 	if v.lay != nil {
 		return v.lay, nil
 	}
-	sv := p.sg.Var(p.canon(v.src))
+	sv := p.serialVar(p.canon(v.src))
 	if sv == nil {
 		return nil, fmt.Errorf("%s is no serial var", v.src)
 	}

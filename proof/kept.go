@@ -2,6 +2,7 @@ package proof
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -41,8 +42,12 @@ func (p *prover) kept(op *ir.Op) {
 		return
 	}
 	for _, a := range op.Attrs {
-		if k := a.Value.Kind(); k == ir.KindBlock || k == ir.KindBlocks {
-			p.unknownOut(op, "an op with a sub-block: the proof does not follow sub-blocks yet")
+		switch v := a.Value.(type) {
+		case ir.BlockRef:
+			p.subBlock(op, sop, int(v))
+			return
+		case ir.BlockRefs:
+			p.unknownOut(op, "an op with several sub-blocks: the proof does not follow them yet")
 			return
 		}
 	}
@@ -87,7 +92,10 @@ func (p *prover) exchange(op, sop *ir.Op) {
 		}
 	}
 	x := firstArg(op.Input("X"))
-	in := p.read(x)
+	in := &value{unknown: true}
+	if x != "" {
+		in = p.read(x)
+	}
 	if op.Attrs.Get("ring_id") != nil {
 		p.record(op, &value{src: in.src, unknown: true})
 		if grp, pm, d, ok := p.ring(op, x, sop.Dist.Mesh); ok && pm.DimNames[d] != axis {
@@ -118,6 +126,70 @@ func (p *prover) exchange(op, sop *ir.Op) {
 			p.write(ra[i], &value{src: sa, mesh: d.Mesh, dims: slices.Clone(d.DimsMapping), owed: slices.Clone(d.Partial), coef: coef})
 		}
 	}
+}
+
+// subBlock follows a control-flow op (while, conditional_block, their
+// grads) whose body is block b: every rank runs the body as often as the
+// serial program, its condition being whole on every rank, and the body
+// is followed once: each var it writes that held a value before must
+// leave it holding the same (placement, owed reductions, factor), what
+// the next run of the body reads; its collectives are recorded once, in
+// the order of one run.
+func (p *prover) subBlock(op, sop *ir.Op, b int) {
+	rb, sb := p.prog.Block(b), p.sprog.Block(b)
+	if rb == nil || sb == nil {
+		p.unknownOut(op, fmt.Sprintf("its sub-block %d is not in the rank's program and the serial one", b))
+		return
+	}
+	for _, slot := range []string{"Condition", "Cond"} {
+		for _, c := range op.Input(slot) {
+			v := p.read(c)
+			if v.unknown {
+				p.unknownOut(op, "")
+				return
+			}
+			whole := v.lay == nil && !slices.ContainsFunc(v.dims, func(d int) bool { return d >= 0 })
+			if !whole || len(v.owed) > 0 || v.coef != 1 {
+				p.unproven(op, c, "the condition %s is not whole on every rank (%s, owing %s): the ranks may run the body unequally", c, v.placement(), fmtOwed(v.owed))
+			}
+		}
+	}
+	outer, souter, entry := p.g, p.sg, p.entry
+	p.g, p.sg, p.entry = rb, sb, map[string]*value{}
+	for _, o := range rb.Ops {
+		if o.Type == "send_v2" || o.Type == "recv_v2" {
+			p.unknownOut(o, "a send or receive in a sub-block")
+			continue
+		}
+		p.step(o)
+	}
+	inner := p.entry
+	p.g, p.sg, p.entry = outer, souter, entry
+	names := slices.Sorted(maps.Keys(inner))
+	for _, a := range names {
+		before, after := inner[a], p.env[a]
+		if entry != nil {
+			if _, ok := entry[a]; !ok {
+				entry[a] = before // the enclosing body's entry value
+			}
+		}
+		if before == nil || before.unknown || after == nil || after.unknown {
+			continue
+		}
+		if !sameValue(before, after) {
+			p.unproven(op, a, "%s enters the body of %s as %s owing %s times %g and leaves it as %s owing %s times %g: a second run would read another value",
+				a, op.Type, before.placement(), fmtOwed(before.owed), before.coef, after.placement(), fmtOwed(after.owed), after.coef)
+		}
+	}
+}
+
+// sameValue reports whether two values are the same blocks of the same
+// serial var, owing the same, with the same factor.
+func sameValue(a, b *value) bool {
+	if (a.lay == nil) != (b.lay == nil) || a.lay != nil && !a.lay.merge().equal(b.lay.merge()) {
+		return false
+	}
+	return a.src == b.src && a.mesh == b.mesh && slices.Equal(a.dims, b.dims) && slices.Equal(a.owed, b.owed) && a.coef == b.coef
 }
 
 // initialiser follows a startup op with no dist: with no inputs (a fill,
@@ -185,7 +257,7 @@ func (p *prover) localAttrsHold(op, sop *ir.Op) {
 	if !random {
 		return
 	}
-	sv := p.sg.Var(p.canon(v.src))
+	sv := p.serialVar(p.canon(v.src))
 	c, _, err := p.coordOn(v.mesh)
 	if sv == nil || err != nil {
 		p.unproven(op, outs[0], "a random draw of no placed serial var")
@@ -259,7 +331,7 @@ func (p *prover) sameAttrs(op, sop *ir.Op) {
 func (p *prover) syncBatchNorm(op *ir.Op) {
 	id, _ := originOp(op)
 	sop := p.byID[id]
-	x := p.sg.Var(firstArg(op.Input("X")))
+	x := p.serialVar(firstArg(op.Input("X")))
 	if sop == nil || sop.Dist == nil || x == nil || x.Dist == nil {
 		p.unknownOut(op, "a synchronised batch norm of no serial batch norm with a placed X")
 		return
@@ -368,7 +440,7 @@ func (p *prover) as(op, sop *ir.Op) {
 		for i, sa := range s.Args {
 			dims, _ := sop.Dist.OutputMapping(sa)
 			mesh := sop.Dist.Mesh
-			if sv := p.sg.Var(sa); sv != nil && sv.Dist != nil {
+			if sv := p.serialVar(sa); sv != nil && sv.Dist != nil {
 				mesh = sv.Dist.Mesh
 			}
 			out := &value{src: sa, mesh: mesh, dims: dims, coef: coef} // dims: the serial dist's, shared, never written
@@ -398,16 +470,16 @@ func (p *prover) ruleOutOf(sop *ir.Op, pm *ir.ProcessMesh, maps [][]int) [][]ir.
 	var vars []*ir.Var
 	for _, s := range sop.Inputs {
 		for _, a := range s.Args {
-			vars = append(vars, p.sg.Var(a))
+			vars = append(vars, p.serialVar(a))
 		}
 	}
 	for _, s := range sop.Outputs {
 		for _, a := range s.Args {
-			vars = append(vars, p.sg.Var(a))
+			vars = append(vars, p.serialVar(a))
 		}
 	}
 	var out [][]ir.Partial
-	if r, id, err := p.memo.Rule(sop, vars, p.sg.Var); err == nil && r != nil {
+	if r, id, err := p.memo.Rule(sop, vars, p.serialVar); err == nil && r != nil {
 		if sh, err := p.memo.Run(r, id, false, pm.Shape, slices.Index(p.serial.Meshes, pm), maps); err == nil {
 			out = sh.Partial
 		}
@@ -431,7 +503,7 @@ func (p *prover) ends() {
 		if v == nil || !v.written || v.unknown || v.lay != nil {
 			continue // not written, not followed, or refuted when written
 		}
-		sv := p.sg.Var(a)
+		sv := p.serialVar(a)
 		if sv == nil || sv.Dist == nil {
 			continue // a rank's temp
 		}

@@ -206,16 +206,18 @@ func newFacts(serial *ir.Module, prog *ir.Program) *serialFacts {
 	sg := prog.Global()
 	f := &serialFacts{byID: make(map[int64]*ir.Op, len(sg.Ops)), computed: map[string]bool{}, alias: map[string]string{},
 		ruleOut: map[int64][][]ir.Partial{}}
-	for _, op := range sg.Ops {
-		f.byID[op.ID] = op
-		if op.Type == "reshard" {
-			if x, out := firstArg(op.Input("X")), firstArg(op.Output("Out")); x != "" && out != "" {
-				f.alias[out] = x
+	for _, b := range prog.Blocks {
+		for _, op := range b.Ops {
+			f.byID[op.ID] = op
+			if op.Type == "reshard" {
+				if x, out := firstArg(op.Input("X")), firstArg(op.Output("Out")); x != "" && out != "" {
+					f.alias[out] = x
+				}
 			}
-		}
-		for a := range op.OutputNames {
-			if v := sg.Var(a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) {
-				f.computed[a] = true
+			for a := range op.OutputNames {
+				if v := prog.LookupVar(b, a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) {
+					f.computed[a] = true
+				}
 			}
 		}
 	}
@@ -226,9 +228,14 @@ func newFacts(serial *ir.Module, prog *ir.Program) *serialFacts {
 type prover struct {
 	*serialFacts
 	serial *ir.Module
-	sg     *ir.Block
+	sprog  *ir.Program
+	sg     *ir.Block // the serial block being followed
 	part   *ir.Module
-	g      *ir.Block
+	prog   *ir.Program
+	g      *ir.Block // the rank's block being followed
+	// entry, inside a sub-block, holds each var's value before the
+	// sub-block first wrote it (nil: none).
+	entry map[string]*value
 	rank   int
 	// startup: the programs are the startups, whose ops have no dists:
 	// an initialiser writes its var's declared block.
@@ -265,7 +272,7 @@ func (p *prover) unproven(op *ir.Op, v, format string, args ...any) {
 
 func newProver(facts *serialFacts, serial *ir.Module, sp *ir.Program, part *ir.Module, rp *ir.Program, rank int, post *postOffice) *prover {
 	g := rp.Global()
-	return &prover{serialFacts: facts, serial: serial, sg: sp.Global(), part: part, g: g, rank: rank, startup: sp == serial.Startup,
+	return &prover{serialFacts: facts, serial: serial, sprog: sp, sg: sp.Global(), part: part, prog: rp, g: g, rank: rank, startup: sp == serial.Startup,
 		env: make(map[string]*value, g.NumVars()), post: post, trust: map[string]bool{}, seen: make(map[int64]bool, len(g.Ops))}
 }
 
@@ -287,16 +294,7 @@ func (p *prover) advance(force bool) bool {
 			}
 			continue
 		}
-		if slices.Contains(ops.CommSetupTypes, op.Type) {
-			continue // a communicator's set-up moves no tensor
-		}
-		if id, emitted := originOp(op); emitted && !p.inPlace(op, id) {
-			p.seen[id] = true
-			p.emitted(op)
-		} else {
-			p.seen[op.ID] = true
-			p.kept(op)
-		}
+		p.step(op)
 	}
 	if !p.done {
 		p.done = true
@@ -309,6 +307,24 @@ func (p *prover) advance(force bool) bool {
 	return moved
 }
 
+// step follows op (but a receive, which advance takes).
+func (p *prover) step(op *ir.Op) {
+	if slices.Contains(ops.CommSetupTypes, op.Type) {
+		return // a communicator's set-up moves no tensor
+	}
+	if id, emitted := originOp(op); emitted && !p.inPlace(op, id) {
+		p.seen[id] = true
+		p.emitted(op)
+	} else {
+		p.seen[op.ID] = true
+		p.kept(op)
+	}
+}
+
+// rankVar and serialVar look var a up from the blocks being followed.
+func (p *prover) rankVar(a string) *ir.Var   { return p.prog.LookupVar(p.g, a) }
+func (p *prover) serialVar(a string) *ir.Var { return p.sprog.LookupVar(p.sg, a) }
+
 // inPlace reports whether op, naming serial op id as its origin, is
 // that op itself (the MoE exchanges keep their serial id).
 func (p *prover) inPlace(op *ir.Op, id int64) bool {
@@ -319,7 +335,13 @@ func (p *prover) inPlace(op *ir.Op, id int64) bool {
 // covers refutes a serial op on this rank's mesh that no op of the rank
 // computes or lowers (origin_op).
 func (p *prover) covers(seen map[int64]bool) {
-	for _, op := range p.sg.Ops {
+	for _, b := range p.sprog.Blocks {
+		p.coversBlock(b, seen)
+	}
+}
+
+func (p *prover) coversBlock(b *ir.Block, seen map[int64]bool) {
+	for _, op := range b.Ops {
 		if seen[op.ID] {
 			continue
 		}
@@ -342,7 +364,7 @@ func (p *prover) covers(seen map[int64]bool) {
 // declared returns the dist the serial module declares for var a: its
 // own, or, for a startup var, the main program's.
 func (p *prover) declared(a string) *ir.TensorDist {
-	if v := p.sg.Var(a); v != nil && v.Dist != nil {
+	if v := p.serialVar(a); v != nil && v.Dist != nil {
 		return v.Dist
 	}
 	if v := p.serial.Main.Global().Var(a); v != nil {
@@ -391,7 +413,7 @@ func (p *prover) read(a string) *value {
 	if v := p.env[a]; v != nil {
 		return v
 	}
-	v := p.g.Var(a)
+	v := p.rankVar(a)
 	val := &value{src: a, coef: 1}
 	if p.computed[a] {
 		p.refute(nil, a, "read before this rank computes it (the serial program does)")
@@ -399,9 +421,14 @@ func (p *prover) read(a string) *value {
 		p.env[a] = val
 		return val
 	}
-	if v == nil || v.Dist == nil {
+	switch {
+	case v == nil:
+		p.unproven(nil, a, "read, and the rank does not declare it")
 		val.unknown = true
-	} else {
+	case v.Dist == nil:
+		p.unproven(nil, a, "read, and it has no dist: its blocks are not stated")
+		val.unknown = true
+	default:
 		val.mesh, val.dims, val.owed = v.Dist.Mesh, v.Dist.DimsMapping, slices.Clone(v.Dist.Partial) // dims shared, never written
 	}
 	p.env[a] = val
@@ -415,16 +442,21 @@ func (p *prover) read(a string) *value {
 // layout).
 func (p *prover) write(a string, v *value) {
 	v.written = true
+	if p.entry != nil {
+		if _, ok := p.entry[a]; !ok {
+			p.entry[a] = p.env[a]
+		}
+	}
 	p.env[a] = v
 	if v.unknown {
 		return
 	}
-	serial := p.sg.Var(a) != nil
+	serial := p.serialVar(a) != nil
 	if serial && p.canon(v.src) != p.canon(a) {
 		p.refute(nil, a, "holds a block of %s, not of %s", v.src, a)
 		return
 	}
-	d := p.g.Var(a)
+	d := p.rankVar(a)
 	if d == nil || d.Dist == nil {
 		return
 	}
@@ -460,7 +492,7 @@ func (p *prover) canon(a string) string {
 func (p *prover) vocabParallel(op *ir.Op) {
 	id, _ := originOp(op)
 	sop := p.byID[id]
-	w := p.sg.Var(firstArg(op.Input("W")))
+	w := p.serialVar(firstArg(op.Input("W")))
 	if sop == nil || w == nil || w.Dist == nil || len(w.Dist.DimsMapping) == 0 || len(w.Type.Shape) == 0 {
 		p.unknownOut(op, "a vocabulary-parallel lookup of no serial lookup with a placed W")
 		return
