@@ -236,7 +236,7 @@ type prover struct {
 	// entry, inside a sub-block, holds each var's value before the
 	// sub-block first wrote it (nil: none).
 	entry map[string]*value
-	rank   int
+	rank  int
 	// startup: the programs are the startups, whose ops have no dists:
 	// an initialiser writes its var's declared block.
 	startup bool
