@@ -206,6 +206,7 @@ func newFacts(serial *ir.Module, prog *ir.Program) *serialFacts {
 	sg := prog.Global()
 	f := &serialFacts{byID: make(map[int64]*ir.Op, len(sg.Ops)), computed: map[string]bool{}, alias: map[string]string{},
 		ruleOut: map[int64][][]ir.Partial{}}
+	read := map[string]bool{}
 	for _, b := range prog.Blocks {
 		for _, op := range b.Ops {
 			f.byID[op.ID] = op
@@ -214,8 +215,15 @@ func newFacts(serial *ir.Module, prog *ir.Program) *serialFacts {
 					f.alias[out] = x
 				}
 			}
+			for _, s := range op.Inputs {
+				for _, a := range s.Args {
+					read[a] = true
+				}
+			}
+			// Computed: written before the program reads it (a var read
+			// first, updated in place, is an input).
 			for a := range op.OutputNames {
-				if v := prog.LookupVar(b, a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) {
+				if v := prog.LookupVar(b, a); v != nil && !v.Persistable() && !v.Has(ir.FlagIsData) && !read[a] {
 					f.computed[a] = true
 				}
 			}
@@ -571,6 +579,13 @@ func (p *prover) emitted(op *ir.Op) {
 		}
 		out.coef *= s
 	case op.Type == "assign":
+	case op.Type == "cast":
+		// A cast keeps the blocks; it commutes with a max or a min still
+		// owed (it is monotone), not with a sum's rounding.
+		if slices.ContainsFunc(out.owed, func(q ir.Partial) bool { return q.Reduce != ir.ReduceMax && q.Reduce != ir.ReduceMin }) {
+			p.unknownOut(op, "a cast of a value still owing a sum or an average")
+			return
+		}
 	default:
 		p.unknownOut(op, "an emitted "+op.Type+" the proof does not follow yet")
 		return
