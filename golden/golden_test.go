@@ -107,9 +107,7 @@ func TestGoldensProven(t *testing.T) {
 		t.Fatal(err)
 	}
 	// unproven names the cases the proof cannot follow to the end, and why.
-	unproven := map[string]string{
-		"dialect_pir": "Paddle's newer collective dialect (all_reduce, ...) is not followed",
-	}
+	unproven := map[string]string{}
 	proven := 0
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txtar")

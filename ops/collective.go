@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -125,6 +126,38 @@ func collectiveDefs() []*Def {
 		}
 	}
 	return defs
+}
+
+// Classic returns op spelled in the classic dialect when it is a
+// collective in Paddle's newer one (all_reduce with its reduce_type,
+// slots x and out; what passes' collective-dialect writes), a copy that
+// shares op's attrs and args; else op itself and false.
+func Classic(op *ir.Op) (*ir.Op, bool) {
+	code, _ := ir.AsInt(op.Attrs.Get("reduce_type"))
+	for _, d := range theTable().all {
+		if d.Newer == nil || d.Newer.Type != op.Type || d.Newer.ReduceType >= 0 && int64(d.Newer.ReduceType) != code {
+			continue
+		}
+		c := *op
+		c.Type = d.Type
+		c.Inputs, c.Outputs = upperSlots(op.Inputs), upperSlots(op.Outputs)
+		return &c, true
+	}
+	return op, false
+}
+
+// upperSlots spells the newer dialect's slots x and out as X and Out.
+func upperSlots(ss []ir.Slot) []ir.Slot {
+	out := slices.Clone(ss)
+	for i := range out {
+		switch out[i].Name {
+		case "x":
+			out[i].Name = "X"
+		case "out":
+			out[i].Name = "Out"
+		}
+	}
+	return out
 }
 
 // CommSetupTypes are Paddle's communicator set-up ops, which a rank's

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/ops"
 )
 
@@ -138,5 +139,33 @@ func TestNewerSpellings(t *testing.T) {
 		if len(a.Allowed) != len(ops.ReduceTypes) || len(codes) != len(ops.ReduceTypes) {
 			t.Errorf("all_reduce allows %v, spelled from %v", a.Allowed, codes)
 		}
+	}
+}
+
+// Classic undoes the newer dialect's spelling of every collective that
+// has one: the type (by reduce_type where several share a name) and the
+// slots x and out; an op of no newer spelling is itself.
+func TestClassicUndoesNewer(t *testing.T) {
+	n := 0
+	for _, d := range ops.All() {
+		if d.Newer == nil {
+			continue
+		}
+		op := &ir.Op{ID: 1, Type: d.Newer.Type, Inputs: ir.Slots("x", "a"), Outputs: ir.Slots("out", "b")}
+		if d.Newer.ReduceType >= 0 {
+			op.Attrs.Set("reduce_type", ir.Int(int64(d.Newer.ReduceType)))
+		}
+		c, ok := ops.Classic(op)
+		if !ok || c.Type != d.Type || len(c.Input("X")) != 1 || len(c.Output("Out")) != 1 || op.Type != d.Newer.Type {
+			t.Errorf("%s: Classic gives %v, %v (the op %v)", d.Newer.Type, c, ok, op)
+		}
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("%d collectives with a newer spelling", n)
+	}
+	relu := &ir.Op{ID: 1, Type: "relu"}
+	if c, ok := ops.Classic(relu); ok || c != relu {
+		t.Error("relu has a classic spelling")
 	}
 }

@@ -321,6 +321,7 @@ func (p *prover) step(op *ir.Op) {
 		return // a communicator's set-up moves no tensor
 	}
 	if id, emitted := originOp(op); emitted && !p.inPlace(op, id) {
+		op, _ = ops.Classic(op) // Paddle's newer spelling of a collective
 		p.seen[id] = true
 		p.emitted(op)
 	} else {
