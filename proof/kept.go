@@ -437,6 +437,10 @@ func (p *prover) as(op, sop *ir.Op) {
 	k := 0
 	for _, s := range sop.Outputs {
 		rargs := op.Output(s.Name)
+		if len(rargs) != len(s.Args) {
+			// A missing output (a param's update) would leave the old value.
+			p.refute(op, "", "output slot %s has %d args, the serial op's %d", s.Name, len(rargs), len(s.Args))
+		}
 		for i, sa := range s.Args {
 			dims, _ := sop.Dist.OutputMapping(sa)
 			mesh := sop.Dist.Mesh
