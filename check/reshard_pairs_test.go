@@ -17,6 +17,7 @@ import (
 	"github.com/distpass/distpass/check"
 	"github.com/distpass/distpass/ir"
 	"github.com/distpass/distpass/passes"
+	"github.com/distpass/distpass/proof"
 )
 
 // pairDist is one dist of the exhaustive reshard pairs: a mapping and
@@ -157,6 +158,19 @@ func viaReplicated(meshShape []int, shape []int64, src, dst pairDist) string {
 	return strings.TrimSuffix(text, "  }\n}\n") + tail
 }
 
+// provenPair holds a pair's per-rank programs to the static proof:
+// proven, in both collective dialects.
+func provenPair(m *ir.Module, mods []*ir.Module) error {
+	res, err := proof.Check(m, passes.Ranks(m), mods)
+	if err != nil {
+		return err
+	}
+	if !res.Proven() {
+		return fmt.Errorf("the static proof: %s", res.Findings[0])
+	}
+	return nil
+}
+
 // pairResult is what one pair's per-rank programs hold and move.
 type pairResult struct {
 	types []string // the collective op types, sorted, once each
@@ -173,6 +187,9 @@ func runPair(t *testing.T, text string) (pairResult, error) {
 	ctx := context.Background()
 	mods, err := passes.PartitionAll(ctx, m, nil)
 	if err != nil {
+		return pairResult{}, err
+	}
+	if err := provenPair(m, mods); err != nil {
 		return pairResult{}, err
 	}
 	rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
@@ -196,6 +213,9 @@ func runPair(t *testing.T, text string) (pairResult, error) {
 		if err := (&passes.Manager{}).Run(ctx, pir, renamed[i]); err != nil {
 			return pairResult{}, err
 		}
+	}
+	if err := provenPair(m, renamed); err != nil {
+		return pairResult{}, fmt.Errorf("in the pir dialect: %w", err)
 	}
 	if rep, err = check.RunParts(ctx, m, passes.Ranks(m), renamed, check.Options{}); err == nil {
 		err = rep.Err()
@@ -416,6 +436,9 @@ func crossMeshPair(t *testing.T, srcRanks, dstRanks []int, src, dst pairDist) {
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 		return
+	}
+	if err := provenPair(m, mods); err != nil {
+		t.Errorf("%s: %v", name, err)
 	}
 	rep, err := check.RunParts(ctx, m, passes.Ranks(m), mods, check.Options{})
 	if err != nil || rep.Err() != nil || rep.Count("activation") == 0 {

@@ -212,6 +212,20 @@ func (p *prover) collective(op *ir.Op, x string, in, out *value) bool {
 		p.unproven(op, x, "%s over blocks received from another mesh", op.Type)
 		return false
 	}
+	if d := p.rankVar(x); d != nil && d.Dist != nil && d.Dist.Mesh != in.mesh {
+		// Blocks of another mesh (a rank at the same coordinate of two):
+		// the collective runs on X's declared one.
+		c := *in
+		if l, err := p.layoutOf(in); err == nil {
+			c.lay = l
+		}
+		if c.lay == nil || !p.settle(&c, d.Dist.Mesh, d.Dist.DimsMapping) {
+			p.unproven(op, x, "%s over blocks of mesh %s, on mesh %s", op.Type, in.mesh, d.Dist.Mesh)
+			return false
+		}
+		in = &c
+		*out = value{src: c.src, mesh: c.mesh, dims: c.dims, owed: slices.Clone(c.owed), coef: c.coef}
+	}
 	grp, pm, d, ok := p.ring(op, x, in.mesh)
 	if !ok {
 		return false
@@ -517,6 +531,7 @@ func (p *prover) send(op *ir.Op) {
 			var c []int
 			if c, _, err = p.coordOn(in.mesh); err == nil {
 				l = l.at(c)
+				v.from = sentFrom{mesh: in.mesh, coord: c}
 			}
 		}
 		if err != nil {
@@ -524,8 +539,8 @@ func (p *prover) send(op *ir.Op) {
 			v.unknown = true
 		}
 		v.lay = l
-		if len(in.owed) > 0 {
-			p.unproven(op, x, "sends %s, which owes %s: the proof does not follow partial values across meshes", x, fmtOwed(in.owed))
+		if len(in.owed) > 0 && v.from.mesh == "" {
+			p.unproven(op, x, "sends %s, which owes %s, from no mesh", x, fmtOwed(in.owed))
 			v.unknown = true
 		}
 	}
@@ -560,6 +575,21 @@ func (p *prover) receive(op *ir.Op, force bool) bool {
 	p.post.box[box] = queue[1:]
 	p.post.sent[box] = p.post.sent[box][1:]
 	got := &value{src: v.src, lay: v.lay, owed: v.owed, coef: v.coef, unknown: v.unknown}
+	if !got.unknown && len(got.owed) > 0 {
+		// A part: the receiver must stand where its sender stood along
+		// each dim the part is owed over (a mesh of the same shape), so
+		// that the group's receivers hold its senders' parts one to one.
+		d := p.rankVar(out)
+		same := d != nil && d.Dist != nil && sameShape(p.serial, v.from.mesh, d.Dist.Mesh)
+		if same {
+			c, _, err := p.coordOn(d.Dist.Mesh)
+			same = err == nil && !slices.ContainsFunc(got.owed, func(q ir.Partial) bool { return c[q.Dim] != v.from.coord[q.Dim] })
+		}
+		if !same {
+			p.unproven(op, out, "receives a part owed over %s from rank %d, which stands elsewhere", fmtOwed(got.owed), q)
+			got.unknown = true
+		}
+	}
 	if !got.unknown {
 		if shape, ok := ir.AsInts(ops.AttrValue(op, "out_shape")); ok && !slices.Equal(shape, got.lay.shape()) {
 			p.refute(op, out, "out_shape %v, and rank %d sends %v", shape, q, got.lay.shape())

@@ -65,17 +65,26 @@ func (p *prover) concat(op *ir.Op) {
 	axis, _ := ir.AsInt(op.Attrs.Get("axis"))
 	var (
 		ls    []*layout
-		first *value
+		first *value // the first part that is not a constant
 	)
-	for _, x := range xs {
-		in := p.read(x)
-		if in.unknown {
+	ins := make([]*value, len(xs))
+	for i, x := range xs {
+		if ins[i] = p.read(x); ins[i].unknown {
 			p.write(out, &value{unknown: true})
 			return
 		}
-		if first == nil {
-			first = in
-		} else if p.canon(in.src) != p.canon(first.src) || !slices.Equal(in.owed, first.owed) || in.coef != first.coef {
+		if first == nil && (ins[i].lay == nil || !ins[i].lay.allFill()) {
+			first = ins[i]
+		}
+	}
+	if first == nil {
+		first = ins[0]
+	}
+	for _, in := range ins {
+		// A constant (padding) joins any part; the others must be of one
+		// serial var, owing alike, with one factor.
+		constant := in.lay != nil && in.lay.allFill()
+		if !constant && (p.canon(in.src) != p.canon(first.src) || !slices.Equal(in.owed, first.owed) || in.coef != first.coef) {
 			p.unknownOut(op, "a concat of "+first.src+" and "+in.src+", or of parts owing differently")
 			return
 		}

@@ -75,10 +75,15 @@ func (a aff) String() string {
 type tile struct {
 	lo   []aff
 	size []int64
+	// fill: the tile holds the constant val in every element (a reshard's
+	// padding), not the serial tensor's block (lo and size say only its
+	// extent).
+	fill bool
+	val  float64
 }
 
 func (t tile) equal(u tile) bool {
-	return slices.Equal(t.size, u.size) && slices.EqualFunc(t.lo, u.lo, aff.equal)
+	return t.fill == u.fill && t.val == u.val && slices.Equal(t.size, u.size) && slices.EqualFunc(t.lo, u.lo, aff.equal)
 }
 
 // layout is a local tensor as a grid of tiles: seg[a] are the sizes of
@@ -215,7 +220,9 @@ func (l *layout) cut(a int, at int64) (*layout, error) {
 	return nil, fmt.Errorf("offset %d beyond dim %d of size %d", at, a, off)
 }
 
-func (t tile) clone() tile { return tile{lo: slices.Clone(t.lo), size: slices.Clone(t.size)} }
+func (t tile) clone() tile {
+	return tile{lo: slices.Clone(t.lo), size: slices.Clone(t.size), fill: t.fill, val: t.val}
+}
 
 func (l *layout) pick(cells []int) []tile {
 	out := make([]tile, len(cells))
@@ -340,12 +347,12 @@ func (l *layout) merge() *layout {
 			ok := true
 			for k := range x {
 				t, u := l.tiles[x[k]], l.tiles[y[k]]
-				if t.size[a] < 0 || !u.lo[a].equal(t.lo[a].plus(t.size[a])) {
+				if t.fill != u.fill || t.val != u.val || t.size[a] < 0 || !t.fill && !u.lo[a].equal(t.lo[a].plus(t.size[a])) {
 					ok = false
 					break
 				}
 				for b := range t.lo {
-					if b != a && (!t.lo[b].equal(u.lo[b]) || t.size[b] != u.size[b]) {
+					if b != a && (!t.fill && !t.lo[b].equal(u.lo[b]) || t.size[b] != u.size[b]) {
 						ok = false
 					}
 				}
@@ -382,7 +389,7 @@ func (l *layout) equal(m *layout) bool {
 func (l *layout) at(coord []int) *layout {
 	m := &layout{seg: l.seg, tiles: make([]tile, len(l.tiles))}
 	for i, t := range l.tiles {
-		u := tile{lo: make([]aff, len(t.lo)), size: t.size}
+		u := tile{lo: make([]aff, len(t.lo)), size: t.size, fill: t.fill, val: t.val}
 		for a, o := range t.lo {
 			u.lo[a] = aff{c: o.eval(coord)}
 		}
@@ -418,6 +425,46 @@ func (l *layout) String() string {
 			}
 		}
 		b.WriteString("[" + strings.Join(dims, ", ") + "]")
+		if t.fill {
+			fmt.Fprintf(&b, "=%g", t.val)
+		}
 	}
 	return b.String()
+}
+
+// filled returns l with every tile holding the constant v.
+func (l *layout) filled(v float64) *layout {
+	m := &layout{seg: l.seg, tiles: make([]tile, len(l.tiles))}
+	for i, t := range l.tiles {
+		u := t.clone()
+		u.fill, u.val = true, v
+		m.tiles[i] = u
+	}
+	return m
+}
+
+// allFill reports whether every tile of l is a constant.
+func (l *layout) allFill() bool {
+	return !slices.ContainsFunc(l.tiles, func(t tile) bool { return !t.fill })
+}
+
+// offsetsOf returns each tile's local offset along every dim.
+func (l *layout) offsetsOf() [][]int64 {
+	st := l.strides()
+	starts := make([][]int64, len(l.seg))
+	for a, segs := range l.seg {
+		starts[a] = append([]int64{0}, offsets(segs)...)
+		if len(segs) == 1 {
+			starts[a] = []int64{0}
+		}
+	}
+	out := make([][]int64, len(l.tiles))
+	for c := range l.tiles {
+		o := make([]int64, len(l.seg))
+		for a := range l.seg {
+			o[a] = starts[a][c/st[a]%len(l.seg[a])]
+		}
+		out[c] = o
+	}
+	return out
 }

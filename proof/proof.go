@@ -181,6 +181,12 @@ type value struct {
 	coef    float64
 	unknown bool
 	written bool
+	from    sentFrom // a value in the mail: its sender's mesh and coordinates
+}
+
+type sentFrom struct {
+	mesh  string
+	coord []int
 }
 
 // serialFacts are what every rank's proof reads of one serial program,
@@ -469,8 +475,26 @@ func (p *prover) write(a string, v *value) {
 	if d == nil || d.Dist == nil {
 		return
 	}
+	if !serial {
+		// A rank's temp: what it holds is its value, whatever it declares;
+		// blocks of another mesh, or laid out, become its placement when
+		// they are the same blocks here.
+		if v.lay != nil || v.mesh != d.Dist.Mesh {
+			c := *v
+			if c.lay == nil {
+				c.lay, _ = p.layoutOf(v)
+			}
+			if c.lay != nil && p.settle(&c, d.Dist.Mesh, d.Dist.DimsMapping) {
+				*v = c
+			}
+		}
+		return
+	}
+	if p.partsOf(a, v, d.Dist) {
+		return
+	}
 	if v.lay != nil {
-		if !p.settle(v, d.Dist.Mesh, d.Dist.DimsMapping) && serial {
+		if !p.settle(v, d.Dist.Mesh, d.Dist.DimsMapping) {
 			p.refute(nil, a, "holds %s, and the rank declares it %s: %s", p.blocks(v), ir.FormatInts(d.Dist.DimsMapping),
 				p.blocks(&value{src: v.src, mesh: d.Dist.Mesh, dims: d.Dist.DimsMapping}))
 		}
@@ -580,6 +604,14 @@ func (p *prover) emitted(op *ir.Op) {
 		}
 		out.coef *= s
 	case op.Type == "assign":
+	case op.Type == "fill_any_like":
+		// A reshard's padding: a constant shaped like X.
+		l, err := p.layoutOf(in)
+		if err != nil || len(op.Input("ValueTensor")) > 0 {
+			p.unknownOut(op, "a fill of no known blocks, or by a tensor")
+			return
+		}
+		out = &value{src: in.src, mesh: in.mesh, lay: l.filled(attrFloat(op, "value", 0)), coef: 1}
 	case op.Type == "cast":
 		// A cast keeps the blocks; it commutes with a max or a min still
 		// owed (it is monotone), not with a sum's rounding.

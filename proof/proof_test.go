@@ -3,6 +3,7 @@ package proof_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,73 @@ func TestSubBlocksFollowed(t *testing.T) {
 	})
 	if f := res.Refuted(); f == nil || f.Var != "j" || !strings.Contains(f.Msg, "owes nothing") {
 		t.Fatalf("a sum of the counter: %v", res.Findings)
+	}
+}
+
+// A reshard into a sum's parts leaves the value on the first rank and
+// zeros on the others: proven; the value kept on every rank (n times it
+// once summed) is refuted, and so is a pad whose block is out of place.
+func TestPartsAddUp(t *testing.T) {
+	src := `mesh m shape [2] dims [a] ranks [0, 1]
+program main {
+  block 0 {
+    var x : f32[8, 4] @m[KIND] {is_data, stop_gradient}
+    var y : f32[8, 4] @m[-1, -1] partial [0]
+    var z : f32[8, 4] @m[-1, -1] partial [0]
+    op 1 reshard(X: x) -> (Out: y) dist @m impl reshard:0 [x: [KIND] -> y: [-1, -1]]
+    op 2 scale(X: y) -> (Out: z) {bias = 0.0, bias_after_scale = true, scale = 2.0} dist @m [y: [-1, -1] -> z: [-1, -1]]
+  }
+}
+`
+	for _, c := range []struct {
+		kind   string // x's mapping: replicated (a copy on the first rank) or split (a pad)
+		mutate func(op *ir.Op) bool
+		want   string
+	}{
+		{"-1, -1", nil, ""},
+		{"-1, -1", func(op *ir.Op) bool {
+			if op.Type != "fill_any_like" {
+				return false
+			}
+			op.Type, op.Attrs = "assign", ir.Attrs{}
+			op.Attrs.Set("origin_op", ir.Long(1))
+			return true
+		}, "ends owing nothing, declared partial [0]"},
+		{"0, -1", nil, ""},
+		{"0, -1", func(op *ir.Op) bool {
+			if op.Type != "concat" {
+				return false
+			}
+			slices.Reverse(op.Inputs[0].Args)
+			return true
+		}, "holds the blocks 2×1 tiles [4:8, 0:4] [4:8, 0:4]=0, and the rank declares it [-1, -1]"},
+	} {
+		m, err := ir.Parse("parts.dpir", []byte(strings.ReplaceAll(src, "KIND", c.kind)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks, err := passes.PartitionAll(context.Background(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mutated := c.mutate == nil
+		for _, op := range ranks[1].Main.Global().Ops {
+			if c.mutate != nil && c.mutate(op) {
+				mutated = true
+			}
+		}
+		if !mutated {
+			t.Fatalf("%s: nothing to mutate", c.kind)
+		}
+		res, err := proof.Check(m, passes.Ranks(m), ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f := res.Refuted(); {
+		case c.want == "" && !res.Proven():
+			t.Errorf("%s: not proven: %v", c.kind, res.Findings)
+		case c.want != "" && (f == nil || !strings.Contains(f.Msg, c.want)):
+			t.Errorf("%s, mutated: %v, want refuted: %s", c.kind, res.Findings, c.want)
+		}
 	}
 }
