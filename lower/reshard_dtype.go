@@ -20,7 +20,7 @@ import (
 //     their or); a sum of integers is the integer sum;
 //   - a max or min of parts is the integer one (on bools, or and and);
 //   - a pad fills the blocks the rank does not hold with the reduction's
-//     identity in the dtype (padIdentity), never ±inf.
+//     identity in the dtype (spmd.Identity), never ±inf.
 
 // exactPlaces refuses places of v (of v's dtype) that await a reduction
 // spmd.ExactPartial refuses, naming the var, the mesh dim and the dtype.
@@ -36,45 +36,14 @@ func exactPlaces(v *ir.Var, ps []spmd.Place, pm *ir.ProcessMesh) error {
 	return nil
 }
 
-// padIdentity is the value that leaves reduction r unchanged in dtype
-// dt: 0 for a sum; for a max the dtype's least value (-inf, false, the
-// integer minimum), for a min its greatest. exact32 reports whether a
-// Paddle float attr (32 bits) holds it exactly: the integer maxima of
-// i32 and i64 it does not.
-func padIdentity(dt ir.DType, r ir.Reduce) (v float64, exact32 bool) {
-	lo, hi := math.Inf(-1), math.Inf(1)
-	switch dt {
-	case ir.Boolean, ir.U8:
-		lo, hi = 0, 1
-		if dt == ir.U8 {
-			hi = math.MaxUint8
-		}
-	case ir.I8:
-		lo, hi = math.MinInt8, math.MaxInt8
-	case ir.I16:
-		lo, hi = math.MinInt16, math.MaxInt16
-	case ir.I32:
-		lo, hi = math.MinInt32, math.MaxInt32
-	case ir.I64:
-		lo, hi = math.MinInt64, math.MaxInt64
-	}
-	switch r {
-	case ir.ReduceMax:
-		v = lo
-	case ir.ReduceMin:
-		v = hi
-	}
-	return v, math.IsInf(v, 0) || float64(float32(v)) == v
-}
-
 // identity emits a temp of in's dtype and local shape filled with the
-// identity of reduction r (padIdentity), and returns it. A value a
+// identity of reduction r (spmd.Identity), and returns it. A value a
 // Paddle float attr does not hold (the maxima of i32 and i64) is a
 // fill_constant of one element, its str_value exact, added to zeros.
 func (rw *reshardLowering) identity(in string, shape []int64, r ir.Reduce, what string) (*ir.Var, error) {
 	ctx := rw.ctx
 	dt := rw.x.Type.DType
-	v, exact := padIdentity(dt, r)
+	v, exact := spmd.Identity(dt, r)
 	out := rw.temp("pad", shape)
 	if exact {
 		ctx.Emit("fill_any_like", ctx.Slot("X", in), ctx.Slot("Out", out.Name()), rw.why(what+": the identity of "+r.String()),

@@ -84,6 +84,9 @@ func (p *prover) layoutOf(v *value) (*layout, error) {
 		return v.lay, nil
 	}
 	sv := p.serialVar(p.canon(v.src))
+	if sv == nil { // a start-up program's var its serial start-up does not declare
+		sv = p.serial.Main.Global().Var(p.canon(v.src))
+	}
 	if sv == nil {
 		return nil, fmt.Errorf("%s is no serial var", v.src)
 	}
@@ -123,10 +126,11 @@ func (p *prover) settle(v *value, mesh string, dims []int) bool {
 // placedAs reports whether v holds, on this rank, the blocks placement
 // dims of mesh gives.
 func (p *prover) placedAs(v *value, mesh string, dims []int) bool {
-	if v.lay == nil && (v.mesh == mesh || v.mesh == "") {
-		return slices.Equal(v.dims, dims)
+	if v.lay == nil && (v.mesh == mesh || v.mesh == "") && slices.Equal(v.dims, dims) {
+		return true
 	}
-	// Another mesh, or a layout: the same blocks on this rank.
+	// Another placement (a dim split over a mesh dim of one rank is
+	// whole), another mesh, or a layout: the same blocks on this rank.
 	c := *v
 	if c.lay == nil {
 		l, err := p.layoutOf(v)

@@ -241,16 +241,22 @@ func (p *prover) localAttrsHold(op, sop *ir.Op) {
 		return
 	}
 	block := lay.shape()
-	if shape, ok := ir.AsInts(ops.AttrValue(op, "shape")); ok && len(op.Input("ShapeTensor")) == 0 && len(op.Input("ShapeTensorList")) == 0 && len(op.Input("Shape")) == 0 {
+	// The shape attr is Out's shape for a fill or a draw, a reshape's
+	// with 0 and -1 spelled out, an expand's with -1 keeping X's dim.
+	reshape, expand := strings.HasPrefix(op.Type, "reshape"), op.Type == "expand_v2"
+	held := d != nil && d.Traits&ops.ShapeOfOut != 0 || reshape || expand
+	if shape, ok := ir.AsInts(ops.AttrValue(op, "shape")); ok && held && len(op.Input("ShapeTensor")) == 0 && len(op.Input("ShapeTensorList")) == 0 && len(op.Input("Shape")) == 0 {
 		got := slices.Clone(shape)
-		if strings.HasPrefix(op.Type, "reshape") {
-			if x := p.env[firstArg(op.Input("X"))]; x != nil && !x.unknown {
-				if xl, err := p.layoutOf(x); err == nil {
+		if x := p.env[firstArg(op.Input("X"))]; (reshape || expand) && x != nil && !x.unknown {
+			if xl, err := p.layoutOf(x); err == nil {
+				if reshape {
 					got = resolveReshape(got, xl.shape())
+				} else {
+					got = resolveExpand(got, xl.shape())
 				}
 			}
 		}
-		if op.Type != "fill_constant_batch_size_like" && !slices.Equal(got, block) {
+		if !slices.Equal(got, block) {
 			p.refute(op, outs[0], "attr shape %v makes %s %v, and this rank's block of it is %v", shape, outs[0], got, block)
 		}
 	}
@@ -286,6 +292,18 @@ func (p *prover) localAttrsHold(op, sop *ir.Op) {
 			p.refute(op, outs[0], "shard_offset %v, and this rank's block of %s begins at %v", offset, outs[0], want)
 		}
 	}
+}
+
+// resolveExpand spells out an expand's -1 entries (X's dim, X aligned to
+// the right).
+func resolveExpand(shape, x []int64) []int64 {
+	off := len(shape) - len(x)
+	for i, d := range shape {
+		if d == -1 && i-off >= 0 {
+			shape[i] = x[i-off]
+		}
+	}
+	return shape
 }
 
 // resolveReshape spells out a reshape's 0 (X's dim) and -1 (the rest of
@@ -520,7 +538,7 @@ func (p *prover) ends() {
 		slices.SortFunc(declared, func(a, b ir.Partial) int { return a.Dim - b.Dim })
 		p.asDeclared(v, declared, sv.Dist.Mesh)
 		switch {
-		case !slices.Equal(v.dims, sv.Dist.DimsMapping):
+		case !p.placedAs(v, sv.Dist.Mesh, sv.Dist.DimsMapping):
 			p.refute(nil, a, "ends placed %s, declared %s", ir.FormatInts(v.dims), ir.FormatInts(sv.Dist.DimsMapping))
 		case !slices.Equal(v.owed, declared):
 			p.refute(nil, a, "ends owing %s, declared %s", fmtOwed(v.owed), fmtOwed(declared))

@@ -1,10 +1,10 @@
 package proof
 
 import (
-	"math"
 	"slices"
 
 	"github.com/distpass/distpass/ir"
+	"github.com/distpass/distpass/spmd"
 )
 
 // A reshard into a partial dist (spmd's StepPartial and StepPad) leaves
@@ -16,17 +16,6 @@ import (
 // Which pattern applies is the serial program's (the reshard's input's
 // dist), the same on every rank, so each rank checks its own part and
 // the parts add up by construction.
-
-// identity is the value that leaves reduction r unchanged.
-func identity(r ir.Reduce) float64 {
-	switch r {
-	case ir.ReduceMax:
-		return math.Inf(-1)
-	case ir.ReduceMin:
-		return math.Inf(1)
-	}
-	return 0
-}
 
 // partsOf takes v, written to serial var a declared dist, as a part of
 // what dist's partials the value does not owe yet, when it is this rank's
@@ -73,10 +62,10 @@ func (p *prover) partsOf(a string, v *value, dist *ir.TensorDist) bool {
 	type padDim struct{ dim, k int }
 	var pads []padDim
 	first := true
-	id := identity(missing[0].Reduce)
+	id, _ := spmd.Identity(sv.Type.DType, missing[0].Reduce)
 	coef := v.coef
 	for _, q := range missing {
-		if identity(q.Reduce) != id {
+		if v, _ := spmd.Identity(sv.Type.DType, q.Reduce); v != id {
 			return false
 		}
 		if i := slices.Index(xd.DimsMapping, q.Dim); i >= 0 && sameShape(p.serial, xd.Mesh, dist.Mesh) {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/distpass/distpass/ir"
@@ -181,6 +182,7 @@ type value struct {
 	coef    float64
 	unknown bool
 	written bool
+	konst   *float64 // a constant a reshard's padding adds, not a block of a var
 	from    sentFrom // a value in the mail: its sender's mesh and coordinates
 }
 
@@ -286,8 +288,29 @@ func (p *prover) unproven(op *ir.Op, v, format string, args ...any) {
 
 func newProver(facts *serialFacts, serial *ir.Module, sp *ir.Program, part *ir.Module, rp *ir.Program, rank int, post *postOffice) *prover {
 	g := rp.Global()
-	return &prover{serialFacts: facts, serial: serial, sprog: sp, sg: sp.Global(), part: part, prog: rp, g: g, rank: rank, startup: sp == serial.Startup,
+	p := &prover{serialFacts: facts, serial: serial, sprog: sp, sg: sp.Global(), part: part, prog: rp, g: g, rank: rank, startup: sp == serial.Startup,
 		env: make(map[string]*value, g.NumVars()), post: post, trust: map[string]bool{}, seen: make(map[int64]bool, len(g.Ops))}
+	p.sameDists()
+	return p
+}
+
+// sameDists refutes a var of the rank declared with another dist than
+// the serial module's: a reader of the rank's program takes the label
+// for what the data is.
+func (p *prover) sameDists() {
+	for _, v := range p.g.Vars() {
+		sv := p.sg.Var(v.Name())
+		if sv == nil || sv.Dist == nil || v.Dist == nil {
+			continue
+		}
+		a, b := slices.Clone(v.Dist.Partial), slices.Clone(sv.Dist.Partial)
+		byDim := func(x, y ir.Partial) int { return x.Dim - y.Dim }
+		slices.SortFunc(a, byDim)
+		slices.SortFunc(b, byDim)
+		if v.Dist.Mesh != sv.Dist.Mesh || !slices.Equal(v.Dist.DimsMapping, sv.Dist.DimsMapping) || !slices.Equal(a, b) {
+			p.refute(nil, v.Name(), "declared %s, and the serial module declares %s", v.Dist, sv.Dist)
+		}
+	}
 }
 
 // advance follows the rank's ops until it ends, or waits for a send no
@@ -326,7 +349,11 @@ func (p *prover) step(op *ir.Op) {
 	if slices.Contains(ops.CommSetupTypes, op.Type) {
 		return // a communicator's set-up moves no tensor
 	}
-	if id, emitted := originOp(op); emitted && !p.inPlace(op, id) {
+	id, emitted := originOp(op)
+	if sop := p.byID[op.ID]; !emitted && sop != nil && sop.Type == ops.ReshardType && op.Type != ops.ReshardType {
+		id, emitted = op.ID, true // a reshard lowered in place, under its own id (by hand)
+	}
+	if emitted && !p.inPlace(op, id) {
 		op, _ = ops.Classic(op) // Paddle's newer spelling of a collective
 		p.seen[id] = true
 		p.emitted(op)
@@ -500,7 +527,7 @@ func (p *prover) write(a string, v *value) {
 		}
 		return
 	}
-	if v.dims != nil && !slices.Equal(d.Dist.DimsMapping, v.dims) {
+	if v.dims != nil && !p.placedAs(v, d.Dist.Mesh, d.Dist.DimsMapping) {
 		p.refute(nil, a, "holds a block placed %s, and the rank declares it %s", ir.FormatInts(v.dims), ir.FormatInts(d.Dist.DimsMapping))
 	}
 }
@@ -577,6 +604,18 @@ func (p *prover) emitted(op *ir.Op) {
 		return
 	}
 	xs, outs := op.Input("X"), op.Output("Out")
+	if op.Type == "fill_constant" && len(xs) == 0 && len(outs) == 1 && len(op.Input("ValueTensor")) == 0 {
+		// A constant (a padding's, added to zeros): its value, exactly
+		// from str_value when it has one.
+		k := attrFloat(op, "value", 0)
+		if str, ok := op.Attrs.String("str_value"); ok && str != "" {
+			if f, err := strconv.ParseFloat(str, 64); err == nil {
+				k = f
+			}
+		}
+		p.write(outs[0], &value{konst: &k, coef: 1})
+		return
+	}
 	if len(xs) != 1 || len(outs) != 1 {
 		p.unknownOut(op, "an emitted "+op.Type+" the proof does not follow yet")
 		return
@@ -604,6 +643,19 @@ func (p *prover) emitted(op *ir.Op) {
 		}
 		out.coef *= s
 	case op.Type == "assign":
+	case op.Type == "elementwise_add" && in.lay != nil && in.lay.allFill():
+		// A padding made of a constant too wide for a float attr (an
+		// integer's extreme): zeros plus the constant.
+		y := p.read(firstArg(op.Input("Y")))
+		if y.konst == nil {
+			p.unknownOut(op, "a sum of a padding and no constant")
+			return
+		}
+		l := &layout{seg: in.lay.seg, tiles: slices.Clone(in.lay.tiles)}
+		for i := range l.tiles {
+			l.tiles[i].val += *y.konst
+		}
+		out.lay = l
 	case op.Type == "fill_any_like":
 		// A reshard's padding: a constant shaped like X.
 		l, err := p.layoutOf(in)
