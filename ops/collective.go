@@ -146,15 +146,27 @@ func Classic(op *ir.Op) (*ir.Op, bool) {
 	return op, false
 }
 
-// upperSlots spells the newer dialect's slots x and out as X and Out.
+// newerSlot is the newer dialect's spelling of a collective's slots.
+var newerSlot = map[string]string{"X": "x", "Out": "out"}
+
+// NewerSlots returns ss with the slots spelled as Paddle's newer dialect
+// spells a collective's (X and Out as x and out).
+func NewerSlots(ss []ir.Slot) []ir.Slot { return respell(ss, newerSlot) }
+
+// upperSlots undoes NewerSlots.
 func upperSlots(ss []ir.Slot) []ir.Slot {
+	back := map[string]string{}
+	for k, v := range newerSlot {
+		back[v] = k
+	}
+	return respell(ss, back)
+}
+
+func respell(ss []ir.Slot, as map[string]string) []ir.Slot {
 	out := slices.Clone(ss)
 	for i := range out {
-		switch out[i].Name {
-		case "x":
-			out[i].Name = "X"
-		case "out":
-			out[i].Name = "Out"
+		if n, ok := as[out[i].Name]; ok {
+			out[i].Name = n
 		}
 	}
 	return out

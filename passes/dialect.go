@@ -41,8 +41,7 @@ ops-renamed.`,
 						if d.Newer.ReduceType >= 0 {
 							op.Attrs.Set("reduce_type", ir.Int(int64(d.Newer.ReduceType)))
 						}
-						lowerSlots(op.Inputs)
-						lowerSlots(op.Outputs)
+						op.Inputs, op.Outputs = ops.NewerSlots(op.Inputs), ops.NewerSlots(op.Outputs)
 						n++
 					}
 				}
@@ -50,16 +49,5 @@ ops-renamed.`,
 			ctx.Count("ops-renamed", n)
 			return nil
 		},
-	}
-}
-
-func lowerSlots(ss []ir.Slot) {
-	for i := range ss {
-		switch ss[i].Name {
-		case "X":
-			ss[i].Name = "x"
-		case "Out":
-			ss[i].Name = "out"
-		}
 	}
 }
