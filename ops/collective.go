@@ -134,8 +134,8 @@ func collectiveDefs() []*Def {
 // shares op's attrs and args; else op itself and false.
 func Classic(op *ir.Op) (*ir.Op, bool) {
 	code, _ := ir.AsInt(op.Attrs.Get("reduce_type"))
-	for _, d := range theTable().all {
-		if d.Newer == nil || d.Newer.Type != op.Type || d.Newer.ReduceType >= 0 && int64(d.Newer.ReduceType) != code {
+	for _, d := range theTable().newer[op.Type] {
+		if d.Newer.ReduceType >= 0 && int64(d.Newer.ReduceType) != code {
 			continue
 		}
 		c := *op

@@ -51,8 +51,9 @@ func Families() []string {
 
 type table struct {
 	byType map[string]*Def
-	all    []*Def // sorted by type
-	err    error  // a broken table: a test reports it
+	newer  map[string][]*Def // by the newer dialect's spelling (Def.Newer)
+	all    []*Def            // sorted by type
+	err    error             // a broken table: a test reports it
 }
 
 var (
@@ -81,7 +82,7 @@ func Add(defs ...*Def) error {
 	addMu.Lock()
 	defer addMu.Unlock()
 	old := theTable()
-	t := &table{byType: maps.Clone(old.byType), all: slices.Clone(old.all), err: old.err}
+	t := &table{byType: maps.Clone(old.byType), newer: maps.Clone(old.newer), all: slices.Clone(old.all), err: old.err}
 	var fresh []*Def
 	put := func(d *Def) error {
 		if d.Type == "" {
@@ -91,6 +92,7 @@ func Add(defs ...*Def) error {
 			return fmt.Errorf("ops: %s is already defined", d.Type)
 		}
 		t.byType[d.Type] = d
+		t.index(d)
 		t.all = append(t.all, d)
 		fresh = append(fresh, d)
 		return nil
@@ -122,7 +124,7 @@ func Add(defs ...*Def) error {
 }
 
 func build() *table {
-	t := &table{byType: map[string]*Def{}}
+	t := &table{byType: map[string]*Def{}, newer: map[string][]*Def{}}
 	var errs []string
 	add := func(d *Def) {
 		if d.Type == "" {
@@ -134,6 +136,7 @@ func build() *table {
 			return
 		}
 		t.byType[d.Type] = d
+		t.index(d)
 		t.all = append(t.all, d)
 	}
 	for _, fam := range families() {
@@ -229,6 +232,14 @@ func (d *Def) GradType() string {
 
 // Lookup returns the def of op type t, or nil.
 func Lookup(t string) *Def { return theTable().byType[t] }
+
+// index files d under its newer spelling, if it has one (a copy of the
+// list: tables share them).
+func (t *table) index(d *Def) {
+	if d.Newer != nil {
+		t.newer[d.Newer.Type] = append(slices.Clone(t.newer[d.Newer.Type]), d)
+	}
+}
 
 // IsCollective reports whether ops of type t communicate between ranks
 // (the Collective trait). A collective must run on every rank of its

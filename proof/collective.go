@@ -129,17 +129,23 @@ func (p *prover) placedAs(v *value, mesh string, dims []int) bool {
 	if v.lay == nil && (v.mesh == mesh || v.mesh == "") && slices.Equal(v.dims, dims) {
 		return true
 	}
-	// Another placement (a dim split over a mesh dim of one rank is
-	// whole), another mesh, or a layout: the same blocks on this rank.
+	_, ok := p.replaced(v, mesh, dims)
+	return ok
+}
+
+// replaced returns v as placement dims of mesh, a copy, when it holds
+// that placement's blocks on this rank: another placement (a dim split
+// over a mesh dim of one rank is whole), another mesh, or a layout.
+func (p *prover) replaced(v *value, mesh string, dims []int) (*value, bool) {
 	c := *v
 	if c.lay == nil {
 		l, err := p.layoutOf(v)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		c.lay = l
 	}
-	return p.settle(&c, mesh, dims)
+	return &c, p.settle(&c, mesh, dims)
 }
 
 // ring returns the group of op's ring_id and the mesh dim of mesh along
@@ -219,15 +225,12 @@ func (p *prover) collective(op *ir.Op, x string, in, out *value) bool {
 	if d := p.rankVar(x); d != nil && d.Dist != nil && d.Dist.Mesh != in.mesh {
 		// Blocks of another mesh (a rank at the same coordinate of two):
 		// the collective runs on X's declared one.
-		c := *in
-		if l, err := p.layoutOf(in); err == nil {
-			c.lay = l
-		}
-		if c.lay == nil || !p.settle(&c, d.Dist.Mesh, d.Dist.DimsMapping) {
+		c, ok := p.replaced(in, d.Dist.Mesh, d.Dist.DimsMapping)
+		if !ok {
 			p.unproven(op, x, "%s over blocks of mesh %s, on mesh %s", op.Type, in.mesh, d.Dist.Mesh)
 			return false
 		}
-		in = &c
+		in = c
 		*out = value{src: c.src, mesh: c.mesh, dims: c.dims, owed: slices.Clone(c.owed), coef: c.coef}
 	}
 	grp, pm, d, ok := p.ring(op, x, in.mesh)

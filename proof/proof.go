@@ -507,12 +507,8 @@ func (p *prover) write(a string, v *value) {
 		// blocks of another mesh, or laid out, become its placement when
 		// they are the same blocks here.
 		if v.lay != nil || v.mesh != d.Dist.Mesh {
-			c := *v
-			if c.lay == nil {
-				c.lay, _ = p.layoutOf(v)
-			}
-			if c.lay != nil && p.settle(&c, d.Dist.Mesh, d.Dist.DimsMapping) {
-				*v = c
+			if c, ok := p.replaced(v, d.Dist.Mesh, d.Dist.DimsMapping); ok {
+				*v = *c
 			}
 		}
 		return
